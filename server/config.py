@@ -1,0 +1,198 @@
+"""Typed, fully defaulted configuration at ``$CONTENOX_HOME/config.toml``.
+
+Every key has a default. A bad value is reported with its key (``engine.cache_size_gb: expected
+float, got str``) and the default is used instead; loading never crashes on user input.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from contenox.errors import ConfigError
+
+__all__ = [
+    "Config",
+    "EngineConfig",
+    "ModelConfig",
+    "NodeConfig",
+    "PlannerConfig",
+    "WorkspaceConfig",
+    "config_path",
+    "contenox_home",
+    "load_config",
+    "render_config",
+]
+
+log = logging.getLogger(__name__)
+
+
+class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    default: str = "smollm2-135m"
+    device: str = "CPU"
+
+
+class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    cache_size_gb: float = 2.0
+    """KV cache kept by the engine; large enough for several workspaces' stable prefixes."""
+    chunk_tokens: int = 256
+    """Split-fuse prefill chunk (tokens per step); cancellation takes effect at chunk boundaries."""
+    max_num_seqs: int = 8
+    max_new_tokens: int = 512
+    threads: int = 0
+    """Inference threads; 0 lets OpenVINO decide."""
+
+
+class NodeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    idle_exit_s: float = 1800.0
+    """Seconds without clients before the node exits; 0 keeps it running."""
+    socket_dir: str = ""
+    """Empty: $XDG_RUNTIME_DIR/contenox, else /tmp/contenox-$UID."""
+
+
+class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    output_reserve: int = 512
+    repo_map_tokens: int = 1024
+    align_blocks: bool = False
+    max_history_turns: int = 8
+
+
+class WorkspaceConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    max_file_bytes: int = 1_000_000
+    debounce_ms: int = 150
+
+
+class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    model: ModelConfig = msgspec.field(default_factory=ModelConfig)
+    engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
+    node: NodeConfig = msgspec.field(default_factory=NodeConfig)
+    planner: PlannerConfig = msgspec.field(default_factory=PlannerConfig)
+    workspace: WorkspaceConfig = msgspec.field(default_factory=WorkspaceConfig)
+    home: str = ""
+    """Resolved root directory (not read from the file)."""
+    warnings: tuple[str, ...] = ()
+    """Problems found while loading, one line each, key first."""
+
+    @property
+    def root(self) -> Path:
+        return Path(self.home)
+
+    @property
+    def models_dir(self) -> Path:
+        return self.root / "models"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / "state"
+
+
+_SECTIONS: dict[str, type[msgspec.Struct]] = {
+    "model": ModelConfig,
+    "engine": EngineConfig,
+    "node": NodeConfig,
+    "planner": PlannerConfig,
+    "workspace": WorkspaceConfig,
+}
+
+_POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_tokens", "planner.repo_map_tokens",
+             "workspace.max_file_bytes"}
+_NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "node.idle_exit_s", "planner.output_reserve",
+                 "planner.max_history_turns", "workspace.debounce_ms"}
+
+
+def contenox_home() -> Path:
+    """``$CONTENOX_HOME`` or ``~/.contenox``."""
+    env = os.environ.get("CONTENOX_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".contenox"
+
+
+def config_path(home: Path | None = None) -> Path:
+    return (home or contenox_home()) / "config.toml"
+
+
+def _check_range(key: str, value: Any) -> str | None:
+    if key in _POSITIVE and value <= 0:
+        return f"{key}: must be > 0, got {value!r}"
+    if key in _NON_NEGATIVE and value < 0:
+        return f"{key}: must be >= 0, got {value!r}"
+    return None
+
+
+def _section(name: str, raw: Any, warnings: list[str]) -> msgspec.Struct:
+    cls = _SECTIONS[name]
+    default = cls()
+    if not isinstance(raw, dict):
+        warnings.append(f"{name}: expected a table, got {type(raw).__name__}; using defaults")
+        return default
+    values: dict[str, Any] = {}
+    fields = {f.name: f.type for f in msgspec.structs.fields(cls)}
+    for key, value in raw.items():
+        full = f"{name}.{key}"
+        if key not in fields:
+            warnings.append(f"{full}: unknown key; ignored")
+            continue
+        try:
+            converted = msgspec.convert(value, type=fields[key], strict=False)
+        except msgspec.ValidationError as exc:
+            warnings.append(f"{full}: {exc}; using default {getattr(default, key)!r}")
+            continue
+        problem = _check_range(full, converted)
+        if problem:
+            warnings.append(f"{problem}; using default {getattr(default, key)!r}")
+            continue
+        values[key] = converted
+    return msgspec.structs.replace(default, **values)
+
+
+def load_config(home: Path | None = None, *, strict: bool = False) -> Config:
+    """Load the config under ``home`` (default :func:`contenox_home`).
+
+    A missing file gives the defaults. Bad values give the default for that key and a line in
+    ``Config.warnings``; with ``strict=True`` they raise :class:`ConfigError` instead.
+    """
+    root = (home or contenox_home()).resolve()
+    path = config_path(root)
+    warnings: list[str] = []
+    raw: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            warnings.append(f"{path}: not valid TOML ({exc}); using all defaults")
+    sections: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name not in _SECTIONS:
+            warnings.append(f"{name}: unknown section; ignored")
+            continue
+        sections[name] = _section(name, value, warnings)
+    if strict and warnings:
+        raise ConfigError("; ".join(warnings), path=str(path))
+    for line in warnings:
+        log.warning("config: %s", line)
+    return Config(home=str(root), warnings=tuple(warnings), **sections)
+
+
+def render_config(config: Config) -> str:
+    """TOML text of every section with its values (what ``contenox init`` writes)."""
+    lines: list[str] = []
+    for name in _SECTIONS:
+        lines.append(f"[{name}]")
+        for key, value in msgspec.structs.asdict(getattr(config, name)).items():
+            if isinstance(value, bool):
+                text = "true" if value else "false"
+            elif isinstance(value, str):
+                text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            else:
+                text = repr(value)
+            lines.append(f"{key} = {text}")
+        lines.append("")
+    return "\n".join(lines)

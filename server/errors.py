@@ -1,0 +1,187 @@
+"""One error hierarchy for Contenox.
+
+Every error a user can hit is a ``ContenoxError`` subclass named by what the user did or hit.
+Third-party errors (OpenVINO, pygit2, tree-sitter, network) are translated at the boundary that
+calls them, with ``raise ... from exc``. Protocol adapters turn these into JSON-RPC errors with
+the stable ``code`` and the ``kind`` name; the CLI prints ``message`` on one line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "Cancelled",
+    "ChecksumMismatch",
+    "ConfigError",
+    "ContenoxError",
+    "EngineBusy",
+    "EngineError",
+    "IncompatibleSnapshot",
+    "InvalidRequest",
+    "ModelNotFound",
+    "ModelSourceUnavailable",
+    "NodeUnavailable",
+    "OverBatch",
+    "OverContext",
+    "PathOutsideWorkspace",
+    "PeerNotAllowed",
+    "ProfileError",
+    "ProfileMismatch",
+    "RepositoryError",
+    "WorkspaceError",
+    "WriteConflict",
+]
+
+
+class ContenoxError(Exception):
+    """Base of every error Contenox reports to a user or a client.
+
+    ``code`` is a stable JSON-RPC error code (server-error range -32000..-32099 and the
+    application range below -32800); ``kind`` is a stable machine-readable name.
+    """
+
+    code: ClassVar[int] = -32000
+    kind: ClassVar[str] = "contenox_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """The structured form sent to clients and written by ``--json``."""
+        return {"code": self.code, "kind": self.kind, "message": self.message, "details": self.details}
+
+
+class ConfigError(ContenoxError):
+    """A config value is invalid (the key is named in the message)."""
+
+    code = -32001
+    kind = "config_error"
+
+
+class ModelNotFound(ContenoxError):
+    """The model is neither installed nor in the catalog."""
+
+    code = -32002
+    kind = "model_not_found"
+
+
+class ModelSourceUnavailable(ContenoxError):
+    """Every source of a model failed; the message names each one tried."""
+
+    code = -32003
+    kind = "model_source_unavailable"
+
+
+class ChecksumMismatch(ContenoxError):
+    """Downloaded bytes do not match the pinned sha256 (expected and actual are named)."""
+
+    code = -32004
+    kind = "checksum_mismatch"
+
+
+class ProfileError(ContenoxError):
+    """A model profile is malformed or has unknown fields (the field is named)."""
+
+    code = -32005
+    kind = "profile_error"
+
+
+class ProfileMismatch(ContenoxError):
+    """The model on disk does not match its profile (digest, format, device...)."""
+
+    code = -32006
+    kind = "profile_mismatch"
+
+
+class OverContext(ContenoxError):
+    """The prompt does not fit the profile's tested context; says by how much."""
+
+    code = -32007
+    kind = "over_context"
+
+
+class OverBatch(ContenoxError):
+    """More requests than the engine's batch allows are queued."""
+
+    code = -32008
+    kind = "over_batch"
+
+
+class Cancelled(ContenoxError):
+    """A turn was cancelled (during prefill or decode)."""
+
+    code = -32800  # LSP's RequestCancelled
+    kind = "cancelled"
+
+
+class EngineBusy(ContenoxError):
+    """The engine cannot take the request now."""
+
+    code = -32009
+    kind = "engine_busy"
+
+
+class EngineError(ContenoxError):
+    """The inference backend failed in a way not covered by a more specific error."""
+
+    code = -32010
+    kind = "engine_error"
+
+
+class IncompatibleSnapshot(ContenoxError):
+    """A KV snapshot is corrupt or was made for another model, tokenizer or profile."""
+
+    code = -32011
+    kind = "incompatible_snapshot"
+
+
+class WorkspaceError(ContenoxError):
+    """A workspace cannot be opened or indexed."""
+
+    code = -32012
+    kind = "workspace_error"
+
+
+class PathOutsideWorkspace(WorkspaceError):
+    """A path resolves outside the workspace root."""
+
+    code = -32013
+    kind = "path_outside_workspace"
+
+
+class RepositoryError(WorkspaceError):
+    """A git operation failed (translated from pygit2)."""
+
+    code = -32014
+    kind = "repository_error"
+
+
+class WriteConflict(ContenoxError):
+    """Another client holds the workspace's write lock for these files."""
+
+    code = -32015
+    kind = "write_conflict"
+
+
+class NodeUnavailable(ContenoxError):
+    """The node daemon could not be reached or started."""
+
+    code = -32016
+    kind = "node_unavailable"
+
+
+class PeerNotAllowed(ContenoxError):
+    """A socket peer of another uid tried to connect."""
+
+    code = -32017
+    kind = "peer_not_allowed"
+
+
+class InvalidRequest(ContenoxError):
+    """A client request is malformed or has invalid parameters."""
+
+    code = -32602
+    kind = "invalid_request"

