@@ -1,0 +1,1 @@
+"""contenox.acp."""
