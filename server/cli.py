@@ -1,0 +1,245 @@
+"""The ``contenox`` command line.
+
+``contenox "question"`` (or ``contenox ask``) asks about the current repository through the node and
+prints the explain-context table; ``contenox model ...`` manages the model store; ``contenox lsp`` and
+``contenox acp`` are the stdio front doors for editors; ``contenox node ...`` manages the daemon.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from contenox import __version__
+from contenox.config import Config, config_path, load_config, render_config
+from contenox.errors import ContenoxError
+
+if TYPE_CHECKING:
+    from contenox.runtime_ov.store import ModelStore
+
+__all__ = ["main"]
+
+_COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "config"}
+
+
+def _fail(exc: ContenoxError, json_output: bool) -> int:
+    if json_output:
+        print(msgspec.json.encode({"error": exc.to_dict()}).decode())
+    print(f"contenox: {exc.kind}: {exc.message}", file=sys.stderr)
+    return 2
+
+
+def _config(args: argparse.Namespace) -> Config:
+    config = load_config()
+    for line in config.warnings:
+        print(f"contenox: config: {line}", file=sys.stderr)
+    return config
+
+
+def _store(config: Config) -> ModelStore:
+    from contenox.runtime_ov.store import ModelStore
+
+    return ModelStore(config.models_dir)
+
+
+# -- commands ------------------------------------------------------------------------------
+def cmd_init(args: argparse.Namespace) -> int:
+    from contenox._progress import RichProgress
+
+    config = _config(args)
+    path = config_path(config.root)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_config(config), encoding="utf-8")
+        print(f"wrote {path}")
+    name = args.model or config.model.default
+    model = _store(config).ensure(name, RichProgress())
+    print(f"model {model.name} ready at {model.path}")
+    return 0
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    from contenox._progress import RichProgress
+
+    config = _config(args)
+    store = _store(config)
+    if args.model_cmd == "pull":
+        model = store.pull(args.name, RichProgress(), force=args.force)
+        print(f"{model.name}: {model.profile.format}, {model.size_bytes / 1e6:.1f} MB, from {model.source}")
+    elif args.model_cmd == "list":
+        models = store.list()
+        if args.json:
+            print(msgspec.json.encode(models).decode())
+            return 0
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("name", "format", "size", "source", "context (tested)")
+        for m in models:
+            table.add_row(m.name, m.profile.format, f"{m.size_bytes / 1e6:.1f} MB", m.source,
+                          f"{m.profile.default_context} ({m.profile.max_tested_context})")
+        installed = {m.name for m in models}
+        Console().print(table)
+        available = [n for n in store.catalog.names() if n not in installed]
+        if available:
+            print("available: " + ", ".join(available))
+    elif args.model_cmd == "rm":
+        freed = store.remove(args.name)
+        print(f"removed {args.name}, freed {freed / 1e6:.1f} MB")
+    elif args.model_cmd == "import":
+        model = store.import_path(Path(args.path), args.name)
+        print(f"imported {model.name} ({model.profile.format}, tested context {model.profile.max_tested_context})")
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from contenox.node import client
+
+    config = _config(args)
+    prompt = " ".join(args.prompt).strip()
+    if not prompt:
+        print("contenox: ask: empty question", file=sys.stderr)
+        return 2
+    return client.ask(config, Path(args.cwd).resolve(), prompt, json_output=args.json, pins=tuple(args.pin))
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from contenox.node import client
+
+    return client.explain(_config(args), Path(args.cwd).resolve(), json_output=args.json)
+
+
+def cmd_node(args: argparse.Namespace) -> int:
+    from contenox.node import client
+
+    config = _config(args)
+    if args.node_cmd == "serve":
+        from contenox.node import daemon
+
+        return daemon.serve(config)
+    if args.node_cmd == "status":
+        return client.status(config, json_output=args.json)
+    if args.node_cmd == "stop":
+        return client.stop(config)
+    return client.explain(config, Path(args.cwd).resolve(), json_output=args.json)
+
+
+def cmd_lsp(args: argparse.Namespace) -> int:
+    from contenox.lsp import proxy
+
+    return proxy.main(_config(args))
+
+
+def cmd_acp(args: argparse.Namespace) -> int:
+    from contenox.acp import proxy
+
+    return proxy.main(_config(args))
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from contenox.benchmark import run_bench
+
+    return run_bench(_config(args), args)
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    config = _config(args)
+    print(f"# {config_path(config.root)}")
+    print(render_config(config))
+    return 0
+
+
+# -- parser --------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="contenox", description="Local coding assistant node on OpenVINO.")
+    p.add_argument("--version", action="version", version=f"contenox {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("init", help="write the config and pull the default model")
+    s.add_argument("--model", help="model to pull instead of the configured default")
+    s.set_defaults(func=cmd_init)
+
+    s = sub.add_parser("ask", help="ask about the current repository (through the node)")
+    s.add_argument("prompt", nargs="+")
+    s.add_argument("--json", action="store_true", help="one JSON object: text and explain-context")
+    s.add_argument("--pin", action="append", default=[], metavar="PATH", help="pin a file into the context")
+    s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_ask)
+
+    s = sub.add_parser("explain-context", help="segments of the last turn: tokens, cached or new")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_explain)
+
+    s = sub.add_parser("model", help="manage the model store")
+    msub = s.add_subparsers(dest="model_cmd", required=True, metavar="ACTION")
+    m = msub.add_parser("pull", help="download, verify and install a catalog model")
+    m.add_argument("name")
+    m.add_argument("--force", action="store_true", help="reinstall even when installed")
+    m = msub.add_parser("list", help="installed models")
+    m.add_argument("--json", action="store_true")
+    m = msub.add_parser("rm", help="remove an installed model")
+    m.add_argument("name")
+    m = msub.add_parser("import", help="install a local OpenVINO IR directory or .gguf file")
+    m.add_argument("path")
+    m.add_argument("--name")
+    s.set_defaults(func=cmd_model)
+
+    s = sub.add_parser("node", help="the per-user daemon")
+    nsub = s.add_subparsers(dest="node_cmd", required=True, metavar="ACTION")
+    nsub.add_parser("serve", help="run the node in the foreground")
+    n = nsub.add_parser("status", help="model, workspaces, sessions, cache, queue")
+    n.add_argument("--json", action="store_true")
+    nsub.add_parser("stop", help="stop the running node")
+    n = nsub.add_parser("explain-context", help="same as `contenox explain-context`")
+    n.add_argument("--json", action="store_true")
+    n.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_node)
+
+    s = sub.add_parser("lsp", help="LSP over stdio for editors (connects to the node)")
+    s.add_argument("--stdio", action="store_true", help="accepted for vscode-languageclient")
+    s.set_defaults(func=cmd_lsp)
+
+    s = sub.add_parser("acp", help="Agent Client Protocol over stdio (Zed)")
+    s.set_defaults(func=cmd_acp)
+
+    s = sub.add_parser("bench", help="benchmark report (see bench/)")
+    s.add_argument("bench_args", nargs=argparse.REMAINDER)
+    s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("config", help="print the effective config")
+    s.set_defaults(func=cmd_config)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in _COMMANDS and not argv[0].startswith("-"):
+        argv = ["ask", *argv]  # bare `contenox "question"`
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 0
+    try:
+        return func(args)
+    except ContenoxError as exc:
+        return _fail(exc, bool(getattr(args, "json", False)))
+    except KeyboardInterrupt:
+        print("contenox: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
