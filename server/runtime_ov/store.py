@@ -19,7 +19,14 @@ from pathlib import Path
 
 import msgspec
 
-from contenox.errors import ChecksumMismatch, ContenoxError, ModelNotFound, ModelSourceUnavailable, ProfileMismatch
+from contenox.errors import (
+    ChecksumMismatch,
+    ContenoxError,
+    InvalidRequest,
+    ModelNotFound,
+    ModelSourceUnavailable,
+    ProfileMismatch,
+)
 from contenox.runtime_ov.catalog import Catalog, Source, load_catalog
 from contenox.runtime_ov.digests import model_digests
 from contenox.runtime_ov.profile import PROFILE_FILENAME, Profile, read_profile, write_profile
@@ -83,6 +90,9 @@ class ModelStore:
         return found
 
     def get(self, name: str) -> InstalledModel:
+        if not _NAME_RE.fullmatch(name):
+            raise ModelNotFound(f"invalid model name {name!r}; known models: {', '.join(self.catalog.names())}",
+                                model=name)
         path = self.root / name
         if not (path / PROFILE_FILENAME).is_file():
             hint = f"run `contenox model pull {name}`" if name in self.catalog.names() else (
@@ -97,7 +107,12 @@ class ModelStore:
             raise ModelNotFound(f"{path}: weights {profile.weights} missing", model=path.name)
         source = ""
         if (path / _SOURCE_FILE).is_file():
-            source = str(msgspec.json.decode((path / _SOURCE_FILE).read_bytes()).get("source", ""))
+            try:
+                record = msgspec.json.decode((path / _SOURCE_FILE).read_bytes())
+            except msgspec.DecodeError:
+                record = None
+            if isinstance(record, dict):
+                source = str(record.get("source", ""))
         return InstalledModel(name=path.name, path=str(path), profile=profile, size_bytes=_dir_size(path),
                               source=source)
 
@@ -114,6 +129,7 @@ class ModelStore:
         entry = self.catalog.resolve(name)
         progress = progress or NullProgress()
         with self._lock(name):
+            self._sweep_partials()
             if not force and (self.root / name / PROFILE_FILENAME).is_file():
                 return self.get(name)
             failures: list[str] = []
@@ -149,10 +165,12 @@ class ModelStore:
         stem = path.stem if path.is_file() else path.name
         name = name or re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-.") or "imported"
         if not _NAME_RE.fullmatch(name):
-            raise ModelNotFound(f"invalid model name {name!r}")
+            raise InvalidRequest(f"invalid model name {name!r}: use lowercase letters, digits, '.', '_' or '-'",
+                                 model=name)
         with self._lock(name), self._partial(name) as work:
             if (self.root / name).exists():
-                raise ModelSourceUnavailable(f"model {name!r} already installed; `contenox model rm {name}` first")
+                raise InvalidRequest(f"model {name!r} is already installed; `contenox model rm {name}` first",
+                                     model=name)
             if path.is_dir():
                 weights = work / "ir"
                 shutil.copytree(path, weights)
@@ -171,11 +189,20 @@ class ModelStore:
             return self._install(name, work, weights, profile, None, origin=f"import {path}")
 
     def remove(self, name: str) -> int:
-        """Delete an installed model; returns the bytes freed."""
-        model = self.get(name)
+        """Delete an installed model; returns the bytes freed.
+
+        The directory is first renamed out of the way, so the model is gone at once even if the
+        deletion is interrupted (the next store operation sweeps the rest). A symlinked model
+        (a shared cache) is unlinked, freeing nothing.
+        """
+        self.get(name)
+        path = self.root / name
         with self._lock(name):
-            size = _dir_size(Path(model.path))
-            shutil.rmtree(model.path)
+            if path.is_symlink():
+                path.unlink()
+                return 0
+            size = _dir_size(path)
+            self._discard(path, name)
         return size
 
     # -- internals -------------------------------------------------------------------------
@@ -199,8 +226,10 @@ class ModelStore:
         (work / _SOURCE_FILE).write_bytes(msgspec.json.encode(
             {"source": origin or (source.describe() if source else ""), "catalog": source}))
         target = self.root / name
-        if target.exists():
-            shutil.rmtree(target)
+        if target.is_symlink():
+            target.unlink()
+        elif target.exists():
+            self._discard(target, name)
         os.replace(work, target)
         log.info("installed %s at %s", name, target)
         return self._read(target)
@@ -209,6 +238,7 @@ class ModelStore:
     def _partial(self, name: str) -> Iterator[Path]:
         self.root.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f"{_PARTIAL}{name}-{os.getpid()}-", dir=self.root))
+        work.chmod(0o755)  # mkdtemp makes it 0700; the installed model is an ordinary directory
         try:
             yield work
         finally:
@@ -224,6 +254,12 @@ class ModelStore:
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _discard(self, path: Path, name: str) -> None:
+        """Rename ``path`` to a scratch name the sweep recognises, then delete it."""
+        trash = self.root / f"{_PARTIAL}{name}-{os.getpid()}-rm{os.urandom(4).hex()}"
+        os.replace(path, trash)
+        shutil.rmtree(trash, ignore_errors=True)
 
     def _sweep_partials(self) -> None:
         """Remove scratch directories left by pulls whose process is gone."""
