@@ -1,0 +1,174 @@
+// The chat panel's logic, independent of the webview object: runs `contenox/chat` requests and
+// chat-like server commands, forwards `$/contenox/chatChunk` to the page, cancels on Stop.
+
+import * as vscode from 'vscode';
+import {
+  isFromWebview,
+  type ChatChunk,
+  type ChatParams,
+  type ChatResult,
+  type Explain,
+  type ToWebview,
+} from './protocol';
+
+/** What the session needs from the language client (a fake in unit tests). */
+export interface ChatBackend {
+  chat(params: ChatParams, token: vscode.CancellationToken): Promise<ChatResult | null>;
+  executeCommand(command: string, args: unknown[], token: vscode.CancellationToken): Promise<unknown>;
+  explainContext(uri?: string): Promise<Explain | null>;
+}
+
+interface Running { source: vscode.CancellationTokenSource; streamed: string }
+
+let counter = 0;
+export function newChatId(): string {
+  counter += 1;
+  return `chat-${Date.now().toString(36)}-${counter}`;
+}
+
+/** Turn whatever a server command returned into an answer for the panel. */
+export function resultToAnswer(result: unknown, streamed = ''): ChatResult {
+  if (result && typeof result === 'object' && !Array.isArray(result)) {
+    const r = result as Record<string, unknown>;
+    if (typeof r.text === 'string') {
+      return { text: r.text, explain: (r.explain as Explain | undefined) ?? null };
+    }
+  }
+  if (Array.isArray(result)) {
+    if (result.length === 0) return { text: streamed || 'Nothing related found.', explain: null };
+    const lines = result.map((item) => {
+      if (item && typeof item === 'object') {
+        const o = item as Record<string, unknown>;
+        const path = String(o.path ?? o.file ?? o.uri ?? '');
+        const line = typeof o.line === 'number' ? `:${o.line}` : '';
+        const name = typeof o.name === 'string' ? ` ${o.name}` : '';
+        const text = typeof o.text === 'string' ? ` — ${o.text.trim()}` : '';
+        return `- \`${path}${line}\`${name}${text}`;
+      }
+      return `- ${String(item)}`;
+    });
+    return { text: lines.join('\n'), explain: null };
+  }
+  if (result === null || result === undefined) return { text: streamed, explain: null };
+  return { text: streamed || '```json\n' + JSON.stringify(result, null, 2) + '\n```', explain: null };
+}
+
+function isCancelError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === -32800 /* RequestCancelled */ || code === -32802 /* ServerCancelled */ ||
+    (err instanceof Error && err.name === 'Canceled');
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (err && typeof err === 'object' && 'message' in err) return String((err as { message: unknown }).message);
+  return String(err);
+}
+
+export class ChatSession implements vscode.Disposable {
+  private readonly running = new Map<string, Running>();
+  private ready = false;
+  private readonly queue: ToWebview[] = [];
+
+  constructor(private readonly backend: ChatBackend, private readonly post: (msg: ToWebview) => void) {}
+
+  /** Messages from the webview. Unknown shapes are ignored. */
+  async handleMessage(raw: unknown): Promise<void> {
+    if (!isFromWebview(raw)) return;
+    switch (raw.type) {
+      case 'ready':
+        this.ready = true;
+        for (const msg of this.queue.splice(0)) this.post(msg);
+        return;
+      case 'send':
+        await this.ask(raw.prompt);
+        return;
+      case 'stop':
+        this.stop(raw.chatId);
+        return;
+    }
+  }
+
+  /** The page was reloaded/recreated: queue until it says ready again. */
+  resetPage(): void {
+    this.ready = false;
+  }
+
+  private send(msg: ToWebview): void {
+    if (this.ready) this.post(msg);
+    else this.queue.push(msg);
+  }
+
+  get activeChats(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** `$/contenox/chatChunk`: forward chunks of chats this panel started. */
+  onChunk(chunk: ChatChunk): void {
+    const run = this.running.get(chunk.chatId);
+    if (!run || run.source.token.isCancellationRequested) return;
+    run.streamed += chunk.text;
+    this.send({ type: 'chunk', chatId: chunk.chatId, text: chunk.text });
+  }
+
+  stop(chatId?: string): void {
+    const ids = chatId ? [chatId] : [...this.running.keys()];
+    for (const id of ids) this.running.get(id)?.source.cancel();
+  }
+
+  ask(prompt: string, extra: Omit<ChatParams, 'chatId' | 'prompt'> = {}): Promise<void> {
+    return this.run(prompt, (chatId, token) => this.backend.chat({ chatId, prompt, ...extra }, token));
+  }
+
+  /** Run a chat-like server command (explain/find related/ask about selection) into the panel. */
+  runCommand(label: string, command: string, args: unknown[]): Promise<void> {
+    return this.run(label, async (chatId, token) => {
+      const first = args[0];
+      const withId = first && typeof first === 'object' && !Array.isArray(first)
+        ? [{ ...(first as Record<string, unknown>), chatId }, ...args.slice(1)]
+        : args;
+      const result = await this.backend.executeCommand(command, withId, token);
+      return resultToAnswer(result, this.running.get(chatId)?.streamed ?? '');
+    });
+  }
+
+  async showExplain(uri?: string): Promise<void> {
+    try {
+      this.send({ type: 'explain', explain: await this.backend.explainContext(uri) });
+    } catch (err) {
+      this.send({ type: 'error', message: `Explain context failed: ${errorMessage(err)}` });
+    }
+  }
+
+  private async run(
+    prompt: string,
+    call: (chatId: string, token: vscode.CancellationToken) => Promise<ChatResult | null>,
+  ): Promise<void> {
+    const chatId = newChatId();
+    const source = new vscode.CancellationTokenSource();
+    this.running.set(chatId, { source, streamed: '' });
+    this.send({ type: 'start', chatId, prompt });
+    try {
+      const result = await call(chatId, source.token);
+      if (source.token.isCancellationRequested) {
+        this.send({ type: 'cancelled', chatId });
+      } else {
+        const streamed = this.running.get(chatId)?.streamed ?? '';
+        this.send({ type: 'done', chatId, text: result?.text ?? streamed, explain: result?.explain ?? null });
+      }
+    } catch (err) {
+      if (source.token.isCancellationRequested || isCancelError(err)) {
+        this.send({ type: 'cancelled', chatId });
+      } else {
+        this.send({ type: 'error', chatId, message: errorMessage(err) });
+      }
+    } finally {
+      this.running.delete(chatId);
+      source.dispose();
+    }
+  }
+
+  dispose(): void {
+    this.stop();
+  }
+}

@@ -1,0 +1,205 @@
+// Entry point: starts `contenox lsp` through vscode-languageclient (stdio), wires the chat panel,
+// the cache-hit status bar, code-action commands and pin/unpin.
+
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  State,
+  TransportKind,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import { ChatPanel } from './chatPanel';
+import type { ChatBackend } from './chatSession';
+import { errorMessage } from './chatSession';
+import { INSTALL_COMMAND, missingMessage, resolveExecutable } from './executable';
+import {
+  CHAT_COMMANDS,
+  Methods,
+  ServerCommands,
+  type CacheStatus,
+  type ChatChunk,
+  type ChatResult,
+  type Explain,
+} from './protocol';
+import { EXPLAIN_COMMAND, StatusBar } from './statusBar';
+
+const COMMAND_LABELS: Record<string, string> = {
+  [ServerCommands.explainSelection]: 'Explain selection',
+  [ServerCommands.findRelated]: 'Find related code',
+  [ServerCommands.askSelection]: 'Ask about selection',
+};
+
+let client: LanguageClient | undefined;
+
+function toLspRange(range: vscode.Range): { start: { line: number; character: number }; end: { line: number; character: number } } {
+  return {
+    start: { line: range.start.line, character: range.start.character },
+    end: { line: range.end.line, character: range.end.character },
+  };
+}
+
+function selectionArgs(): { uri: string; range: ReturnType<typeof toLspRange>; text: string } | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) return undefined;
+  return {
+    uri: editor.document.uri.toString(),
+    range: toLspRange(editor.selection),
+    text: editor.document.getText(editor.selection),
+  };
+}
+
+function labelFor(command: string, args: unknown[]): string {
+  const base = COMMAND_LABELS[command] ?? command;
+  const first = args[0] as { uri?: string; range?: { start: { line: number }; end: { line: number } }; question?: string } | undefined;
+  if (first?.uri && first.range) {
+    const file = first.uri.split('/').pop() ?? first.uri;
+    return `${base}: ${file}:${first.range.start.line + 1}-${first.range.end.line + 1}` +
+      (first.question ? ` — ${first.question}` : '');
+  }
+  return base;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const statusBar = new StatusBar();
+  context.subscriptions.push(statusBar);
+
+  const backend: ChatBackend = {
+    chat: async (params, token) => {
+      if (!client) throw new Error('The Contenox node is not connected.');
+      return client.sendRequest<ChatResult | null>(Methods.chat, params, token);
+    },
+    executeCommand: async (command, args, token) => {
+      if (!client) throw new Error('The Contenox node is not connected.');
+      return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token);
+    },
+    explainContext: async (uri) => {
+      if (!client) throw new Error('The Contenox node is not connected.');
+      return client.sendRequest<Explain | null>(Methods.explainContext, uri ? { uri } : {});
+    },
+  };
+  const panel = new ChatPanel(context.extensionUri, backend);
+  context.subscriptions.push(panel);
+
+  const runChatCommand = (command: string, args: unknown[]): Promise<void> =>
+    panel.show(true).runCommand(labelFor(command, args), command, args);
+
+  const pinCommand = (serverCommand: string, verb: string) => async (resource?: vscode.Uri): Promise<void> => {
+    const uri = resource instanceof vscode.Uri ? resource : vscode.window.activeTextEditor?.document.uri;
+    if (!uri) {
+      void vscode.window.showWarningMessage(`Contenox: open a file to ${verb} it.`);
+      return;
+    }
+    if (!client) {
+      void vscode.window.showWarningMessage('Contenox: the node is not connected.');
+      return;
+    }
+    try {
+      await client.sendRequest(ExecuteCommandRequest.type, { command: serverCommand, arguments: [uri.toString()] });
+      void vscode.window.setStatusBarMessage(`Contenox: ${verb}ned ${vscode.workspace.asRelativePath(uri)}`, 3000);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Contenox: ${verb} failed: ${errorMessage(err)}`);
+    }
+  };
+
+  const selectionCommand = (serverCommand: string) => async (): Promise<void> => {
+    const args = selectionArgs();
+    if (!args || args.text.trim() === '') {
+      void vscode.window.showInformationMessage('Contenox: select some code first.');
+      return;
+    }
+    let question: string | undefined;
+    if (serverCommand === ServerCommands.askSelection) {
+      question = await vscode.window.showInputBox({ prompt: 'Ask Contenox about the selection' });
+      if (question === undefined) return;
+    }
+    const { text: _text, ...rest } = args;
+    await runChatCommand(serverCommand, [question ? { ...rest, question } : rest]);
+  };
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand('contenox.openChat', () => void panel.show()),
+    vscode.commands.registerCommand(EXPLAIN_COMMAND, () =>
+      panel.show().showExplain(vscode.window.activeTextEditor?.document.uri.toString())),
+    vscode.commands.registerCommand('contenox.explainSelectionCmd', selectionCommand(ServerCommands.explainSelection)),
+    vscode.commands.registerCommand('contenox.findRelatedCmd', selectionCommand(ServerCommands.findRelated)),
+    vscode.commands.registerCommand('contenox.askSelectionCmd', selectionCommand(ServerCommands.askSelection)),
+    vscode.commands.registerCommand('contenox.pinFile', pinCommand(ServerCommands.pin, 'pin')),
+    vscode.commands.registerCommand('contenox.unpinFile', pinCommand(ServerCommands.unpin, 'unpin')),
+    vscode.commands.registerCommand('contenox.restartServer', async () => {
+      if (client) await client.restart();
+      else await startClient(context, statusBar, panel, runChatCommand);
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('contenox.path')) {
+        await client?.stop().catch(() => undefined);
+        client = undefined;
+        await startClient(context, statusBar, panel, runChatCommand);
+      }
+    }),
+  );
+
+  await startClient(context, statusBar, panel, runChatCommand);
+}
+
+async function startClient(
+  context: vscode.ExtensionContext,
+  statusBar: StatusBar,
+  panel: ChatPanel,
+  runChatCommand: (command: string, args: unknown[]) => Promise<void>,
+): Promise<void> {
+  const setting = vscode.workspace.getConfiguration('contenox').get<string>('path', 'contenox');
+  const executable = resolveExecutable(setting);
+  if (!executable) {
+    statusBar.update({ kind: 'missing', executable: setting });
+    const choice = await vscode.window.showErrorMessage(missingMessage(setting), 'Copy Install Command', 'Open Settings');
+    if (choice === 'Copy Install Command') await vscode.env.clipboard.writeText(INSTALL_COMMAND);
+    if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'contenox.path');
+    return;
+  }
+
+  // vscode-languageclient appends `--stdio`; the proxy connects to the shared node (or starts it).
+  const serverOptions: ServerOptions = { command: executable, args: ['lsp'], transport: TransportKind.stdio };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+    outputChannelName: 'Contenox',
+    middleware: {
+      // Code actions from the server run these commands: show their answer in the chat panel.
+      executeCommand: (command, args, next) => {
+        if (CHAT_COMMANDS.has(command)) return runChatCommand(command, args);
+        return next(command, args);
+      },
+    },
+  };
+  const lc = new LanguageClient('contenox', 'Contenox', serverOptions, clientOptions);
+  lc.onNotification(Methods.cacheStatus, (status: CacheStatus) => {
+    statusBar.onCacheStatus(status);
+  });
+  lc.onNotification(Methods.chatChunk, (chunk: ChatChunk) => panel.session.onChunk(chunk));
+  context.subscriptions.push(
+    lc.onDidChangeState((e) => {
+      if (e.newState === State.Stopped) statusBar.update({ kind: 'down' });
+      if (e.newState === State.Starting) statusBar.update({ kind: 'starting' });
+    }),
+  );
+  client = lc;
+  try {
+    statusBar.update({ kind: 'starting' });
+    await lc.start();
+    if (statusBar.view.busy && statusBar.view.text.includes('Contenox')) {
+      statusBar.onCacheStatus({
+        workspace: '', cachedTokens: 0, newTokens: 0, promptTokens: 0, hitPct: null, ttftMs: null, state: 'idle',
+      });
+    }
+  } catch (err) {
+    statusBar.update({ kind: 'down', detail: errorMessage(err) });
+    void vscode.window.showErrorMessage(`Contenox: could not start \`${executable} lsp\`: ${errorMessage(err)}`);
+  }
+}
+
+export async function deactivate(): Promise<void> {
+  const lc = client;
+  client = undefined;
+  await lc?.stop();
+}

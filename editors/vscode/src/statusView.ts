@@ -1,0 +1,94 @@
+// What the status bar item shows, as a pure function of the node's state (unit-tested without
+// VS Code). The StatusBar class in ./statusBar applies it to a real StatusBarItem.
+
+import type { CacheStatus } from './protocol';
+import { formatPct, formatSeconds } from './webview/render';
+
+export type StatusInput =
+  | { kind: 'starting' }
+  | { kind: 'cache'; status: CacheStatus }
+  | { kind: 'down'; detail?: string }
+  | { kind: 'missing'; executable: string };
+
+export interface StatusView {
+  text: string;
+  tooltip: string;
+  /** Show with the warning background. */
+  warning: boolean;
+  /** True while the node is busy (the text carries a spinning icon). */
+  busy: boolean;
+}
+
+const SPIN = '$(sync~spin)';
+
+/** "92% cached · 0.4 s" from a cacheStatus notification (hitPct falls back to the token counts). */
+export function formatCacheHit(status: CacheStatus): string {
+  let pct = status.hitPct;
+  if ((pct === null || pct === undefined) && status.promptTokens > 0) {
+    pct = (100 * status.cachedTokens) / status.promptTokens;
+  }
+  const parts = [`${formatPct(pct)} cached`];
+  if (typeof status.ttftMs === 'number') parts.push(formatSeconds(status.ttftMs));
+  return parts.join(' · ');
+}
+
+function isModelMissing(message: string | undefined): boolean {
+  return message !== undefined && /model/i.test(message) && /(missing|not installed|not found|no model)/i.test(message);
+}
+
+export function statusView(input: StatusInput): StatusView {
+  switch (input.kind) {
+    case 'starting':
+      return { text: `${SPIN} Contenox`, tooltip: 'Contenox: connecting to the node…', warning: false, busy: true };
+    case 'missing':
+      return {
+        text: '$(warning) Contenox: not installed',
+        tooltip: `The Contenox executable "${input.executable}" was not found. ` +
+          'Install it with `pipx install contenox` or set `contenox.path`.',
+        warning: true,
+        busy: false,
+      };
+    case 'down':
+      return {
+        text: '$(warning) Contenox: node down',
+        tooltip: `The Contenox node is not running${input.detail ? `: ${input.detail}` : ''}. ` +
+          'Run "Contenox: Restart Node Connection".',
+        warning: true,
+        busy: false,
+      };
+    case 'cache': {
+      const s = input.status;
+      const hit = s.promptTokens > 0 ? formatCacheHit(s) : 'no turn yet';
+      const tokens = s.promptTokens > 0
+        ? `\n${s.cachedTokens} of ${s.promptTokens} prompt tokens served from the cache, ${s.newTokens} computed.`
+        : '';
+      const where = s.workspace ? `\nWorkspace: ${s.workspace}` : '';
+      switch (s.state) {
+        case 'indexing':
+          return { text: `${SPIN} indexing…`, tooltip: `Contenox is indexing the workspace.${where}`, warning: false, busy: true };
+        case 'prefill':
+          return { text: `${SPIN} prefill…`, tooltip: `Contenox is reading the prompt.${tokens}${where}`, warning: false, busy: true };
+        case 'decode':
+          return { text: `${SPIN} ${hit}`, tooltip: `Contenox is answering.${tokens}${where}`, warning: false, busy: true };
+        case 'error': {
+          const modelMissing = isModelMissing(s.message);
+          return {
+            text: modelMissing ? '$(warning) Contenox: model missing' : '$(warning) Contenox: error',
+            tooltip: (s.message ?? 'The Contenox node reported an error.') +
+              (modelMissing ? '\nInstall it with `contenox init`.' : '') + where,
+            warning: true,
+            busy: false,
+          };
+        }
+        case 'idle':
+        default:
+          return {
+            text: `$(database) ${hit}`,
+            tooltip: `Contenox prefix cache: ${hit}.${tokens}${where}\nClick for the explain-context table.`,
+            warning: false,
+            busy: false,
+          };
+      }
+    }
+  }
+}

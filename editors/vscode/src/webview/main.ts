@@ -1,0 +1,154 @@
+// Runs inside the chat webview (browser context). Talks to the extension host only through
+// postMessage; renders with the escape-first renderer in ./render.
+
+import { isToWebview, type FromWebview, type ToWebview } from '../protocol';
+import { renderExplainTable, renderMarkdown, escapeHtml } from './render';
+
+interface VsCodeApi { postMessage(message: FromWebview): void }
+declare function acquireVsCodeApi(): VsCodeApi;
+
+interface Answer { element: HTMLElement; body: HTMLElement; text: string; done: boolean }
+
+const vscode = acquireVsCodeApi();
+const log = document.getElementById('log') as HTMLElement;
+const form = document.getElementById('composer') as HTMLFormElement;
+const prompt = document.getElementById('prompt') as HTMLTextAreaElement;
+const stopButton = document.getElementById('stop') as HTMLButtonElement;
+const answers = new Map<string, Answer>();
+let active: string | null = null;
+
+function scrollToEnd(): void {
+  log.scrollTop = log.scrollHeight;
+}
+
+function setActive(chatId: string | null): void {
+  active = chatId;
+  stopButton.disabled = chatId === null;
+  document.body.classList.toggle('busy', chatId !== null);
+}
+
+function answerFor(chatId: string): Answer {
+  let answer = answers.get(chatId);
+  if (!answer) {
+    const element = document.createElement('section');
+    element.className = 'answer streaming';
+    element.dataset.chatId = chatId;
+    element.setAttribute('aria-busy', 'true');
+    const body = document.createElement('div');
+    body.className = 'markdown';
+    element.appendChild(body);
+    log.appendChild(element);
+    answer = { element, body, text: '', done: false };
+    answers.set(chatId, answer);
+  }
+  return answer;
+}
+
+function finish(answer: Answer, chatId: string, cls: string): void {
+  answer.done = true;
+  answer.element.classList.remove('streaming');
+  answer.element.classList.add(cls);
+  answer.element.setAttribute('aria-busy', 'false');
+  if (active === chatId) setActive(null);
+}
+
+function appendNote(answer: Answer, cls: string, text: string): void {
+  const note = document.createElement('div');
+  note.className = cls;
+  note.textContent = text;
+  answer.element.appendChild(note);
+}
+
+function handle(msg: ToWebview): void {
+  switch (msg.type) {
+    case 'start': {
+      const question = document.createElement('div');
+      question.className = 'question';
+      question.innerHTML = `<span class="who">You</span> ${escapeHtml(msg.prompt)}`;
+      log.appendChild(question);
+      answerFor(msg.chatId);
+      setActive(msg.chatId);
+      break;
+    }
+    case 'chunk': {
+      const answer = answerFor(msg.chatId);
+      if (answer.done) return;
+      answer.text += msg.text;
+      answer.body.innerHTML = renderMarkdown(answer.text);
+      break;
+    }
+    case 'done': {
+      const answer = answerFor(msg.chatId);
+      answer.text = msg.text || answer.text;
+      answer.body.innerHTML = renderMarkdown(answer.text);
+      const explain = document.createElement('details');
+      explain.className = 'explain-context';
+      explain.open = true;
+      explain.innerHTML = `<summary>Explain context</summary>${renderExplainTable(msg.explain)}`;
+      answer.element.appendChild(explain);
+      finish(answer, msg.chatId, 'done');
+      break;
+    }
+    case 'cancelled': {
+      const answer = answerFor(msg.chatId);
+      if (!answer.done) {
+        appendNote(answer, 'note cancelled', 'Stopped.');
+        finish(answer, msg.chatId, 'cancelled');
+      }
+      break;
+    }
+    case 'error': {
+      if (msg.chatId) {
+        const answer = answerFor(msg.chatId);
+        appendNote(answer, 'note error', msg.message);
+        finish(answer, msg.chatId, 'failed');
+      } else {
+        const note = document.createElement('div');
+        note.className = 'note error';
+        note.textContent = msg.message;
+        log.appendChild(note);
+      }
+      break;
+    }
+    case 'explain': {
+      const section = document.createElement('section');
+      section.className = 'explain-only';
+      section.innerHTML = `<h3>Explain context</h3>${renderExplainTable(msg.explain)}`;
+      log.appendChild(section);
+      break;
+    }
+  }
+  scrollToEnd();
+}
+
+function send(): void {
+  const text = prompt.value.trim();
+  if (!text || active !== null) return;
+  prompt.value = '';
+  vscode.postMessage({ type: 'send', prompt: text });
+}
+
+function stop(): void {
+  if (active !== null) vscode.postMessage({ type: 'stop', chatId: active });
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  send();
+});
+stopButton.addEventListener('click', stop);
+prompt.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    send();
+  }
+});
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape') stop();
+});
+window.addEventListener('message', (event: MessageEvent<unknown>) => {
+  if (isToWebview(event.data)) handle(event.data);
+});
+
+vscode.postMessage({ type: 'ready' });
+prompt.focus();
