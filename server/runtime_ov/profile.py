@@ -64,21 +64,29 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 
 _FIELD_RE = re.compile(r"at `\$\.([A-Za-z0-9_]+)")
+_NAMED_RE = re.compile(r"(?:unknown|missing required) field `([^`]+)`")
+
+
+def _field_of(message: str) -> str | None:
+    """The top-level field a msgspec validation message is about, if any."""
+    match = _FIELD_RE.search(message) or _NAMED_RE.search(message)
+    return match.group(1) if match else None
 
 
 def decode_profile(data: bytes, *, source: str = "profile") -> Profile:
-    """Parse profile JSON strictly; errors name the offending field."""
+    """Parse profile JSON strictly; errors name the offending field (and ``source``)."""
     try:
         return msgspec.json.decode(data, type=Profile)
+    except ProfileError as exc:  # a cross-field check in Profile.__post_init__
+        raise ProfileError(f"{source}: {exc.message}", source=source, **exc.details) from exc
     except msgspec.ValidationError as exc:
         text = str(exc)
-        match = _FIELD_RE.search(text)
-        field = match.group(1) if match else None
-        if field is None and "unknown field" in text:
-            field = text.split("`")[1] if "`" in text else None
-        raise ProfileError(f"{source}: invalid profile field {field!r}: {text}", field=field) from exc
+        field = _field_of(text)
+        if field is None:
+            raise ProfileError(f"{source}: not a profile ({text})", source=source, field=None) from exc
+        raise ProfileError(f"{source}: profile field {field!r}: {text}", source=source, field=field) from exc
     except msgspec.DecodeError as exc:
-        raise ProfileError(f"{source}: not valid JSON: {exc}") from exc
+        raise ProfileError(f"{source}: not valid JSON: {exc}", source=source, field=None) from exc
 
 
 def encode_profile(profile: Profile) -> bytes:
