@@ -1,0 +1,247 @@
+"""``contenox node serve``: the per-user daemon on a private Unix socket.
+
+Single instance (an flock held for the daemon's life), socket directory 0700 and socket 0600, peers
+checked with SO_PEERCRED (same uid only). Each connection names its protocol in its first line,
+``CONTENOX/1 lsp|acp|rpc``, and is handed to ``contenox.lsp.serve_connection``,
+``contenox.acp.serve_connection`` or the node's own :mod:`contenox.node.rpc`. SIGTERM/SIGINT and
+``stop`` cancel in-flight turns, flush state and remove the socket; with no clients for
+``node.idle_exit_s`` seconds the daemon exits by itself.
+
+On a refused peer, an unknown protocol line or a missing adapter the daemon writes one JSON-RPC error
+(``id: null``; Content-Length framed, or one JSON line for ``acp``) and closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import importlib
+import itertools
+import logging
+import logging.handlers
+import os
+import signal
+import socket
+import struct
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from contenox.config import Config
+from contenox.errors import ContenoxError, NodeUnavailable, PeerNotAllowed
+from contenox.node.paths import daemon_lock_path, ensure_private_dir, socket_dir, socket_path
+from contenox.node.rpc import INVALID_REQUEST, RpcConnection, error_frame
+from contenox.node.state import Node
+
+__all__ = ["PROTOCOL_PREFIX", "Daemon", "peer_uid", "serve"]
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_PREFIX = "CONTENOX/1"
+_HANDSHAKE_TIMEOUT_S = 30.0
+_STREAM_LIMIT = 1 << 20
+_ADAPTERS = {"lsp": "contenox.lsp", "acp": "contenox.acp"}
+"""Imported by name when a connection asks for them: they sit above the node in the layering."""
+
+ServeConnection = Callable[[asyncio.StreamReader, asyncio.StreamWriter, Node], Awaitable[Any]]
+
+
+def peer_uid(sock: socket.socket) -> int:
+    """The uid of the process at the other end of a Unix socket (SO_PEERCRED)."""
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return int(uid)
+
+
+def _error_bytes(protocol: str, code: int, message: str, kind: str) -> bytes:
+    if protocol == "acp":
+        error = {"code": code, "message": message, "data": {"kind": kind}}
+        return msgspec.json.encode({"jsonrpc": "2.0", "id": None, "error": error}) + b"\n"
+    return error_frame(None, code, message, kind)
+
+
+class Daemon:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.node = Node(config)
+        self.socket_path = socket_path(config)
+        self._stopping = asyncio.Event()
+        self._connections: set[asyncio.Task[Any]] = set()
+        self._ids = itertools.count(1)
+        self._idle_since = 0.0
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> int:
+        ensure_private_dir(socket_dir(self.config))
+        lock = self._acquire_lock()
+        if lock is None:
+            print(f"contenox: node_unavailable: a node is already running on {self.socket_path}", file=sys.stderr)
+            return 1
+        loop = asyncio.get_running_loop()
+        try:
+            server = await asyncio.start_unix_server(self._accept, sock=self._bind(), limit=_STREAM_LIMIT)
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.stop)
+            self._idle_since = loop.time()
+            log.info("node %d serving on %s", os.getpid(), self.socket_path)
+            self.node.start_rewarm()
+            idle = loop.create_task(self._idle_watch(), name="node-idle")
+            await self._stopping.wait()
+            log.info("node stopping")
+            idle.cancel()
+            server.close()
+            for task in list(self._connections):
+                task.cancel()
+            await asyncio.gather(*self._connections, idle, return_exceptions=True)
+            await self.node.close()
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+            lock.close()
+        log.info("node stopped")
+        return 0
+
+    def _acquire_lock(self) -> Any:
+        handle = daemon_lock_path(self.config).open("a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            return None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        return handle
+
+    def _bind(self) -> socket.socket:
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()  # we hold the lock: any socket file left here is stale
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind(str(self.socket_path))
+        finally:
+            os.umask(old)
+        os.chmod(self.socket_path, 0o600)
+        sock.listen(64)
+        return sock
+
+    async def _idle_watch(self) -> None:
+        idle_s = self.config.node.idle_exit_s
+        if idle_s <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(min(5.0, max(idle_s / 4, 0.05)))
+            if self._connections:
+                self._idle_since = loop.time()
+            elif loop.time() - self._idle_since >= idle_s:
+                log.info("no clients for %.0f s: exiting", idle_s)
+                self.stop()
+                return
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        self.node.clients += 1
+        try:
+            await self._serve(reader, writer)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("connection failed")
+        finally:
+            self.node.clients -= 1
+            self._connections.discard(task)
+            self._idle_since = asyncio.get_running_loop().time()
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _refuse(self, writer: asyncio.StreamWriter, protocol: str, exc: ContenoxError) -> None:
+        log.warning("refusing connection: %s", exc.message)
+        writer.write(_error_bytes(protocol, exc.code, exc.message, exc.kind))
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        uid = peer_uid(sock)
+        if uid != os.getuid():
+            await self._refuse(writer, "rpc", PeerNotAllowed(
+                f"uid {uid} may not use the node of uid {os.getuid()}", uid=uid))
+            return
+        try:
+            line = await asyncio.wait_for(reader.readline(), _HANDSHAKE_TIMEOUT_S)
+        except (TimeoutError, ValueError, asyncio.LimitOverrunError):
+            return
+        prefix, _, protocol = line.decode("utf-8", "replace").strip().partition(" ")
+        protocol = protocol.strip()
+        if prefix != PROTOCOL_PREFIX or protocol not in ("rpc", *_ADAPTERS):
+            writer.write(_error_bytes("rpc", INVALID_REQUEST,
+                                      f"expected '{PROTOCOL_PREFIX} lsp|acp|rpc', got {line[:80]!r}", "bad_protocol"))
+            await writer.drain()
+            return
+        client_id = f"{protocol}-{next(self._ids)}"
+        log.info("client %s connected", client_id)
+        if protocol == "rpc":
+            await RpcConnection(reader, writer, self.node, client_id, self.stop).serve()
+        else:
+            serve_connection = self._adapter(protocol)
+            if serve_connection is None:
+                await self._refuse(writer, protocol, NodeUnavailable(
+                    f"this node has no {protocol} adapter (contenox.{protocol}.serve_connection)"))
+                return
+            await serve_connection(reader, writer, self.node)
+        log.info("client %s disconnected", client_id)
+
+    @staticmethod
+    def _adapter(protocol: str) -> ServeConnection | None:
+        try:
+            module = importlib.import_module(_ADAPTERS[protocol])
+        except ImportError:
+            log.exception("cannot import %s", _ADAPTERS[protocol])
+            return None
+        found = getattr(module, "serve_connection", None)
+        return found if callable(found) else None
+
+
+def _setup_logging(config: Config) -> None:
+    logs = Path(config.logs_dir)
+    logs.mkdir(parents=True, exist_ok=True)
+    handler = logging.handlers.RotatingFileHandler(logs / "node.log", maxBytes=5_000_000, backupCount=3)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    if root.level > logging.INFO or root.level == logging.NOTSET:
+        root.setLevel(logging.INFO)
+    for other in root.handlers:
+        if other is not handler and isinstance(other, logging.StreamHandler) and other.level < logging.WARNING:
+            other.setLevel(logging.WARNING)
+
+
+def serve(config: Config) -> int:
+    """Run the node in the foreground until stopped; the exit code."""
+    _setup_logging(config)
+    try:
+        return asyncio.run(Daemon(config).run())
+    except ContenoxError as exc:
+        log.error("node failed: %s", exc.message)
+        print(f"contenox: {exc.kind}: {exc.message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    from contenox.config import load_config
+
+    sys.exit(serve(load_config()))

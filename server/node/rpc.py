@@ -1,0 +1,191 @@
+"""The node's own ``rpc`` protocol (what the CLI speaks): Content-Length framed JSON-RPC 2.0.
+
+Methods: ``ask {cwd, prompt, pins?, json?, max_new_tokens?}`` streams ``chunk {text}`` (and ``state
+{state}``) notifications, then answers ``{text, finish_reason, explain}``; ``explain {cwd}``; ``status {}``;
+``stop {}``; ``pin``/``unpin {cwd, path}``; ``$/cancelRequest {id}``. Requests run concurrently; bad
+frames, bad JSON, unknown methods and invalid params get JSON-RPC errors and the connection lives on.
+When the client goes away its running turns are cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+
+from contenox.errors import ContenoxError, InvalidRequest
+from contenox.node.framing import FrameError, FrameTooLarge, encode_frame, read_frame
+from contenox.node.state import Node
+from contenox.node.turns import TurnEvent, TurnRequest
+
+__all__ = ["RpcConnection", "error_frame"]
+
+log = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+Handler = Callable[[Any, dict[str, Any]], Awaitable[Any]]
+
+
+def error_frame(msg_id: Any, code: int, message: str, kind: str, details: dict[str, Any] | None = None) -> bytes:
+    error = {"code": code, "message": message, "data": {"kind": kind, "details": details or {}}}
+    return encode_frame({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+
+def _str_param(params: dict[str, Any], name: str, *, required: bool = True) -> str:
+    value = params.get(name)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value):
+        raise InvalidRequest(f"param {name!r} must be a non-empty string", param=name)
+    return value
+
+
+class RpcConnection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, node: Node, client_id: str,
+                 request_stop: Callable[[], None]) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.node = node
+        self.client_id = client_id
+        self.request_stop = request_stop
+        self._tasks: dict[Any, asyncio.Task[None]] = {}
+        self._write_lock = asyncio.Lock()
+        self._handlers: dict[str, Handler] = {
+            "ask": self._ask, "explain": self._explain, "status": self._status, "stop": self._stop,
+            "pin": self._pin, "unpin": self._unpin,
+        }
+
+    async def send(self, data: bytes) -> None:
+        async with self._write_lock:
+            self.writer.write(data)
+            await self.writer.drain()
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        await self.send(encode_frame({"jsonrpc": "2.0", "method": method, "params": params}))
+
+    async def serve(self) -> None:
+        try:
+            while True:
+                try:
+                    body = await read_frame(self.reader)
+                except FrameTooLarge as exc:
+                    await self.send(error_frame(None, INVALID_REQUEST, str(exc), "message_too_large"))
+                    continue
+                except FrameError as exc:
+                    await self.send(error_frame(None, PARSE_ERROR, f"bad frame: {exc}", "parse_error"))
+                    continue
+                if body is None:
+                    return
+                await self._dispatch(body)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError) as exc:
+            log.info("rpc client %s: connection ended: %s", self.client_id, exc)
+        finally:
+            await self._cancel_all()
+
+    async def _cancel_all(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _dispatch(self, body: bytes) -> None:
+        try:
+            message = msgspec.json.decode(body)
+        except msgspec.DecodeError as exc:
+            await self.send(error_frame(None, PARSE_ERROR, f"invalid JSON: {exc}", "parse_error"))
+            return
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            await self.send(error_frame(msg_id, INVALID_REQUEST, "not a JSON-RPC request", "invalid_request"))
+            return
+        method: str = message["method"]
+        msg_id = message.get("id")
+        params = message.get("params", {})
+        if params is None:
+            params = {}
+        if method == "$/cancelRequest":
+            task = self._tasks.get(params.get("id") if isinstance(params, dict) else None)
+            if task is not None:
+                task.cancel()
+            return
+        if msg_id is None:
+            return  # other notifications are ignored
+        if isinstance(msg_id, (dict, list, bool, float)):
+            await self.send(error_frame(None, INVALID_REQUEST, "invalid request id", "invalid_request"))
+            return
+        if msg_id in self._tasks:
+            await self.send(error_frame(msg_id, INVALID_REQUEST, "duplicate request id", "invalid_request"))
+            return
+        handler = self._handlers.get(method)
+        if handler is None:
+            await self.send(error_frame(msg_id, METHOD_NOT_FOUND, f"unknown method {method!r}", "method_not_found"))
+            return
+        if not isinstance(params, dict):
+            await self.send(error_frame(msg_id, INVALID_PARAMS, "params must be an object", "invalid_request"))
+            return
+        task = asyncio.get_running_loop().create_task(self._run(msg_id, handler, params), name=f"rpc-{method}")
+        self._tasks[msg_id] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(msg_id, None))
+
+    async def _run(self, msg_id: Any, handler: Handler, params: dict[str, Any]) -> None:
+        try:
+            result = await handler(msg_id, params)
+        except ContenoxError as exc:
+            frame = error_frame(msg_id, exc.code, exc.message, exc.kind, exc.details)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("rpc request %r failed", msg_id)
+            frame = error_frame(msg_id, INTERNAL_ERROR, f"internal error: {exc}", "internal_error")
+        else:
+            frame = encode_frame({"jsonrpc": "2.0", "id": msg_id, "result": result})
+        try:
+            await self.send(frame)
+        except ConnectionError:
+            pass
+
+    # -- methods ---------------------------------------------------------------------------
+    async def _ask(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        pins = params.get("pins") or []
+        if not isinstance(pins, list) or not all(isinstance(p, str) for p in pins):
+            raise InvalidRequest("param 'pins' must be a list of paths", param="pins")
+        max_new = params.get("max_new_tokens")
+        if max_new is not None and (not isinstance(max_new, int) or isinstance(max_new, bool) or max_new <= 0):
+            raise InvalidRequest("param 'max_new_tokens' must be a positive integer", param="max_new_tokens")
+        request = TurnRequest(root=_str_param(params, "cwd"), prompt=_str_param(params, "prompt"),
+                              client_id=self.client_id, pins=tuple(pins),
+                              terminal=_str_param(params, "terminal", required=False), max_new_tokens=max_new)
+
+        async def on_event(event: TurnEvent) -> None:
+            if event.kind == "chunk":
+                await self.notify("chunk", {"id": msg_id, "text": event.text})
+            else:
+                await self.notify("state", {"id": msg_id, "state": event.state})
+
+        outcome = await self.node.turn(request, on_event)
+        return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain}
+
+    async def _explain(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        return self.node.explain(_str_param(params, "cwd"))
+
+    async def _status(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        return self.node.status()
+
+    async def _stop(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        asyncio.get_running_loop().call_later(0.05, self.request_stop)
+        return {"stopping": True}
+
+    async def _pin(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        return {"pins": self.node.pin(_str_param(params, "cwd"), _str_param(params, "path"))}
+
+    async def _unpin(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        return {"pins": self.node.unpin(_str_param(params, "cwd"), _str_param(params, "path"))}

@@ -1,0 +1,309 @@
+"""The node core: one engine, workspaces by resolved root, a fair turn queue, persisted sessions.
+
+Protocol adapters (``contenox.lsp``, ``contenox.acp``, the CLI's ``rpc``) call :class:`Node`; the
+contract is in docs/internal-api.md ("node core"). The model loads lazily on the first turn (or in the
+background when persisted sessions are re-warmed after a restart).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from contenox.config import Config
+from contenox.errors import Cancelled, ContenoxError, EngineError, InvalidRequest
+from contenox.node import backend
+from contenox.node.paths import workspace_key, workspace_root
+from contenox.node.queue import TurnQueue
+from contenox.node.transcript import WorkspaceStore
+from contenox.node.turns import EventCallback, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.workspaces import WorkspaceState
+
+__all__ = ["Node"]
+
+log = logging.getLogger(__name__)
+
+_CANCEL_CONFIRM_S = 30.0
+_REWARM_LIMIT = 4
+
+
+async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
+    if on_event is None:
+        return
+    try:
+        result = on_event(event)
+        if inspect.isawaitable(result):
+            await result
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # a client that cannot take events must not break the turn
+        log.exception("on_event failed")
+
+
+class Node:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.store = WorkspaceStore(config.state_dir / "node")
+        self.queue = TurnQueue(max_active=config.engine.max_num_seqs)
+        self.clients = 0
+        """Open connections, kept by the daemon (shown by ``status``)."""
+        self.started = time.time()
+        self._workspaces: dict[str, WorkspaceState] = {}
+        self._engine: Any = None
+        self._engine_state = "unloaded"
+        self._engine_error: str | None = None
+        self._engine_lock = asyncio.Lock()
+        self._background: set[asyncio.Task[Any]] = set()
+        self._warm = {"done": 0, "total": 0}
+        self._closed = False
+
+    # -- workspaces ------------------------------------------------------------------------
+    def workspace(self, root: str | Path) -> WorkspaceState:
+        """The state of the workspace containing ``root`` (loaded from disk, or new)."""
+        if not str(root):
+            raise InvalidRequest("missing workspace root")
+        path = Path(root)
+        if not path.is_absolute():
+            raise InvalidRequest(f"workspace root must be absolute: {root}")
+        if path.is_file():
+            path = path.parent
+        if not path.is_dir():
+            raise InvalidRequest(f"not a directory: {root}")
+        resolved = workspace_root(path)
+        state = self._workspaces.get(str(resolved))
+        if state is None:
+            key = workspace_key(resolved)
+            record = self.store.load(key) or self.store.new_record(resolved, key)
+            state = WorkspaceState(resolved, record, self.store.history(key), self.store)
+            self._workspaces[str(resolved)] = state
+        return state
+
+    async def _index(self, state: WorkspaceState, on_event: EventCallback | None) -> Any:
+        if state.workspace is None:
+            await _emit(on_event, TurnEvent(kind="state", state="indexing"))
+            cache_dir = self.config.state_dir / "workspaces" / state.key / "index"
+
+            def open_and_overlay() -> None:
+                ws = backend.open_workspace(self.config, state.root, cache_dir)
+                for rel, text in state.overlays.items():
+                    ws.set_overlay(rel, text)
+                state.workspace = ws
+
+            await asyncio.to_thread(open_and_overlay)
+        else:
+            await asyncio.to_thread(state.workspace.refresh)
+        return state.workspace
+
+    # -- engine ----------------------------------------------------------------------------
+    async def engine(self) -> Any:
+        """The engine, started on first use (model pulled if needed)."""
+        if self._engine is not None:
+            return self._engine
+        async with self._engine_lock:
+            if self._engine is None:
+                self._engine_state = "loading"
+                try:
+                    self._engine = await asyncio.to_thread(backend.load_engine, self.config)
+                except ContenoxError as exc:
+                    self._engine_state, self._engine_error = "error", exc.message
+                    raise
+                except Exception as exc:
+                    self._engine_state, self._engine_error = "error", str(exc)
+                    raise EngineError(f"cannot start the engine: {exc}") from exc
+                self._engine_state, self._engine_error = "ready", None
+        return self._engine
+
+    # -- turns -----------------------------------------------------------------------------
+    async def turn(self, request: TurnRequest, on_event: EventCallback | None = None) -> TurnOutcome:
+        """Run one turn; cancelling the awaiting task cancels it and raises :class:`Cancelled`."""
+        if not request.prompt.strip():
+            raise InvalidRequest("empty prompt")
+        state = self.workspace(request.root)
+        async with self.queue.slot(request.client_id, state.key), state.lock:
+            state.busy_client = request.client_id
+            try:
+                return await self._run_turn(state, request, on_event)
+            finally:
+                state.busy_client = None
+
+    async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
+                        on_event: EventCallback | None) -> TurnOutcome:
+        engine = await self.engine()
+        workspace = await self._index(state, on_event)
+        if state.planner is None:
+            state.planner = backend.make_planner(self.config, engine,
+                                                 self.config.state_dir / "workspaces" / state.key)
+        pins = list(dict.fromkeys([*state.record.pins, *(state.relative(p) for p in request.pins)]))
+        history = [(e.user, e.answer) for e in state.history]
+        planner = state.planner
+
+        def plan() -> Any:
+            inputs = backend.build_inputs(self.config, engine, workspace, prompt=request.prompt,
+                                          selection=request.selection, pins=pins, history=history,
+                                          terminal=request.terminal)
+            return planner.plan(inputs, predict_cached=engine.predict_cached)
+
+        turn_plan = await asyncio.to_thread(plan)
+        await _emit(on_event, TurnEvent(kind="state", state="prefill"))
+        final = await self._generate(engine, state, turn_plan, request, on_event)
+        explain = backend.explain_to_dict(planner.record(turn_plan, final.metrics, answer_text=final.text))
+        state.add_exchange(request.prompt, final.text, final.finish_reason, request.client_id, explain)
+        self.store.save_prefix(state.key, backend.stable_prefix(turn_plan))
+        await _emit(on_event, TurnEvent(kind="state", state="idle"))
+        return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain)
+
+    async def _generate(self, engine: Any, state: WorkspaceState, plan: Any, request: TurnRequest,
+                        on_event: EventCallback | None) -> Any:
+        max_new = request.max_new_tokens or self.config.engine.max_new_tokens
+        handle = backend.submit(engine, state.session_id, list(plan.token_ids), max_new)
+        try:
+            decoding = False
+            async for event in handle:
+                if hasattr(event, "finish_reason"):
+                    break
+                if not decoding:
+                    decoding = True
+                    await _emit(on_event, TurnEvent(kind="state", state="decode"))
+                if event.text:
+                    await _emit(on_event, TurnEvent(kind="chunk", text=event.text))
+            final = await handle.result()
+        except asyncio.CancelledError:
+            handle.cancel()
+            try:
+                await asyncio.wait_for(asyncio.shield(handle.result()), _CANCEL_CONFIRM_S)
+            except (TimeoutError, ContenoxError):
+                log.warning("engine did not confirm the cancel of %s in time", state.session_id)
+            raise Cancelled("turn cancelled", workspace=str(state.root)) from None
+        if final.finish_reason == "cancelled":
+            raise Cancelled("turn cancelled", workspace=str(state.root))
+        return final
+
+    # -- queries ---------------------------------------------------------------------------
+    def explain(self, root: str) -> dict[str, Any] | None:
+        """The Explain JSON of the workspace's last turn (persisted across restarts), or None."""
+        return self.workspace(root).record.last_explain
+
+    def pin(self, root: str, path: str) -> list[str]:
+        return list(self.workspace(root).pin(path))
+
+    def unpin(self, root: str, path: str) -> list[str]:
+        return list(self.workspace(root).unpin(path))
+
+    def workspace_overlay(self, root: str, path: str, text: str | None) -> None:
+        """An unsaved editor buffer (``text``) or its removal (None); wins over the file on disk."""
+        state = self.workspace(root)
+        rel = state.relative(path)
+        state.overlays[rel] = text
+        if text is None:
+            state.overlays.pop(rel, None)
+        if state.workspace is not None:
+            state.workspace.set_overlay(rel, text)
+
+    async def related(self, root: str, text: str) -> list[dict[str, Any]]:
+        """Definitions of the identifiers in ``text``, then lexical matches of its first line."""
+        state = self.workspace(root)
+        ws = await self._index(state, None)
+
+        def find() -> list[dict[str, Any]]:
+            hits: list[dict[str, Any]] = []
+            for name in backend.mentioned_names(text)[:8]:
+                for loc in ws.find_symbol(name):
+                    hits.append({"kind": "definition", "name": name, **backend.to_plain(loc)})
+            line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+            if line:
+                for hit in ws.search(re.escape(line[:200]), regex=True, limit=20):
+                    hits.append({"kind": "match", **backend.to_plain(hit)})
+            return hits[:50]
+
+        return await asyncio.to_thread(find)
+
+    async def symbol_info(self, root: str, name: str) -> dict[str, Any] | None:
+        """Where ``name`` is defined, which files mention it, and its file's rank in the repo graph."""
+        state = self.workspace(root)
+        ws = await self._index(state, None)
+
+        def info() -> dict[str, Any] | None:
+            definitions = [backend.to_plain(loc) for loc in ws.find_symbol(name)]
+            if not definitions:
+                return None
+            pattern = rf"\b{re.escape(name)}\b"
+            files = sorted({str(backend.to_plain(h).get("path", "")) for h in ws.search(pattern, limit=500)})
+            rank_of = getattr(ws, "rank_of", None)
+            rank = rank_of(str(definitions[0].get("path", ""))) if callable(rank_of) else None
+            return {"name": name, "definitions": definitions, "referencing_files": [f for f in files if f],
+                    "rank": rank}
+
+        return await asyncio.to_thread(info)
+
+    def status(self) -> dict[str, Any]:
+        known = {str(s.root): s.summary() for s in self._workspaces.values()}
+        for record in self.store.load_all():
+            known.setdefault(record.root, {"root": record.root, "key": record.key, "session_id": record.session_id,
+                                           "turns": record.turns, "pins": list(record.pins),
+                                           "last_used": record.last_used, "indexed": False, "busy": None})
+        workspaces = sorted(known.values(), key=lambda w: w["last_used"], reverse=True)
+        cache: Any = None
+        if self._engine is not None:
+            try:
+                cache = backend.to_plain(self._engine.stats())
+            except Exception as exc:  # status must answer even when the engine is unwell
+                cache = {"error": str(exc)}
+        return {
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - self.started, 1),
+            "clients": self.clients,
+            "model": {"name": self.config.model.default, "state": self._engine_state, "error": self._engine_error},
+            "workspaces": workspaces,
+            "sessions": [{"session_id": w["session_id"], "root": w["root"], "turns": w["turns"]}
+                         for w in workspaces if w["turns"]],
+            "cache": cache,
+            "queue": self.queue.snapshot(),
+            "rewarm": dict(self._warm),
+        }
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start_rewarm(self) -> None:
+        """Re-warm the stable prefixes of persisted sessions in the background (after a restart)."""
+        records = [r for r in self.store.load_all() if r.turns][:_REWARM_LIMIT]
+        if not records:
+            return
+        self._warm = {"done": 0, "total": len(records)}
+        task = asyncio.get_running_loop().create_task(self._rewarm(records), name="node-rewarm")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _rewarm(self, records: list[Any]) -> None:
+        try:
+            engine = await self.engine()
+        except ContenoxError as exc:
+            log.warning("re-warm skipped: %s", exc.message)
+            return
+        for record in records:
+            ids = self.store.load_prefix(record.key)
+            if ids:
+                try:
+                    await engine.warm(record.session_id, ids)
+                    log.info("re-warmed %s (%d tokens)", record.root, len(ids))
+                except ContenoxError as exc:
+                    log.warning("re-warm of %s failed: %s", record.root, exc.message)
+            self._warm["done"] += 1
+
+    async def close(self) -> None:
+        """Cancel background work and stop the engine. State is persisted as it changes."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._background):
+            task.cancel()
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
+            await asyncio.to_thread(engine.close)
+        self._engine_state = "unloaded"
