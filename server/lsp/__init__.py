@@ -1,1 +1,5 @@
-"""contenox.lsp."""
+"""contenox.lsp: the Language Server Protocol adapter (one pygls LanguageServer per node connection)."""
+
+from .connection import serve_connection
+
+__all__ = ["serve_connection"]

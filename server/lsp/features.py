@@ -1,0 +1,172 @@
+"""The LSP surface of docs/internal-api.md; each handler reads the request, calls the node, builds the reply."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from lsprotocol import types
+
+from contenox.errors import ContenoxError, InvalidRequest
+from contenox.node.turns import TurnRequest
+
+from ._node import resolve
+from .documents import file_path, param_str, parse_range, root_for, selection
+from .render import hover_markdown
+from .server import ContenoxLanguageServer, to_jsonrpc
+from .turns import run_turn
+
+__all__ = ["COMMANDS", "register"]
+
+T = TypeVar("T")
+EXPLAIN_SELECTION = "contenox.explainSelection"
+FIND_RELATED = "contenox.findRelated"
+ASK_SELECTION = "contenox.askSelection"
+PIN = "contenox.pin"
+UNPIN = "contenox.unpin"
+COMMANDS = (EXPLAIN_SELECTION, FIND_RELATED, ASK_SELECTION, PIN, UNPIN)
+_SELECTION_ACTIONS = (("Explain selection", EXPLAIN_SELECTION), ("Find related code", FIND_RELATED),
+                      ("Ask Contenox about selection", ASK_SELECTION))
+
+
+def translated(handler: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """ContenoxError -> a JSON-RPC error with the error's stable code and message."""
+
+    @functools.wraps(handler)
+    async def wrapper(*args: Any) -> T:
+        try:
+            return await handler(*args)
+        except ContenoxError as exc:
+            raise to_jsonrpc(exc) from exc
+
+    return wrapper
+
+
+def _selection_arg(args: tuple[Any, ...]) -> dict[str, Any]:
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise InvalidRequest("expected one argument {uri, range, chatId?}")
+    return args[0]
+
+
+def _uri_arg(args: tuple[Any, ...]) -> str:
+    if len(args) != 1 or not isinstance(args[0], str):
+        raise InvalidRequest("expected one argument: the document URI")
+    return args[0]
+
+
+def register(ls: ContenoxLanguageServer) -> None:
+    node = ls.node
+
+    @ls.feature(types.TEXT_DOCUMENT_HOVER)
+    @translated
+    async def hover(params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        root = root_for(ls, uri)
+        word = ls.workspace.get_text_document(uri).word_at_position(params.position) or None
+        explain = await resolve(node.explain(root))
+        info = await resolve(node.symbol_info(root, word)) if word else None
+        text = hover_markdown(explain, word, info)
+        if text is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
+    @ls.feature(types.TEXT_DOCUMENT_CODE_ACTION)
+    async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        rng = params.range
+        if rng.start == rng.end:
+            return None
+        arg = {"uri": params.text_document.uri,
+               "range": {"start": {"line": rng.start.line, "character": rng.start.character},
+                         "end": {"line": rng.end.line, "character": rng.end.character}}}
+        return [types.CodeAction(title=title, kind=types.CodeActionKind.Empty,
+                                 command=types.Command(title=title, command=name, arguments=[arg]))
+                for title, name in _SELECTION_ACTIONS]
+
+    async def selection_turn(args: tuple[Any, ...], title: str, instruction: str) -> dict[str, Any]:
+        arg = _selection_arg(args)
+        uri = param_str(arg, "uri")
+        assert uri is not None
+        span = parse_range(arg.get("range"))
+        text = selection(ls, uri, span)
+        where = f"{file_path(uri)} lines {span[0] + 1}-{span[2] + 1}"
+        chat_id = param_str(arg, "chatId", required=False)
+        request = TurnRequest(root=root_for(ls, uri), prompt=f"{instruction} ({where})",
+                              client_id=ls.client_id, selection=f"{where}:\n{text}")
+        return await run_turn(ls, request, title=title, chat_id=chat_id)
+
+    @ls.command(EXPLAIN_SELECTION)
+    @translated
+    async def explain_selection(*args: Any) -> dict[str, Any]:
+        return await selection_turn(args, "Contenox: explain", "Explain the selected code.")
+
+    @ls.command(ASK_SELECTION)
+    @translated
+    async def ask_selection(*args: Any) -> dict[str, Any]:
+        arg = _selection_arg(args)
+        question = param_str(arg, "prompt", required=False) or "What does the selected code do, and is it correct?"
+        return await selection_turn(args, "Contenox: ask", question)
+
+    @ls.command(FIND_RELATED)
+    @translated
+    async def find_related(*args: Any) -> dict[str, Any]:
+        arg = _selection_arg(args)
+        uri = param_str(arg, "uri")
+        assert uri is not None
+        text = selection(ls, uri, parse_range(arg.get("range")))
+        return {"related": await resolve(node.related(root_for(ls, uri), text))}
+
+    @ls.command(PIN)
+    @translated
+    async def pin(*args: Any) -> dict[str, Any]:
+        uri = _uri_arg(args)
+        await resolve(node.pin(root_for(ls, uri), file_path(uri)))
+        return {"pinned": file_path(uri)}
+
+    @ls.command(UNPIN)
+    @translated
+    async def unpin(*args: Any) -> dict[str, Any]:
+        uri = _uri_arg(args)
+        await resolve(node.unpin(root_for(ls, uri), file_path(uri)))
+        return {"unpinned": file_path(uri)}
+
+    @ls.feature("contenox/chat")
+    @translated
+    async def chat(params: Any) -> dict[str, Any]:
+        chat_id = param_str(params, "chatId")
+        prompt = param_str(params, "prompt")
+        assert prompt is not None
+        uri = param_str(params, "uri", required=False)
+        sel = None
+        if uri and isinstance(params, dict) and params.get("range") is not None:
+            span = parse_range(params["range"])
+            sel = f"{file_path(uri)} lines {span[0] + 1}-{span[2] + 1}:\n{selection(ls, uri, span)}"
+        request = TurnRequest(root=root_for(ls, uri), prompt=prompt, client_id=ls.client_id, selection=sel)
+        return await run_turn(ls, request, title="Contenox: chat", chat_id=chat_id)
+
+    @ls.feature("contenox/explainContext")
+    @translated
+    async def explain_context(params: Any) -> dict[str, Any] | None:
+        uri = param_str(params, "uri", required=False) if params is not None else None
+        return await resolve(node.explain(root_for(ls, uri)))
+
+    async def overlay(uri: str, text: str | None) -> None:
+        if uri.startswith("file:"):
+            await resolve(node.workspace_overlay(root_for(ls, uri), file_path(uri), text))
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        await overlay(params.text_document.uri, params.text_document.text)
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        await overlay(uri, ls.workspace.get_text_document(uri).source)
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        await overlay(params.text_document.uri, None)  # the file on disk is the truth again
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        await overlay(params.text_document.uri, None)

@@ -1,0 +1,95 @@
+"""Running one node turn for an LSP request: streamed chunks, progress, cacheStatus, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from contenox.errors import Cancelled, ContenoxError
+from contenox.node.turns import TurnEvent, TurnRequest
+
+from .render import cache_status
+from .server import ContenoxLanguageServer, to_jsonrpc
+
+__all__ = ["CACHE_STATUS", "CHAT_CHUNK", "run_turn"]
+
+log = logging.getLogger(__name__)
+CACHE_STATUS = "$/contenox/cacheStatus"
+CHAT_CHUNK = "$/contenox/chatChunk"
+_tokens = itertools.count(1)
+
+
+class _Progress:
+    """window/workDoneProgress for one turn, when the client supports server-created progress."""
+
+    def __init__(self, ls: ContenoxLanguageServer, title: str) -> None:
+        self.ls = ls
+        self.title = title
+        self.token: str | None = None
+
+    async def begin(self) -> None:
+        window = self.ls.client_capabilities.window
+        if not (window and window.work_done_progress):
+            return
+        token = f"contenox-{self.ls.client_id}-{next(_tokens)}"
+        try:
+            await self.ls.work_done_progress.create_async(token)
+        except Exception as exc:  # the client refused: run without progress
+            log.debug("work done progress refused: %s", exc)
+            return
+        self.token = token
+        self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=self.title, cancellable=False))
+
+    def report(self, state: str) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=state))
+
+    def end(self, message: str) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            self.token = None
+
+
+async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: str,
+                   chat_id: str | None = None) -> dict[str, Any]:
+    """Run ``request`` on the node; the result is ``{text, explain, finishReason}``.
+
+    The running turn is registered under the current request id so ``$/cancelRequest`` cancels it.
+    """
+    notify = ls.protocol.notify
+    progress = _Progress(ls, title)
+
+    def on_event(event: TurnEvent) -> None:
+        if event.kind == "chunk":
+            if chat_id is not None and event.text:
+                notify(CHAT_CHUNK, {"chatId": chat_id, "text": event.text})
+        elif event.state is not None:
+            progress.report(event.state)
+            notify(CACHE_STATUS, cache_status(request.root, None, event.state))
+
+    msg_id = ls.protocol.msg_id
+    task = asyncio.ensure_future(ls.node.turn(request, on_event))
+    if msg_id is not None:
+        ls.turn_tasks[msg_id] = task
+    try:
+        await progress.begin()
+        outcome = await task
+    except (Cancelled, asyncio.CancelledError) as exc:
+        task.cancel()
+        notify(CACHE_STATUS, cache_status(request.root, None, "idle"))
+        if isinstance(exc, asyncio.CancelledError):
+            raise
+        raise to_jsonrpc(exc) from exc
+    except ContenoxError as exc:
+        notify(CACHE_STATUS, cache_status(request.root, None, "error"))
+        raise to_jsonrpc(exc) from exc
+    finally:
+        progress.end("done")
+        if msg_id is not None:
+            ls.turn_tasks.pop(msg_id, None)
+    notify(CACHE_STATUS, cache_status(request.root, outcome.explain, "idle"))
+    return {"text": outcome.text, "explain": outcome.explain, "finishReason": outcome.finish_reason}

@@ -1,0 +1,216 @@
+"""The LSP adapter in-process over a socketpair, against a fake node (the node core has its own tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_fake_node import FakeNode
+from lsp_rpc_peer import RpcPeer
+
+from contenox.lsp import serve_connection
+from contenox.lsp.connection import MAX_MESSAGE_BYTES
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "util.py").write_text("def helper(x):\n    return x + 1\n\n\ndef other():\n    return helper(2)\n")
+    return root
+
+
+class Conn:
+    def __init__(self, peer: RpcPeer, server: asyncio.Task[None]) -> None:
+        self.peer = peer
+        self.server = server
+
+
+async def _connect(node: FakeNode, root: Path, *, progress: bool = True) -> Conn:
+    a, b = socket.socketpair()
+    sr, sw = await asyncio.open_unix_connection(sock=a)
+    server = asyncio.ensure_future(serve_connection(sr, sw, node))
+    cr, cw = await asyncio.open_unix_connection(sock=b)
+    peer = RpcPeer(cr, cw)
+    caps: dict[str, Any] = {"window": {"workDoneProgress": progress}}
+    reply = await peer.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": caps})
+    assert "executeCommandProvider" in reply["result"]["capabilities"]
+    peer.notify("initialized", {})
+    return Conn(peer, server)
+
+
+@pytest.fixture
+async def conn(workspace: Path) -> AsyncIterator[tuple[Conn, FakeNode]]:
+    node = FakeNode()
+    c = await _connect(node, workspace)
+    yield c, node
+    await c.peer.close()
+    await asyncio.wait_for(c.server, 10)
+
+
+def _sel(root: Path, **extra: Any) -> dict[str, Any]:
+    rng = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 16}}
+    return {"uri": (root / "util.py").as_uri(), "range": rng, **extra}
+
+
+async def test_code_action_to_command_streams_turn_and_cache_status(conn: tuple[Conn, FakeNode],
+                                                                   workspace: Path) -> None:
+    c, node = conn
+    arg = _sel(workspace)
+    actions = await c.peer.request("textDocument/codeAction", {
+        "textDocument": {"uri": arg["uri"]}, "range": arg["range"], "context": {"diagnostics": []}})
+    titles = [a["title"] for a in actions["result"]]
+    assert titles == ["Explain selection", "Find related code", "Ask Contenox about selection"]
+    command = actions["result"][0]["command"]
+    command["arguments"][0]["chatId"] = "c1"
+    reply = await c.peer.request("workspace/executeCommand", {"command": command["command"],
+                                                             "arguments": command["arguments"]})
+    assert reply["result"]["text"] == "Hello world"
+    assert reply["result"]["explain"]["turn"] == 1
+    chunks = [n["text"] for n in c.peer.of("$/contenox/chatChunk") if n["chatId"] == "c1"]
+    assert "".join(chunks) == "Hello world"
+    statuses = await c.peer.wait_notification("$/contenox/cacheStatus", 3)
+    assert statuses[-1]["state"] == "idle" and statuses[-1]["promptTokens"] == 100
+    assert "prefill" in [s["state"] for s in statuses]
+    request = node.requests[-1]
+    assert request.selection is not None and "def helper(x):" in request.selection
+    assert request.root == str(workspace) and request.client_id.startswith("lsp-")
+    methods = [r["method"] for r in c.peer.server_requests]
+    assert "window/workDoneProgress/create" in methods
+    kinds = [n["value"]["kind"] for n in c.peer.of("$/progress")]
+    assert kinds[0] == "begin" and kinds[-1] == "end"
+
+
+async def test_hover_shows_symbol_and_last_turn(conn: tuple[Conn, FakeNode], workspace: Path) -> None:
+    c, _ = conn
+    uri = (workspace / "util.py").as_uri()
+    pos = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 6}}
+    first = await c.peer.request("textDocument/hover", pos)
+    value = first["result"]["contents"]["value"]
+    assert "`helper`" in value and "util.py:1" in value and "Contenox context" not in value
+    await c.peer.request("contenox/chat", {"chatId": "x", "prompt": "hi"})
+    second = await c.peer.request("textDocument/hover", pos)
+    value = second["result"]["contents"]["value"]
+    assert "| system | 92 |" in value and "turn 1" in value
+
+
+async def test_second_turn_reports_cached_tokens(conn: tuple[Conn, FakeNode]) -> None:
+    c, _ = conn
+    await c.peer.request("contenox/chat", {"chatId": "a", "prompt": "one"})
+    second = await c.peer.request("contenox/chat", {"chatId": "b", "prompt": "two"})
+    assert second["result"]["explain"]["totals"]["cached"] > 0
+    status = [s for s in c.peer.of("$/contenox/cacheStatus") if s["state"] == "idle"][-1]
+    assert status["cachedTokens"] == 92 and status["hitPct"] == 92.0
+    explain = await c.peer.request("contenox/explainContext", {})
+    assert explain["result"]["turn"] == 2
+
+
+async def test_chat_cancel_cancels_the_node_turn(conn: tuple[Conn, FakeNode]) -> None:
+    c, node = conn
+    node.hold = True
+    msg_id, fut = c.peer.start_request("contenox/chat", {"chatId": "k", "prompt": "slow"})
+    await asyncio.wait_for(node.started.wait(), 10)
+    c.peer.notify("$/cancelRequest", {"id": msg_id})
+    reply = await asyncio.wait_for(fut, 10)
+    assert reply["error"]["code"] == -32800
+    assert node.cancelled == 1
+    node.hold = False
+    again = await c.peer.request("contenox/chat", {"chatId": "k2", "prompt": "again"})
+    assert again["result"]["text"] == "Hello world"
+
+
+async def test_command_cancel_cancels_the_node_turn(conn: tuple[Conn, FakeNode], workspace: Path) -> None:
+    c, node = conn
+    node.hold = True
+    msg_id, fut = c.peer.start_request("workspace/executeCommand", {
+        "command": "contenox.explainSelection", "arguments": [_sel(workspace)]})
+    await asyncio.wait_for(node.started.wait(), 10)
+    c.peer.notify("$/cancelRequest", {"id": msg_id})
+    reply = await asyncio.wait_for(fut, 10)
+    assert reply["error"]["code"] == -32800
+    for _ in range(100):
+        if node.cancelled:
+            break
+        await asyncio.sleep(0.01)
+    assert node.cancelled == 1
+
+
+async def test_errors_are_json_rpc_errors_and_connection_survives(conn: tuple[Conn, FakeNode]) -> None:
+    c, _ = conn
+    over = await c.peer.request("contenox/chat", {"chatId": "e", "prompt": "too long"})
+    assert over["error"]["code"] == -32007 and "8192" in over["error"]["message"]
+    assert over["error"]["data"]["kind"] == "over_context"
+    unknown = await c.peer.request("contenox/nope", {})
+    assert unknown["error"]["code"] == -32601
+    missing = await c.peer.request("contenox/chat", {"chatId": "e"})
+    assert missing["error"]["code"] == -32602 and "prompt" in missing["error"]["message"]
+    bad_hover = await c.peer.request("textDocument/hover", {"textDocument": 3})
+    assert bad_hover["error"]["code"] == -32602
+    bad_cmd = await c.peer.request("workspace/executeCommand", {"command": "contenox.pin", "arguments": [1, 2]})
+    assert bad_cmd["error"]["code"] == -32602
+    c.peer.send_raw(b"Content-Length: 9\r\n\r\n{not json")
+    huge = MAX_MESSAGE_BYTES + 1
+    c.peer.send_raw(b"Content-Length: %d\r\n\r\n" % huge + b"x" * huge)
+    ok = await asyncio.wait_for(c.peer.request("contenox/explainContext", {}), 10)
+    assert ok["result"] is None
+    errors = [n["params"]["error"]["code"] for n in c.peer.notifications if n["method"] == "<error>"]
+    assert errors == [-32700, -32600]
+
+
+async def test_pin_overlay_and_related(conn: tuple[Conn, FakeNode], workspace: Path) -> None:
+    c, node = conn
+    uri = (workspace / "util.py").as_uri()
+    path = str(workspace / "util.py")
+    await c.peer.request("workspace/executeCommand", {"command": "contenox.pin", "arguments": [uri]})
+    assert node.pins[str(workspace)] == [path]
+    await c.peer.request("workspace/executeCommand", {"command": "contenox.unpin", "arguments": [uri]})
+    assert node.pins[str(workspace)] == []
+    c.peer.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                            "text": "x = 1\n"}})
+    c.peer.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+        {"range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 5}}, "text": "2"}]})
+    related = await c.peer.request("workspace/executeCommand", {
+        "command": "contenox.findRelated", "arguments": [_sel(workspace)]})
+    assert node.overlays[path] == "x = 2\n"
+    assert related["result"]["related"][0]["path"] == "util.py"
+    c.peer.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    await c.peer.request("contenox/explainContext", {})
+    assert node.overlays[path] is None
+
+
+async def test_two_connections_get_their_own_replies(workspace: Path) -> None:
+    node = FakeNode()
+    one, two = await _connect(node, workspace), await _connect(node, workspace, progress=False)
+    r1, r2 = await asyncio.gather(one.peer.request("contenox/chat", {"chatId": "one", "prompt": "a"}),
+                                  two.peer.request("contenox/chat", {"chatId": "two", "prompt": "b"}))
+    assert r1["result"]["text"] == r2["result"]["text"] == "Hello world"
+    assert {n["chatId"] for n in one.peer.of("$/contenox/chatChunk")} == {"one"}
+    assert {n["chatId"] for n in two.peer.of("$/contenox/chatChunk")} == {"two"}
+    assert len({r.client_id for r in node.requests}) == 2
+    await one.peer.request("shutdown")
+    one.peer.notify("exit")
+    await asyncio.wait_for(one.server, 10)  # exit ends this connection only
+    r3 = await two.peer.request("contenox/chat", {"chatId": "two", "prompt": "c"})
+    assert r3["result"]["explain"]["turn"] == 3
+    await one.peer.close()
+    await two.peer.close()
+    await asyncio.wait_for(two.server, 10)
+
+
+async def test_client_disconnect_cancels_its_turn(workspace: Path) -> None:
+    node = FakeNode()
+    node.hold = True
+    c = await _connect(node, workspace)
+    c.peer.start_request("contenox/chat", {"chatId": "gone", "prompt": "slow"})
+    await asyncio.wait_for(node.started.wait(), 10)
+    await c.peer.close()
+    await asyncio.wait_for(c.server, 10)
+    for _ in range(100):
+        if node.cancelled:
+            break
+        await asyncio.sleep(0.01)
+    assert node.cancelled == 1
