@@ -1,1 +1,28 @@
-"""contenox.planner."""
+"""contenox.planner: deterministic context segments, turn manifests, cache policy, explain-context.
+
+See docs/internal-api.md (planner). Never imports openvino, pygls, lsprotocol, acp, tree_sitter or
+pygit2: the tokenizer and the engine's cache prediction are handed in.
+"""
+
+from contenox.planner.explain import Explain, ExplainSegment, ExplainTotals, render_explain
+from contenox.planner.inputs import Pin, PlannerInputs
+from contenox.planner.manifest import Identity, Manifest, SegmentRecord
+from contenox.planner.planner import MetricsLike, Planner, TurnPlan
+from contenox.planner.segments import CACHE_CLASS, SEGMENT_KINDS
+
+__all__ = [
+    "CACHE_CLASS",
+    "SEGMENT_KINDS",
+    "Explain",
+    "ExplainSegment",
+    "ExplainTotals",
+    "Identity",
+    "Manifest",
+    "MetricsLike",
+    "Pin",
+    "Planner",
+    "PlannerInputs",
+    "SegmentRecord",
+    "TurnPlan",
+    "render_explain",
+]

@@ -1,0 +1,97 @@
+"""explain-context: what the last turn sent, what the cache served, and why the rest was new.
+
+One structure feeds the CLI table (:func:`render_explain`), ``--json``, LSP hover, the status bar
+notification and ACP usage updates (:meth:`Explain.to_json`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from contenox.planner.manifest import Manifest
+
+__all__ = ["Explain", "ExplainSegment", "ExplainTotals", "explain_from_manifest", "render_explain"]
+
+
+class ExplainSegment(msgspec.Struct, frozen=True, kw_only=True):
+    kind: str
+    tokens: int
+    cached: int
+    new: int
+    invalidated_by: str | None = None
+
+
+class ExplainTotals(msgspec.Struct, frozen=True, kw_only=True):
+    tokens: int
+    cached: int
+    new: int
+    hit_pct: float
+
+
+class Explain(msgspec.Struct, frozen=True, kw_only=True):
+    workspace: str
+    turn: int
+    model: str
+    segments: tuple[ExplainSegment, ...]
+    totals: ExplainTotals
+    predicted_cached_tokens: int
+    measured_recomputed_tokens: int | None
+    """From the engine's prefill step count (within one chunk); None before the turn ran."""
+    ttft_ms: float | None
+    context_size: int
+    notes: tuple[str, ...] = ()
+    """What budget fitting cut (shown under the table; not part of the JSON)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The Explain JSON of docs/internal-api.md, as a JSON-ready dict."""
+        data: dict[str, Any] = msgspec.to_builtins(self)
+        data.pop("notes", None)
+        return data
+
+
+def explain_from_manifest(manifest: Manifest, *, measured_recomputed_tokens: int | None = None,
+                          ttft_ms: float | None = None) -> Explain:
+    segments = tuple(
+        ExplainSegment(kind=s.kind, tokens=s.tokens, cached=s.predicted_cached, new=s.predicted_new,
+                       invalidated_by=(s.invalidated_by or "partial cache block") if s.predicted_new else None)
+        for s in manifest.segments)
+    cached = sum(s.cached for s in segments)
+    total = manifest.total_tokens
+    notes = tuple(f"{s.kind}: {s.note}" for s in manifest.segments if s.note)
+    return Explain(
+        workspace=manifest.workspace, turn=manifest.turn, model=manifest.identity.profile_id, segments=segments,
+        totals=ExplainTotals(tokens=total, cached=cached, new=total - cached,
+                             hit_pct=round(100.0 * cached / total, 1) if total else 0.0),
+        predicted_cached_tokens=manifest.predicted_cached_tokens,
+        measured_recomputed_tokens=measured_recomputed_tokens,
+        ttft_ms=None if ttft_ms is None else round(ttft_ms, 1),
+        context_size=manifest.identity.context_size, notes=notes)
+
+
+def render_explain(explain: Explain) -> str:
+    """The explain-context table: segment, tokens, cached, new, invalidated by; totals and hit %."""
+    rows = [("segment", "tokens", "cached", "new", "invalidated by")]
+    for seg in explain.segments:
+        rows.append((seg.kind, str(seg.tokens), str(seg.cached), str(seg.new), seg.invalidated_by or "-"))
+    totals = explain.totals
+    rows.append(("total", str(totals.tokens), str(totals.cached), str(totals.new), f"hit {totals.hit_pct:.1f}%"))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in (1, 2, 3)] + [row[4]]
+        return "  ".join(cells).rstrip()
+
+    rule = "  ".join("-" * w for w in widths) + "  " + "-" * max(len(r[4]) for r in rows)
+    out = [f"workspace {explain.workspace}  turn {explain.turn}  model {explain.model}  "
+           f"context {explain.context_size}", "", line(rows[0]), rule]
+    out += [line(row) for row in rows[1:-1]]
+    out += [rule, line(rows[-1]), ""]
+    measured = explain.measured_recomputed_tokens
+    facts = [f"predicted cached {explain.predicted_cached_tokens}"]
+    facts.append(f"measured recomputed {measured}" if measured is not None else "measured recomputed -")
+    facts.append(f"ttft {explain.ttft_ms:.1f} ms" if explain.ttft_ms is not None else "ttft -")
+    out.append(", ".join(facts))
+    out += [f"note: {note}" for note in explain.notes]
+    return "\n".join(out) + "\n"

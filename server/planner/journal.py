@@ -1,0 +1,75 @@
+"""Persisted turns of one workspace session: an append-only JSON-lines file of manifests.
+
+``<state_dir>/turns.jsonl`` holds one record per finished turn (manifest, explain, the user text
+and the answer). The history segment is rebuilt from it after a restart. A torn last line (crash
+mid-write) or a record of another format version is skipped with a warning, never fatal.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import msgspec
+
+from contenox.planner.explain import Explain
+from contenox.planner.manifest import Manifest
+
+__all__ = ["Journal", "TurnRecord"]
+
+log = logging.getLogger(__name__)
+
+JOURNAL_VERSION = 1
+
+
+class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
+    v: int = JOURNAL_VERSION
+    turn: int
+    thread: str
+    user: str
+    answer: str
+    manifest: Manifest
+    explain: Explain
+    recorded_at: float
+
+
+class Journal:
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / "turns.jsonl"
+        self._decoder = msgspec.json.Decoder(TurnRecord)
+        self._encoder = msgspec.json.Encoder()
+
+    def load(self) -> list[TurnRecord]:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        records: list[TurnRecord] = []
+        for number, line in enumerate(data.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = self._decoder.decode(line)
+            except msgspec.DecodeError as exc:  # ValidationError is a DecodeError
+                log.warning("planner: %s line %d unreadable, skipped: %s", self.path, number, exc)
+                continue
+            if record.v != JOURNAL_VERSION:
+                log.warning("planner: %s line %d has format %d, skipped", self.path, number, record.v)
+                continue
+            records.append(record)
+        return records
+
+    def append(self, record: TurnRecord) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = self._encoder.encode(record) + b"\n"
+        if self.path.exists() and self.path.stat().st_size:
+            with self.path.open("rb") as fh:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":  # a torn line from a crash: start ours on a fresh line
+                    line = b"\n" + line
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)

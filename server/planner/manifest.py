@@ -1,0 +1,144 @@
+"""The turn manifest: what was sent, segment by segment, and whether the cache can serve it.
+
+A segment is a cache hit only if every identity field matches the previous turn's manifest and
+the segment and all segments before it kept their token hash and position. Any identity mismatch
+is a full miss with the reason named ("tokenizer digest changed").
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+__all__ = ["Identity", "Manifest", "SegmentRecord", "invalidation_reasons"]
+
+PLANNER_VERSION = 1
+"""Bump when the rendering of segments changes (it changes every segment's bytes)."""
+
+
+class Identity(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything that makes cached KV of one turn reusable by another."""
+
+    profile_id: str
+    backend: str
+    backend_version: str
+    model_digest: str
+    tokenizer_digest: str
+    chat_template_digest: str
+    context_size: int
+    kv_precision: str
+    sparse_attention: bool
+    cache_block_size: int
+    planner_version: int = PLANNER_VERSION
+
+
+class SegmentRecord(msgspec.Struct, frozen=True, kw_only=True):
+    kind: str
+    byte_hash: str
+    token_hash: str
+    token_start: int
+    token_end: int
+    cache_class: str
+    invalidation: str
+    """The rule: what makes this segment change."""
+    predicted_cached: int
+    predicted_new: int
+    invalidated_by: str | None = None
+    """Why it is not served from the cache this turn (None: it is)."""
+    items: tuple[tuple[str, str], ...] = ()
+    """(name, byte hash) of the things inside: pinned files, instruction files, history turns."""
+    note: str = ""
+    """What budget fitting did to it."""
+
+    @property
+    def tokens(self) -> int:
+        return self.token_end - self.token_start
+
+
+class Manifest(msgspec.Struct, frozen=True, kw_only=True):
+    identity: Identity
+    workspace: str
+    thread: str
+    turn: int
+    segments: tuple[SegmentRecord, ...]
+    total_tokens: int
+    predicted_cached_tokens: int
+    token_hash: str
+    """sha256 of all the turn's ids."""
+
+    def segment(self, kind: str) -> SegmentRecord:
+        for seg in self.segments:
+            if seg.kind == kind:
+                return seg
+        raise KeyError(kind)
+
+
+def identity_changes(old: Identity, new: Identity) -> list[str]:
+    """Names of identity fields that differ, as phrases: ``["tokenizer digest changed"]``."""
+    changed = []
+    for field in msgspec.structs.fields(Identity):
+        before, after = getattr(old, field.name), getattr(new, field.name)
+        if before != after:
+            name = field.name.replace("_", " ")
+            if isinstance(before, (bool, int)) and not isinstance(before, str):
+                changed.append(f"{name} changed ({before} -> {after})")
+            else:
+                changed.append(f"{name} changed")
+    return changed
+
+
+def _items_diff(kind: str, old: SegmentRecord, new: SegmentRecord) -> str:
+    before, after = dict(old.items), dict(new.items)
+    added = [n for n in after if n not in before]
+    removed = [n for n in before if n not in after]
+    edited = [n for n in after if n in before and before[n] != after[n]]
+    words = {"pins": ("pinned", "unpinned", "edited"), "instructions": ("added", "removed", "edited")}[kind]
+    parts = [f"{w}: {', '.join(names)}" for w, names in zip(words, (added, removed, edited), strict=True) if names]
+    label = "pins" if kind == "pins" else "instructions"
+    return f"{label} changed ({'; '.join(parts)})" if parts else f"{label} changed"
+
+
+_LABEL = {"system": "system prompt changed", "tools": "tool schemas changed", "policy": "policy changed",
+          "repo_map": "repo map changed", "diff": "diff changed", "terminal": "terminal output changed",
+          "user": "new user turn"}
+
+
+def _own_reason(old: SegmentRecord, new: SegmentRecord, given: dict[str, str]) -> str:
+    if new.kind in given:
+        return given[new.kind]
+    if new.kind in ("pins", "instructions"):
+        return _items_diff(new.kind, old, new)
+    if new.kind == "history":
+        grown = len(new.items) - len(old.items)
+        if grown > 0 and new.items[: len(old.items)] == old.items:
+            return f"history grew by {grown} turn(s)"
+        return "history window moved"
+    return _LABEL.get(new.kind, f"{new.kind} changed")
+
+
+def invalidation_reasons(old: Manifest | None, new_identity: Identity,
+                         segments: list[SegmentRecord], given: dict[str, str]) -> list[str | None]:
+    """Per segment: None if the cache can serve it under the manifest rule, else the reason."""
+    if old is None:
+        return ["first turn of this workspace session"] * len(segments)
+    changes = identity_changes(old.identity, new_identity)
+    if changes:
+        reason = ", ".join(changes)
+        return [reason] * len(segments)
+    reasons: list[str | None] = []
+    first_miss: str | None = None
+    for index, seg in enumerate(segments):
+        prev = old.segments[index] if index < len(old.segments) else None
+        same = (prev is not None and prev.kind == seg.kind and prev.token_hash == seg.token_hash
+                and prev.token_start == seg.token_start and prev.token_end == seg.token_end)
+        empty = seg.token_end == seg.token_start
+        if (first_miss is None and same) or (empty and (prev is None or prev.token_end == prev.token_start)):
+            reasons.append(None)
+            continue
+        if not same:
+            own = _own_reason(prev, seg, given) if prev is not None else f"{seg.kind} is new"
+            reasons.append(own)
+            if first_miss is None:
+                first_miss = seg.kind
+        else:
+            reasons.append(f"follows changed {first_miss}")
+    return reasons

@@ -1,0 +1,240 @@
+"""The planner: assemble a turn's token ids from cached segments, and account for the cache.
+
+``plan()`` renders the segments, fits the budget, joins each segment's cached ids and writes the
+manifest with the predicted cache outcome; ``record()`` adds the engine's measurement and
+persists the turn. Unchanged segments cost a hash and a dict lookup, not a tokenizer call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from itertools import chain
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+
+from contenox.config import PlannerConfig
+from contenox.errors import OverContext
+from contenox.planner.budget import fit_budget
+from contenox.planner.chat_frame import ChatFrame, derive_chat_frame
+from contenox.planner.explain import Explain, explain_from_manifest
+from contenox.planner.inputs import PlannerInputs
+from contenox.planner.journal import Journal, TurnRecord
+from contenox.planner.manifest import Identity, Manifest, SegmentRecord, invalidation_reasons
+from contenox.planner.prompts import PromptTexts, load_prompts
+from contenox.planner.segments import (
+    CACHE_CLASS,
+    INVALIDATION,
+    Draft,
+    RenderedSegment,
+    messages_of,
+    render_segments,
+)
+from contenox.planner.token_cache import TokenCache, TokenizerLike, byte_hash, token_hash
+from contenox.runtime_ov.profile import Profile
+
+__all__ = ["MetricsLike", "Planner", "TurnPlan"]
+
+log = logging.getLogger(__name__)
+
+PredictCached = Callable[[Sequence[int]], int]
+STABLE_KINDS = ("system", "tools", "policy", "instructions", "repo_map", "pins")
+
+
+class MetricsLike(Protocol):
+    """The parts of ``contenox.runtime_ov.RequestMetrics`` the planner records."""
+
+    @property
+    def measured_recomputed_tokens(self) -> int: ...
+
+    @property
+    def ttft_ms(self) -> float: ...
+
+
+class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
+    token_ids: list[int]
+    manifest: Manifest
+    messages: list[dict[str, str]]
+    """The chat messages these ids are the template rendering of (for checks and debugging)."""
+    user: str
+    """The user text as it enters the history once recorded."""
+
+    def stable_prefix(self) -> list[int]:
+        """Ids of the stable segments (system .. pins): what the cache policy keeps warm."""
+        return self.token_ids[: self.manifest.segment("pins").token_end]
+
+
+def _backend_version() -> str:
+    try:
+        return metadata.version("openvino-genai")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class Planner:
+    """Plans the turns of one workspace session; its state lives under ``state_dir``."""
+
+    def __init__(self, tokenizer: TokenizerLike, profile: Profile, config: PlannerConfig, state_dir: Path, *,
+                 backend: str = "openvino-genai", backend_version: str | None = None) -> None:
+        self.tokenizer = tokenizer
+        self.profile = profile
+        self.config = config
+        self.state_dir = Path(state_dir)
+        self.frame: ChatFrame = derive_chat_frame(tokenizer)
+        self.prompts: PromptTexts = load_prompts()
+        self.tokens = TokenCache(tokenizer)
+        self.identity = Identity(
+            profile_id=profile.id, backend=backend, backend_version=backend_version or _backend_version(),
+            model_digest=profile.model_digest, tokenizer_digest=profile.tokenizer_digest,
+            chat_template_digest=profile.chat_template_digest or self.frame.template_digest,
+            context_size=profile.max_tested_context, kv_precision=profile.kv_precision,
+            sparse_attention=profile.sparse_attention, cache_block_size=profile.cache_block_size)
+        self._lock = threading.Lock()
+        self._journal = Journal(self.state_dir)
+        self._records: list[TurnRecord] = self._journal.load()
+        self._segment_cache: dict[tuple[str, ...], tuple[tuple[int, ...], str, str]] = {}
+        self._last_ids: list[int] | None = None
+        """The last recorded prompt plus its answer's ids (local block model; this process only)."""
+        if align := config.align_blocks:
+            log.info("planner: align_blocks=%s has no effect (boundaries are not padded; see bench)", align)
+
+    # -- public --------------------------------------------------------------------------------
+    @property
+    def context_limit(self) -> int:
+        """Prompt tokens a turn may use: the tested context minus the output reserve."""
+        return self.identity.context_size - self.config.output_reserve
+
+    def plan(self, inputs: PlannerInputs, predict_cached: PredictCached | None = None) -> TurnPlan:
+        """Assemble the turn; raises OverContext when even the shrunk turn does not fit."""
+        with self._lock:
+            records = list(self._records)
+        draft = self._draft(inputs, records)
+        fit_budget(draft, self.identity.context_size, self.config.output_reserve, self._total,
+                   self.tokens.count, repo_map_at=inputs.repo_map_at, pins=inputs.pins)
+        rendered = render_segments(self.frame, self.prompts, draft)
+        ids_by_segment: list[tuple[int, ...]] = []
+        records_out: list[SegmentRecord] = []
+        start = 0
+        for seg in rendered:
+            ids, thash, bhash = self._segment_ids(seg)
+            ids_by_segment.append(ids)
+            records_out.append(SegmentRecord(
+                kind=seg.kind, byte_hash=bhash, token_hash=thash, token_start=start, token_end=start + len(ids),
+                cache_class=CACHE_CLASS[seg.kind], invalidation=INVALIDATION[seg.kind], predicted_cached=0,
+                predicted_new=len(ids), items=self._items(seg, draft), note="; ".join(draft.notes.get(seg.kind, []))))
+            start += len(ids)
+        token_ids = list(chain.from_iterable(ids_by_segment))
+        if len(token_ids) > self.context_limit:  # budget fitting guarantees this; keep the invariant loud
+            raise OverContext(f"planned {len(token_ids)} tokens exceed {self.context_limit}",
+                              needed=len(token_ids), limit=self.context_limit)
+        previous = self._previous(records)
+        reasons = invalidation_reasons(previous, self.identity, records_out, dict(inputs.change_reasons))
+        predicted = self._predict(token_ids, previous, records_out, reasons, predict_cached)
+        segments = tuple(
+            msgspec.structs.replace(
+                rec, predicted_cached=(c := max(0, min(rec.tokens, predicted - rec.token_start))),
+                predicted_new=rec.tokens - c, invalidated_by=reason)
+            for rec, reason in zip(records_out, reasons, strict=True))
+        manifest = Manifest(identity=self.identity, workspace=inputs.workspace, thread=inputs.thread,
+                            turn=len(records) + 1, segments=segments, total_tokens=len(token_ids),
+                            predicted_cached_tokens=predicted, token_hash=token_hash(token_ids))
+        return TurnPlan(token_ids=token_ids, manifest=manifest, user=draft.user.strip(),
+                        messages=messages_of(self.frame, self.prompts, draft))
+
+    def preview(self, plan: TurnPlan) -> Explain:
+        """The explain of a planned turn before the engine ran it (no measurement yet)."""
+        return explain_from_manifest(plan.manifest)
+
+    def record(self, plan: TurnPlan, metrics: MetricsLike | None, answer_text: str) -> Explain:
+        """Persist the turn (manifest, measurement, answer) and return its explain."""
+        measured = getattr(metrics, "measured_recomputed_tokens", None) if metrics is not None else None
+        ttft = getattr(metrics, "ttft_ms", None) if metrics is not None else None
+        explain = explain_from_manifest(plan.manifest, measured_recomputed_tokens=measured, ttft_ms=ttft)
+        with self._lock:
+            turn = len(self._records) + 1
+            manifest = plan.manifest if plan.manifest.turn == turn else msgspec.structs.replace(plan.manifest,
+                                                                                                turn=turn)
+            explain = msgspec.structs.replace(explain, turn=turn)
+            record = TurnRecord(turn=turn, thread=manifest.thread, user=plan.user, answer=answer_text.strip(),
+                                manifest=manifest, explain=explain, recorded_at=time.time())
+            self._journal.append(record)
+            self._records.append(record)
+            self._last_ids = plan.token_ids + list(self.tokens.ids(answer_text.strip()))
+        return explain
+
+    def last_explain(self) -> Explain | None:
+        with self._lock:
+            return self._records[-1].explain if self._records else None
+
+    def last_manifest(self) -> Manifest | None:
+        with self._lock:
+            return self._records[-1].manifest if self._records else None
+
+    # -- internals -----------------------------------------------------------------------------
+    def _history(self, records: list[TurnRecord], thread: str) -> list[tuple[str, str]]:
+        turns = [(r.user, r.answer) for r in records if r.thread == thread]
+        limit = self.config.max_history_turns
+        if limit <= 0:
+            return []
+        if len(turns) <= limit:
+            return turns
+        step = max(1, limit // 2)  # the window jumps, so between jumps the history only grows
+        start = math.ceil((len(turns) - limit) / step) * step
+        return turns[start:]
+
+    def _draft(self, inputs: PlannerInputs, records: list[TurnRecord]) -> Draft:
+        return Draft(instructions=list(inputs.instructions), repo_map=inputs.repo_map,
+                     pins=[(pin.path, pin.text) for pin in inputs.pins],
+                     history=self._history(records, inputs.thread), diff=inputs.diff, terminal=inputs.terminal,
+                     user=inputs.user)
+
+    def _segment_ids(self, seg: RenderedSegment) -> tuple[tuple[int, ...], str, str]:
+        """(ids, token hash, byte hash) of a segment, from the cache when its bytes are unchanged."""
+        hashes = tuple(byte_hash(part) for part in seg.parts)
+        hit = self._segment_cache.get(hashes)
+        if hit is not None:
+            return hit
+        ids = tuple(chain.from_iterable(self.tokens.lookup(part, h)[0] for part, h in zip(seg.parts, hashes,
+                                                                                         strict=True)))
+        entry = (ids, token_hash(ids), hashlib.sha256("".join(seg.parts).encode("utf-8")).hexdigest())
+        if len(self._segment_cache) > 256:
+            self._segment_cache.clear()
+        self._segment_cache[hashes] = entry
+        return entry
+
+    def _total(self, draft: Draft) -> int:
+        return sum(len(self._segment_ids(seg)[0]) for seg in render_segments(self.frame, self.prompts, draft))
+
+    @staticmethod
+    def _items(seg: RenderedSegment, draft: Draft) -> tuple[tuple[str, str], ...]:
+        if seg.kind == "history":
+            return tuple((f"turn {i + 1}", byte_hash(f"{u}\0{a}")) for i, (u, a) in enumerate(draft.history))
+        return tuple((name, byte_hash(text)) for name, text in seg.items)
+
+    def _previous(self, records: list[TurnRecord]) -> Manifest | None:
+        return records[-1].manifest if records else None
+
+    def _predict(self, ids: list[int], previous: Manifest | None, segments: list[SegmentRecord],
+                 reasons: list[str | None], predict_cached: PredictCached | None) -> int:
+        if predict_cached is not None:
+            return max(0, min(len(ids), int(predict_cached(ids))))
+        if previous is None or previous.identity != self.identity:
+            return 0
+        block = self.identity.cache_block_size
+        if self._last_ids is not None:
+            common = 0
+            for a, b in zip(self._last_ids, ids, strict=False):
+                if a != b:
+                    break
+                common += 1
+        else:
+            first = next((s.token_start for s, r in zip(segments, reasons, strict=True) if r is not None), len(ids))
+            common = first
+        return min(common // block * block, max(0, (len(ids) - 1) // block * block))

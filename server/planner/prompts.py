@@ -1,0 +1,30 @@
+"""The fixed prompt texts (package data under ``prompts/``): system prompt, tool schemas, chain policy.
+
+Loaded with importlib.resources; the tool schemas are re-serialised canonically (sorted keys, no
+spaces) so the tools segment is byte-identical whatever the file's formatting.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import msgspec
+
+__all__ = ["PromptTexts", "load_prompts"]
+
+
+class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
+    system: str
+    tools: str
+    """Canonical JSON of the tool schemas, one tool per line."""
+    policy: str
+
+
+def _read(name: str) -> str:
+    return resources.files("contenox.planner").joinpath("prompts", name).read_text(encoding="utf-8")
+
+
+def load_prompts() -> PromptTexts:
+    tools = msgspec.json.decode(_read("tools.json").encode())
+    lines = [msgspec.json.encode(msgspec.to_builtins(tool, order="sorted")).decode() for tool in tools]
+    return PromptTexts(system=_read("system.md").strip(), tools="\n".join(lines), policy=_read("policy.md").strip())
