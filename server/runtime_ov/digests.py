@@ -104,7 +104,10 @@ def _ir_digests(directory: Path) -> ModelDigests:
     template = ""
     config = directory / "tokenizer_config.json"
     if config.is_file():
-        data = msgspec.json.decode(config.read_bytes())
+        try:
+            data = msgspec.json.decode(config.read_bytes())
+        except msgspec.DecodeError as exc:
+            raise ProfileMismatch(f"{config}: not valid JSON ({exc})", path=str(config)) from exc
         if isinstance(data, dict):
             template = str(data.get("chat_template") or "")
     if not template and (directory / "chat_template.jinja").is_file():
@@ -113,7 +116,21 @@ def _ir_digests(directory: Path) -> ModelDigests:
         model_digest=_tree_digest(directory, model),
         tokenizer_digest=_tree_digest(directory, tokenizer),
         chat_template_digest=hashlib.sha256(template.encode()).hexdigest(),
+        context_length=_ir_context(directory),
     )
+
+
+def _ir_context(directory: Path) -> int | None:
+    """``max_position_embeddings`` from the repository's config.json, when there is one."""
+    path = directory / "config.json"
+    if not path.is_file():
+        return None
+    try:
+        data = msgspec.json.decode(path.read_bytes())
+    except msgspec.DecodeError:
+        return None
+    value = data.get("max_position_embeddings") if isinstance(data, dict) else None
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def model_digests(weights: Path, *, model_digest: str | None = None) -> ModelDigests:
