@@ -76,7 +76,7 @@ def test_unreadable_models_are_translated(tmp_path: Path) -> None:
     assert info.value.__cause__ is not None  # the gguf package's error, kept as the cause
     (tmp_path / "ir").mkdir()
     (tmp_path / "ir" / "config.json").write_text("{}")
-    with pytest.raises(ProfileMismatch, match="no openvino_model.xml"):
+    with pytest.raises(ProfileMismatch, match=r"no openvino_model\.xml"):
         model_digests(tmp_path / "ir")
 
 
