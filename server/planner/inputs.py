@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 
-__all__ = ["Pin", "PlannerInputs"]
+__all__ = ["Pin", "PlannerInputs", "as_pin"]
 
 
 class Pin(msgspec.Struct, frozen=True, kw_only=True):
@@ -20,17 +20,22 @@ class Pin(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PlannerInputs(msgspec.Struct, frozen=True, kw_only=True):
-    workspace: str
-    """Absolute workspace root."""
     user: str
     """This turn's request (the prompt, with any selection the node folded in)."""
-    instructions: tuple[tuple[str, str], ...] = ()
+    workspace: str = ""
+    """Absolute workspace root (shown by explain-context)."""
+    instructions: Sequence[tuple[str, str]] = ()
     """(relative path, text) of AGENTS.md, CLAUDE.md, ... as ``Workspace.instructions()`` returns them."""
     repo_map: str = ""
     repo_map_at: Callable[[int], str] | None = None
     """Rebuilds the repo map for a smaller token budget (``lambda n: ws.repo_map(n, count)``); None:
     the planner cuts ``repo_map`` at line ends, keeping its top (the highest-ranked entries)."""
-    pins: tuple[Pin, ...] = ()
+    pins: Sequence[Pin | tuple[str, str]] = ()
+    """Pinned files, as :class:`Pin` or ``(path, text)``."""
+    history: Sequence[tuple[str, str]] | None = None
+    """(user, answer) of earlier turns of this thread, oldest first, when the caller keeps them; None:
+    the planner's own record of the thread (what ``record()`` persisted). Either way the planner
+    windows it (at most ``max_history_turns``, moving in jumps so the history stays append-only)."""
     diff: str = ""
     """Working tree + index vs HEAD, unified diff."""
     terminal: str = ""
@@ -40,3 +45,7 @@ class PlannerInputs(msgspec.Struct, frozen=True, kw_only=True):
     change_reasons: dict[str, str] = msgspec.field(default_factory=dict)
     """Optional words for why a segment changed, by segment kind (``{"repo_map": "repo map changed: 3
     files"}`` from ``ChangeEvent``); without them the planner names the change itself."""
+
+
+def as_pin(pin: Pin | tuple[str, str]) -> Pin:
+    return pin if isinstance(pin, Pin) else Pin(path=pin[0], text=pin[1])

@@ -25,7 +25,7 @@ from contenox.errors import OverContext
 from contenox.planner.budget import fit_budget
 from contenox.planner.chat_frame import ChatFrame, derive_chat_frame
 from contenox.planner.explain import Explain, explain_from_manifest
-from contenox.planner.inputs import PlannerInputs
+from contenox.planner.inputs import PlannerInputs, as_pin
 from contenox.planner.journal import Journal, TurnRecord
 from contenox.planner.manifest import Identity, Manifest, SegmentRecord, invalidation_reasons
 from contenox.planner.prompts import PromptTexts, load_prompts
@@ -117,7 +117,7 @@ class Planner:
             records = list(self._records)
         draft = self._draft(inputs, records)
         fit_budget(draft, self.identity.context_size, self.config.output_reserve, self._total,
-                   self.tokens.count, repo_map_at=inputs.repo_map_at, pins=inputs.pins)
+                   self.tokens.count, repo_map_at=inputs.repo_map_at, pins=tuple(map(as_pin, inputs.pins)))
         rendered = render_segments(self.frame, self.prompts, draft)
         ids_by_segment: list[tuple[int, ...]] = []
         records_out: list[SegmentRecord] = []
@@ -178,8 +178,11 @@ class Planner:
             return self._records[-1].manifest if self._records else None
 
     # -- internals -----------------------------------------------------------------------------
-    def _history(self, records: list[TurnRecord], thread: str) -> list[tuple[str, str]]:
-        turns = [(r.user, r.answer) for r in records if r.thread == thread]
+    def _history(self, records: list[TurnRecord], inputs: PlannerInputs) -> list[tuple[str, str]]:
+        if inputs.history is not None:
+            turns = [(str(u), str(a)) for u, a in inputs.history]
+        else:
+            turns = [(r.user, r.answer) for r in records if r.thread == inputs.thread]
         limit = self.config.max_history_turns
         if limit <= 0:
             return []
@@ -190,9 +193,9 @@ class Planner:
         return turns[start:]
 
     def _draft(self, inputs: PlannerInputs, records: list[TurnRecord]) -> Draft:
-        return Draft(instructions=list(inputs.instructions), repo_map=inputs.repo_map,
-                     pins=[(pin.path, pin.text) for pin in inputs.pins],
-                     history=self._history(records, inputs.thread), diff=inputs.diff, terminal=inputs.terminal,
+        return Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
+                     pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)],
+                     history=self._history(records, inputs), diff=inputs.diff, terminal=inputs.terminal,
                      user=inputs.user)
 
     def _segment_ids(self, seg: RenderedSegment) -> tuple[tuple[int, ...], str, str]:
