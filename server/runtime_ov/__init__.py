@@ -1,1 +1,35 @@
-"""contenox.runtime_ov."""
+"""contenox.runtime_ov: the only package importing openvino.
+
+The model store (catalog, profiles, digests, tokenizer) and the long-lived engine: one
+ContinuousBatchingPipeline per loaded model, driven by one engine thread, with a block model of
+its prefix cache, streaming, cancellation and per-request metrics.
+"""
+
+from contenox.runtime_ov.block_model import BlockModel
+from contenox.runtime_ov.engine import Engine
+from contenox.runtime_ov.metrics import EngineStats, RequestMetrics
+from contenox.runtime_ov.options import EngineOptions
+from contenox.runtime_ov.profile import Profile
+from contenox.runtime_ov.requests import FinalEvent, GenerateRequest, Priority, RequestHandle, TokenEvent
+from contenox.runtime_ov.session import Session
+from contenox.runtime_ov.store import InstalledModel, ModelStore
+from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
+
+__all__ = [
+    "BlockModel",
+    "Engine",
+    "EngineOptions",
+    "EngineStats",
+    "FinalEvent",
+    "GenerateRequest",
+    "InstalledModel",
+    "ModelStore",
+    "Priority",
+    "Profile",
+    "RequestHandle",
+    "RequestMetrics",
+    "Session",
+    "TokenEvent",
+    "Tokenizer",
+    "load_tokenizer",
+]

@@ -1,0 +1,184 @@
+"""The engine thread's side: build the pipeline and run one request through add_request/step().
+
+Only the engine thread calls into this module after :func:`load_pipeline` returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from contenox.errors import OverBatch
+from contenox.runtime_ov._ov_errors import translate_ov_error
+from contenox.runtime_ov.metrics import RequestMetrics, peak_rss_bytes
+from contenox.runtime_ov.options import EngineOptions
+from contenox.runtime_ov.requests import FinalEvent, RequestHandle, TokenEvent
+from contenox.runtime_ov.store import InstalledModel
+
+if TYPE_CHECKING:
+    from contenox.runtime_ov.engine import Engine
+
+__all__ = ["RequestRunner", "choose_device", "load_pipeline"]
+
+log = logging.getLogger(__name__)
+
+_CLEANUP_STEPS = 8
+
+
+def choose_device(preference: list[str], requested: str, available: list[str]) -> str:
+    """``requested`` if OpenVINO has it, else the first preferred device it has, else CPU."""
+    def present(name: str) -> bool:
+        return any(dev == name or dev.startswith(name + ".") for dev in available)
+
+    for name in ([requested] if requested else []) + list(preference):
+        if present(name):
+            return name
+    return "CPU"
+
+
+def load_pipeline(model: InstalledModel, options: EngineOptions, num_kv_blocks: int) -> tuple[Any, str]:
+    """A ContinuousBatchingPipeline with prefix caching and an exact number of KV blocks."""
+    import openvino as ov
+    import openvino_genai as ov_genai
+
+    profile = model.profile
+    try:
+        device = choose_device(list(profile.device_preference), options.device, list(ov.Core().available_devices))
+        config = ov_genai.SchedulerConfig()
+        config.enable_prefix_caching = profile.prefix_caching
+        config.num_kv_blocks = num_kv_blocks
+        config.dynamic_split_fuse = True
+        config.max_num_batched_tokens = options.chunk_tokens
+        config.max_num_seqs = options.max_num_seqs
+        if profile.sparse_attention:
+            config.use_sparse_attention = True
+        # Cache eviction stays off: with prefix caching it leaks blocks, and apply_rotation aborts.
+        properties: dict[str, Any] = {}
+        if profile.kv_precision != "auto":
+            properties["KV_CACHE_PRECISION"] = profile.kv_precision
+        if options.threads:
+            properties["INFERENCE_NUM_THREADS"] = options.threads
+        pipe = ov_genai.ContinuousBatchingPipeline(str(model.weights), config, device, properties)
+    except (RuntimeError, IndexError) as exc:
+        raise translate_ov_error(exc, doing=f"loading model {model.name}") from exc
+    return pipe, device
+
+
+class RequestRunner:
+    """Runs one request at a time on the pipeline, delivering events to its handle."""
+
+    def __init__(self, pipe: Any, engine: Engine) -> None:
+        import openvino_genai as ov_genai
+
+        self._pipe = pipe
+        self._engine = engine
+        self._status = ov_genai.GenerationStatus
+        self._reasons = {ov_genai.GenerationFinishReason.STOP: "stop",
+                         ov_genai.GenerationFinishReason.LENGTH: "length"}
+
+    def _config(self, handle: RequestHandle) -> Any:
+        import openvino_genai as ov_genai
+
+        request = handle.request
+        eos = self._engine.tokenizer.eos_token_id
+        config = ov_genai.GenerationConfig()
+        config.max_new_tokens = request.max_new_tokens or self._engine.options.max_new_tokens
+        config.do_sample = False
+        if eos >= 0:
+            config.eos_token_id = eos
+        stops = {int(t) for t in request.stop_token_ids} | ({eos} if eos >= 0 else set())
+        if stops:
+            config.stop_token_ids = stops
+        return config
+
+    def recover(self) -> None:
+        """After a failed request: let the pipeline drop whatever is still in flight."""
+        try:
+            for _ in range(_CLEANUP_STEPS):
+                if not self._pipe.has_non_finished_requests():
+                    break
+                self._pipe.step()
+        except RuntimeError:
+            log.exception("pipeline cleanup after a failed request")
+
+    def run(self, handle: RequestHandle) -> FinalEvent:
+        import numpy as np
+        import openvino as ov
+
+        engine = self._engine
+        request = handle.request
+        ids = [int(t) for t in request.token_ids]
+        chunk = engine.options.chunk_tokens
+        predicted = engine.blocks.predict(ids)
+        started = time.perf_counter()
+        if handle.cancel_requested:
+            return self._final(handle, [], "cancelled", predicted, 0, started, None)
+        tokenizer = engine.tokenizer
+        generated: list[int] = []
+        sent_text = ""
+        steps = 0
+        first: float | None = None
+        reason = ""
+        native = self._pipe.add_request(handle.request_id, ov.Tensor(np.array([ids], dtype=np.int64)),
+                                        self._config(handle))
+        while True:
+            if handle.cancel_requested:
+                native.cancel()
+                reason = "cancelled"
+                break
+            self._pipe.step()
+            if first is None:
+                steps += 1
+            if native.can_read():
+                new: list[int] = []
+                for output in native.read().values():
+                    new.extend(int(t) for t in output.generated_ids)
+                    reason = self._reasons.get(output.finish_reason, reason)
+                if new:
+                    if first is None:
+                        first = time.perf_counter()
+                    generated.extend(new)
+                    text = tokenizer.decode(generated)
+                    delta = ""
+                    if not text.endswith("\ufffd") and text.startswith(sent_text):
+                        delta, sent_text = text[len(sent_text):], text
+                    handle.emit(TokenEvent(token_ids=new, text=delta))
+            status = native.get_status()
+            if status == self._status.RUNNING or native.can_read():
+                continue
+            if status == self._status.IGNORED:
+                self.recover()
+                raise OverBatch(f"the engine's KV cache ({engine.blocks.capacity_tokens} tokens) cannot hold "
+                                f"request {handle.request_id} ({len(ids)} prompt tokens)")
+            break
+        self.recover()
+        engine._measured_kv(self._pipe.get_metrics())
+        if reason == "cancelled":
+            computed = (ids[:min(len(ids), predicted + steps * chunk)] if first is None
+                        else ids + generated[:-1])
+        else:
+            reason = reason or "stop"
+            computed = ids + generated[:-1]
+        engine.blocks.commit(computed)
+        return self._final(handle, generated, reason, predicted, steps, started, first)
+
+    def _final(self, handle: RequestHandle, generated: list[int], reason: str, predicted: int, steps: int,
+               started: float, first: float | None) -> FinalEvent:
+        engine = self._engine
+        ended = time.perf_counter()
+        prompt = len(handle.request.token_ids)
+        chunk = engine.options.chunk_tokens
+        recomputed = min(prompt, steps * chunk)
+        ttft = (first - started) * 1000.0 if first is not None else 0.0
+        decode_s = ended - first if first is not None else 0.0
+        metrics = RequestMetrics(
+            prompt_tokens=prompt, predicted_cached_tokens=predicted, measured_recomputed_tokens=recomputed,
+            prefill_steps=steps, chunk_tokens=chunk, ttft_ms=ttft,
+            prefill_tps=recomputed / (ttft / 1000.0) if ttft > 0 else 0.0,
+            decode_tps=(len(generated) - 1) / decode_s if decode_s > 0 and len(generated) > 1 else 0.0,
+            generated_tokens=len(generated), total_ms=(ended - started) * 1000.0,
+            cache_used_tokens=engine.blocks.used_tokens, cache_capacity_tokens=engine.blocks.capacity_tokens,
+            peak_rss_bytes=peak_rss_bytes(), queue_ms=max(0.0, (started - handle.submitted_at) * 1000.0))
+        text = engine.tokenizer.decode(generated)
+        return FinalEvent(text=text, token_ids=generated, finish_reason=reason, metrics=metrics)

@@ -1,0 +1,84 @@
+"""A mirror of the engine's prefix cache that predicts how many prompt tokens it will serve.
+
+OpenVINO GenAI 2026.4.1 does not report cached tokens. Its prefix cache keys each *full*
+32-token block by the hash of every token up to the block's end, keeps freed blocks until the
+pool runs out and then evicts the least recently used. This model keeps the same thing: an LRU
+ordered set of block keys (a key names a block together with its whole prefix), capacity in
+blocks. ``predict(ids)`` walks the prompt's blocks while they are present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+__all__ = ["BlockModel"]
+
+
+def _block_keys(ids: Sequence[int], block: int, limit: int | None = None) -> list[bytes]:
+    """Chained keys of the full blocks of ``ids`` (at most ``limit`` blocks)."""
+    count = len(ids) // block if limit is None else min(limit, len(ids) // block)
+    keys: list[bytes] = []
+    digest = hashlib.blake2b(digest_size=16)
+    for index in range(count):
+        chunk = ids[index * block:(index + 1) * block]
+        digest.update(b"".join(int(t).to_bytes(4, "little", signed=True) for t in chunk))
+        keys.append(digest.copy().digest())
+    return keys
+
+
+class BlockModel:
+    """Thread-safe LRU model of the engine's prefix cache, in blocks of ``block_size`` tokens."""
+
+    def __init__(self, capacity_blocks: int, block_size: int = 32) -> None:
+        if capacity_blocks <= 0 or block_size <= 0:
+            raise ValueError("capacity_blocks and block_size must be > 0")
+        self.capacity_blocks = capacity_blocks
+        self.block_size = block_size
+        self._blocks: OrderedDict[bytes, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def capacity_tokens(self) -> int:
+        return self.capacity_blocks * self.block_size
+
+    @property
+    def used_blocks(self) -> int:
+        with self._lock:
+            return len(self._blocks)
+
+    @property
+    def used_tokens(self) -> int:
+        return self.used_blocks * self.block_size
+
+    def predict(self, ids: Sequence[int]) -> int:
+        """Prompt tokens the cache would serve now (full blocks; the last token is always computed)."""
+        usable = max(0, len(ids) - 1) // self.block_size
+        cached = 0
+        with self._lock:
+            for key in _block_keys(ids, self.block_size, usable):
+                if key not in self._blocks:
+                    break
+                cached += self.block_size
+        return cached
+
+    def commit(self, ids: Sequence[int]) -> None:
+        """Record that the engine computed KV for ``ids`` (prompt plus generated tokens, in order).
+
+        Touches every full block and evicts the least recently used beyond capacity. The first
+        block is touched last, so under pressure a chain loses its tail before its head (a lost
+        head block would make the whole chain unreachable).
+        """
+        keys = _block_keys(ids, self.block_size)
+        with self._lock:
+            for key in reversed(keys):
+                self._blocks[key] = None
+                self._blocks.move_to_end(key)
+            while len(self._blocks) > self.capacity_blocks:
+                self._blocks.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._blocks.clear()

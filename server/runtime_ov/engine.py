@@ -1,0 +1,234 @@
+"""The long-lived engine: one ContinuousBatchingPipeline driven by one dedicated thread.
+
+Nothing but the engine thread touches the pipeline. Callers submit token ids with a priority;
+the thread takes the most urgent request, drives ``add_request``/``step()`` itself and delivers
+token events to the caller's event loop. Requests run one at a time: on 2 CPU cores batching
+buys no throughput, and with one request in flight the number of steps before the first token
+measures the recomputed prompt tokens (``ceil(recomputed / chunk)``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from contenox.errors import ContenoxError, EngineBusy, EngineError, InvalidRequest, OverBatch, OverContext
+from contenox.runtime_ov._ov_errors import translate_ov_error
+from contenox.runtime_ov._runner import RequestRunner, load_pipeline
+from contenox.runtime_ov.block_model import BlockModel
+from contenox.runtime_ov.kv_layout import read_kv_layout
+from contenox.runtime_ov.metrics import EngineStats
+from contenox.runtime_ov.options import EngineOptions
+from contenox.runtime_ov.profile import Profile
+from contenox.runtime_ov.requests import FinalEvent, GenerateRequest, Priority, RequestHandle
+from contenox.runtime_ov.session import Session
+from contenox.runtime_ov.store import InstalledModel
+from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
+
+__all__ = ["Engine"]
+
+log = logging.getLogger(__name__)
+
+_DEFAULT_BYTES_PER_TOKEN = 64 * 1024
+
+
+class Engine:
+    """One loaded model. Create with :meth:`start`; ``close()`` when done."""
+
+    def __init__(self, model: InstalledModel, options: EngineOptions, tokenizer: Tokenizer) -> None:
+        self.model = model
+        self.profile: Profile = model.profile
+        self.options = options
+        self.tokenizer = tokenizer
+        layout = read_kv_layout(model.weights)
+        self.kv_bytes_per_token = (layout.bytes_per_token(model.profile.kv_precision) if layout
+                                   else _DEFAULT_BYTES_PER_TOKEN)
+        block = model.profile.cache_block_size
+        self.num_kv_blocks = max(1, int(options.cache_size_gb * (1 << 30)) // (self.kv_bytes_per_token * block))
+        self.blocks = BlockModel(self.num_kv_blocks, block)
+        self.device = ""
+        self._queue: list[tuple[int, int, RequestHandle]] = []
+        self._seq = itertools.count()
+        self._ids = itertools.count(1)
+        self._cond = threading.Condition()
+        self._closing = False
+        self._running: RequestHandle | None = None
+        self._sessions: dict[str, Session] = {}
+        self._done = 0
+        self._ready = threading.Event()
+        self._start_error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name=f"contenox-engine-{model.name}", daemon=True)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    def start(cls, model: InstalledModel, options: EngineOptions | None = None) -> Engine:
+        """Load ``model`` on a new engine thread; returns once the pipeline is ready."""
+        options = options or EngineOptions()
+        engine = cls(model, options, load_tokenizer(model.weights))
+        engine._thread.start()
+        engine._ready.wait()
+        if engine._start_error is not None:
+            engine._thread.join()
+            error = engine._start_error
+            if isinstance(error, ContenoxError):
+                raise error
+            raise translate_ov_error(error, doing=f"loading model {model.name}") from error
+        log.info("engine for %s on %s: %d KV blocks (%d tokens), chunk %d", model.name, engine.device,
+                 engine.num_kv_blocks, engine.blocks.capacity_tokens, options.chunk_tokens)
+        return engine
+
+    def close(self) -> None:
+        """Cancel queued and running requests and stop the engine thread."""
+        with self._cond:
+            self._closing = True
+            queued = [handle for _, _, handle in self._queue]
+            self._queue.clear()
+            running = self._running
+            self._cond.notify_all()
+        for handle in queued:
+            handle.fail(EngineBusy("the engine is shutting down"))
+        if running is not None:
+            running.cancel()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- requests ----------------------------------------------------------------------------
+    def submit(self, request: GenerateRequest) -> RequestHandle:
+        """Queue ``request``; events stream through the returned handle.
+
+        Raises OverContext (prompt + max_new_tokens beyond the profile's tested context),
+        OverBatch (the queue is full, or the request cannot fit the KV cache), EngineBusy (closed).
+        """
+        max_new = request.max_new_tokens or self.options.max_new_tokens
+        self._check_fits(request.token_ids, max_new)
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        with self._cond:
+            if self._closing:
+                raise EngineBusy("the engine is closed")
+            if len(self._queue) >= self.options.max_queued:
+                raise OverBatch(f"{len(self._queue)} requests already queued (max_queued "
+                                f"{self.options.max_queued})", queued=len(self._queue))
+            handle = RequestHandle(request, next(self._ids), loop, self._notify)
+            heapq.heappush(self._queue, (int(request.priority), next(self._seq), handle))
+            self._cond.notify_all()
+        return handle
+
+    def _check_fits(self, ids: Sequence[int], max_new: int) -> None:
+        if not ids:
+            raise InvalidRequest("the prompt has no tokens")
+        limit = self.profile.max_tested_context
+        need = len(ids) + max_new
+        if need > limit:
+            raise OverContext(
+                f"prompt of {len(ids)} tokens + {max_new} new tokens = {need} exceeds the tested context "
+                f"of {self.profile.id} ({limit}) by {need - limit} tokens",
+                prompt_tokens=len(ids), max_new_tokens=max_new, limit=limit, over_by=need - limit)
+        capacity = self.blocks.capacity_tokens
+        if need > capacity:
+            raise OverBatch(f"prompt + new tokens ({need}) exceed the KV cache of {capacity} tokens; "
+                            "raise engine.cache_size_gb", need=need, capacity=capacity)
+
+    def generate(self, request: GenerateRequest, timeout: float | None = None) -> FinalEvent:
+        """Blocking submit-and-wait, for callers without an event loop (bench, scripts)."""
+        return self.submit(request).wait(timeout)
+
+    async def warm(self, session_id: str, token_ids: Sequence[int]) -> FinalEvent:
+        """A background 1-token request that re-touches the blocks of ``token_ids``."""
+        ids = list(token_ids)
+        return await self.submit(GenerateRequest(session_id=session_id, token_ids=ids, max_new_tokens=1,
+                                                 priority=Priority.BACKGROUND)).result()
+
+    def predict_cached(self, token_ids: Sequence[int]) -> int:
+        """Prompt tokens the prefix cache would serve if ``token_ids`` ran now (block model)."""
+        return self.blocks.predict(token_ids)
+
+    def session(self, session_id: str) -> Session:
+        """The long-lived session of ``session_id`` (created on first use)."""
+        with self._cond:
+            found = self._sessions.get(session_id)
+            if found is None:
+                found = self._sessions[session_id] = Session(session_id, self)
+            return found
+
+    def _forget_session(self, session_id: str) -> None:
+        with self._cond:
+            self._sessions.pop(session_id, None)
+
+    def stats(self) -> EngineStats:
+        with self._cond:
+            depth = len(self._queue)
+            running = self._running is not None
+            sessions = len(self._sessions)
+        return EngineStats(model=self.model.name, device=self.device,
+                           cache_capacity_tokens=self.blocks.capacity_tokens,
+                           cache_used_tokens=self.blocks.used_tokens, kv_bytes_per_token=self.kv_bytes_per_token,
+                           chunk_tokens=self.options.chunk_tokens, queue_depth=depth, running=running,
+                           requests_done=self._done, sessions=sessions)
+
+    # -- engine thread -----------------------------------------------------------------------
+    def _notify(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def _next(self) -> RequestHandle | None:
+        with self._cond:
+            while not self._queue and not self._closing:
+                self._cond.wait()
+            if self._closing:
+                return None
+            _, _, handle = heapq.heappop(self._queue)
+            self._running = handle
+            return handle
+
+    def _main(self) -> None:
+        try:
+            pipe, self.device = load_pipeline(self.model, self.options, self.num_kv_blocks)
+            runner = RequestRunner(pipe, self)
+        except BaseException as exc:  # reported to Engine.start on the caller's thread
+            self._start_error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        while (handle := self._next()) is not None:
+            final: FinalEvent | None = None
+            error: ContenoxError | None = None
+            try:
+                final = runner.run(handle)
+            except ContenoxError as exc:
+                error = exc
+            except (RuntimeError, IndexError) as exc:
+                error = translate_ov_error(exc, doing=f"request {handle.request_id}")
+                runner.recover()
+            except Exception as exc:  # keep the engine alive; the caller gets the error
+                log.exception("engine request %d failed", handle.request_id)
+                error = EngineError(f"request {handle.request_id} failed: {exc!r}")
+            if final is not None and handle.request.session_id:
+                self.session(handle.request.session_id).commit(list(handle.request.token_ids) + final.token_ids)
+            with self._cond:
+                self._running = None
+                self._done += 1
+            if final is not None:
+                handle.finish(final)
+            else:
+                handle.fail(error or EngineError(f"request {handle.request_id} failed"))
+        del runner, pipe
+
+    def _measured_kv(self, native_metrics: Any) -> None:
+        """Replace the estimated KV bytes/token by the pipeline's figure once it allocated the cache."""
+        allocated = int(getattr(native_metrics, "kv_cache_size_in_bytes", 0) or 0)
+        if allocated:
+            self.kv_bytes_per_token = allocated // (self.num_kv_blocks * self.blocks.block_size)

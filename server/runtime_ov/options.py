@@ -1,0 +1,31 @@
+"""Engine options: cache size, prefill chunk, batch and device, from the typed config."""
+
+from __future__ import annotations
+
+import msgspec
+
+from contenox.config import EngineConfig
+
+__all__ = ["EngineOptions"]
+
+
+class EngineOptions(msgspec.Struct, frozen=True, kw_only=True):
+    cache_size_gb: float = 2.0
+    """KV cache kept by the engine (turned into a whole number of 32-token blocks)."""
+    chunk_tokens: int = 256
+    """Split-fuse prefill chunk (``max_num_batched_tokens``); cancellation granularity in prefill."""
+    max_num_seqs: int = 8
+    max_new_tokens: int = 512
+    """Default for requests that ask for 0 new tokens."""
+    threads: int = 0
+    """Inference threads; 0 lets OpenVINO decide."""
+    device: str = ""
+    """Empty: the first of the profile's device_preference that OpenVINO reports, else CPU."""
+    max_queued: int = 64
+    """Requests waiting beyond this are refused with OverBatch."""
+
+    @classmethod
+    def from_config(cls, engine: EngineConfig, *, device: str = "") -> EngineOptions:
+        return cls(cache_size_gb=engine.cache_size_gb, chunk_tokens=engine.chunk_tokens,
+                   max_num_seqs=engine.max_num_seqs, max_new_tokens=engine.max_new_tokens,
+                   threads=engine.threads, device=device)

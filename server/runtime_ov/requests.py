@@ -1,0 +1,171 @@
+"""What callers hand the engine and what streams back: requests, events and the request handle.
+
+The handle lives on the caller's side. The engine thread delivers events into it with
+``loop.call_soon_threadsafe`` (or directly, under a lock, when the request was submitted outside
+an event loop); the caller iterates it, awaits ``result()`` or cancels it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+
+import msgspec
+
+from contenox.errors import ContenoxError, EngineError
+from contenox.runtime_ov.metrics import RequestMetrics
+
+__all__ = ["FinalEvent", "GenerateRequest", "Priority", "RequestHandle", "TokenEvent"]
+
+
+class Priority(enum.IntEnum):
+    """Lower runs first: interactive turns before background warm-ups."""
+
+    INTERACTIVE = 0
+    BACKGROUND = 1
+
+
+class GenerateRequest(msgspec.Struct, frozen=True, kw_only=True):
+    session_id: str
+    token_ids: list[int]
+    max_new_tokens: int = 0
+    """0: the engine's default."""
+    priority: Priority = Priority.INTERACTIVE
+    stop_token_ids: tuple[int, ...] = ()
+    """Stop on these besides the tokenizer's EOS."""
+
+
+class TokenEvent(msgspec.Struct, frozen=True, kw_only=True):
+    token_ids: list[int]
+    text: str
+    """Text delta (may be empty while a multi-byte character is incomplete)."""
+
+
+class FinalEvent(msgspec.Struct, frozen=True, kw_only=True):
+    text: str
+    token_ids: list[int]
+    finish_reason: str
+    """"stop" | "length" | "cancelled"."""
+    metrics: RequestMetrics
+
+
+Event = TokenEvent | FinalEvent
+
+
+class RequestHandle:
+    """One submitted request: ``async for ev in handle``, ``await handle.result()``, ``handle.cancel()``."""
+
+    def __init__(self, request: GenerateRequest, request_id: int, loop: asyncio.AbstractEventLoop | None,
+                 on_cancel: Callable[[], None]) -> None:
+        self.request = request
+        self.request_id = request_id
+        self.submitted_at = time.perf_counter()
+        self._loop = loop
+        self._on_cancel = on_cancel
+        self._cancel_requested = threading.Event()
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._events: deque[Event] = deque()
+        self._final: FinalEvent | None = None
+        self._error: ContenoxError | None = None
+        self._wakeup: asyncio.Event | None = asyncio.Event() if loop is not None else None
+
+    # -- caller side -------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Ask the engine to stop: at the next chunk boundary in prefill, the next token in decode."""
+        if not self._done.is_set():
+            self._cancel_requested.set()
+            self._on_cancel()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel_requested.is_set()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Event]:
+        while True:
+            with self._lock:
+                event = self._events.popleft() if self._events else None
+                finished = self._done.is_set() and not self._events
+            if event is not None:
+                yield event
+                if isinstance(event, FinalEvent):
+                    return
+                continue
+            if finished:
+                if self._error is not None:
+                    raise self._error
+                return
+            await self._wait()
+
+    async def _wait(self) -> None:
+        if self._wakeup is None:
+            await asyncio.get_running_loop().run_in_executor(None, self._done.wait, 0.05)
+            return
+        await self._wakeup.wait()
+        self._wakeup.clear()
+
+    async def result(self) -> FinalEvent:
+        """The final event (drains the stream); raises the request's error if it failed."""
+        while not self._done.is_set():
+            await self._wait()
+        return self._result()
+
+    def wait(self, timeout: float | None = None) -> FinalEvent:
+        """Blocking form of :meth:`result` for callers outside an event loop (bench, CLI)."""
+        if not self._done.wait(timeout):
+            raise TimeoutError(f"request {self.request_id} not finished after {timeout} s")
+        return self._result()
+
+    def _result(self) -> FinalEvent:
+        if self._error is not None:
+            raise self._error
+        if self._final is None:  # pragma: no cover - the engine always ends with one of the two
+            raise EngineError(f"request {self.request_id} ended without a result")
+        return self._final
+
+    # -- engine side (any thread) -------------------------------------------------------------
+    def _deliver(self, event: Event | None, error: ContenoxError | None = None) -> None:
+        def apply() -> None:
+            with self._lock:
+                if event is not None:
+                    self._events.append(event)
+                    if isinstance(event, FinalEvent):
+                        self._final = event
+                        self._done.set()
+                if error is not None:
+                    self._error = error
+                    self._done.set()
+            if self._wakeup is not None:
+                self._wakeup.set()
+
+        if self._loop is None:
+            apply()
+            return
+        try:
+            self._loop.call_soon_threadsafe(apply)
+        except RuntimeError:  # the caller's loop is closed: nobody is listening any more
+            with self._lock:
+                if isinstance(event, FinalEvent):
+                    self._final = event
+                self._error = error
+                self._done.set()
+
+    def emit(self, event: TokenEvent) -> None:
+        self._deliver(event)
+
+    def finish(self, event: FinalEvent) -> None:
+        self._deliver(event)
+
+    def fail(self, error: ContenoxError) -> None:
+        self._deliver(None, error)
