@@ -1,0 +1,99 @@
+// A minimal stand-in for the `vscode` module (aliased in vitest.config.mts for the unit tests).
+// Only what the extension's testable modules touch; state is inspectable by the tests.
+
+type Listener<T> = (e: T) => unknown;
+
+export class EventEmitter<T> {
+  private listeners: Listener<T>[] = [];
+  event = (listener: Listener<T>): { dispose(): void } => {
+    this.listeners.push(listener);
+    return { dispose: () => { this.listeners = this.listeners.filter((l) => l !== listener); } };
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) l(e);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class CancellationTokenSource {
+  private readonly emitter = new EventEmitter<void>();
+  private cancelled = false;
+  readonly token: { readonly isCancellationRequested: boolean; onCancellationRequested: EventEmitter<void>['event'] };
+  constructor() {
+    const isCancelled = (): boolean => this.cancelled;
+    this.token = {
+      get isCancellationRequested(): boolean { return isCancelled(); },
+      onCancellationRequested: this.emitter.event,
+    };
+  }
+  cancel(): void {
+    if (!this.cancelled) {
+      this.cancelled = true;
+      this.emitter.fire();
+    }
+  }
+  dispose(): void {
+    this.emitter.dispose();
+  }
+}
+
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export enum StatusBarAlignment { Left = 1, Right = 2 }
+export enum ViewColumn { Active = -1, Beside = -2, One = 1 }
+
+export class MockStatusBarItem {
+  text = '';
+  tooltip: string | undefined;
+  command: string | undefined;
+  name: string | undefined;
+  backgroundColor: ThemeColor | undefined;
+  visible = false;
+  disposed = false;
+  constructor(readonly id: string, readonly alignment: StatusBarAlignment, readonly priority: number) {}
+  show(): void { this.visible = true; }
+  hide(): void { this.visible = false; }
+  dispose(): void { this.disposed = true; }
+}
+
+export const created: { statusBarItems: MockStatusBarItem[]; messages: { level: string; text: string }[] } = {
+  statusBarItems: [],
+  messages: [],
+};
+
+export class Uri {
+  private constructor(readonly scheme: string, readonly path: string) {}
+  static file(path: string): Uri { return new Uri('file', path); }
+  static parse(value: string): Uri {
+    const m = /^([a-z]+):\/\/(.*)$/.exec(value);
+    return m ? new Uri(m[1] ?? 'file', m[2] ?? '') : new Uri('file', value);
+  }
+  static joinPath(base: Uri, ...parts: string[]): Uri { return new Uri(base.scheme, [base.path, ...parts].join('/')); }
+  get fsPath(): string { return this.path; }
+  toString(): string { return `${this.scheme}://${this.path}`; }
+}
+
+export const window = {
+  createStatusBarItem(id: string, alignment: StatusBarAlignment, priority: number): MockStatusBarItem {
+    const item = new MockStatusBarItem(id, alignment, priority);
+    created.statusBarItems.push(item);
+    return item;
+  },
+  showErrorMessage: async (text: string): Promise<undefined> => { created.messages.push({ level: 'error', text }); return undefined; },
+  showWarningMessage: async (text: string): Promise<undefined> => { created.messages.push({ level: 'warning', text }); return undefined; },
+  showInformationMessage: async (text: string): Promise<undefined> => { created.messages.push({ level: 'info', text }); return undefined; },
+  activeTextEditor: undefined as unknown,
+};
+
+export const workspace = {
+  getConfiguration: () => ({ get: <T>(_key: string, fallback: T): T => fallback }),
+};
+
+export const commands = {
+  registerCommand: (_id: string, _fn: unknown) => ({ dispose(): void {} }),
+  executeCommand: async (): Promise<undefined> => undefined,
+};

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import type * as vscode from 'vscode';
+import { ChatSession, resultToAnswer, type ChatBackend } from '../../src/chatSession';
+import type { ChatParams, ChatResult, ToWebview } from '../../src/protocol';
+import { EXPLAIN } from './fixtures';
+
+interface Pending { params: ChatParams; token: vscode.CancellationToken; resolve(r: ChatResult): void; reject(e: unknown): void }
+
+function harness() {
+  const posted: ToWebview[] = [];
+  const pending: Pending[] = [];
+  const commands: { command: string; args: unknown[] }[] = [];
+  const backend: ChatBackend = {
+    chat: (params, token) => new Promise((resolve, reject) => {
+      pending.push({ params, token, resolve, reject });
+      // Like vscode-jsonrpc: a cancelled request is answered with RequestCancelled by the server.
+      token.onCancellationRequested(() => reject(Object.assign(new Error('cancelled'), { code: -32800 })));
+    }),
+    executeCommand: async (command, args) => {
+      commands.push({ command, args });
+      return { text: 'explained', explain: EXPLAIN };
+    },
+    explainContext: async () => EXPLAIN,
+  };
+  const session = new ChatSession(backend, (m) => posted.push(m));
+  return { session, posted, pending, commands };
+}
+
+const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
+describe('ChatSession', () => {
+  it('queues messages until the page is ready', async () => {
+    const { session, posted } = harness();
+    void session.showExplain();
+    await tick();
+    expect(posted).toEqual([]);
+    await session.handleMessage({ type: 'ready' });
+    expect(posted).toEqual([{ type: 'explain', explain: EXPLAIN }]);
+  });
+
+  it('streams chunks for its chat and finishes with the explain table data', async () => {
+    const { session, posted, pending } = harness();
+    await session.handleMessage({ type: 'ready' });
+    const done = session.handleMessage({ type: 'send', prompt: 'what is this?' });
+    await tick();
+    expect(pending).toHaveLength(1);
+    const { chatId, prompt } = pending[0]!.params;
+    expect(prompt).toBe('what is this?');
+    session.onChunk({ chatId, text: 'Hel' });
+    session.onChunk({ chatId: 'someone-else', text: 'ignored' });
+    session.onChunk({ chatId, text: 'lo' });
+    pending[0]!.resolve({ text: 'Hello', explain: EXPLAIN });
+    await done;
+    expect(posted).toEqual([
+      { type: 'start', chatId, prompt: 'what is this?' },
+      { type: 'chunk', chatId, text: 'Hel' },
+      { type: 'chunk', chatId, text: 'lo' },
+      { type: 'done', chatId, text: 'Hello', explain: EXPLAIN },
+    ]);
+    expect(session.activeChats).toEqual([]);
+  });
+
+  it('stop cancels the request and reports cancelled, dropping late chunks', async () => {
+    const { session, posted, pending } = harness();
+    await session.handleMessage({ type: 'ready' });
+    const done = session.handleMessage({ type: 'send', prompt: 'long one' });
+    await tick();
+    const p = pending[0]!;
+    session.onChunk({ chatId: p.params.chatId, text: 'part' });
+    await session.handleMessage({ type: 'stop', chatId: p.params.chatId });
+    expect(p.token.isCancellationRequested).toBe(true);
+    session.onChunk({ chatId: p.params.chatId, text: 'late' });
+    await done;
+    expect(posted.map((m) => m.type)).toEqual(['start', 'chunk', 'cancelled']);
+  });
+
+  it('reports server errors on the answer', async () => {
+    const { session, posted, pending } = harness();
+    await session.handleMessage({ type: 'ready' });
+    const done = session.handleMessage({ type: 'send', prompt: 'x' });
+    await tick();
+    pending[0]!.reject(Object.assign(new Error('model smollm2-135m is not installed'), { code: -32603 }));
+    await done;
+    expect(posted.at(-1)).toEqual({ type: 'error', chatId: pending[0]!.params.chatId, message: 'model smollm2-135m is not installed' });
+  });
+
+  it('ignores malformed messages from the page', async () => {
+    const { session, posted, pending } = harness();
+    await session.handleMessage({ type: 'ready' });
+    await session.handleMessage({ type: 'send' });
+    await session.handleMessage({ type: 'eval', code: '1' });
+    await session.handleMessage('send');
+    await session.handleMessage(null);
+    expect(pending).toEqual([]);
+    expect(posted).toEqual([]);
+  });
+
+  it('runs code-action commands into the panel with a chatId for streaming', async () => {
+    const { session, posted, commands } = harness();
+    await session.handleMessage({ type: 'ready' });
+    const range = { start: { line: 1, character: 0 }, end: { line: 3, character: 0 } };
+    await session.runCommand('Explain selection', 'contenox.explainSelection', [{ uri: 'file:///a.py', range }]);
+    expect(commands).toHaveLength(1);
+    const arg = commands[0]!.args[0] as { uri: string; chatId: string };
+    expect(arg.uri).toBe('file:///a.py');
+    expect(arg.chatId).toMatch(/^chat-/);
+    expect(posted).toEqual([
+      { type: 'start', chatId: arg.chatId, prompt: 'Explain selection' },
+      { type: 'done', chatId: arg.chatId, text: 'explained', explain: EXPLAIN },
+    ]);
+  });
+});
+
+describe('resultToAnswer', () => {
+  it('passes chat-shaped results through', () => {
+    expect(resultToAnswer({ text: 't', explain: EXPLAIN })).toEqual({ text: 't', explain: EXPLAIN });
+  });
+  it('lists related-code hits', () => {
+    const a = resultToAnswer([{ path: 'src/a.py', line: 4, name: 'parse' }, { path: 'b.py' }]);
+    expect(a.text).toBe('- `src/a.py:4` parse\n- `b.py`');
+  });
+  it('falls back to streamed text or JSON', () => {
+    expect(resultToAnswer(null, 'streamed')).toEqual({ text: 'streamed', explain: null });
+    expect(resultToAnswer({ ok: true }).text).toContain('"ok": true');
+  });
+});

@@ -1,0 +1,86 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import * as vscode from 'vscode';
+import { StatusBar } from '../../src/statusBar';
+import { formatCacheHit, statusView } from '../../src/statusView';
+import { cacheStatus } from './fixtures';
+
+// The mocked module exposes what was created.
+const mock = vscode as unknown as typeof import('../mocks/vscode');
+
+describe('formatCacheHit', () => {
+  it('formats percentage and time to first token', () => {
+    expect(formatCacheHit(cacheStatus())).toBe('92% cached · 0.4 s');
+  });
+  it('derives the percentage from token counts when hitPct is missing', () => {
+    expect(formatCacheHit(cacheStatus({ hitPct: null, cachedTokens: 450, promptTokens: 900, ttftMs: null })))
+      .toBe('50% cached');
+  });
+  it('uses whole seconds for slow turns', () => {
+    expect(formatCacheHit(cacheStatus({ hitPct: 0, ttftMs: 12_600 }))).toBe('0% cached · 13 s');
+  });
+});
+
+describe('statusView', () => {
+  it('idle shows the cache hit without warning or spinner', () => {
+    const v = statusView({ kind: 'cache', status: cacheStatus() });
+    expect(v.text).toBe('$(database) 92% cached · 0.4 s');
+    expect(v.warning).toBe(false);
+    expect(v.busy).toBe(false);
+    expect(v.tooltip).toContain('832 of 900 prompt tokens');
+  });
+  it.each(['indexing', 'prefill', 'decode'] as const)('%s spins', (state) => {
+    const v = statusView({ kind: 'cache', status: cacheStatus({ state }) });
+    expect(v.text.startsWith('$(sync~spin)')).toBe(true);
+    expect(v.busy).toBe(true);
+    expect(v.warning).toBe(false);
+  });
+  it('before the first turn says so', () => {
+    const v = statusView({ kind: 'cache', status: cacheStatus({ promptTokens: 0, cachedTokens: 0, hitPct: null }) });
+    expect(v.text).toBe('$(database) no turn yet');
+  });
+  it('node down is a warning', () => {
+    const v = statusView({ kind: 'down', detail: 'connection refused' });
+    expect(v.warning).toBe(true);
+    expect(v.text).toContain('node down');
+    expect(v.tooltip).toContain('connection refused');
+  });
+  it('missing executable names the install command', () => {
+    const v = statusView({ kind: 'missing', executable: 'contenox' });
+    expect(v.warning).toBe(true);
+    expect(v.tooltip).toContain('pipx install contenox');
+  });
+  it('error state recognises a missing model', () => {
+    const v = statusView({ kind: 'cache', status: cacheStatus({ state: 'error', message: 'model smollm2-135m is not installed' }) });
+    expect(v.warning).toBe(true);
+    expect(v.text).toContain('model missing');
+    const other = statusView({ kind: 'cache', status: cacheStatus({ state: 'error', message: 'engine crashed' }) });
+    expect(other.text).toBe('$(warning) Contenox: error');
+  });
+});
+
+describe('StatusBar', () => {
+  beforeEach(() => {
+    mock.created.statusBarItems.length = 0;
+  });
+  it('drives a status bar item whose click opens explain-context', () => {
+    const bar = new StatusBar();
+    const item = mock.created.statusBarItems[0]!;
+    expect(item.visible).toBe(true);
+    expect(item.command).toBe('contenox.showExplainContext');
+    expect(item.text).toContain('$(sync~spin)');
+
+    bar.onCacheStatus(cacheStatus());
+    expect(item.text).toBe('$(database) 92% cached · 0.4 s');
+    expect(item.backgroundColor).toBeUndefined();
+
+    bar.update({ kind: 'down' });
+    expect(item.backgroundColor).toBeInstanceOf(mock.ThemeColor);
+    expect((item.backgroundColor as unknown as InstanceType<typeof mock.ThemeColor>).id).toBe('statusBarItem.warningBackground');
+
+    bar.onCacheStatus(cacheStatus({ state: 'prefill' }));
+    expect(item.text).toBe('$(sync~spin) prefill…');
+    expect(item.backgroundColor).toBeUndefined();
+    bar.dispose();
+    expect(item.disposed).toBe(true);
+  });
+});

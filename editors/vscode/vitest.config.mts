@@ -1,0 +1,35 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const mock = fileURLToPath(new URL('./test/mocks/vscode.ts', import.meta.url));
+
+export default defineConfig({
+  test: {
+    fileParallelism: false,
+    projects: [
+      {
+        resolve: { alias: { vscode: mock } },
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' },
+      },
+      {
+        // Real `contenox lsp --stdio` (model load + generation on CPU): generous timeouts.
+        test: {
+          name: 'protocol',
+          include: ['test/protocol/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 180_000,
+          hookTimeout: 240_000,
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
