@@ -1,0 +1,196 @@
+"""The daemon as users and bad clients meet it: a real ``contenox node serve`` subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import msgspec
+import pytest
+from nodekit import RawConnection, connect_plain, node_pid, pid_alive, wait_gone, write_config
+
+from contenox.config import Config
+from contenox.node import client
+from contenox.node.framing import MAX_MESSAGE_BYTES
+from contenox.node.paths import socket_dir, socket_path
+
+
+def test_status_starts_nothing_then_ask_starts_node_and_stop_stops_it(node_config: Config,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert client.status(node_config, json_output=True) == 1
+    assert msgspec.json.decode(capsys.readouterr().out) == {"running": False}
+
+    client.ensure_node(node_config).close()
+    assert client.status(node_config, json_output=True) == 0
+    status = msgspec.json.decode(capsys.readouterr().out)
+    assert status["running"] is True
+    assert status["model"] == {"name": "smollm2-135m", "state": "unloaded", "error": None}
+    assert status["queue"]["active"] == [] and status["queue"]["waiting"] == []
+    pid = status["pid"]
+    assert pid == node_pid(node_config)
+
+    assert client.stop(node_config) == 0
+    assert wait_gone(pid)
+    assert not socket_path(node_config).exists()
+    assert client.status(node_config, json_output=False) == 1
+
+
+def test_socket_dir_and_socket_are_private(node_config: Config) -> None:
+    client.ensure_node(node_config).close()
+    directory = socket_dir(node_config)
+    assert directory == Path(os.environ["XDG_RUNTIME_DIR"]) / "contenox"
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert stat.S_IMODE(socket_path(node_config).stat().st_mode) == 0o600
+    assert (Path(node_config.logs_dir) / "node.log").read_text().count("serving on") == 1
+
+
+def test_one_node_only(node_config: Config) -> None:
+    client.ensure_node(node_config).close()
+    pid = node_pid(node_config)
+    second = subprocess.run([sys.executable, "-m", "contenox", "node", "serve"], capture_output=True, text=True,
+                            timeout=60)
+    assert second.returncode == 1
+    assert "already running" in second.stderr
+    assert node_pid(node_config) == pid and pid is not None and pid_alive(pid)
+
+
+def test_sigterm_shuts_down_cleanly(node_config: Config) -> None:
+    client.ensure_node(node_config).close()
+    pid = node_pid(node_config)
+    assert pid is not None
+    os.kill(pid, signal.SIGTERM)
+    assert wait_gone(pid)
+    assert not socket_path(node_config).exists()
+    assert "node stopped" in (Path(node_config.logs_dir) / "node.log").read_text()
+
+
+def test_kill_9_then_next_call_starts_a_new_node(node_config: Config) -> None:
+    client.ensure_node(node_config).close()
+    first = node_pid(node_config)
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    assert wait_gone(first)
+    assert socket_path(node_config).exists()  # stale socket left behind
+    client.ensure_node(node_config).close()
+    second = node_pid(node_config)
+    assert second is not None and second != first and pid_alive(second)
+
+
+def test_idle_node_exits_by_itself(home: Path, runtime_dir: Path) -> None:
+    config = write_config(home, "[node]\nidle_exit_s = 0.5\n")
+    client.ensure_node(config).close()
+    pid = node_pid(config)
+    assert pid is not None
+    assert wait_gone(pid, 30)
+    assert not socket_path(config).exists()
+
+
+def test_bad_input_gets_errors_and_the_node_survives(raw: RawConnection) -> None:
+    raw.send_json_text(b"{not json")
+    assert raw.receive()["error"]["code"] == -32700
+
+    raw.send_raw(b"X-Nonsense: 1\r\n\r\n")
+    assert raw.receive()["error"]["data"]["kind"] == "parse_error"
+
+    raw.send_json_text(b"[1, 2]")
+    assert raw.receive()["error"]["code"] == -32600
+
+    reply = raw.request(1, "no/such/method")
+    assert reply["error"]["code"] == -32601
+
+    reply = raw.request(2, "ask", {"cwd": 42})
+    assert reply["error"]["code"] == -32602
+    assert reply["error"]["data"]["kind"] == "invalid_request"
+
+    reply = raw.request(3, "pin", {"cwd": "/", "path": "/etc/passwd/.."})
+    assert "error" in reply
+
+    reply = raw.request(4, "ask", {"cwd": "/no/such/dir", "prompt": "hi"})
+    assert reply["error"]["data"]["kind"] == "invalid_request"
+
+    big = MAX_MESSAGE_BYTES + 1024
+    raw.send_raw(b"Content-Length: %d\r\n\r\n" % big + b" " * big)
+    assert raw.receive()["error"]["data"]["kind"] == "message_too_large"
+
+    reply = raw.request(5, "status")
+    assert reply["result"]["clients"] >= 1
+
+
+def test_pin_and_unpin_persist(raw: RawConnection, node_config: Config, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("A = 1\n")
+    reply = raw.request(1, "pin", {"cwd": str(repo / "src"), "path": "a.py"})
+    assert reply["error"]["data"]["kind"] == "invalid_request"  # relative to the root, not to cwd
+    reply = raw.request(2, "pin", {"cwd": str(repo / "src"), "path": str(repo / "src" / "a.py")})
+    assert reply["result"] == {"pins": ["src/a.py"]}
+    reply = raw.request(3, "pin", {"cwd": str(repo), "path": str(tmp_path)})
+    assert reply["error"]["data"]["kind"] == "path_outside_workspace"
+    status = raw.request(4, "status")["result"]
+    assert [w["pins"] for w in status["workspaces"]] == [["src/a.py"]]
+    assert raw.request(5, "unpin", {"cwd": str(repo), "path": "src/a.py"})["result"] == {"pins": []}
+    assert raw.request(6, "explain", {"cwd": str(repo)})["result"] is None
+
+
+def test_unknown_protocol_line_is_refused(node_config: Config) -> None:
+    client.ensure_node(node_config).close()
+    sock = connect_plain(socket_path(node_config))
+    sock.sendall(b"HELLO\n")
+    data = sock.makefile("rb").read()
+    body = msgspec.json.decode(data.split(b"\r\n\r\n", 1)[1])
+    assert body["error"]["data"]["kind"] == "bad_protocol"
+    sock.close()
+    assert client.status(node_config, json_output=True) == 0
+
+
+_OTHER_UID_CLIENT = textwrap.dedent("""
+    import socket, sys
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(sys.argv[1])
+    except PermissionError:
+        print("EACCES"); sys.exit(0)
+    s.sendall(b"CONTENOX/1 rpc\\n")
+    s.settimeout(30)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    sys.stdout.write(data.decode())
+""")
+
+
+def _as_nobody(path: Path) -> str:
+    def drop() -> None:
+        os.setgid(65534)
+        os.setuid(65534)
+
+    result = subprocess.run(["/usr/bin/python3", "-c", _OTHER_UID_CLIENT, str(path)], capture_output=True,
+                            text=True, timeout=60, preexec_fn=drop, cwd="/")
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to run a client under another uid")
+def test_another_uid_cannot_connect(node_config: Config) -> None:
+    client.ensure_node(node_config).close()
+    path = socket_path(node_config)
+    os.chmod(Path(os.environ["XDG_RUNTIME_DIR"]), 0o755)
+    assert _as_nobody(path).strip() == "EACCES"  # the 0700 directory keeps it out
+
+    # Even with the file permissions opened up, SO_PEERCRED refuses the other uid.
+    os.chmod(path.parent, 0o711)
+    os.chmod(path, 0o666)
+    reply = _as_nobody(path)
+    body = msgspec.json.decode(reply.split("\r\n\r\n", 1)[1])
+    assert body["error"]["data"]["kind"] == "peer_not_allowed"
+    assert body["error"]["code"] == -32017
+    assert client.status(node_config, json_output=True) == 0
