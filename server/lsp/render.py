@@ -42,7 +42,7 @@ def symbol_markdown(name: str, info: JsonDict) -> str:
     defs = info.get("definitions") or []
     if defs:
         lines.append("- defined in: " + ", ".join(_location(d) for d in defs[:5]))
-    refs = info.get("referenced_by") or info.get("references") or []
+    refs = info.get("referencing_files") or info.get("referenced_by") or []
     if refs:
         more = f" (+{len(refs) - 8} more)" if len(refs) > 8 else ""
         lines.append("- referenced from: " + ", ".join(_location(r) for r in refs[:8]) + more)

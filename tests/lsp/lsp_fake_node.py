@@ -79,7 +79,7 @@ class FakeNode:
         if name != "helper":
             return None
         return {"name": name, "definitions": [{"path": "util.py", "line": 1}],
-                "referenced_by": [{"path": "main.py"}], "rank": 2}
+                "referencing_files": ["main.py"], "rank": 2}
 
     def workspace_overlay(self, root: str, path: str, text: str | None) -> None:
         self.overlays[path] = text

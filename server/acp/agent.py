@@ -1,0 +1,198 @@
+"""The ACP agent: one per client connection; sessions are threads over a node workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import Any
+
+from acp.helpers import plan_entry, update_user_message_text
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AvailableCommandsUpdate,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    UsageUpdate,
+)
+
+from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_plan
+from contenox.errors import Cancelled, ContenoxError, InvalidRequest
+from contenox.node.client import render_explain_dict
+from contenox.node.turns import TurnEvent, TurnOutcome, TurnRequest
+
+from ._node import NodePort, resolve
+from .prompt import COMMANDS, Command, PromptParts, parse_command, parse_prompt
+from .sessions import Message, SessionRecord, SessionStore
+
+__all__ = ["ContenoxAgent"]
+
+log = logging.getLogger(__name__)
+_STEPS = (("indexing", "Index the workspace"), ("prefill", "Read the context (cached prefix + new tokens)"),
+          ("decode", "Write the answer"))
+
+
+def _request_error(exc: ContenoxError) -> RequestError:
+    return RequestError(exc.code, exc.message, exc.to_dict())
+
+
+class ContenoxAgent:
+    """Implements the agent side of ACP on top of the node; the SDK does the JSON-RPC."""
+
+    def __init__(self, node: NodePort, client_id: str) -> None:
+        self.node = node
+        self.client_id = client_id
+        self.store = SessionStore(node.config.state_dir / "acp" / "sessions")
+        self.sessions: dict[str, SessionRecord] = {}
+        self.running: dict[str, asyncio.Task[TurnOutcome]] = {}
+        self._background: set[asyncio.Task[None]] = set()
+        self._conn: Client | None = None
+
+    def on_connect(self, conn: Client) -> None:
+        self._conn = conn
+
+    @property
+    def conn(self) -> Client:
+        assert self._conn is not None, "on_connect runs before any request"
+        return self._conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None,
+                         client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+        caps = AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True))
+        return InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION), agent_capabilities=caps,
+                                  agent_info=Implementation(name="contenox", title="Contenox", version="0.1.0"))
+
+    async def new_session(self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None,
+                          **kwargs: Any) -> NewSessionResponse:
+        if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+            raise _request_error(InvalidRequest(f"cwd must be an existing absolute directory: {cwd!r}", cwd=cwd))
+        record = self.store.create(cwd)
+        self.sessions[record.session_id] = record
+        self._after_reply(self._advertise(record.session_id))
+        return NewSessionResponse(session_id=record.session_id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
+                           additional_directories: Any = None, **kwargs: Any) -> LoadSessionResponse:
+        try:
+            record = self.store.load(session_id)
+        except InvalidRequest as exc:
+            raise _request_error(exc) from exc
+        if record is None:
+            raise RequestError.resource_not_found(session_id)
+        self.sessions[session_id] = record
+        for message in record.messages:
+            update = (update_user_message_text(message.text) if message.role == "user"
+                      else update_agent_message_text(message.text))
+            await self.conn.session_update(session_id, update)
+        await self._advertise(session_id)
+        return LoadSessionResponse()
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        record = self._session(session_id)
+        parts = parse_prompt(prompt, record.cwd)
+        if not parts.text and parts.context is None:
+            raise RequestError.invalid_params({"prompt": "no text or embedded context to answer"})
+        command = parse_command(parts.text)
+        if command is not None:
+            answer = await self._command(record, command)
+            await self.conn.session_update(session_id, update_agent_message_text(answer))
+            self._remember(session_id, parts.text, answer)
+            return PromptResponse(stop_reason="end_turn")
+        return await self._turn(record, parts)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        task = self.running.get(session_id)
+        if task is not None:
+            task.cancel()
+
+    # -- internals ------------------------------------------------------------------------
+    def _session(self, session_id: str) -> SessionRecord:
+        record = self.sessions.get(session_id)
+        if record is None:
+            raise RequestError.invalid_params({"sessionId": f"unknown session {session_id!r}; call session/new "
+                                               "or session/load first"})
+        return record
+
+    def _remember(self, session_id: str, user: str, answer: str) -> None:
+        record = self.sessions[session_id]
+        self.sessions[session_id] = self.store.append(
+            record, Message(role="user", text=user), Message(role="agent", text=answer))
+
+    def _after_reply(self, coro: Any) -> None:
+        """Run ``coro`` after the current response is queued (session updates must follow session/new)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _advertise(self, session_id: str) -> None:
+        await self.conn.session_update(session_id, AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=COMMANDS))
+
+    async def _command(self, record: SessionRecord, command: Command) -> str:
+        try:
+            if command.name == "explain-context":
+                explain = await resolve(self.node.explain(record.cwd))
+                return render_explain_dict(explain) if explain else "No turn has run in this workspace yet."
+            if not command.argument:
+                return f"Usage: /{command.name} PATH"
+            path = os.path.join(record.cwd, command.argument)
+            if command.name == "pin":
+                await resolve(self.node.pin(record.cwd, path))
+                return f"Pinned {command.argument}."
+            await resolve(self.node.unpin(record.cwd, path))
+            return f"Unpinned {command.argument}."
+        except ContenoxError as exc:
+            raise _request_error(exc) from exc
+
+    async def _plan(self, session_id: str, reached: str | None) -> None:
+        names = [name for name, _ in _STEPS]
+        index = names.index(reached) if reached in names else -1
+        entries = [plan_entry(title, priority="high" if name == "decode" else "medium",
+                              status="completed" if i < index or reached == "done" else
+                              "in_progress" if i == index else "pending")
+                   for i, (name, title) in enumerate(_STEPS)]
+        await self.conn.session_update(session_id, update_plan(entries))
+
+    async def _turn(self, record: SessionRecord, parts: PromptParts) -> PromptResponse:
+        session_id = record.session_id
+        request = TurnRequest(root=record.cwd, prompt=parts.text or "Explain the attached context.",
+                              client_id=f"{self.client_id}/{session_id}", selection=parts.context, pins=parts.pins)
+        chunks: list[str] = []
+
+        async def on_event(event: TurnEvent) -> None:
+            if event.kind == "chunk" and event.text:
+                chunks.append(event.text)
+                await self.conn.session_update(session_id, update_agent_message_text(event.text))
+            elif event.kind == "state" and event.state in ("indexing", "prefill", "decode"):
+                await self._plan(session_id, event.state)
+
+        await self._plan(session_id, None)
+        task = asyncio.ensure_future(self.node.turn(request, on_event))
+        self.running[session_id] = task
+        try:
+            outcome = await task
+        except (Cancelled, asyncio.CancelledError) as exc:
+            task.cancel()
+            current = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and current is not None and current.cancelling():
+                raise  # the connection is closing, not a session/cancel
+            self._remember(session_id, parts.text, "".join(chunks) + " [cancelled]")
+            return PromptResponse(stop_reason="cancelled")
+        except ContenoxError as exc:
+            raise _request_error(exc) from exc
+        finally:
+            if self.running.get(session_id) is task:
+                del self.running[session_id]
+        await self._plan(session_id, "done")
+        self._remember(session_id, parts.text, outcome.text)
+        explain = outcome.explain
+        totals = explain.get("totals", {})
+        await self.conn.session_update(session_id, UsageUpdate(
+            session_update="usage_update", used=int(totals.get("tokens", 0)),
+            size=int(explain.get("context_size", 0)), field_meta={"contenox": explain}))
+        return PromptResponse(stop_reason="max_tokens" if outcome.finish_reason == "length" else "end_turn", field_meta={"contenox": explain})

@@ -1,0 +1,35 @@
+"""Serve one ACP client (newline-delimited JSON-RPC) on one accepted node connection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from typing import cast
+
+from acp.agent.connection import AgentSideConnection
+from acp.interfaces import Agent
+
+from ._node import NodePort
+from .agent import ContenoxAgent
+
+__all__ = ["serve_connection"]
+
+log = logging.getLogger(__name__)
+_ids = itertools.count(1)
+
+
+async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, node: NodePort) -> None:
+    """Run the agent until the client disconnects; its running turns are cancelled then."""
+    agent = ContenoxAgent(node, client_id=f"acp-{next(_ids)}")
+    conn = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
+    log.info("%s: connected", agent.client_id)
+    try:
+        await conn.listen()
+    finally:
+        for task in list(agent.running.values()):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(conn._conn.close())
+        log.info("%s: disconnected", agent.client_id)

@@ -1,0 +1,36 @@
+"""An ACP client for tests: records every session update, refuses everything else."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from acp import RequestError
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.updates: list[tuple[str, Any]] = []
+        self.changed = asyncio.Event()
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+        self.changed.set()
+
+    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("session/request_permission")
+
+    def of(self, kind: str, session_id: str | None = None) -> list[Any]:
+        return [u for s, u in self.updates
+                if u.session_update == kind and (session_id is None or s == session_id)]
+
+    def text(self, session_id: str) -> str:
+        return "".join(u.content.text for u in self.of("agent_message_chunk", session_id))
+
+    async def wait_for(self, kind: str, count: int = 1, timeout: float = 30) -> list[Any]:
+        async def ready() -> list[Any]:
+            while len(self.of(kind)) < count:
+                self.changed.clear()
+                await self.changed.wait()
+            return self.of(kind)
+        return await asyncio.wait_for(ready(), timeout)

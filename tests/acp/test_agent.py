@@ -1,0 +1,159 @@
+"""The ACP adapter in-process over a socketpair with the SDK's client, against a fake node."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp.schema import (
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    ResourceContentBlock,
+    TextResourceContents,
+)
+from acp_recorder import Recorder
+from lsp_fake_node import FakeNode
+
+from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
+from contenox.acp import serve_connection
+
+
+class Session:
+    def __init__(self, conn: Any, recorder: Recorder, server: asyncio.Task[None], writer: Any) -> None:
+        self.conn, self.recorder, self.server, self.writer = conn, recorder, server, writer
+
+    async def close(self) -> None:
+        self.writer.close()
+        await asyncio.wait_for(self.server, 10)
+
+
+async def _connect(node: FakeNode) -> Session:
+    a, b = socket.socketpair()
+    sr, sw = await asyncio.open_unix_connection(sock=a, limit=1 << 24)
+    server = asyncio.ensure_future(serve_connection(sr, sw, node))
+    cr, cw = await asyncio.open_unix_connection(sock=b, limit=1 << 24)
+    recorder = Recorder()
+    conn = connect_to_agent(recorder, cw, cr)
+    init = await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+    caps = init.agent_capabilities
+    assert caps is not None and caps.load_session and caps.prompt_capabilities is not None
+    assert caps.prompt_capabilities.embedded_context and not caps.prompt_capabilities.image
+    return Session(conn, recorder, server, cw)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "util.py").write_text("def helper(x):\n    return x + 1\n")
+    return root
+
+
+@pytest.fixture
+async def session(tmp_path: Path) -> AsyncIterator[tuple[Session, FakeNode]]:
+    node = FakeNode(state_dir=tmp_path / "home" / "state")
+    s = await _connect(node)
+    yield s, node
+    await s.close()
+
+
+async def test_prompt_streams_chunks_usage_plan_and_uses_resources(session: tuple[Session, FakeNode],
+                                                                   workspace: Path) -> None:
+    s, node = session
+    new = await s.conn.new_session(cwd=str(workspace))
+    commands = await s.recorder.wait_for("available_commands_update")
+    assert [c.name for c in commands[0].available_commands] == ["explain-context", "pin", "unpin"]
+    link = ResourceContentBlock(type="resource_link", uri=(workspace / "util.py").as_uri(), name="util.py")
+    embedded = EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
+        uri="file:///scratch/notes.md", text="The helper must stay pure."))
+    reply = await s.conn.prompt(session_id=new.session_id, prompt=[text_block("Is helper pure?"), link, embedded])
+    assert reply.stop_reason == "end_turn"
+    assert s.recorder.text(new.session_id) == "Hello world"
+    usage = s.recorder.of("usage_update", new.session_id)
+    assert len(usage) == 1 and usage[0].used == 100 and usage[0].size == 8192
+    assert usage[0].field_meta["contenox"]["totals"]["tokens"] == 100
+    plans = s.recorder.of("plan", new.session_id)
+    assert len(plans) >= 3 and all(e.status == "completed" for e in plans[-1].entries)
+    request = node.requests[-1]
+    assert request.prompt == "Is helper pure?" and request.root == str(workspace)
+    assert request.pins == (str(workspace / "util.py"),)
+    assert request.selection is not None and "The helper must stay pure." in request.selection
+
+
+async def test_cancel_stops_the_turn_with_stop_reason_cancelled(session: tuple[Session, FakeNode],
+                                                                workspace: Path) -> None:
+    s, node = session
+    new = await s.conn.new_session(cwd=str(workspace))
+    node.hold = True
+    prompt = asyncio.ensure_future(s.conn.prompt(session_id=new.session_id, prompt=[text_block("slow")]))
+    await asyncio.wait_for(node.started.wait(), 10)
+    await s.conn.cancel(session_id=new.session_id)
+    reply = await asyncio.wait_for(prompt, 10)
+    assert reply.stop_reason == "cancelled" and node.cancelled == 1
+    node.hold = False
+    again = await s.conn.prompt(session_id=new.session_id, prompt=[text_block("again")])
+    assert again.stop_reason == "end_turn"
+
+
+async def test_commands_and_load_replays_transcript(tmp_path: Path, workspace: Path) -> None:
+    node = FakeNode(state_dir=tmp_path / "home" / "state")
+    s = await _connect(node)
+    new = await s.conn.new_session(cwd=str(workspace))
+    sid = new.session_id
+    await s.conn.prompt(session_id=sid, prompt=[text_block("/explain-context")])
+    assert "No turn has run" in s.recorder.text(sid)
+    await s.conn.prompt(session_id=sid, prompt=[text_block("/pin util.py")])
+    assert node.pins[str(workspace)] == [str(workspace / "util.py")]
+    await s.conn.prompt(session_id=sid, prompt=[text_block("what is helper?")])
+    await s.conn.prompt(session_id=sid, prompt=[text_block("/explain-context")])
+    assert "system" in s.recorder.text(sid)
+    await s.close()
+
+    again = await _connect(node)  # a new client (Zed restarted) loads the thread
+    await again.conn.load_session(cwd=str(workspace), session_id=sid)
+    users = [u.content.text for u in again.recorder.of("user_message_chunk", sid)]
+    assert users == ["/explain-context", "/pin util.py", "what is helper?", "/explain-context"]
+    assert "Hello world" in again.recorder.text(sid)
+    reply = await again.conn.prompt(session_id=sid, prompt=[text_block("more")])
+    assert reply.stop_reason == "end_turn"
+    await again.close()
+
+
+async def test_bad_requests_get_errors_and_connection_survives(session: tuple[Session, FakeNode],
+                                                               workspace: Path) -> None:
+    s, _ = session
+    with pytest.raises(RequestError) as unknown:
+        await s.conn.prompt(session_id="nope", prompt=[text_block("x")])
+    assert unknown.value.code == -32602
+    with pytest.raises(RequestError) as missing:
+        await s.conn.load_session(cwd=str(workspace), session_id="acp-doesnotexist")
+    assert missing.value.code == -32002
+    with pytest.raises(RequestError) as bad_cwd:
+        await s.conn.new_session(cwd="relative/dir")
+    assert bad_cwd.value.code == -32602
+    new = await s.conn.new_session(cwd=str(workspace))
+    with pytest.raises(RequestError) as over:
+        await s.conn.prompt(session_id=new.session_id, prompt=[text_block("too long")])
+    assert over.value.code == -32007 and over.value.data["kind"] == "over_context"
+    ok = await s.conn.prompt(session_id=new.session_id, prompt=[text_block("fine")])
+    assert ok.stop_reason == "end_turn"
+
+
+async def test_disconnect_cancels_running_turn(tmp_path: Path, workspace: Path) -> None:
+    node = FakeNode(state_dir=tmp_path / "home" / "state")
+    s = await _connect(node)
+    new = await s.conn.new_session(cwd=str(workspace))
+    node.hold = True
+    pending = asyncio.ensure_future(s.conn.prompt(session_id=new.session_id, prompt=[text_block("slow")]))
+    await asyncio.wait_for(node.started.wait(), 10)
+    await s.close()
+    pending.cancel()
+    for _ in range(100):
+        if node.cancelled:
+            break
+        await asyncio.sleep(0.01)
+    assert node.cancelled == 1
