@@ -25,7 +25,7 @@ function renderInline(escaped: string): string {
   });
   out = out
     .replace(/\*\*([^*\n]+)\*\*/g, '<strong>$1</strong>')
-    .replace(/__([^_\n]+)__/g, '<strong>$1</strong>')
+    .replace(/(^|[^\w])__([^_\n]+)__(?!\w)/g, '$1<strong>$2</strong>')
     .replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, '$1<em>$2</em>')
     // Links stay inert: the webview loads nothing and navigates nowhere; the target is shown as text.
     .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, '<span class="link">$1</span> <span class="link-target">($2)</span>');

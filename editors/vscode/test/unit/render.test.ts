@@ -39,6 +39,10 @@ describe('renderMarkdown sanitises', () => {
     expect(html).toContain('<ul><li><strong>one</strong></li><li><em>two</em></li></ul>');
     expect(html).toContain('<ol><li>first</li><li>second</li></ol>');
   });
+  it('leaves snake_case identifiers alone', () => {
+    expect(renderMarkdown('call __init__ or my__dunder__name')).not.toContain('<strong>');
+    expect(renderMarkdown('this is __important__.')).toContain('<strong>important</strong>');
+  });
   it('escapes quotes for attribute safety', () => {
     expect(escapeHtml(`"'<>&`)).toBe('&quot;&#39;&lt;&gt;&amp;');
   });

@@ -1,0 +1,215 @@
+// The chat webview page in a real headless Chromium (Debian's, driven by playwright-core): the
+// same HTML shell, CSP, script and stylesheet VS Code would load, with the host side simulated by
+// window.postMessage and a stub acquireVsCodeApi.
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Explain, FromWebview, ToWebview } from '../../src/protocol';
+import { renderPage } from '../../src/webview/html';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const RESULTS = path.join(ROOT, 'test-results');
+const VIEWPORT = { width: 820, height: 640 };
+const CHROMIUM_FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--no-first-run',
+];
+
+const EXPLAIN: Explain = {
+  workspace: '/abs/root', turn: 2, model: 'smollm2-135m',
+  segments: [
+    { kind: 'system', tokens: 120, cached: 120, new: 0, invalidated_by: null },
+    { kind: 'instructions', tokens: 40, cached: 40, new: 0, invalidated_by: null },
+    { kind: 'repo_map', tokens: 640, cached: 640, new: 0, invalidated_by: null },
+    { kind: 'diff', tokens: 32, cached: 0, new: 32, invalidated_by: 'src/parser.py' },
+    { kind: 'user', tokens: 68, cached: 32, new: 36, invalidated_by: null },
+  ],
+  totals: { tokens: 900, cached: 832, new: 68, hit_pct: 92.4 },
+  predicted_cached_tokens: 832, measured_recomputed_tokens: 68, ttft_ms: 410.2, context_size: 8192,
+};
+
+function chromiumPath(): string {
+  for (const p of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
+    if (p && fs.existsSync(p)) return p;
+  }
+  throw new Error('No Chromium: run scripts/ensure-chromium.sh (or set CHROMIUM_PATH)');
+}
+
+/** PNG width/height from the IHDR chunk. */
+function pngSize(buf: Buffer): { width: number; height: number } {
+  expect(buf.subarray(1, 4).toString('ascii')).toBe('PNG');
+  return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20) };
+}
+
+let server: http.Server;
+let origin = '';
+let browser: Browser;
+let page: Page;
+const requests: string[] = [];
+const consoleErrors: string[] = [];
+
+async function post(msg: ToWebview): Promise<void> {
+  await page.evaluate((m) => window.postMessage(m, '*'), msg);
+}
+
+async function posted(): Promise<FromWebview[]> {
+  return page.evaluate(() => (window as unknown as { __posted: FromWebview[] }).__posted);
+}
+
+beforeAll(async () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'contenox-webview-'));
+  await esbuild.build({
+    entryPoints: [path.join(ROOT, 'src/webview/main.ts')], outfile: path.join(out, 'chat.js'),
+    bundle: true, platform: 'browser', format: 'iife', target: 'es2022', logLevel: 'silent',
+  });
+  const files: Record<string, [string, string]> = {
+    '/chat.js': [fs.readFileSync(path.join(out, 'chat.js'), 'utf8'), 'text/javascript'],
+    '/chat.css': [fs.readFileSync(path.join(ROOT, 'media/chat.css'), 'utf8'), 'text/css'],
+  };
+  server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (url === '/' || url === '/index.html') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(renderPage({ cspSource: origin, nonce: 'T3stN0nce', scriptUri: `${origin}/chat.js`, styleUri: `${origin}/chat.css` }));
+      return;
+    }
+    if (url === '/favicon.ico') {
+      res.writeHead(204).end(); // the browser asks for it on its own; a webview has none
+      return;
+    }
+    const file = files[url];
+    if (!file) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': file[1] });
+    res.end(file[0]);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const addr = server.address();
+  if (!addr || typeof addr === 'string') throw new Error('no server address');
+  origin = `http://127.0.0.1:${addr.port}`;
+
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_FLAGS });
+  page = await browser.newPage({ viewport: VIEWPORT });
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  await page.addInitScript(() => {
+    const w = window as unknown as { __posted: unknown[]; __violations: string[]; acquireVsCodeApi: () => unknown };
+    w.__posted = [];
+    w.__violations = [];
+    w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => w.__posted.push(m) });
+    document.addEventListener('securitypolicyviolation', (e) => w.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    // What VS Code injects into a webview for a dark theme.
+    document.addEventListener('DOMContentLoaded', () => {
+      const s = document.documentElement.style;
+      s.setProperty('--vscode-foreground', '#cccccc');
+      s.setProperty('--vscode-editor-background', '#1e1e1e');
+      s.setProperty('--vscode-button-background', 'rgb(14, 99, 156)');
+      s.setProperty('--vscode-font-family', 'sans-serif');
+    });
+  });
+  await page.goto(`${origin}/index.html`);
+  await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'ready'));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+});
+
+describe('chat webview in headless Chromium', () => {
+  it('loads under its CSP with the stylesheet and theme colours applied', async () => {
+    const bg = await page.$eval('#send', (el) => getComputedStyle(el).backgroundColor);
+    expect(bg).toBe('rgb(14, 99, 156)');
+    expect(await page.isDisabled('#stop')).toBe(true);
+    // The focused prompt box means keyboard users can type right away.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('prompt');
+  });
+
+  it('sends with the keyboard and streams an answer with a code block', async () => {
+    await page.keyboard.type('How does the parser work?');
+    await page.keyboard.press('Enter');
+    expect(await posted()).toContainEqual({ type: 'send', prompt: 'How does the parser work?' });
+    expect(await page.inputValue('#prompt')).toBe('');
+
+    await post({ type: 'start', chatId: 'c1', prompt: 'How does the parser work?' });
+    expect(await page.isEnabled('#stop')).toBe(true);
+    await post({ type: 'chunk', chatId: 'c1', text: 'The parser reads **tokens** and ' });
+    await post({ type: 'chunk', chatId: 'c1', text: 'builds a tree:\n```python\ndef parse(src):\n    return a < b' });
+    const answer = page.locator('section.answer[data-chat-id="c1"]');
+    await expect.poll(() => answer.locator('pre.streaming code').textContent()).toBe('def parse(src):\n    return a < b');
+    expect(await answer.locator('strong').textContent()).toBe('tokens');
+    expect(await answer.getAttribute('aria-busy')).toBe('true');
+
+    await post({ type: 'chunk', chatId: 'c1', text: '\n```\nThat is all.' });
+    await post({ type: 'done', chatId: 'c1', text: '', explain: EXPLAIN });
+    await expect.poll(() => answer.getAttribute('class')).toContain('done');
+    expect(await answer.locator('.code-block[data-lang="python"] pre:not(.streaming)').count()).toBe(1);
+    expect(await answer.locator('.markdown p').last().textContent()).toBe('That is all.');
+    expect(await page.isDisabled('#stop')).toBe(true);
+  });
+
+  it('shows the explain-context table under the answer', async () => {
+    const table = page.locator('section.answer[data-chat-id="c1"] table.explain');
+    expect(await table.locator('tbody tr').count()).toBe(EXPLAIN.segments.length);
+    const diff = await table.locator('tr[data-kind="diff"] td').allTextContents();
+    expect(diff).toEqual(['32', '0', '32', 'src/parser.py']);
+    expect(await table.locator('tfoot td').allTextContents()).toEqual(['900', '832', '68', '92%']);
+    expect(await table.locator('caption').textContent()).toBe('turn 2 · smollm2-135m · 92% cached · ttft 0.4 s');
+  });
+
+  it('the stop button (and Escape) asks the host to cancel the running chat', async () => {
+    await post({ type: 'start', chatId: 'c2', prompt: 'Write a long essay' });
+    await post({ type: 'chunk', chatId: 'c2', text: 'Once upon' });
+    await page.click('#stop');
+    expect(await posted()).toContainEqual({ type: 'stop', chatId: 'c2' });
+    await page.focus('#prompt');
+    await page.keyboard.press('Escape');
+    expect((await posted()).filter((m) => m.type === 'stop')).toHaveLength(2);
+    await post({ type: 'cancelled', chatId: 'c2' });
+    await post({ type: 'chunk', chatId: 'c2', text: ' a time (late chunk)' });
+    const answer = page.locator('section.answer[data-chat-id="c2"]');
+    await expect.poll(() => answer.getAttribute('class')).toContain('cancelled');
+    expect(await answer.locator('.note.cancelled').textContent()).toBe('Stopped.');
+    expect(await answer.locator('.markdown').textContent()).toBe('Once upon');
+    expect(await page.isDisabled('#stop')).toBe(true);
+  });
+
+  it('renders hostile model output inert', async () => {
+    await post({ type: 'start', chatId: 'c3', prompt: '<b>hi</b>' });
+    await post({
+      type: 'done', chatId: 'c3', explain: null,
+      text: '<img src="https://evil.example/x.png" onerror="window.__pwned=1"><script>window.__pwned=2</script>' +
+        '\n[x](javascript:window.__pwned=3) ![y](https://evil.example/y.png)',
+    });
+    const answer = page.locator('section.answer[data-chat-id="c3"]');
+    await expect.poll(() => answer.getAttribute('class')).toContain('done');
+    expect(await answer.locator('img, script, a, iframe').count()).toBe(0);
+    expect(await page.locator('.question b').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await answer.locator('.explain.empty').count()).toBe(1);
+  });
+
+  it('loaded nothing remote, broke no CSP rule, logged no errors; screenshot is written', async () => {
+    await post({ type: 'explain', explain: EXPLAIN });
+    for (const url of requests) expect(url.startsWith(origin)).toBe(true);
+    expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+
+    fs.mkdirSync(RESULTS, { recursive: true });
+    const shot = path.join(RESULTS, 'chat-webview.png');
+    fs.rmSync(shot, { force: true });
+    await page.locator('section.answer[data-chat-id="c1"]').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: shot });
+    const buf = fs.readFileSync(shot);
+    expect(buf.length).toBeGreaterThan(5_000);
+    expect(pngSize(buf)).toEqual(VIEWPORT);
+  });
+});
