@@ -40,7 +40,7 @@ describe('renderMarkdown sanitises', () => {
     expect(html).toContain('<ol><li>first</li><li>second</li></ol>');
   });
   it('leaves snake_case identifiers alone', () => {
-    expect(renderMarkdown('call __init__ or my__dunder__name')).not.toContain('<strong>');
+    expect(renderMarkdown('call my__dunder__name or snake_case_name')).not.toContain('<strong>');
     expect(renderMarkdown('this is __important__.')).toContain('<strong>important</strong>');
   });
   it('escapes quotes for attribute safety', () => {
