@@ -4,6 +4,7 @@ See docs/internal-api.md (planner). Never imports openvino, pygls, lsprotocol, a
 pygit2: the tokenizer and the engine's cache prediction are handed in.
 """
 
+from contenox.planner.cache_policy import CachePolicy, WarmOrder
 from contenox.planner.explain import Explain, ExplainSegment, ExplainTotals, render_explain
 from contenox.planner.inputs import Pin, PlannerInputs
 from contenox.planner.manifest import Identity, Manifest, SegmentRecord
@@ -13,6 +14,7 @@ from contenox.planner.segments import CACHE_CLASS, SEGMENT_KINDS
 __all__ = [
     "CACHE_CLASS",
     "SEGMENT_KINDS",
+    "CachePolicy",
     "Explain",
     "ExplainSegment",
     "ExplainTotals",
@@ -24,5 +26,6 @@ __all__ = [
     "PlannerInputs",
     "SegmentRecord",
     "TurnPlan",
+    "WarmOrder",
     "render_explain",
 ]

@@ -1,0 +1,38 @@
+"""Planner fixtures: the real SmolLM2 tokenizer (loaded once) and a planner factory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from contenox.config import PlannerConfig
+from contenox.planner import Planner
+from contenox.runtime_ov.profile import Profile
+from contenox.runtime_ov.store import InstalledModel
+from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
+
+
+@pytest.fixture(scope="session")
+def tokenizer(default_model: InstalledModel) -> Tokenizer:
+    return load_tokenizer(default_model.weights)
+
+
+@pytest.fixture(scope="session")
+def profile(default_model: InstalledModel) -> Profile:
+    return default_model.profile
+
+
+PlannerFactory = Callable[..., Planner]
+
+
+@pytest.fixture
+def make_planner(tokenizer: Tokenizer, profile: Profile, tmp_path: Path) -> PlannerFactory:
+    def make(state: str = "state", *, profile_changes: dict[str, object] | None = None,
+             **config: object) -> Planner:
+        prof = msgspec.structs.replace(profile, **(profile_changes or {}))
+        return Planner(tokenizer, prof, PlannerConfig(**config), tmp_path / state,  # type: ignore[arg-type]
+                       backend_version="test")
+    return make
