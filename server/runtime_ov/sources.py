@@ -156,11 +156,14 @@ def _report_growth(directory: Path, progress: Progress, interval: float = 0.5) -
 
     def poll() -> None:
         seen = 0
-        while not stop.wait(interval):
+        while True:
+            stopping = stop.wait(interval)
             now = size()
             if now > seen:
                 progress.advance(now - seen)
                 seen = now
+            if stopping:
+                return
 
     thread = threading.Thread(target=poll, name="hub-progress", daemon=True)
     thread.start()
@@ -169,6 +172,25 @@ def _report_growth(directory: Path, progress: Progress, interval: float = 0.5) -
     finally:
         stop.set()
         thread.join()
+
+
+def _hub_reason(exc: BaseException, source: HubSource, endpoint: str | None) -> str:
+    """One line saying why a Hub download failed."""
+    import httpx2
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    where = endpoint or "https://huggingface.co"
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, httpx2.ConnectError | httpx2.TimeoutException):
+            return f"cannot reach {where} ({cause})"
+        cause = cause.__cause__
+    if isinstance(exc, RevisionNotFoundError):
+        return f"revision {source.revision!r} not found at {where}"
+    if isinstance(exc, RepositoryNotFoundError):
+        return f"repository not found at {where}"
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _fetch_hub(source: HubSource, work: Path, progress: Progress) -> Path:
@@ -187,9 +209,7 @@ def _fetch_hub(source: HubSource, work: Path, progress: Progress) -> Path:
             snapshot_download(repo_id=source.repo, revision=source.revision, local_dir=str(target),
                               cache_dir=str(work / "hf-cache"), endpoint=endpoint, tqdm_class=_silent_tqdm())
     except (HfHubHTTPError, LocalEntryNotFoundError, httpx2.HTTPError, OSError, ValueError) as exc:
-        text = str(exc).strip()
-        first = text.splitlines()[0] if text else type(exc).__name__
-        raise ModelSourceUnavailable(first) from exc
+        raise ModelSourceUnavailable(_hub_reason(exc, source, endpoint)) from exc
     finally:
         progress.finish()
     shutil.rmtree(target / ".cache", ignore_errors=True)
