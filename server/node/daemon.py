@@ -32,9 +32,9 @@ from typing import Any
 import msgspec
 
 from contenox.config import Config
-from contenox.errors import ContenoxError, NodeUnavailable, PeerNotAllowed
+from contenox.errors import ContenoxError, InvalidRequest, NodeUnavailable, PeerNotAllowed
 from contenox.node.paths import daemon_lock_path, ensure_private_dir, socket_dir, socket_path
-from contenox.node.rpc import INVALID_REQUEST, RpcConnection, error_frame
+from contenox.node.rpc import RpcConnection, error_frame
 from contenox.node.state import Node
 
 __all__ = ["PROTOCOL_PREFIX", "Daemon", "peer_uid", "serve"]
@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_PREFIX = "CONTENOX/1"
 _HANDSHAKE_TIMEOUT_S = 30.0
+_REFUSE_LINGER_S = 2.0
 _STREAM_LIMIT = 1 << 20
 _ADAPTERS = {"lsp": "contenox.lsp", "acp": "contenox.acp"}
 """Imported by name when a connection asks for them: they sit above the node in the layering."""
@@ -168,17 +169,25 @@ class Daemon:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _refuse(self, writer: asyncio.StreamWriter, protocol: str, exc: ContenoxError) -> None:
+    async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, protocol: str,
+                      exc: ContenoxError) -> None:
+        """Write one error, half-close, and swallow what the peer still sends (closing a Unix socket
+        with unread input would reset the peer before it reads the error)."""
         log.warning("refusing connection: %s", exc.message)
         writer.write(_error_bytes(protocol, exc.code, exc.message, exc.kind))
-        with contextlib.suppress(ConnectionError):
+        with contextlib.suppress(ConnectionError, OSError, TimeoutError):
             await writer.drain()
+            if writer.can_write_eof():
+                writer.write_eof()
+            async with asyncio.timeout(_REFUSE_LINGER_S):
+                while await reader.read(65536):
+                    pass
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
         uid = peer_uid(sock)
         if uid != os.getuid():
-            await self._refuse(writer, "rpc", PeerNotAllowed(
+            await self._refuse(reader, writer, "rpc", PeerNotAllowed(
                 f"uid {uid} may not use the node of uid {os.getuid()}", uid=uid))
             return
         try:
@@ -188,9 +197,8 @@ class Daemon:
         prefix, _, protocol = line.decode("utf-8", "replace").strip().partition(" ")
         protocol = protocol.strip()
         if prefix != PROTOCOL_PREFIX or protocol not in ("rpc", *_ADAPTERS):
-            writer.write(_error_bytes("rpc", INVALID_REQUEST,
-                                      f"expected '{PROTOCOL_PREFIX} lsp|acp|rpc', got {line[:80]!r}", "bad_protocol"))
-            await writer.drain()
+            await self._refuse(reader, writer, "rpc", InvalidRequest(
+                f"expected '{PROTOCOL_PREFIX} lsp|acp|rpc', got {line[:80]!r}"))
             return
         client_id = f"{protocol}-{next(self._ids)}"
         log.info("client %s connected", client_id)
@@ -199,7 +207,7 @@ class Daemon:
         else:
             serve_connection = self._adapter(protocol)
             if serve_connection is None:
-                await self._refuse(writer, protocol, NodeUnavailable(
+                await self._refuse(reader, writer, protocol, NodeUnavailable(
                     f"this node has no {protocol} adapter (contenox.{protocol}.serve_connection)"))
                 return
             await serve_connection(reader, writer, self.node)
