@@ -33,6 +33,7 @@ export function resultToAnswer(result: unknown, streamed = ''): ChatResult {
     if (typeof r.text === 'string') {
       return { text: r.text, explain: (r.explain as Explain | undefined) ?? null };
     }
+    if (Array.isArray(r.related)) return resultToAnswer(r.related, streamed); // contenox.findRelated
   }
   if (Array.isArray(result)) {
     if (result.length === 0) return { text: streamed || 'Nothing related found.', explain: null };
@@ -41,7 +42,8 @@ export function resultToAnswer(result: unknown, streamed = ''): ChatResult {
         const o = item as Record<string, unknown>;
         const path = String(o.path ?? o.file ?? o.uri ?? '');
         const line = typeof o.line === 'number' ? `:${o.line}` : '';
-        const name = typeof o.name === 'string' ? ` ${o.name}` : '';
+        const kind = typeof o.kind === 'string' ? ` (${o.kind})` : '';
+        const name = typeof o.name === 'string' ? ` ${o.name}${kind}` : kind;
         const text = typeof o.text === 'string' ? ` — ${o.text.trim()}` : '';
         return `- \`${path}${line}\`${name}${text}`;
       }

@@ -52,11 +52,11 @@ function selectionArgs(): { uri: string; range: ReturnType<typeof toLspRange>; t
 
 function labelFor(command: string, args: unknown[]): string {
   const base = COMMAND_LABELS[command] ?? command;
-  const first = args[0] as { uri?: string; range?: { start: { line: number }; end: { line: number } }; question?: string } | undefined;
+  const first = args[0] as { uri?: string; range?: { start: { line: number }; end: { line: number } }; prompt?: string } | undefined;
   if (first?.uri && first.range) {
     const file = first.uri.split('/').pop() ?? first.uri;
     return `${base}: ${file}:${first.range.start.line + 1}-${first.range.end.line + 1}` +
-      (first.question ? ` — ${first.question}` : '');
+      (first.prompt ? ` — ${first.prompt}` : '');
   }
   return base;
 }
@@ -109,13 +109,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void vscode.window.showInformationMessage('Contenox: select some code first.');
       return;
     }
-    let question: string | undefined;
+    let question: string | undefined; // sent as `prompt` (the server's askSelection argument)
     if (serverCommand === ServerCommands.askSelection) {
       question = await vscode.window.showInputBox({ prompt: 'Ask Contenox about the selection' });
       if (question === undefined) return;
     }
     const { text: _text, ...rest } = args;
-    await runChatCommand(serverCommand, [question ? { ...rest, question } : rest]);
+    await runChatCommand(serverCommand, [question ? { ...rest, prompt: question } : rest]);
   };
 
   context.subscriptions.push(

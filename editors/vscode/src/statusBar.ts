@@ -9,6 +9,7 @@ export const EXPLAIN_COMMAND = 'contenox.showExplainContext';
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private current: StatusView;
+  private readonly lastTurn = new Map<string, CacheStatus>();
 
   constructor() {
     this.item = vscode.window.createStatusBarItem('contenox.cache', vscode.StatusBarAlignment.Right, 100);
@@ -26,8 +27,19 @@ export class StatusBar implements vscode.Disposable {
     return this.apply(input);
   }
 
+  /**
+   * State-only notifications (prefill, decode, idle after a cancel) carry no token counts: keep
+   * showing the last turn's counts for that workspace.
+   */
   onCacheStatus(status: CacheStatus): StatusView {
-    return this.apply({ kind: 'cache', status });
+    let shown = status;
+    const last = this.lastTurn.get(status.workspace);
+    if (status.promptTokens > 0) {
+      this.lastTurn.set(status.workspace, status);
+    } else if (last) {
+      shown = { ...last, state: status.state, message: status.message };
+    }
+    return this.apply({ kind: 'cache', status: shown });
   }
 
   private apply(input: StatusInput): StatusView {

@@ -69,7 +69,12 @@ export function statusView(input: StatusInput): StatusView {
         case 'prefill':
           return { text: `${SPIN} prefill…`, tooltip: `Contenox is reading the prompt.${tokens}${where}`, warning: false, busy: true };
         case 'decode':
-          return { text: `${SPIN} ${hit}`, tooltip: `Contenox is answering.${tokens}${where}`, warning: false, busy: true };
+          return {
+            text: s.promptTokens > 0 ? `${SPIN} ${hit}` : `${SPIN} answering…`,
+            tooltip: `Contenox is answering.${tokens}${where}`,
+            warning: false,
+            busy: true,
+          };
         case 'error': {
           const modelMissing = isModelMissing(s.message);
           return {

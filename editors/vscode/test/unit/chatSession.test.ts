@@ -118,6 +118,8 @@ describe('resultToAnswer', () => {
   it('lists related-code hits', () => {
     const a = resultToAnswer([{ path: 'src/a.py', line: 4, name: 'parse' }, { path: 'b.py' }]);
     expect(a.text).toBe('- `src/a.py:4` parse\n- `b.py`');
+    const b = resultToAnswer({ related: [{ kind: 'definition', name: 'parse', path: 'src/a.py', line: 4 }] });
+    expect(b.text).toBe('- `src/a.py:4` parse (definition)');
   });
   it('falls back to streamed text or JSON', () => {
     expect(resultToAnswer(null, 'streamed')).toEqual({ text: 'streamed', explain: null });

@@ -34,6 +34,10 @@ describe('statusView', () => {
     expect(v.busy).toBe(true);
     expect(v.warning).toBe(false);
   });
+  it('decode without counts yet says answering', () => {
+    const v = statusView({ kind: 'cache', status: cacheStatus({ state: 'decode', promptTokens: 0, cachedTokens: 0, hitPct: 0 }) });
+    expect(v.text).toBe('$(sync~spin) answering…');
+  });
   it('before the first turn says so', () => {
     const v = statusView({ kind: 'cache', status: cacheStatus({ promptTokens: 0, cachedTokens: 0, hitPct: null }) });
     expect(v.text).toBe('$(database) no turn yet');
@@ -79,6 +83,12 @@ describe('StatusBar', () => {
 
     bar.onCacheStatus(cacheStatus({ state: 'prefill' }));
     expect(item.text).toBe('$(sync~spin) prefill…');
+    // State-only updates keep the last turn's numbers.
+    const empty = { cachedTokens: 0, newTokens: 0, promptTokens: 0, hitPct: 0, ttftMs: null };
+    bar.onCacheStatus(cacheStatus({ ...empty, state: 'idle' }));
+    expect(item.text).toBe('$(database) 92% cached · 0.4 s');
+    bar.onCacheStatus(cacheStatus({ ...empty, state: 'idle', workspace: '/other' }));
+    expect(item.text).toBe('$(database) no turn yet');
     expect(item.backgroundColor).toBeUndefined();
     bar.dispose();
     expect(item.disposed).toBe(true);
