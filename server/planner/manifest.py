@@ -134,7 +134,8 @@ def invalidation_reasons(old: Manifest | None, new_identity: Identity,
         if (first_miss is None and same) or (empty and (prev is None or prev.token_end == prev.token_start)):
             reasons.append(None)
             continue
-        if not same:
+        moved = prev is not None and prev.kind == seg.kind and prev.token_hash == seg.token_hash
+        if not same and not (moved and first_miss is not None):
             own = _own_reason(prev, seg, given) if prev is not None else f"{seg.kind} is new"
             reasons.append(own)
             if first_miss is None:

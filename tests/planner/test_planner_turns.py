@@ -1,0 +1,190 @@
+"""Turn manifests: determinism, what an edit invalidates, identity misses, persistence, explain JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import msgspec
+from planner_samples import PIN_A, PIN_B, sample_inputs
+
+from contenox.planner import Pin, SEGMENT_KINDS, render_explain
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _fingerprint(plan) -> dict:
+    return {"ids": plan.token_ids, "token_hash": plan.manifest.token_hash,
+            "segments": [[s.kind, s.byte_hash, s.token_hash, s.token_start, s.token_end]
+                         for s in plan.manifest.segments]}
+
+
+def test_same_inputs_give_identical_ids_and_hashes_across_processes(make_planner, default_model, tmp_path):
+    here = _fingerprint(make_planner().plan(sample_inputs()))
+    script = textwrap.dedent(f"""
+        import json, sys
+        from pathlib import Path
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from planner_samples import sample_inputs
+        from contenox.config import PlannerConfig
+        from contenox.planner import Planner
+        from contenox.runtime_ov.store import ModelStore
+        from contenox.runtime_ov.tokenizer import load_tokenizer
+        model = ModelStore(Path({str(Path(default_model.path).parent)!r})).ensure({default_model.name!r})
+        planner = Planner(load_tokenizer(model.weights), model.profile, PlannerConfig(), Path({str(tmp_path / 'sub')!r}),
+                          backend_version="test")
+        plan = planner.plan(sample_inputs())
+        print(json.dumps({{"ids": plan.token_ids, "token_hash": plan.manifest.token_hash,
+                          "segments": [[s.kind, s.byte_hash, s.token_hash, s.token_start, s.token_end]
+                                       for s in plan.manifest.segments]}}))
+    """)
+    env_hash_seed = {"PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO,
+                         env={**__import__("os").environ, **env_hash_seed}, timeout=120)
+    there = json.loads(out.stdout.strip().splitlines()[-1])
+    assert there == json.loads(json.dumps(here))
+
+
+def test_segments_come_in_contract_order_and_tile_the_ids(make_planner):
+    plan = make_planner().plan(sample_inputs())
+    segs = plan.manifest.segments
+    assert tuple(s.kind for s in segs) == SEGMENT_KINDS
+    assert segs[0].token_start == 0
+    for before, after in zip(segs, segs[1:], strict=False):
+        assert before.token_end == after.token_start
+    assert {s.cache_class for s in segs[:4]} == {"highest"}
+    assert segs[4].cache_class == segs[5].cache_class == "high"
+    assert all(s.invalidation for s in segs)
+
+
+def test_editing_one_pin_makes_only_it_and_later_segments_new(make_planner):
+    planner = make_planner()
+    first = planner.plan(sample_inputs())
+    planner.record(first, None, answer_text="Because transfer() never checks the balance.")
+    edited = (Pin(path="bank/accounts.py", text=PIN_A),
+              Pin(path="bank/transfer.py", text=PIN_B.replace("amount: int", "amount: int = 0")))
+    second = planner.plan(sample_inputs(pins=edited))
+    old = {s.kind: s for s in first.manifest.segments}
+    new = {s.kind: s for s in second.manifest.segments}
+    pins_at = SEGMENT_KINDS.index("pins")
+    for kind in SEGMENT_KINDS[:pins_at]:
+        assert new[kind].token_hash == old[kind].token_hash
+        assert new[kind].invalidated_by is None
+        assert new[kind].predicted_cached == new[kind].tokens, kind  # served from the cache
+    assert new["pins"].token_hash != old["pins"].token_hash
+    assert new["pins"].invalidated_by == "pins changed (edited: bank/transfer.py)"
+    assert new["pins"].predicted_new > 0
+    for kind in SEGMENT_KINDS[pins_at + 1:]:
+        assert new[kind].invalidated_by is not None, kind
+        assert new[kind].predicted_cached == 0, kind
+    # the cached part ends inside the pins segment, at a block boundary, after the unchanged first pin
+    cached = second.manifest.predicted_cached_tokens
+    assert cached % 32 == 0
+    assert new["pins"].token_start <= cached < new["pins"].token_end
+
+
+def test_only_user_text_changed_reuses_every_other_segments_ids(make_planner):
+    planner = make_planner()
+    planner.plan(sample_inputs())
+    before = planner.tokens.encoded_chars
+    question = "And what about negative amounts?"
+    plan = planner.plan(sample_inputs(user=question))
+    assert planner.tokens.encoded_chars - before == len(question) + 2  # "\n\n" + the question only
+    assert plan.manifest.segment("user").tokens > 0
+
+
+def test_tokenizer_digest_change_is_a_full_miss_with_the_reason(make_planner, profile):
+    planner = make_planner()
+    planner.record(planner.plan(sample_inputs()), None, answer_text="ok")
+    changed = make_planner(profile_changes={"tokenizer_digest": "0" * 64})
+    plan = changed.plan(sample_inputs())
+    assert {s.invalidated_by for s in plan.manifest.segments} == {"tokenizer digest changed"}
+    assert plan.manifest.predicted_cached_tokens == 0
+    assert all(s.predicted_cached == 0 for s in plan.manifest.segments)
+
+
+def test_chat_template_digest_change_is_a_full_miss_with_the_reason(make_planner):
+    planner = make_planner()
+    planner.record(planner.plan(sample_inputs()), None, answer_text="ok")
+    changed = make_planner(profile_changes={"chat_template_digest": "1" * 64})
+    plan = changed.plan(sample_inputs())
+    assert {s.invalidated_by for s in plan.manifest.segments} == {"chat template digest changed"}
+    assert plan.manifest.predicted_cached_tokens == 0
+
+
+def test_engine_prediction_is_spread_over_segments_in_order(make_planner):
+    plan = make_planner().plan(sample_inputs(), predict_cached=lambda ids: 320)
+    assert plan.manifest.predicted_cached_tokens == 320
+    assert sum(s.predicted_cached for s in plan.manifest.segments) == 320
+    assert sum(s.predicted_new for s in plan.manifest.segments) == len(plan.token_ids) - 320
+    seen_new = False
+    for seg in plan.manifest.segments:
+        if seen_new:
+            assert seg.predicted_cached == 0
+        seen_new = seen_new or seg.predicted_new > 0
+
+
+class _Metrics(msgspec.Struct, frozen=True):
+    measured_recomputed_tokens: int
+    ttft_ms: float
+
+
+def test_record_persists_and_explain_json_has_the_documented_shape(make_planner):
+    planner = make_planner()
+    assert planner.last_explain() is None
+    plan = planner.plan(sample_inputs(), predict_cached=lambda ids: 96)
+    explain = planner.record(plan, _Metrics(measured_recomputed_tokens=len(plan.token_ids) - 64, ttft_ms=410.24),
+                             answer_text="Because the balance is never checked.")
+    data = explain.to_json()
+    assert list(data) == ["workspace", "turn", "model", "segments", "totals", "predicted_cached_tokens",
+                          "measured_recomputed_tokens", "ttft_ms", "context_size"]
+    assert data["workspace"] == "/work/bank" and data["turn"] == 1 and data["model"] == "smollm2-135m"
+    assert [list(s) for s in data["segments"]] == [["kind", "tokens", "cached", "new", "invalidated_by"]] * 10
+    assert data["totals"] == {"tokens": len(plan.token_ids), "cached": 96, "new": len(plan.token_ids) - 96,
+                              "hit_pct": round(9600 / len(plan.token_ids), 1)}
+    assert data["ttft_ms"] == 410.2 and data["context_size"] == 8192
+    json.dumps(data)  # JSON-ready
+
+    reopened = make_planner()  # same state dir: a restarted node
+    assert reopened.last_explain() == explain
+    follow = reopened.plan(sample_inputs(user="Fix it.", diff="", terminal=""))
+    assert follow.manifest.turn == 2
+    assert follow.messages[1] == {"role": "user", "content": plan.user}
+    assert follow.messages[2] == {"role": "assistant", "content": "Because the balance is never checked."}
+    assert "history grew by 1 turn(s)" == follow.manifest.segment("history").invalidated_by
+
+
+def test_torn_journal_line_is_skipped(make_planner, tmp_path):
+    planner = make_planner()
+    planner.record(planner.plan(sample_inputs()), None, answer_text="one")
+    journal = tmp_path / "state" / "turns.jsonl"
+    with journal.open("ab") as fh:
+        fh.write(b'{"v": 1, "turn": 2, "thr')  # a crash mid-write
+    reopened = make_planner()
+    assert reopened.last_explain().turn == 1
+    reopened.record(reopened.plan(sample_inputs(user="two")), None, answer_text="two")
+    assert make_planner().last_explain().turn == 2
+
+
+def test_history_window_moves_in_jumps_so_it_stays_append_only(make_planner):
+    planner = make_planner(max_history_turns=4)
+    lengths = []
+    for n in range(7):
+        plan = planner.plan(sample_inputs(user=f"question {n}", diff="", terminal=""))
+        lengths.append(len(plan.manifest.segment("history").items))
+        planner.record(plan, None, answer_text=f"answer {n}")
+    assert lengths == [0, 1, 2, 3, 4, 3, 4]  # at 5 turns the window jumps by 2, then grows again
+
+
+def test_render_explain_of_a_second_turn_names_reasons(make_planner):
+    planner = make_planner()
+    planner.record(planner.plan(sample_inputs()), None, answer_text="first")
+    plan = planner.plan(sample_inputs(user="second", repo_map="bank/accounts.py:\n  class Account\n",
+                                      change_reasons={"repo_map": "repo map changed: 1 file"}))
+    table = render_explain(planner.preview(plan))
+    assert "repo map changed: 1 file" in table
+    assert "follows changed repo_map" in table
+    assert table.splitlines()[0].startswith("workspace /work/bank  turn 2")
