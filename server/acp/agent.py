@@ -41,6 +41,13 @@ def _request_error(exc: ContenoxError) -> RequestError:
     return RequestError(exc.code, exc.message, exc.to_dict())
 
 
+def _max_new_tokens(ours: Any) -> int | None:
+    """``_meta: {"contenox": {"maxNewTokens": N}}`` on session/prompt caps this turn's answer (the SDK
+    passes ``_meta`` entries as keyword arguments)."""
+    value = ours.get("maxNewTokens") if isinstance(ours, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 class ContenoxAgent:
     """Implements the agent side of ACP on top of the node; the SDK does the JSON-RPC."""
 
@@ -103,7 +110,7 @@ class ContenoxAgent:
             await self.conn.session_update(session_id, update_agent_message_text(answer))
             self._remember(session_id, parts.text, answer)
             return PromptResponse(stop_reason="end_turn")
-        return await self._turn(record, parts)
+        return await self._turn(record, parts, _max_new_tokens(kwargs.get("contenox")))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         task = self.running.get(session_id)
@@ -158,10 +165,11 @@ class ContenoxAgent:
                    for i, (name, title) in enumerate(_STEPS)]
         await self.conn.session_update(session_id, update_plan(entries))
 
-    async def _turn(self, record: SessionRecord, parts: PromptParts) -> PromptResponse:
+    async def _turn(self, record: SessionRecord, parts: PromptParts, max_new_tokens: int | None) -> PromptResponse:
         session_id = record.session_id
         request = TurnRequest(root=record.cwd, prompt=parts.text or "Explain the attached context.",
-                              client_id=f"{self.client_id}/{session_id}", selection=parts.context, pins=parts.pins)
+                              client_id=f"{self.client_id}/{session_id}", selection=parts.context, pins=parts.pins,
+                              max_new_tokens=max_new_tokens)
         chunks: list[str] = []
 
         async def on_event(event: TurnEvent) -> None:

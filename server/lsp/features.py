@@ -141,7 +141,11 @@ def register(ls: ContenoxLanguageServer) -> None:
         if uri and isinstance(params, dict) and params.get("range") is not None:
             span = parse_range(params["range"])
             sel = f"{file_path(uri)} lines {span[0] + 1}-{span[2] + 1}:\n{selection(ls, uri, span)}"
-        request = TurnRequest(root=root_for(ls, uri), prompt=prompt, client_id=ls.client_id, selection=sel)
+        limit = params.get("maxNewTokens") if isinstance(params, dict) else None
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+            raise InvalidRequest("parameter 'maxNewTokens' must be a positive integer", param="maxNewTokens")
+        request = TurnRequest(root=root_for(ls, uri), prompt=prompt, client_id=ls.client_id, selection=sel,
+                              max_new_tokens=limit)
         return await run_turn(ls, request, title="Contenox: chat", chat_id=chat_id)
 
     @ls.feature("contenox/explainContext")
