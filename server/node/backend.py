@@ -7,22 +7,27 @@ imported lazily (the daemon starts and answers ``status`` without loading OpenVI
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from contenox.config import Config
 
+if TYPE_CHECKING:
+    from contenox.planner import Explain, Planner, PlannerInputs, TurnPlan
+    from contenox.runtime_ov import Engine, RequestHandle
+    from contenox.workspace import ChangeEvent, Workspace
+
 __all__ = [
     "build_inputs",
+    "change_reasons",
     "explain_to_dict",
     "load_engine",
     "make_planner",
     "open_workspace",
-    "stable_prefix",
+    "resume_prefix",
     "submit",
     "to_plain",
 ]
@@ -30,16 +35,16 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def load_engine(config: Config) -> Any:
+def load_engine(config: Config) -> Engine:
     """Ensure the default model is installed, then start the engine (blocking: run in a thread)."""
     from contenox.runtime_ov import Engine, EngineOptions, ModelStore
 
     model = ModelStore(config.models_dir).ensure(config.model.default)
     log.info("starting engine for %s", model.name)
-    return Engine.start(model, EngineOptions.from_config(config.engine))
+    return Engine.start(model, EngineOptions.from_config(config.engine, device=config.model.device))
 
 
-def submit(engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int) -> Any:
+def submit(engine: Engine, session_id: str, token_ids: list[int], max_new_tokens: int) -> RequestHandle:
     """Submit an interactive request; the engine's RequestHandle."""
     from contenox.runtime_ov import GenerateRequest, Priority
 
@@ -47,67 +52,78 @@ def submit(engine: Any, session_id: str, token_ids: list[int], max_new_tokens: i
                                          max_new_tokens=max_new_tokens, priority=Priority.INTERACTIVE))
 
 
-def open_workspace(config: Config, root: Path, cache_dir: Path) -> Any:
+def open_workspace(config: Config, root: Path, cache_dir: Path) -> Workspace:
     from contenox.workspace import Workspace
 
     return Workspace.open(root, config.workspace, cache_dir)
 
 
-def make_planner(config: Config, engine: Any, state_dir: Path) -> Any:
+def make_planner(config: Config, engine: Engine, state_dir: Path) -> Planner:
     from contenox.planner import Planner
 
     return Planner(engine.tokenizer, engine.profile, config.planner, state_dir=state_dir)
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+def change_reasons(events: Sequence[ChangeEvent]) -> dict[str, str]:
+    """Why each planner segment changed since the last turn, in words, from the workspace's events."""
+    paths: dict[str, list[str]] = {}
+    for event in events:
+        for kind in event.segments:
+            paths.setdefault(str(kind), []).append(f"{event.kind} {event.path}".strip())
+    reasons: dict[str, str] = {}
+    for segment, items in paths.items():
+        shown = ", ".join(items[:3]) + (f" (+{len(items) - 3} more)" if len(items) > 3 else "")
+        reasons[segment] = f"{segment.replace('_', ' ')} changed: {shown}"
+    return reasons
 
 
-def mentioned_names(text: str) -> tuple[str, ...]:
-    """Identifier-looking words of the prompt: the repo map ranks their definitions higher."""
-    seen: dict[str, None] = {}
-    for word in _IDENT.findall(text):
-        seen.setdefault(word, None)
-    return tuple(seen)[:64]
+def build_inputs(config: Config, engine: Engine, workspace: Workspace, *, root: Path, prompt: str,
+                 selection: str | None, pins: Sequence[str], terminal: str, thread: str,
+                 reasons: dict[str, str]) -> PlannerInputs:
+    """The planner's inputs for one turn (blocking: reads files and git state).
 
-
-def build_inputs(config: Config, engine: Any, workspace: Any, *, prompt: str, selection: str | None,
-                 pins: Sequence[str], history: Sequence[tuple[str, str]], terminal: str) -> Any:
-    """The planner's inputs for one turn (blocking: reads files and git state)."""
+    The repo map is ranked by the pinned files only, never by the prompt's words: it must stay
+    byte-identical from turn to turn so the prefix cache keeps it.
+    """
     from contenox.planner import PlannerInputs
 
     user = prompt if not selection else f"{prompt}\n\n```\n{selection}\n```"
-    count = engine.tokenizer.encode
-    repo_map = workspace.repo_map(config.planner.repo_map_tokens, lambda text: len(count(text)),
-                                  mentioned=mentioned_names(user), pinned=tuple(pins))
-    pinned: list[tuple[str, str]] = []
-    for path in pins:
-        pinned.append((path, workspace.read_text(path)))
+    encode = engine.tokenizer.encode
+
+    def count(text: str) -> int:
+        return len(encode(text))
+
+    pinned = tuple(pins)
+
+    def repo_map_at(budget: int) -> str:
+        return workspace.repo_map(budget, count, pinned=pinned)
+
     return PlannerInputs(
-        instructions=list(workspace.instructions()),
-        repo_map=repo_map,
-        pins=pinned,
-        history=list(history),
+        user=user,
+        workspace=str(root),
+        instructions=workspace.instructions(),
+        repo_map=repo_map_at(config.planner.repo_map_tokens),
+        repo_map_at=repo_map_at,
+        pins=[(path, workspace.read_text(path)) for path in pinned],
         diff=workspace.diff_text(),
         terminal=terminal,
-        user=user,
+        thread=thread,
+        change_reasons=reasons,
     )
 
 
-def stable_prefix(plan: Any) -> list[int]:
-    """The plan's leading ids that stay valid for the next turn (everything before the diff)."""
-    token_ids = [int(t) for t in plan.token_ids]
-    segments = getattr(getattr(plan, "manifest", None), "segments", None) or ()
-    for segment in segments:
-        kind = getattr(segment, "kind", None)
-        start = getattr(segment, "start", None)
-        if kind in ("diff", "terminal", "user") and isinstance(start, int):
-            return token_ids[:start]
-    return token_ids
+def resume_prefix(plan: TurnPlan) -> list[int]:
+    """Ids a restarted node re-warms for this thread: the stable segments plus the history."""
+    try:
+        end = plan.manifest.segment("history").token_end
+    except KeyError:
+        return plan.stable_prefix()
+    return list(plan.token_ids[:end])
 
 
 def to_plain(value: Any) -> Any:
     """msgspec structs, dataclasses and plain objects as JSON-ready builtins."""
-    return msgspec.to_builtins(value, builtin_types=None, str_keys=True, enc_hook=_enc_hook)
+    return msgspec.to_builtins(value, str_keys=True, enc_hook=_enc_hook)
 
 
 def _enc_hook(value: Any) -> Any:
@@ -118,11 +134,9 @@ def _enc_hook(value: Any) -> Any:
     raise NotImplementedError(f"cannot encode {type(value).__name__}")
 
 
-def explain_to_dict(explain: Any) -> dict[str, Any]:
+def explain_to_dict(explain: Explain) -> dict[str, Any]:
     """An Explain as the JSON dict of docs/internal-api.md."""
-    if hasattr(explain, "to_json"):
-        data = explain.to_json()
-        if isinstance(data, (bytes, str)):
-            data = msgspec.json.decode(data)
-        return dict(data)
-    return dict(to_plain(explain))
+    data: Any = explain.to_json()
+    if isinstance(data, (bytes, str)):
+        data = msgspec.json.decode(data)
+    return dict(data)

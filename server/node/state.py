@@ -11,7 +11,6 @@ import asyncio
 import inspect
 import logging
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -84,7 +83,8 @@ class Node:
             self._workspaces[str(resolved)] = state
         return state
 
-    async def _index(self, state: WorkspaceState, on_event: EventCallback | None) -> Any:
+    async def _index(self, state: WorkspaceState, on_event: EventCallback | None) -> dict[str, str]:
+        """Open (first use) or refresh the workspace index; why planner segments changed, in words."""
         if state.workspace is None:
             await _emit(on_event, TurnEvent(kind="state", state="indexing"))
             cache_dir = self.config.state_dir / "workspaces" / state.key / "index"
@@ -96,9 +96,9 @@ class Node:
                 state.workspace = ws
 
             await asyncio.to_thread(open_and_overlay)
-        else:
-            await asyncio.to_thread(state.workspace.refresh)
-        return state.workspace
+            return {}
+        events = await asyncio.to_thread(state.workspace.refresh)
+        return backend.change_reasons(events)
 
     # -- engine ----------------------------------------------------------------------------
     async def engine(self) -> Any:
@@ -135,26 +135,27 @@ class Node:
     async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
                         on_event: EventCallback | None) -> TurnOutcome:
         engine = await self.engine()
-        workspace = await self._index(state, on_event)
+        reasons = await self._index(state, on_event)
+        workspace = state.workspace
         if state.planner is None:
             state.planner = backend.make_planner(self.config, engine,
                                                  self.config.state_dir / "workspaces" / state.key)
-        pins = list(dict.fromkeys([*state.record.pins, *(state.relative(p) for p in request.pins)]))
-        history = [(e.user, e.answer) for e in state.history]
         planner = state.planner
+        pins = list(dict.fromkeys([*state.record.pins, *(state.relative(p) for p in request.pins)]))
 
         def plan() -> Any:
-            inputs = backend.build_inputs(self.config, engine, workspace, prompt=request.prompt,
-                                          selection=request.selection, pins=pins, history=history,
-                                          terminal=request.terminal)
+            inputs = backend.build_inputs(self.config, engine, workspace, root=state.root, prompt=request.prompt,
+                                          selection=request.selection, pins=pins, terminal=request.terminal,
+                                          thread=request.thread, reasons=reasons)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
         turn_plan = await asyncio.to_thread(plan)
         await _emit(on_event, TurnEvent(kind="state", state="prefill"))
         final = await self._generate(engine, state, turn_plan, request, on_event)
         explain = backend.explain_to_dict(planner.record(turn_plan, final.metrics, answer_text=final.text))
-        state.add_exchange(request.prompt, final.text, final.finish_reason, request.client_id, explain)
-        self.store.save_prefix(state.key, backend.stable_prefix(turn_plan))
+        state.add_exchange(request.prompt, final.text, final.finish_reason, request.client_id, explain,
+                           thread=request.thread)
+        self.store.save_prefix(state.key, backend.resume_prefix(turn_plan))
         await _emit(on_event, TurnEvent(kind="state", state="idle"))
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain)
 
@@ -206,40 +207,18 @@ class Node:
             state.workspace.set_overlay(rel, text)
 
     async def related(self, root: str, text: str) -> list[dict[str, Any]]:
-        """Definitions of the identifiers in ``text``, then lexical matches of its first line."""
+        """Definitions of the names in ``text`` and the places that use them ("Find related code")."""
         state = self.workspace(root)
-        ws = await self._index(state, None)
-
-        def find() -> list[dict[str, Any]]:
-            hits: list[dict[str, Any]] = []
-            for name in backend.mentioned_names(text)[:8]:
-                for loc in ws.find_symbol(name):
-                    hits.append({"kind": "definition", "name": name, **backend.to_plain(loc)})
-            line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-            if line:
-                for hit in ws.search(re.escape(line[:200]), regex=True, limit=20):
-                    hits.append({"kind": "match", **backend.to_plain(hit)})
-            return hits[:50]
-
-        return await asyncio.to_thread(find)
+        await self._index(state, None)
+        hits = await asyncio.to_thread(state.workspace.related, text)
+        return [dict(backend.to_plain(hit)) for hit in hits]
 
     async def symbol_info(self, root: str, name: str) -> dict[str, Any] | None:
-        """Where ``name`` is defined, which files mention it, and its file's rank in the repo graph."""
+        """Definitions, referencing files and rank in the repo graph of ``name``; None if unknown."""
         state = self.workspace(root)
-        ws = await self._index(state, None)
-
-        def info() -> dict[str, Any] | None:
-            definitions = [backend.to_plain(loc) for loc in ws.find_symbol(name)]
-            if not definitions:
-                return None
-            pattern = rf"\b{re.escape(name)}\b"
-            files = sorted({str(backend.to_plain(h).get("path", "")) for h in ws.search(pattern, limit=500)})
-            rank_of = getattr(ws, "rank_of", None)
-            rank = rank_of(str(definitions[0].get("path", ""))) if callable(rank_of) else None
-            return {"name": name, "definitions": definitions, "referencing_files": [f for f in files if f],
-                    "rank": rank}
-
-        return await asyncio.to_thread(info)
+        await self._index(state, None)
+        info = await asyncio.to_thread(state.workspace.symbol_info, name)
+        return None if info is None else dict(backend.to_plain(info))
 
     def status(self) -> dict[str, Any]:
         known = {str(s.root): s.summary() for s in self._workspaces.values()}

@@ -30,6 +30,7 @@ class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     answer: str
     finish_reason: str
     client_id: str = ""
+    thread: str = "main"
     at: float = 0.0
 
 

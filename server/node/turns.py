@@ -25,6 +25,9 @@ class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
     terminal: str = ""
     max_new_tokens: int | None = None
     """None: the config's ``engine.max_new_tokens``."""
+    thread: str = "main"
+    """Conversation thread inside the workspace (an ACP session, a chat panel); threads share the
+    workspace's stable prefix and each keeps its own history."""
 
 
 class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):

@@ -69,9 +69,9 @@ class WorkspaceState:
         return self.record.pins
 
     def add_exchange(self, user: str, answer: str, finish_reason: str, client_id: str,
-                     explain: dict[str, Any]) -> Exchange:
+                     explain: dict[str, Any], *, thread: str = "main") -> Exchange:
         exchange = Exchange(turn=self.record.turns + 1, user=user, answer=answer, finish_reason=finish_reason,
-                            client_id=client_id, at=time.time())
+                            client_id=client_id, thread=thread, at=time.time())
         self.store.append(self.key, exchange)
         self.history.append(exchange)
         self.update(turns=exchange.turn, last_used=exchange.at, last_explain=explain)
