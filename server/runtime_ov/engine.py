@@ -55,6 +55,7 @@ class Engine:
         self._queue: list[tuple[int, int, RequestHandle]] = []
         self._seq = itertools.count()
         self._ids = itertools.count(1)
+        self._started = itertools.count()
         self._cond = threading.Condition()
         self._closing = False
         self._running: RequestHandle | None = None
@@ -191,6 +192,7 @@ class Engine:
             if self._closing:
                 return None
             _, _, handle = heapq.heappop(self._queue)
+            handle.run_index = next(self._started)
             self._running = handle
             return handle
 

@@ -64,6 +64,8 @@ class RequestHandle:
         self.request = request
         self.request_id = request_id
         self.submitted_at = time.perf_counter()
+        self.run_index: int | None = None
+        """Order in which the engine started this request (None until it starts)."""
         self._loop = loop
         self._on_cancel = on_cancel
         self._cancel_requested = threading.Event()

@@ -1,0 +1,260 @@
+"""The engine on the real SmolLM2-135M: streaming, determinism, cancellation, prefix reuse, sessions.
+
+One engine for the module (loading the model takes seconds). Prompts are distinct per test so
+that what one test left in the cache does not decide another; the chunk is small (64 tokens)
+so prefill spans many steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from contenox.config import EngineConfig
+from contenox.errors import InvalidRequest, ModelNotFound, OverBatch, OverContext
+from contenox.runtime_ov import (
+    Engine,
+    EngineOptions,
+    FinalEvent,
+    GenerateRequest,
+    InstalledModel,
+    Priority,
+    TokenEvent,
+)
+
+CHUNK = 64
+
+
+@pytest.fixture(scope="module")
+def engine(default_model: InstalledModel) -> Iterator[Engine]:
+    eng = Engine.start(default_model, EngineOptions(cache_size_gb=0.1, chunk_tokens=CHUNK, max_new_tokens=64))
+    yield eng
+    eng.close()
+
+
+def chat(engine: Engine, user: str, system: str = "You are a helpful coding assistant.") -> list[int]:
+    text = engine.tokenizer.apply_chat_template([{"role": "system", "content": system},
+                                                 {"role": "user", "content": user}])
+    return engine.tokenizer.encode(text)
+
+
+def filler(engine: Engine, seed: int, tokens: int) -> list[int]:
+    """A unique prompt of exactly ``tokens`` ids made of real words."""
+    words = ["alpha", "beta", "gamma", "delta", "kernel", "socket", "buffer", "vector", "matrix", "thread"]
+    rng = np.random.default_rng(seed)
+    text = " ".join(words[i] for i in rng.integers(0, len(words), size=tokens * 2))
+    ids = engine.tokenizer.encode(f"Document {seed}: {text}")
+    assert len(ids) >= tokens
+    return ids[:tokens]
+
+
+async def collect(engine: Engine, request: GenerateRequest) -> tuple[list[TokenEvent], FinalEvent]:
+    tokens: list[TokenEvent] = []
+    final: FinalEvent | None = None
+    async for event in engine.submit(request):
+        if isinstance(event, TokenEvent):
+            tokens.append(event)
+        else:
+            final = event
+    assert final is not None
+    return tokens, final
+
+
+def test_options_from_config() -> None:
+    options = EngineOptions.from_config(EngineConfig(cache_size_gb=0.5, chunk_tokens=128), device="CPU")
+    assert (options.cache_size_gb, options.chunk_tokens, options.device) == (0.5, 128, "CPU")
+
+
+def test_engine_reports_its_model_and_cache(engine: Engine, default_model: InstalledModel) -> None:
+    stats = engine.stats()
+    assert stats.model == default_model.name and stats.device == "CPU"
+    assert engine.profile == default_model.profile
+    assert stats.chunk_tokens == CHUNK
+    # 0.1 GB of SmolLM2's ~13.7 kB/token u8 KV: a few thousand tokens, whole 32-token blocks
+    assert 4000 < stats.cache_capacity_tokens < 10_000 and stats.cache_capacity_tokens % 32 == 0
+    assert engine.tokenizer.decode(engine.tokenizer.encode("def f(x):")) == "def f(x):"
+
+
+async def test_streaming_equals_final_text(engine: Engine) -> None:
+    prompt = chat(engine, "Write a Python function that returns the sum of a list.")
+    tokens, final = await collect(engine, GenerateRequest(session_id="stream", token_ids=prompt,
+                                                          max_new_tokens=40))
+    assert final.finish_reason in ("stop", "length")
+    assert final.text.strip()
+    assert "".join(ev.text for ev in tokens) == final.text
+    assert [t for ev in tokens for t in ev.token_ids] == final.token_ids
+    m = final.metrics
+    assert m.prompt_tokens == len(prompt) and m.generated_tokens == len(final.token_ids)
+    assert m.prefill_steps == math.ceil((len(prompt) - m.predicted_cached_tokens) / CHUNK)
+    assert m.ttft_ms > 0 and m.total_ms >= m.ttft_ms and m.peak_rss_bytes > 0
+
+
+async def test_greedy_determinism(engine: Engine) -> None:
+    prompt = chat(engine, "Explain what a Python generator is, in two sentences, and show how `yield` "
+                          "differs from `return` in a function that reads a large file line by line.")
+    assert len(prompt) > 40
+    request = GenerateRequest(session_id="det", token_ids=prompt, max_new_tokens=32)
+    cold = (await engine.submit(request).result())
+    warm1 = (await engine.submit(request).result())
+    warm2 = (await engine.submit(request).result())
+    assert cold.metrics.predicted_cached_tokens == 0
+    assert warm1.metrics.predicted_cached_tokens > 0
+    assert warm1.token_ids == warm2.token_ids
+    assert cold.token_ids == warm1.token_ids  # measured on SmolLM2: warm equals cold here
+
+
+async def test_cancel_during_prefill_then_a_normal_request(engine: Engine) -> None:
+    prompt = filler(engine, 11, 3000)  # 47 chunks of 64
+    handle = engine.submit(GenerateRequest(session_id="cancel-p", token_ids=prompt, max_new_tokens=8))
+    while handle.run_index is None:
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.05)
+    handle.cancel()
+    final = await handle.result()
+    assert final.finish_reason == "cancelled"
+    assert final.token_ids == [] and final.text == ""
+    assert final.metrics.prefill_steps < math.ceil(len(prompt) / CHUNK)
+    # the chunks computed before the cancel stay cached
+    assert engine.predict_cached(prompt) == pytest.approx(final.metrics.prefill_steps * CHUNK, abs=32)
+    ok = await engine.submit(GenerateRequest(session_id="cancel-p", token_ids=chat(engine, "Say hi."),
+                                             max_new_tokens=8)).result()
+    assert ok.finish_reason in ("stop", "length") and ok.token_ids
+
+
+async def test_cancel_during_decode_then_a_normal_request(engine: Engine) -> None:
+    prompt = engine.tokenizer.encode("hello world " * 40)  # the model repeats it without stopping
+    handle = engine.submit(GenerateRequest(session_id="cancel-d", token_ids=prompt, max_new_tokens=60))
+    seen = 0
+    final: FinalEvent | None = None
+    async for event in handle:
+        if isinstance(event, TokenEvent):
+            seen += len(event.token_ids)
+            if seen >= 3:
+                handle.cancel()
+        else:
+            final = event
+    assert final is not None and final.finish_reason == "cancelled"
+    assert 3 <= final.metrics.generated_tokens < 60
+    ok = await engine.submit(GenerateRequest(session_id="cancel-d", token_ids=chat(engine, "Say hi."),
+                                             max_new_tokens=8)).result()
+    assert ok.finish_reason in ("stop", "length") and ok.token_ids
+
+
+async def test_shared_prefix_recomputes_only_the_suffix(engine: Engine) -> None:
+    base = filler(engine, 21, 900)
+    first = await engine.submit(GenerateRequest(session_id="pfx", token_ids=base, max_new_tokens=2)).result()
+    assert first.metrics.prefill_steps == math.ceil(900 / CHUNK)
+    second_prompt = base + engine.tokenizer.encode(" And now a question about it?")
+    predicted = engine.predict_cached(second_prompt)
+    assert predicted == 896  # floor(900 / 32) * 32
+    second = await engine.submit(GenerateRequest(session_id="pfx", token_ids=second_prompt,
+                                                 max_new_tokens=2)).result()
+    m = second.metrics
+    assert m.predicted_cached_tokens == predicted
+    expected_recomputed = len(second_prompt) - predicted
+    assert m.prefill_steps == math.ceil(expected_recomputed / CHUNK) == 1
+    assert abs(m.measured_recomputed_tokens - expected_recomputed) < CHUNK
+    # an edit in the middle keeps the blocks before it
+    edited = base[:500] + [base[500] + 1] + base[501:]
+    third = await engine.submit(GenerateRequest(session_id="pfx", token_ids=edited, max_new_tokens=2)).result()
+    assert third.metrics.predicted_cached_tokens == 480
+    assert third.metrics.prefill_steps == math.ceil((900 - 480) / CHUNK)
+
+
+async def test_interleaved_sessions_keep_their_prefixes(engine: Engine) -> None:
+    prefixes = {f"ws-{i}": filler(engine, 100 + i, 700) for i in range(3)}
+    for sid, ids in prefixes.items():
+        await engine.submit(GenerateRequest(session_id=sid, token_ids=ids, max_new_tokens=2)).result()
+    for n, (sid, ids) in enumerate(prefixes.items()):
+        session = engine.session(sid)
+        assert session.sent[:700] == ids
+        prompt = ids + engine.tokenizer.encode(f" Turn {n}: what changed?")
+        assert session.prefix_lookup(prompt) == 672
+        final = await engine.submit(GenerateRequest(session_id=sid, token_ids=prompt, max_new_tokens=2)).result()
+        assert final.metrics.predicted_cached_tokens == 672
+        assert final.metrics.prefill_steps == 1  # only the suffix; cold it is ceil(700 / 64) = 11
+
+
+def test_default_scheduler_keeps_only_the_last_prompt(default_model: InstalledModel) -> None:
+    """What LLMPipeline does without cache_size: A, B, then A + suffix is a full miss."""
+    import openvino as ov
+    import openvino_genai as ov_genai
+
+    config = ov_genai.SchedulerConfig()
+    config.enable_prefix_caching = True
+    config.max_num_batched_tokens = CHUNK
+    pipe = ov_genai.ContinuousBatchingPipeline(str(default_model.weights), config, "CPU", {})
+    generation = ov_genai.GenerationConfig()
+    generation.max_new_tokens = 2
+
+    def steps(ids: list[int]) -> int:
+        handle = pipe.add_request(0, ov.Tensor(np.array([ids], np.int64)), generation)
+        count = 0
+        while not handle.can_read():
+            pipe.step()
+            count += 1
+        while pipe.has_non_finished_requests():
+            pipe.step()
+        return count
+
+    a, b = list(range(1000, 1500)), list(range(3000, 3500))
+    assert steps(a) == steps(b) == 8
+    assert steps(a + [5] * 20) == 9  # a's blocks are gone: everything recomputed
+
+
+async def test_priority_interactive_before_background(engine: Engine) -> None:
+    blocker = engine.submit(GenerateRequest(session_id="prio", token_ids=filler(engine, 31, 1500),
+                                            max_new_tokens=2))
+    background = engine.submit(GenerateRequest(session_id="prio", token_ids=chat(engine, "bg"),
+                                               max_new_tokens=2, priority=Priority.BACKGROUND))
+    interactive = engine.submit(GenerateRequest(session_id="prio", token_ids=chat(engine, "fg"),
+                                                max_new_tokens=2))
+    await asyncio.gather(blocker.result(), background.result(), interactive.result())
+    assert blocker.run_index is not None and interactive.run_index is not None
+    assert background.run_index is not None
+    assert blocker.run_index < interactive.run_index < background.run_index
+
+
+async def test_warm_retouches_a_prefix(engine: Engine) -> None:
+    ids = filler(engine, 41, 300)
+    final = await engine.session("warm").warm(ids)
+    assert final is not None and final.metrics.generated_tokens == 1
+    assert engine.predict_cached(ids + [5]) == 288
+    session = engine.session("warm")
+    session.evict()
+    assert engine.session("warm").sent == []
+
+
+def test_over_context_says_by_how_much(engine: Engine) -> None:
+    limit = engine.profile.max_tested_context
+    with pytest.raises(OverContext, match=r"by 100 tokens") as info:
+        engine.submit(GenerateRequest(session_id="big", token_ids=[5] * (limit - 400), max_new_tokens=500))
+    assert info.value.details["over_by"] == 100
+
+
+def test_request_larger_than_the_cache_is_over_batch(engine: Engine) -> None:
+    capacity = engine.stats().cache_capacity_tokens
+    with pytest.raises(OverBatch, match="KV cache"):
+        engine.submit(GenerateRequest(session_id="big", token_ids=[5] * capacity, max_new_tokens=10))
+
+
+def test_empty_prompt_is_invalid(engine: Engine) -> None:
+    with pytest.raises(InvalidRequest):
+        engine.submit(GenerateRequest(session_id="x", token_ids=[]))
+
+
+def test_blocking_generate_outside_an_event_loop(engine: Engine) -> None:
+    final = engine.generate(GenerateRequest(session_id="sync", token_ids=chat(engine, "Say hi."),
+                                            max_new_tokens=4), timeout=120)
+    assert final.finish_reason in ("stop", "length") and 0 < len(final.token_ids) <= 4
+
+
+def test_start_with_missing_weights_is_model_not_found(default_model: InstalledModel, tmp_path: object) -> None:
+    missing = InstalledModel(name="gone", path=str(tmp_path), profile=default_model.profile, size_bytes=0,
+                             source="")
+    with pytest.raises(ModelNotFound):
+        Engine.start(missing, EngineOptions(cache_size_gb=0.01))
