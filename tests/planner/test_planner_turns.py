@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import msgspec
 from planner_samples import PIN_A, PIN_B, sample_inputs
 
-from contenox.planner import Pin, SEGMENT_KINDS, render_explain
+from contenox.planner import SEGMENT_KINDS, Pin, render_explain
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,7 +54,7 @@ def test_segments_come_in_contract_order_and_tile_the_ids(make_planner):
     segs = plan.manifest.segments
     assert tuple(s.kind for s in segs) == SEGMENT_KINDS
     assert segs[0].token_start == 0
-    for before, after in zip(segs, segs[1:], strict=False):
+    for before, after in itertools.pairwise(segs):
         assert before.token_end == after.token_start
     assert {s.cache_class for s in segs[:4]} == {"highest"}
     assert segs[4].cache_class == segs[5].cache_class == "high"
