@@ -1,0 +1,79 @@
+"""End to end: pytest-lsp drives the real ``contenox lsp --stdio`` proxy, the real node and the real model."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import pytest
+from lsp_client import chat, plain, request, start_window
+from lsp_e2e_kit import make_repo
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from contenox.config import Config
+
+pytestmark = pytest.mark.slow
+
+
+async def test_lsp_hover_code_action_chat_cache_status_and_cancel(node_home: Config, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    client, rec = await start_window(repo)
+    try:
+        main_uri = (repo / "main.py").as_uri()
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=main_uri), position=types.Position(line=4, character=12)))
+        assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+        assert "`helper`" in hover.contents.value and "util.py" in hover.contents.value
+
+        util_uri = (repo / "util.py").as_uri()
+        selection = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=2, character=16))
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=util_uri), range=selection,
+            context=types.CodeActionContext(diagnostics=[])))
+        assert actions is not None
+        titles = [a.title for a in actions]
+        assert titles == ["Explain selection", "Find related code", "Ask Contenox about selection"]
+        explain_action = actions[0]
+        assert isinstance(explain_action, types.CodeAction) and explain_action.command is not None
+        args = list(explain_action.command.arguments or [])
+        args[0] = {**args[0], "chatId": "explain-1"}
+        result = plain(await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=explain_action.command.command, arguments=args)), 300))
+        assert result["text"] == rec.text("explain-1") and result["text"]
+        first = result["explain"]
+        assert first["totals"]["tokens"] > 0 and first["workspace"] == str(repo)
+        await rec.wait(lambda: any(s["state"] == "idle" for s in rec.statuses))
+        idle = [s for s in rec.statuses if s["state"] == "idle"][-1]
+        assert idle["promptTokens"] == first["totals"]["tokens"] and idle["workspace"] == str(repo)
+        assert any(s["state"] == "prefill" for s in rec.statuses)
+        kinds = [type(v).__name__ for reports in client.progress_reports.values() for v in reports]
+        assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+
+        second = await chat(client, "chat-2", "What does helper return?")
+        assert second["text"] == rec.text("chat-2")
+        assert second["explain"]["turn"] == first["turn"] + 1
+        assert second["explain"]["totals"]["cached"] > 0  # the stable prefix of the first turn was reused
+
+        explain = await request(client, "contenox/explainContext", {"uri": util_uri})
+        assert explain == second["explain"]
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=main_uri), position=types.Position(line=4, character=12)))
+        assert hover is not None and "cached" in hover.contents.value  # type: ignore[union-attr]
+
+        msg_id = f"long-{uuid.uuid4().hex[:6]}"
+        long = asyncio.ensure_future(client.protocol.send_request_async(
+            "contenox/chat", {"chatId": "long", "prompt": "Count from 1 to 500, one number per line.",
+                              "maxNewTokens": 400}, msg_id=msg_id))
+        await rec.wait(lambda: bool(rec.text("long")))
+        client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+        with pytest.raises(JsonRpcException) as cancelled:
+            await asyncio.wait_for(long, 120)
+        assert cancelled.value.code == -32800
+
+        after = await chat(client, "after", "Say hi.")
+        assert after["explain"]["turn"] > second["explain"]["turn"]  # the cancelled turn did not break the node
+    finally:
+        await client.shutdown_session()
+        await client.stop()
