@@ -7,12 +7,13 @@ import json
 import shutil
 from pathlib import Path
 
+import gguf
 import pytest
 from tiny_models import TEMPLATE, build_gguf, build_ir
 
 from contenox.errors import ProfileMismatch
 from contenox.runtime_ov.catalog import load_catalog
-from contenox.runtime_ov.digests import file_sha256, model_digests
+from contenox.runtime_ov.digests import file_sha256, gguf_metadata, model_digests
 from contenox.runtime_ov.store import InstalledModel
 
 
@@ -33,6 +34,26 @@ def test_gguf_digests(tmp_path: Path) -> None:
     assert digests.chat_template_digest == hashlib.sha256(TEMPLATE.encode()).hexdigest()
     assert digests.context_length == 3072
     assert model_digests(path, model_digest="f" * 64).model_digest == "f" * 64  # a digest just verified
+
+
+def test_metadata_reader_agrees_with_the_gguf_package(tmp_path: Path) -> None:
+    path = tmp_path / "m.gguf"
+    build_gguf(path, tokens=("<unk>", "héllo", "\u2581world", "<|im_start|>"))
+    ours = gguf_metadata(path)
+    theirs = {name: f.contents() for name, f in gguf.GGUFReader(str(path)).fields.items()
+              if not name.startswith("GGUF.")}
+    assert ours == theirs
+    assert ours["tokenizer.ggml.tokens"] == ["<unk>", "héllo", "\u2581world", "<|im_start|>"]
+    assert ours["tiny.flag"] is True
+
+
+def test_truncated_gguf_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.gguf"
+    build_gguf(path)
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(ProfileMismatch, match=r"cut\.gguf: not a readable GGUF file"):
+        model_digests(cut)
 
 
 def test_tokenizer_digest_follows_the_vocabulary_not_the_weights(tmp_path: Path) -> None:
