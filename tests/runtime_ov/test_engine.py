@@ -145,12 +145,12 @@ async def test_cancel_during_decode_then_a_normal_request(engine: Engine) -> Non
 
 
 async def test_shared_prefix_recomputes_only_the_suffix(engine: Engine) -> None:
-    base = filler(engine, 21, 900)
+    base = filler(engine, 21, 500)
     first = await engine.submit(GenerateRequest(session_id="pfx", token_ids=base, max_new_tokens=2)).result()
-    assert first.metrics.prefill_steps == math.ceil(900 / CHUNK)
+    assert first.metrics.prefill_steps == math.ceil(500 / CHUNK)
     second_prompt = base + engine.tokenizer.encode(" And now a question about it?")
     predicted = engine.predict_cached(second_prompt)
-    assert predicted == 896  # floor(900 / 32) * 32
+    assert predicted == 480  # floor(500 / 32) * 32
     second = await engine.submit(GenerateRequest(session_id="pfx", token_ids=second_prompt,
                                                  max_new_tokens=2)).result()
     m = second.metrics
@@ -159,24 +159,24 @@ async def test_shared_prefix_recomputes_only_the_suffix(engine: Engine) -> None:
     assert m.prefill_steps == math.ceil(expected_recomputed / CHUNK) == 1
     assert abs(m.measured_recomputed_tokens - expected_recomputed) < CHUNK
     # an edit in the middle keeps the blocks before it
-    edited = base[:500] + [base[500] + 1] + base[501:]
+    edited = base[:250] + [base[250] + 1] + base[251:]
     third = await engine.submit(GenerateRequest(session_id="pfx", token_ids=edited, max_new_tokens=2)).result()
-    assert third.metrics.predicted_cached_tokens == 480
-    assert third.metrics.prefill_steps == math.ceil((900 - 480) / CHUNK)
+    assert third.metrics.predicted_cached_tokens == 224
+    assert third.metrics.prefill_steps == math.ceil((500 - 224) / CHUNK)
 
 
 async def test_interleaved_sessions_keep_their_prefixes(engine: Engine) -> None:
-    prefixes = {f"ws-{i}": filler(engine, 100 + i, 700) for i in range(3)}
+    prefixes = {f"ws-{i}": filler(engine, 100 + i, 300) for i in range(3)}
     for sid, ids in prefixes.items():
         await engine.submit(GenerateRequest(session_id=sid, token_ids=ids, max_new_tokens=2)).result()
     for n, (sid, ids) in enumerate(prefixes.items()):
         session = engine.session(sid)
-        assert session.sent[:700] == ids
+        assert session.sent[:300] == ids
         prompt = ids + engine.tokenizer.encode(f" Turn {n}: what changed?")
-        assert session.prefix_lookup(prompt) == 672
+        assert session.prefix_lookup(prompt) == 288
         final = await engine.submit(GenerateRequest(session_id=sid, token_ids=prompt, max_new_tokens=2)).result()
-        assert final.metrics.predicted_cached_tokens == 672
-        assert final.metrics.prefill_steps == 1  # only the suffix; cold it is ceil(700 / 64) = 11
+        assert final.metrics.predicted_cached_tokens == 288
+        assert final.metrics.prefill_steps == 1  # only the suffix; cold it is ceil(300 / 64) = 5
 
 
 def test_default_scheduler_keeps_only_the_last_prompt(default_model: InstalledModel) -> None:
@@ -201,13 +201,13 @@ def test_default_scheduler_keeps_only_the_last_prompt(default_model: InstalledMo
             pipe.step()
         return count
 
-    a, b = list(range(1000, 1500)), list(range(3000, 3500))
-    assert steps(a) == steps(b) == 8
-    assert steps(a + [5] * 20) == 9  # a's blocks are gone: everything recomputed
+    a, b = list(range(1000, 1200)), list(range(3000, 3200))
+    assert steps(a) == steps(b) == 4
+    assert steps(a + [5] * 20) == 4  # a's blocks are gone: everything recomputed
 
 
 async def test_priority_interactive_before_background(engine: Engine) -> None:
-    blocker = engine.submit(GenerateRequest(session_id="prio", token_ids=filler(engine, 31, 1500),
+    blocker = engine.submit(GenerateRequest(session_id="prio", token_ids=filler(engine, 31, 200),
                                             max_new_tokens=2))
     background = engine.submit(GenerateRequest(session_id="prio", token_ids=chat(engine, "bg"),
                                                max_new_tokens=2, priority=Priority.BACKGROUND))
