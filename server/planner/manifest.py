@@ -74,11 +74,13 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
 
 def identity_changes(old: Identity, new: Identity) -> list[str]:
     """Names of identity fields that differ, as phrases: ``["tokenizer digest changed"]``."""
+    if old == new:
+        return []
     changed = []
-    for field in msgspec.structs.fields(Identity):
-        before, after = getattr(old, field.name), getattr(new, field.name)
+    for field in Identity.__struct_fields__:
+        before, after = getattr(old, field), getattr(new, field)
         if before != after:
-            name = field.name.replace("_", " ")
+            name = field.replace("_", " ")
             if isinstance(before, (bool, int)) and not isinstance(before, str):
                 changed.append(f"{name} changed ({before} -> {after})")
             else:

@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 
 PredictCached = Callable[[Sequence[int]], int]
 STABLE_KINDS = ("system", "tools", "policy", "instructions", "repo_map", "pins")
+_Built = tuple[tuple[int, ...], str, str, tuple[tuple[str, str], ...]]
+"""A segment's ids, token hash, byte hash and item hashes."""
 
 
 class MetricsLike(Protocol):
@@ -116,19 +118,20 @@ class Planner:
         with self._lock:
             records = list(self._records)
         draft = self._draft(inputs, records)
-        fit_budget(draft, self.identity.context_size, self.config.output_reserve, self._total,
-                   self.tokens.count, repo_map_at=inputs.repo_map_at, pins=tuple(map(as_pin, inputs.pins)))
-        rendered = render_segments(self.frame, self.prompts, draft)
+        rendered, built = self._assemble(draft)
+        if sum(len(b[0]) for b in built) > self.context_limit:
+            fit_budget(draft, self.identity.context_size, self.config.output_reserve, self._total,
+                       self.tokens.count, repo_map_at=inputs.repo_map_at, pins=tuple(map(as_pin, inputs.pins)))
+            rendered, built = self._assemble(draft)
         ids_by_segment: list[tuple[int, ...]] = []
         records_out: list[SegmentRecord] = []
         start = 0
-        for seg in rendered:
-            ids, thash, bhash = self._segment_ids(seg)
+        for seg, (ids, thash, bhash, items) in zip(rendered, built, strict=True):
             ids_by_segment.append(ids)
             records_out.append(SegmentRecord(
                 kind=seg.kind, byte_hash=bhash, token_hash=thash, token_start=start, token_end=start + len(ids),
                 cache_class=CACHE_CLASS[seg.kind], invalidation=INVALIDATION[seg.kind], predicted_cached=0,
-                predicted_new=len(ids), items=self._items(seg, draft), note="; ".join(draft.notes.get(seg.kind, []))))
+                predicted_new=len(ids), items=items, note="; ".join(draft.notes.get(seg.kind, []))))
             start += len(ids)
         token_ids = list(chain.from_iterable(ids_by_segment))
         if len(token_ids) > self.context_limit:  # budget fitting guarantees this; keep the invariant loud
@@ -144,9 +147,10 @@ class Planner:
             for rec, reason in zip(records_out, reasons, strict=True))
         manifest = Manifest(identity=self.identity, workspace=inputs.workspace, thread=inputs.thread,
                             turn=len(records) + 1, segments=segments, total_tokens=len(token_ids),
-                            predicted_cached_tokens=predicted, token_hash=token_hash(token_ids))
+                            predicted_cached_tokens=predicted,
+                            token_hash=hashlib.sha256("".join(r.token_hash for r in records_out).encode()).hexdigest())
         return TurnPlan(token_ids=token_ids, manifest=manifest, user=draft.user.strip(),
-                        messages=messages_of(self.frame, self.prompts, draft))
+                        messages=messages_of(self.prompts, draft, rendered))
 
     def preview(self, plan: TurnPlan) -> Explain:
         """The explain of a planned turn before the engine ran it (no measurement yet)."""
@@ -198,28 +202,32 @@ class Planner:
                      history=self._history(records, inputs), diff=inputs.diff, terminal=inputs.terminal,
                      user=inputs.user)
 
-    def _segment_ids(self, seg: RenderedSegment) -> tuple[tuple[int, ...], str, str]:
-        """(ids, token hash, byte hash) of a segment, from the cache when its bytes are unchanged."""
-        hashes = tuple(byte_hash(part) for part in seg.parts)
-        hit = self._segment_cache.get(hashes)
-        if hit is not None:
-            return hit
-        ids = tuple(chain.from_iterable(self.tokens.lookup(part, h)[0] for part, h in zip(seg.parts, hashes,
-                                                                                         strict=True)))
-        entry = (ids, token_hash(ids), hashlib.sha256("".join(seg.parts).encode("utf-8")).hexdigest())
-        if len(self._segment_cache) > 256:
-            self._segment_cache.clear()
-        self._segment_cache[hashes] = entry
-        return entry
+    def _assemble(self, draft: Draft) -> tuple[list[RenderedSegment], list[_Built]]:
+        rendered = render_segments(self.frame, self.prompts, draft)
+        return rendered, [self._segment_ids(seg, draft) for seg in rendered]
+
+    def _segment_ids(self, seg: RenderedSegment, draft: Draft) -> _Built:
+        """(ids, token hash, byte hash, items) of a segment; unchanged parts cost a dict lookup."""
+        entries = [self.tokens.lookup(part) for part in seg.parts]
+        key = tuple(e.byte_hash for e in entries)
+        hit = self._segment_cache.get(key)
+        if hit is None:
+            ids = tuple(chain.from_iterable(e.ids for e in entries))
+            bhash = entries[0].byte_hash if len(entries) == 1 else byte_hash("".join(seg.parts))
+            hit = (ids, token_hash(ids), bhash)
+            if len(self._segment_cache) > 256:
+                self._segment_cache.clear()
+            self._segment_cache[key] = hit
+        if seg.kind == "pins":
+            items = tuple((path, e.byte_hash) for (path, _), e in zip(draft.pins, entries[1:], strict=True))
+        elif seg.kind == "history":
+            items = tuple((f"turn {i + 1}", byte_hash(f"{u}\0{a}")) for i, (u, a) in enumerate(draft.history))
+        else:
+            items = tuple((name, byte_hash(text)) for name, text in seg.items)
+        return (*hit, items)
 
     def _total(self, draft: Draft) -> int:
-        return sum(len(self._segment_ids(seg)[0]) for seg in render_segments(self.frame, self.prompts, draft))
-
-    @staticmethod
-    def _items(seg: RenderedSegment, draft: Draft) -> tuple[tuple[str, str], ...]:
-        if seg.kind == "history":
-            return tuple((f"turn {i + 1}", byte_hash(f"{u}\0{a}")) for i, (u, a) in enumerate(draft.history))
-        return tuple((name, byte_hash(text)) for name, text in seg.items)
+        return sum(len(b[0]) for b in self._assemble(draft)[1])
 
     def _previous(self, records: list[TurnRecord]) -> Manifest | None:
         return records[-1].manifest if records else None
@@ -232,12 +240,22 @@ class Planner:
             return 0
         block = self.identity.cache_block_size
         if self._last_ids is not None:
-            common = 0
-            for a, b in zip(self._last_ids, ids, strict=False):
-                if a != b:
-                    break
-                common += 1
+            common = _common_prefix(self._last_ids, ids)
         else:
             first = next((s.token_start for s, r in zip(segments, reasons, strict=True) if r is not None), len(ids))
             common = first
         return min(common // block * block, max(0, (len(ids) - 1) // block * block))
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int], step: int = 1024) -> int:
+    """Length of the common prefix of two id lists (slice compares run in C)."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i:i + step] == b[i:i + step]:
+        i += step
+    if i >= n:
+        return n
+    end = min(i + step, n)
+    while i < end and a[i] == b[i]:
+        i += 1
+    return i

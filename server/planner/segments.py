@@ -12,6 +12,7 @@ parts one by one and joining the ids equals tokenizing the rendered chat templat
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import msgspec
@@ -26,6 +27,7 @@ __all__ = [
     "CacheClass",
     "Draft",
     "RenderedSegment",
+    "messages_of",
     "render_segments",
 ]
 
@@ -84,6 +86,7 @@ def _section(first: bool, text: str) -> str:
     return text if first else "\n\n" + text
 
 
+@functools.lru_cache(maxsize=1024)
 def _fence(text: str, lang: str = "") -> str:
     body = text.rstrip()
     fence = "````" if "```" in body else "```"
@@ -132,9 +135,9 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft) -> lis
     return segs
 
 
-def messages_of(frame: ChatFrame, prompts: PromptTexts, draft: Draft) -> list[dict[str, str]]:
+def messages_of(prompts: PromptTexts, draft: Draft, rendered: list[RenderedSegment]) -> list[dict[str, str]]:
     """The chat messages whose template rendering equals the joined segments (for checks)."""
-    segs = {s.kind: s for s in render_segments(frame, prompts, draft)}
+    segs = {s.kind: s for s in rendered}
     system = prompts.system + "".join(p for k in SEGMENT_KINDS[1:6] for p in segs[k].parts)
     messages = [{"role": "system", "content": system}]
     for asked, answered in draft.history:
