@@ -1,4 +1,4 @@
-"""ACP tests share the LSP tests' fake node (tests/lsp/lsp_fake_node.py)."""
+"""ACP tests share the LSP tests' fake node, pytest-lsp client and end-to-end kit (tests/lsp/)."""
 
 from __future__ import annotations
 
@@ -6,3 +6,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))
+
+from lsp_e2e_kit import node_home
+
+__all__ = ["node_home"]

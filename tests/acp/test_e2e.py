@@ -1,0 +1,107 @@
+"""End to end: the ACP SDK client drives the real ``contenox acp`` proxy, node and model; then two LSP
+windows and an ACP thread share one node at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp.schema import (
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    ResourceContentBlock,
+    TextResourceContents,
+)
+from acp_recorder import Recorder
+from lsp_client import chat, start_window
+from lsp_e2e_kit import PYTHON, make_repo
+
+from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from contenox.config import Config
+
+pytestmark = pytest.mark.slow
+
+
+@asynccontextmanager
+async def agent() -> AsyncIterator[tuple[Any, Recorder]]:
+    recorder = Recorder()
+    async with spawn_agent_process(recorder, PYTHON, "-m", "contenox", "acp", env=dict(os.environ)) as (conn, _):
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+        assert init.agent_capabilities.load_session
+        yield conn, recorder
+
+
+async def test_acp_prompt_resources_usage_cancel_and_load(node_home: Config, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    async with agent() as (conn, rec):
+        new = await conn.new_session(cwd=str(repo))
+        sid = new.session_id
+        link = ResourceContentBlock(type="resource_link", uri=(repo / "util.py").as_uri(), name="util.py")
+        embedded = EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
+            uri="file:///notes/review.md", text="Reviewer note: helper must never return None."))
+        first = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[
+            text_block("Does helper follow the reviewer note?"), link, embedded]), 300)
+        assert first.stop_reason in ("end_turn", "max_tokens")
+        answer = rec.text(sid)
+        assert answer
+        usage = rec.of("usage_update", sid)
+        assert len(usage) == 1 and usage[0].size > usage[0].used > 0
+        explain = usage[0].field_meta["contenox"]
+        assert explain["totals"]["tokens"] == usage[0].used and explain["workspace"] == str(repo)
+        segments = {s["kind"]: s for s in explain["segments"]}
+        assert segments["pins"]["tokens"] > 0  # the linked file went into the context
+        assert rec.of("plan", sid)[-1].entries[-1].status == "completed"
+        commands = await rec.wait_for("available_commands_update")
+        assert {c.name for c in commands[0].available_commands} == {"explain-context", "pin", "unpin"}
+
+        second = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("And main.run?")]), 300)
+        assert second.stop_reason in ("end_turn", "max_tokens")
+        assert rec.of("usage_update", sid)[-1].field_meta["contenox"]["totals"]["cached"] > 0
+
+        before = len(rec.of("agent_message_chunk", sid))
+        long = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[
+            text_block("Count from 1 to 500, one number per line.")], contenox={"maxNewTokens": 400}))
+        await rec.wait_for("agent_message_chunk", before + 1, timeout=300)
+        await conn.cancel(session_id=sid)
+        cancelled = await asyncio.wait_for(long, 120)
+        assert cancelled.stop_reason == "cancelled"
+
+    async with agent() as (conn, rec):  # a new ACP process (the editor restarted) loads the thread
+        await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id=sid), 120)
+        users = [u.content.text for u in rec.of("user_message_chunk", sid)]
+        assert users[:2] == ["Does helper follow the reviewer note?", "And main.run?"]
+        assert answer in rec.text(sid)
+        third = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("/explain-context")]), 120)
+        assert third.stop_reason == "end_turn" and "system" in rec.text(sid)
+
+
+async def test_two_windows_and_a_thread_share_one_node(node_home: Config, tmp_path: Path) -> None:
+    repo_a, repo_b = make_repo(tmp_path / "a"), make_repo(tmp_path / "b")
+    (one, rec1), (two, rec2) = await asyncio.gather(start_window(repo_a), start_window(repo_b))
+    try:
+        async with agent() as (conn, rec3):
+            sid = (await conn.new_session(cwd=str(repo_a))).session_id
+            r1, r2, r3 = await asyncio.wait_for(asyncio.gather(
+                chat(one, "same-id", "What does helper do?"),
+                chat(two, "same-id", "What does run return?"),
+                conn.prompt(session_id=sid, prompt=[text_block("Where is helper defined?")])), 600)
+            # both windows used the same chatId: each one's chunks must be exactly its own answer
+            assert r1["text"] == rec1.text("same-id") and r2["text"] == rec2.text("same-id")
+            assert r1["explain"]["workspace"] == str(repo_a) and r2["explain"]["workspace"] == str(repo_b)
+            assert r3.stop_reason in ("end_turn", "max_tokens")
+            assert rec3.of("usage_update", sid)[-1].field_meta["contenox"]["workspace"] == str(repo_a)
+            assert {s["workspace"] for s in rec1.statuses} == {str(repo_a)}
+            assert {s["workspace"] for s in rec2.statuses} == {str(repo_b)}
+
+            again = await chat(one, "again", "And util.py?")
+            assert again["explain"]["totals"]["cached"] > 0  # a later turn in workspace a reuses its prefix
+            assert again["text"] == rec1.text("again")
+    finally:
+        for client in (one, two):
+            await client.shutdown_session()
+            await client.stop()
