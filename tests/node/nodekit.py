@@ -24,19 +24,13 @@ def node_pid(config: Config) -> int | None:
 
 
 def pid_alive(pid: int) -> bool:
+    """True until the process is fully gone: a multi-threaded process's leader turns zombie while its
+    other threads (and its open sockets) still live, so a zombie counts as gone only once reaped."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie child of this test process counts as gone
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+        reaped, _status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # not our child: gone when /proc no longer lists it
+        return os.path.exists(f"/proc/{pid}")
+    return reaped != pid
 
 
 def wait_gone(pid: int, timeout: float = 60.0) -> bool:

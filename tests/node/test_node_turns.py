@@ -1,0 +1,152 @@
+"""Turns end to end through a real node subprocess on the real SmolLM2 model."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+from nodekit import RawConnection, node_pid, wait_gone
+
+from contenox.config import Config
+from contenox.node import client
+
+pytestmark = pytest.mark.slow
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
+    (path / "main.py").write_text("from calc import add\n\nprint(add(1, 2))\n")
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "init"]):
+        subprocess.run(cmd, cwd=path, check=True, env=env)
+    return path
+
+
+def ask_json(config: Config, cwd: Path, prompt: str, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    assert client.ask(config, cwd, prompt, json_output=True) == 0
+    return dict(msgspec.json.decode(capsys.readouterr().out))
+
+
+def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
+        node_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "repo")
+
+    # Streaming: chunks arrive as notifications, then the result with the explain.
+    conn = RawConnection(node_config)
+    conn.send({"jsonrpc": "2.0", "id": 1, "method": "ask", "params": {"cwd": str(repo / "calc.py"),
+                                                                     "prompt": "What does add do?"}})
+    chunks: list[str] = []
+    states: list[str] = []
+    while True:
+        message = conn.receive()
+        if message.get("method") == "chunk":
+            chunks.append(message["params"]["text"])
+        elif message.get("method") == "state":
+            states.append(message["params"]["state"])
+        elif message.get("id") == 1:
+            break
+    conn.close()
+    first = message["result"]
+    assert first["text"] and first["text"] == "".join(chunks)
+    assert first["finish_reason"] in ("stop", "length")
+    assert states[:2] == ["indexing", "prefill"] and states[-1] == "idle"
+    assert first["explain"]["workspace"] == str(repo)
+    assert first["explain"]["turn"] == 1
+    assert first["explain"]["totals"]["cached"] == 0
+
+    second = ask_json(node_config, repo, "And what does sub do?", capsys)
+    explain = second["explain"]
+    assert isinstance(explain, dict)
+    assert explain["turn"] == 2
+    assert explain["totals"]["cached"] > 0
+    by_kind = {s["kind"]: s for s in explain["segments"]}
+    assert by_kind["system"]["cached"] == by_kind["system"]["tokens"] > 0
+    assert by_kind["repo_map"]["cached"] > 0  # block-granular: its last partial block may be recomputed
+    assert by_kind["repo_map"]["invalidated_by"] in (None, "partial cache block")
+
+    # The table form prints the answer, then the explain-context table.
+    assert client.explain(node_config, repo, json_output=False) == 0
+    table = capsys.readouterr().out
+    assert "repo_map" in table and "hit" in table
+
+    # kill -9: the next call starts a new node, which resumes the session from disk.
+    pid = node_pid(node_config)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid)
+    assert client.explain(node_config, repo, json_output=True) == 0
+    assert msgspec.json.decode(capsys.readouterr().out)["turn"] == 2
+    assert node_pid(node_config) != pid
+
+    third = ask_json(node_config, repo, "Where is add used?", capsys)
+    explain = third["explain"]
+    assert isinstance(explain, dict)
+    assert explain["turn"] == 3
+    history = {s["kind"]: s for s in explain["segments"]}["history"]
+    assert history["tokens"] > 20  # the two earlier exchanges came back from the persisted session
+    assert client.status(node_config, json_output=True) == 0
+    status = msgspec.json.decode(capsys.readouterr().out)
+    assert [(w["root"], w["turns"]) for w in status["workspaces"]] == [(str(repo), 3)]
+    assert status["model"]["state"] == "ready"
+    assert status["rewarm"]["total"] == 1
+
+
+_SLOW_CLIENT = textwrap.dedent("""
+    import sys
+    from contenox.config import load_config
+    from contenox.node.client import ensure_node
+    from contenox.node.framing import SocketFrames
+    frames = SocketFrames(ensure_node(load_config()))
+    frames.send({"jsonrpc": "2.0", "id": 1, "method": "ask", "params": {
+        "cwd": sys.argv[1], "prompt": "Write a very long story about a dragon.",
+        "terminal": "error: something failed\\n" * 600, "max_new_tokens": 400}})
+    while True:
+        message = frames.receive()
+        if message.get("method") == "state" and message["params"]["state"] in ("prefill", "decode"):
+            print("busy", flush=True)
+            break
+    import time
+    time.sleep(600)
+""")
+
+
+def test_a_client_killed_mid_turn_does_not_disturb_another(node_config: Config, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    client.ensure_node(node_config).close()
+    slow = subprocess.Popen([sys.executable, "-c", _SLOW_CLIENT, str(repo)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert slow.stdout is not None
+        assert slow.stdout.readline().strip() == "busy"
+        other = RawConnection(node_config)
+        other.send({"jsonrpc": "2.0", "id": 7, "method": "ask", "params": {"cwd": str(repo), "prompt": "Hi"}})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the second turn waits behind the first on this workspace
+            waiting = other.request(8, "status")["result"]["queue"]["waiting"]
+            if waiting:
+                break
+            time.sleep(0.05)
+        assert waiting and waiting[0]["workspace"].startswith("repo-")
+        slow.kill()
+        slow.wait()
+        while True:
+            message = other.receive()
+            if message.get("id") == 7:
+                break
+        other.close()
+    finally:
+        if slow.poll() is None:
+            slow.kill()
+            slow.wait()
+    assert message["result"]["text"]
+    assert message["result"]["explain"]["turn"] == 1  # the killed client's turn was cancelled, not recorded
+    log = (Path(node_config.logs_dir) / "node.log").read_text()
+    assert "disconnected" in log
