@@ -1,1 +1,36 @@
-"""contenox.workspace."""
+"""contenox.workspace: what the planner knows of a repository.
+
+Tree-sitter tags per file (cached by git blob id), a file graph ranked by personalized PageRank, a
+deterministic token-budgeted repo map, git-driven change events, editor overlays, search and symbol lookup.
+This is the only package importing ``tree_sitter`` and ``pygit2``.
+"""
+
+from contenox.workspace._model import (
+                                       ChangeEvent,
+                                       Definition,
+                                       FileTags,
+                                       IndexStatus,
+                                       RelatedHit,
+                                       SearchHit,
+                                       SkippedFile,
+                                       SymbolInfo,
+                                       SymbolLocation,
+)
+from contenox.workspace._state import INSTRUCTION_FILES
+from contenox.workspace._watch import watch
+from contenox.workspace._workspace import Workspace
+
+__all__ = [
+    "INSTRUCTION_FILES",
+    "ChangeEvent",
+    "Definition",
+    "FileTags",
+    "IndexStatus",
+    "RelatedHit",
+    "SearchHit",
+    "SkippedFile",
+    "SymbolInfo",
+    "SymbolLocation",
+    "Workspace",
+    "watch",
+]

@@ -1,0 +1,130 @@
+"""Data the workspace layer hands out: tags, index status, change events, search and symbol hits."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "ChangeEvent",
+    "ChangeKind",
+    "Definition",
+    "FileTags",
+    "IndexStatus",
+    "RelatedHit",
+    "SearchHit",
+    "Segment",
+    "SkippedFile",
+    "SymbolInfo",
+    "SymbolLocation",
+]
+
+Segment = Literal["repo_map", "pins", "diff", "instructions"]
+ChangeKind = Literal["added", "untracked", "modified", "deleted", "renamed", "staged", "committed"]
+
+
+class Definition(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
+    """One definition in a file; lines are 1-based, ``text`` is its first source line (trimmed)."""
+
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    text: str
+
+
+class FileTags(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
+    """Definitions and reference counts of one file's content (what the tags cache stores)."""
+
+    defs: tuple[Definition, ...] = ()
+    refs: tuple[tuple[str, int], ...] = ()
+    """(identifier, occurrences), sorted by identifier."""
+    partial: bool = False
+    """The parse had syntax errors; the tags come from the partial tree."""
+
+
+class SkippedFile(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    reason: Literal["binary", "too_large", "symlink_outside", "symlink_dir", "unreadable", "submodule",
+                    "special"]
+    detail: str = ""
+
+
+class IndexStatus(msgspec.Struct, frozen=True, kw_only=True):
+    root: str
+    is_git: bool
+    head: str | None
+    """HEAD commit id, or None (no git, empty repository)."""
+    branch: str | None
+    """Branch name, or None when detached / no git."""
+    detached: bool
+    empty_repo: bool
+    files: int
+    """Files indexed (text, within the size cap)."""
+    tagged_files: int
+    definitions: int
+    languages: dict[str, int]
+    skipped: tuple[SkippedFile, ...]
+    non_utf8: tuple[str, ...]
+    """Indexed as bytes (tags still extracted) but not valid UTF-8 text."""
+    partial: tuple[str, ...]
+    """Files with syntax errors whose tags come from a partial tree."""
+    errors: tuple[str, ...]
+    overlays: tuple[str, ...]
+    cache_hits: int
+    cache_misses: int
+    cache_rebuilt: int
+    """Cache entries found corrupt or of another version and rebuilt."""
+
+
+class ChangeEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """One change since the previous refresh and the planner segments it invalidates."""
+
+    kind: ChangeKind
+    path: str = ""
+    """Relative path ('' for repository-wide events such as a commit)."""
+    old_path: str = ""
+    """For renames: the previous path."""
+    segments: tuple[Segment, ...] = ()
+
+
+class SearchHit(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    line: int
+    column: int
+    text: str
+
+
+class SymbolLocation(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    kind: str
+    path: str
+    line: int
+    end_line: int
+    text: str
+
+
+class SymbolInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A symbol's place in the repository graph (LSP hover)."""
+
+    name: str
+    definitions: tuple[SymbolLocation, ...]
+    referenced_by: tuple[str, ...]
+    """Files referencing the name, highest ranked first."""
+    rank: float
+    """Highest PageRank among the defining files (they sum to 1 over the repository)."""
+    rank_position: int
+    """1-based position of the best defining file in the file ranking."""
+    files_ranked: int
+
+
+class RelatedHit(msgspec.Struct, frozen=True, kw_only=True):
+    """A "find related code" result: a definition of a name in the text, or a lexical match."""
+
+    kind: Literal["definition", "reference"]
+    name: str
+    path: str
+    line: int
+    text: str
+    score: float

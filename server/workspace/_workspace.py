@@ -1,0 +1,483 @@
+"""The workspace: an incrementally refreshed index of one folder (git repository or not).
+
+``refresh()`` re-reads what changed on disk, in editor overlays and in git, and reports it as change
+events naming the planner segments they invalidate. Everything is guarded by one lock, so the async node
+may run ``refresh`` in a worker thread while serving reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import re
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from contenox.config import WorkspaceConfig
+from contenox.errors import PathOutsideWorkspace, RepositoryError, WorkspaceError
+from contenox.workspace._cache import TagCache
+from contenox.workspace._files import FileSig, gitignore_matcher, scan, stat_file
+from contenox.workspace._git import GitRepo, GitSnapshot, open_repo
+from contenox.workspace._graph import SymbolIndex
+from contenox.workspace._languages import language_for
+from contenox.workspace._model import (
+    ChangeEvent,
+    FileTags,
+    IndexStatus,
+    RelatedHit,
+    SearchHit,
+    Segment,
+    SkippedFile,
+    SymbolInfo,
+    SymbolLocation,
+)
+from contenox.workspace._repo_map import TokenMemo, render_repo_map
+from contenox.workspace._search import compile_pattern, related, search
+from contenox.workspace._state import INSTRUCTION_FILES, FileState, blob_id, is_binary, is_utf8, map_signature
+from contenox.workspace._tags import extract_tags
+
+__all__ = ["Workspace"]
+
+log = logging.getLogger(__name__)
+
+_Update = FileSig | SkippedFile | None
+
+
+class Workspace:
+    """Index, repo map, change tracking and search for one workspace root."""
+
+    def __init__(self, root: Path, config: WorkspaceConfig, cache_dir: Path | None) -> None:
+        self.root = root
+        self.config = config
+        self._cache = TagCache(cache_dir)
+        self._git: GitRepo | None = open_repo(root)
+        self._ignored = self._git.ignored if self._git else gitignore_matcher(root)
+        self._files: dict[str, FileState] = {}
+        self._skipped: dict[str, SkippedFile] = {}
+        self._index = SymbolIndex()
+        self._overlays: dict[str, bytes] = {}
+        self._dirty: set[str] = set()
+        self._snapshot: GitSnapshot | None = None
+        self._errors: dict[str, str] = {}
+        self._diff: str | None = None
+        self._lock = threading.RLock()
+        self._memo = TokenMemo()
+        self._ranks_key: tuple[object, ...] | None = None
+        self._ranks: object = None
+        self._listeners: list[Callable[[], None]] = []
+
+    @classmethod
+    def open(cls, root: str | Path, config: WorkspaceConfig, cache_dir: str | Path | None) -> Workspace:
+        """Open ``root`` and build (or load from the tags cache) its index."""
+        path = Path(root).expanduser().resolve()
+        if not path.is_dir():
+            raise WorkspaceError(f"workspace root {path} is not a directory", path=str(path))
+        ws = cls(path, config, Path(cache_dir) if cache_dir is not None else None)
+        ws.refresh()
+        return ws
+
+    # ----------------------------------------------------------------- paths and content
+
+    def relpath(self, path: str | Path) -> str:
+        """``path`` (absolute or relative to the root) as a normalized relative POSIX path inside the
+        root; raises PathOutsideWorkspace otherwise (symlinks resolved)."""
+        raw = Path(path)
+        absolute = raw if raw.is_absolute() else self.root / raw
+        rel = posixpath.normpath(Path(os.path.abspath(absolute)).relative_to(self.root).as_posix()) \
+            if Path(os.path.abspath(absolute)).is_relative_to(self.root) else None
+        if rel is None or rel == "." or rel.startswith("../"):
+            raise PathOutsideWorkspace(f"{path} is outside the workspace {self.root}", path=str(path))
+        resolved = (self.root / rel).resolve()
+        if not resolved.is_relative_to(self.root):
+            raise PathOutsideWorkspace(f"{path} resolves to {resolved}, outside the workspace {self.root}",
+                                       path=str(path))
+        return rel
+
+    def _bytes(self, rel: str) -> bytes:
+        overlay = self._overlays.get(rel)
+        if overlay is not None:
+            return overlay
+        path = self.root / rel
+        try:
+            size = path.stat().st_size
+            if size > self.config.max_file_bytes:
+                raise WorkspaceError(f"{rel} is {size} bytes, over the workspace.max_file_bytes cap of "
+                                     f"{self.config.max_file_bytes}", path=rel, reason="too_large")
+            return path.read_bytes()
+        except FileNotFoundError as exc:
+            raise WorkspaceError(f"{rel} does not exist", path=rel, reason="not_found") from exc
+        except IsADirectoryError as exc:
+            raise WorkspaceError(f"{rel} is a directory", path=rel, reason="directory") from exc
+        except OSError as exc:
+            raise WorkspaceError(f"cannot read {rel}: {exc.strerror or exc}", path=rel,
+                                 reason="unreadable") from exc
+
+    def read_text(self, rel_path: str | Path) -> str:
+        """The text of a workspace file (editor overlay first); clear errors for paths outside the root,
+        files over the size cap, binary and non-UTF-8 content."""
+        with self._lock:
+            rel = self.relpath(rel_path)
+            data = self._bytes(rel)
+        if is_binary(data):
+            raise WorkspaceError(f"{rel} is a binary file", path=rel, reason="binary")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise WorkspaceError(f"{rel} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset "
+                                 f"{exc.start})", path=rel, reason="non_utf8") from exc
+
+    def _text_or_none(self, rel: str) -> str | None:
+        state = self._files.get(rel)
+        if state is None or state.binary:
+            return None
+        try:
+            return self._bytes(rel).decode("utf-8", errors="replace")
+        except WorkspaceError:
+            return None
+
+    def set_overlay(self, rel_path: str | Path, text: str | None) -> None:
+        """An unsaved editor buffer for ``rel_path`` (None drops it). Overlays win over disk; they are
+        applied at the next ``refresh`` (so a burst of keystrokes costs one re-index)."""
+        with self._lock:
+            rel = self.relpath(rel_path)
+            if text is None:
+                if self._overlays.pop(rel, None) is None:
+                    return
+            else:
+                data = text.encode("utf-8")
+                if self._overlays.get(rel) == data:
+                    return
+                self._overlays[rel] = data
+            self._dirty.add(rel)
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()
+
+    def add_overlay_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` (from any thread) after each overlay change; returns the remover."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def remove() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return remove
+
+    # ----------------------------------------------------------------- refresh
+
+    def _hinted_updates(self, hints: Iterable[str | Path]) -> dict[str, _Update] | None:
+        """Updates for the hinted paths only, or None when a full scan is needed (a directory moved)."""
+        updates: dict[str, _Update] = {}
+        git_dir = self._git.git_dir if self._git else None
+        for hint in hints:
+            absolute = Path(hint) if Path(hint).is_absolute() else self.root / hint
+            if git_dir is not None and Path(os.path.abspath(absolute)).is_relative_to(git_dir):
+                continue
+            try:
+                rel = self.relpath(absolute)
+            except PathOutsideWorkspace:
+                continue
+            parts = rel.split("/")
+            if ".git" in parts or any("/".join(parts[:i]) in self._skipped for i in range(1, len(parts))):
+                continue
+            if (self.root / rel).is_dir() and not (self.root / rel).is_symlink():
+                return None
+            if rel not in self._files and any(p.startswith(rel + "/") for p in self._files):
+                return None
+            updates[rel] = None if self._ignored(rel, False) else stat_file(self.root, rel,
+                                                                          self.config.max_file_bytes)
+        return updates
+
+    def _load(self, rel: str, update: _Update) -> FileState | SkippedFile | None:
+        overlay = self._overlays.get(rel)
+        sig: FileSig | None = None
+        if overlay is not None:
+            data = overlay
+        elif isinstance(update, FileSig):
+            sig = update
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError as exc:
+                return SkippedFile(path=rel, reason="unreadable", detail=exc.strerror or str(exc))
+            if len(data) > self.config.max_file_bytes:
+                return SkippedFile(path=rel, reason="too_large",
+                                   detail=f"{len(data)} bytes > {self.config.max_file_bytes}")
+        else:
+            return update
+        blob = blob_id(data)
+        old = self._files.get(rel)
+        if old is not None and old.blob == blob:
+            return FileState(sig=sig, blob=blob, language=old.language, binary=old.binary, utf8=old.utf8,
+                             tags=old.tags)
+        language = language_for(rel)
+        binary = is_binary(data)
+        tags: FileTags | None = None
+        if language is not None and not binary:
+            key = f"{language}-{blob}"
+            tags = self._cache.get(key)
+            self._errors.pop(rel, None)
+            if tags is None:
+                try:
+                    tags = extract_tags(language, data)
+                except Exception as exc:  # a grammar failing on odd input must not stop the index
+                    log.warning("tags failed for %s: %s", rel, exc)
+                    self._errors[rel] = f"tags failed: {exc}"
+                else:
+                    self._cache.put(key, tags)
+        return FileState(sig=sig, blob=blob, language=language, binary=binary,
+                         utf8=binary or is_utf8(data), tags=tags)
+
+    def refresh(self, paths: Iterable[str | Path] | None = None) -> list[ChangeEvent]:
+        """Bring the index up to date and say what changed since the previous refresh.
+
+        ``paths`` (from a file watcher) limits the disk check to those paths; None rescans everything.
+        """
+        with self._lock:
+            updates = self._hinted_updates(paths) if paths is not None else None
+            if updates is None:
+                found = scan(self.root, self._ignored, self.config.max_file_bytes)
+                updates = {rel: None for rel in self._files}
+                updates.update({rel: None for rel in self._skipped})
+                updates.update(found.files)
+                updates.update({s.path: s for s in found.skipped})
+            for rel in self._dirty | set(self._overlays):
+                if rel not in updates:
+                    updates[rel] = stat_file(self.root, rel, self.config.max_file_bytes)
+            self._dirty.clear()
+            events = self._apply(updates)
+            events.extend(self._git_events(bool(events)))
+            return events
+
+    def _apply(self, updates: dict[str, _Update]) -> list[ChangeEvent]:
+        added: list[tuple[str, FileState]] = []
+        deleted: list[tuple[str, FileState]] = []
+        events: list[ChangeEvent] = []
+        index_files = self._snapshot.index if self._snapshot else {}
+        for rel in sorted(updates):
+            old = self._files.get(rel)
+            update = updates[rel]
+            if old is not None and old.sig is not None and update == old.sig and rel not in self._overlays:
+                continue
+            new = self._load(rel, update)
+            if not isinstance(new, FileState):
+                self._errors.pop(rel, None)
+            if isinstance(new, SkippedFile):
+                self._skipped[rel] = new
+            else:
+                self._skipped.pop(rel, None)
+            if not isinstance(new, FileState):
+                if old is not None:
+                    del self._files[rel]
+                    self._index.set_file(rel, None)
+                    deleted.append((rel, old))
+                continue
+            self._files[rel] = new
+            if old is None:
+                self._index.set_file(rel, new.tags)
+                added.append((rel, new))
+                continue
+            if old.blob == new.blob:
+                continue
+            map_changed = map_signature(old.tags) != map_signature(new.tags)
+            if map_changed:
+                self._index.set_file(rel, new.tags)
+            elif new.tags is not None:
+                self._index.replace_same_shape(rel, new.tags)
+            events.append(ChangeEvent(kind="modified", path=rel, segments=self._segments(rel, map_changed)))
+        events.extend(self._pair_renames(added, deleted, index_files))
+        if events:
+            self._diff = None
+        return events
+
+    def _segments(self, rel: str, map_changed: bool) -> tuple[Segment, ...]:
+        segments: list[Segment] = []
+        if map_changed:
+            segments.append("repo_map")
+        segments.append("pins")
+        if self._git is not None:
+            segments.append("diff")
+        if rel in INSTRUCTION_FILES:
+            segments.append("instructions")
+        return tuple(segments)
+
+    def _pair_renames(self, added: list[tuple[str, FileState]], deleted: list[tuple[str, FileState]],
+                      index_files: dict[str, str]) -> list[ChangeEvent]:
+        events: list[ChangeEvent] = []
+        gone_by_blob: dict[str, list[tuple[str, FileState]]] = {}
+        for rel, state in deleted:
+            gone_by_blob.setdefault(state.blob, []).append((rel, state))
+        renamed_from: set[str] = set()
+        for rel, state in added:
+            candidates = gone_by_blob.get(state.blob)
+            has_tags = bool(map_signature(state.tags) != ((), ()))
+            if candidates:
+                old_rel, _ = candidates.pop(0)
+                renamed_from.add(old_rel)
+                segments = self._segments(rel, has_tags)
+                if old_rel in INSTRUCTION_FILES and "instructions" not in segments:
+                    segments = (*segments, "instructions")
+                events.append(ChangeEvent(kind="renamed", path=rel, old_path=old_rel, segments=segments))
+                continue
+            untracked = self._git is not None and rel not in index_files
+            events.append(ChangeEvent(kind="untracked" if untracked else "added", path=rel, segments=self._segments(rel, has_tags)))
+        for rel, state in deleted:
+            if rel not in renamed_from:
+                events.append(ChangeEvent(kind="deleted", path=rel,
+                                          segments=self._segments(rel, map_signature(state.tags) != ((), ()))))
+        return events
+
+    def _git_events(self, files_changed: bool) -> list[ChangeEvent]:
+        if self._git is None:
+            return []
+        try:
+            snap = self._git.snapshot()
+        except RepositoryError as exc:
+            self._errors["<git>"] = exc.message
+            return []
+        self._errors.pop("<git>", None)
+        old = self._snapshot
+        self._snapshot = snap
+        if old is None:
+            return []
+        events: list[ChangeEvent] = []
+        if snap.head != old.head:
+            self._diff = None
+            events.append(ChangeEvent(kind="committed", segments=("diff",)))
+        if snap.index is not old.index and snap.index != old.index:
+            staged = sorted(p for p in set(snap.index) | set(old.index) if snap.index.get(p) != old.index.get(p))
+            segments: tuple[Segment, ...] = ()
+            if not files_changed and not events:
+                before = self._diff
+                self._diff = None
+                if before is None or self.diff_text() != before:
+                    segments = ("diff",)
+            else:
+                segments = ("diff",)
+            events.extend(ChangeEvent(kind="staged", path=p, segments=segments) for p in staged)
+        return events
+
+    # ----------------------------------------------------------------- reads
+
+    def instructions(self) -> list[tuple[str, str]]:
+        """Repository instructions in their fixed order: (relative path, text) of those present."""
+        found: list[tuple[str, str]] = []
+        for rel in INSTRUCTION_FILES:
+            with self._lock:
+                if rel not in self._files:
+                    continue
+            try:
+                found.append((rel, self.read_text(rel)))
+            except WorkspaceError as exc:
+                log.warning("instructions %s unreadable: %s", rel, exc.message)
+        return found
+
+    def diff_text(self) -> str:
+        """Unified diff of the index and working tree against HEAD ('' outside git)."""
+        with self._lock:
+            if self._git is None:
+                return ""
+            if self._diff is None:
+                self._diff = self._git.diff_text()
+            return self._diff
+
+    def search(self, pattern: str, regex: bool = True, limit: int = 100, *, word: bool = False
+               ) -> list[SearchHit]:
+        """Lines matching ``pattern`` in indexed text files (ignored files never are), by path."""
+        rx = compile_pattern(pattern, regex, word)
+        with self._lock:
+            return search(sorted(self._files), self._text_or_none, rx, limit)
+
+    def find_symbol(self, name: str) -> list[SymbolLocation]:
+        with self._lock:
+            return [SymbolLocation(name=d.name, kind=d.kind, path=path, line=d.line, end_line=d.end_line,
+                                   text=d.text.strip()) for path, d in self._index.definitions(name)]
+
+    def _base_ranks(self) -> dict[str, float]:
+        graph = self._index.compiled()
+        ranks = graph.rank((), ())
+        return {path: float(ranks[i]) for i, path in enumerate(graph.paths)}
+
+    def symbol_info(self, name: str) -> SymbolInfo | None:
+        """Where ``name`` is defined, which files use it and how its files rank (LSP hover)."""
+        with self._lock:
+            defs = self.find_symbol(name)
+            users = self._index.referencers.get(name, {})
+            if not defs and not users:
+                return None
+            ranks = self._base_ranks()
+            order = sorted(ranks, key=lambda p: (-ranks[p], p))
+            position = {p: i + 1 for i, p in enumerate(order)}
+            best = min((d.path for d in defs), key=lambda p: position.get(p, len(order) + 1), default=None)
+            return SymbolInfo(name=name, definitions=tuple(defs),
+                              referenced_by=tuple(sorted(users, key=lambda p: (-ranks.get(p, 0.0), p))),
+                              rank=ranks.get(best, 0.0) if best else 0.0,
+                              rank_position=position.get(best, 0) if best else 0, files_ranked=len(order))
+
+    def related(self, text: str, limit: int = 20) -> list[RelatedHit]:
+        """Definitions of the names in ``text`` and places that use them ("find related code")."""
+        with self._lock:
+            return related(self._index, self._base_ranks(), text, self._text_or_none, limit)
+
+    def repo_map(self, budget_tokens: int, count_tokens: Callable[[str], int], mentioned: Iterable[str] = (),
+                 pinned: Iterable[str] = (), open_files: Iterable[str] = ()) -> str:
+        """The ranked repo map within ``budget_tokens``: byte-identical for the same index and inputs."""
+        with self._lock:
+            files: set[str] = set()
+            idents: set[str] = set()
+            for item in mentioned:
+                rel = self._known_rel(item)
+                if rel is not None:
+                    files.add(rel)
+                else:
+                    idents.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", item))
+            for item in (*pinned, *open_files):
+                rel = self._known_rel(item)
+                if rel is not None:
+                    files.add(rel)
+            graph = self._index.compiled()
+            key = (id(graph), tuple(sorted(files)), tuple(sorted(idents)))
+            if key != self._ranks_key:
+                self._ranks = graph.rank(sorted(files), sorted(idents))
+                self._ranks_key = key
+            return render_repo_map(graph, self._ranks, budget_tokens, count_tokens,  # type: ignore[arg-type]
+                                   self._memo, sorted(idents))
+
+    def _known_rel(self, item: str) -> str | None:
+        try:
+            rel = self.relpath(item)
+        except (PathOutsideWorkspace, ValueError, OSError):
+            return None
+        return rel if rel in self._files else None
+
+    def status(self) -> IndexStatus:
+        with self._lock:
+            snap = self._snapshot
+            languages: dict[str, int] = {}
+            tagged = defs = 0
+            for state in self._files.values():
+                if state.tags is not None:
+                    tagged += 1
+                    defs += len(state.tags.defs)
+                    assert state.language is not None
+                    languages[state.language] = languages.get(state.language, 0) + 1
+            skipped = list(self._skipped.values())
+            skipped += [SkippedFile(path=rel, reason="binary") for rel, s in self._files.items() if s.binary]
+            if snap is not None:
+                skipped += [SkippedFile(path=p, reason="submodule", detail="gitlink in the index")
+                            for p in snap.submodules if p not in self._skipped]
+            return IndexStatus(
+                root=str(self.root), is_git=self._git is not None,
+                head=snap.head if snap else None, branch=snap.branch if snap else None,
+                detached=snap.detached if snap else False, empty_repo=snap.empty if snap else False,
+                files=sum(1 for s in self._files.values() if not s.binary), tagged_files=tagged,
+                definitions=defs, languages=dict(sorted(languages.items())),
+                skipped=tuple(sorted(skipped, key=lambda s: (s.path, s.reason))),
+                non_utf8=tuple(sorted(r for r, s in self._files.items() if not s.utf8)),
+                partial=tuple(sorted(r for r, s in self._files.items() if s.tags is not None and s.tags.partial)),
+                errors=tuple(f"{k}: {v}" for k, v in sorted(self._errors.items())),
+                overlays=tuple(sorted(self._overlays)), cache_hits=self._cache.hits,
+                cache_misses=self._cache.misses, cache_rebuilt=self._cache.rebuilt)
