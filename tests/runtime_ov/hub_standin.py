@@ -44,6 +44,8 @@ class HubStandin:
         self.stall = stall
         self.stall_after = stall_after
         self.requests: list[str] = []
+        self.stalled = threading.Event()
+        """Set once a GET of the ``stall`` file has sent its bytes and hangs."""
         self._release = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -131,6 +133,7 @@ class HubStandin:
         if name == self.stall:
             req.wfile.write(body[: self.stall_after])
             req.wfile.flush()
+            self.stalled.set()
             self._release.wait()
             return
         req.wfile.write(body)
