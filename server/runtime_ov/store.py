@@ -145,9 +145,11 @@ class ModelStore:
                     failures.append(f"{source.describe()}: {exc.message}")
                 except (ModelSourceUnavailable, ProfileMismatch) as exc:
                     failures.append(f"{source.describe()}: {exc.message}")
+                except OSError as exc:  # writing the store itself failed (disk full, permissions)
+                    failures.append(f"{source.describe()}: {exc}")
                 log.info("source failed for %s: %s", name, failures[-1])
             if mismatches and len(mismatches) == len(failures):
-                raise ChecksumMismatch(f"cannot pull {name}: " + "; ".join(failures),
+                raise ChecksumMismatch(f"cannot pull {name}: " + "; ".join(failures), model=name,
                                        expected=mismatches[0].details.get("expected"),
                                        actual=mismatches[0].details.get("actual"))
             raise ModelSourceUnavailable(f"cannot pull {name}; tried " + "; ".join(failures),
@@ -171,12 +173,14 @@ class ModelStore:
             if (self.root / name).exists():
                 raise InvalidRequest(f"model {name!r} is already installed; `contenox model rm {name}` first",
                                      model=name)
-            if path.is_dir():
-                weights = work / "ir"
-                shutil.copytree(path, weights)
-            else:
-                weights = work / "model.gguf"
-                shutil.copyfile(path, weights)
+            weights = work / ("ir" if path.is_dir() else "model.gguf")
+            try:
+                if path.is_dir():
+                    shutil.copytree(path, weights)
+                else:
+                    shutil.copyfile(path, weights)
+            except OSError as exc:
+                raise ModelSourceUnavailable(f"cannot import {path}: {exc}", path=str(path)) from exc
             digests = model_digests(weights)
             context = min(digests.context_length or 4096, 4096)
             profile = Profile(

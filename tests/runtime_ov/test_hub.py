@@ -116,7 +116,7 @@ def test_checksum_mismatch_names_expected_and_actual(tmp_path: Path, hub: HubSta
     err = info.value
     assert f"expected {'0' * 64}, got {actual}" in err.message
     assert "openvino_model.bin" in err.message
-    assert err.details == {"expected": "0" * 64, "actual": actual}
+    assert err.details == {"model": "tiny-ir", "expected": "0" * 64, "actual": actual}
     with pytest.raises(ModelNotFound):
         store.get("tiny-ir")
     assert store.list() == []
