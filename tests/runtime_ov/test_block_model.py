@@ -18,7 +18,7 @@ def test_empty_model_predicts_nothing() -> None:
 def test_commit_then_predict_counts_full_blocks_only() -> None:
     model = BlockModel(100)
     model.commit(ids(0, 100))  # 3 full blocks
-    assert model.predict(ids(0, 100) + [7, 8, 9]) == 96
+    assert model.predict([*ids(0, 100), 7, 8, 9]) == 96
     assert model.predict(ids(0, 50)) == 32
     assert model.used_blocks == 3
 
@@ -51,12 +51,12 @@ def test_lru_eviction_keeps_the_recently_used_prompt() -> None:
     a, b, c = ids(0, 128), ids(10_000, 128), ids(20_000, 128)  # 4 blocks each
     model.commit(a)
     model.commit(b)
-    assert model.predict(a + [1]) == 128 and model.predict(b + [1]) == 128
+    assert model.predict([*a, 1]) == 128 and model.predict([*b, 1]) == 128
     model.commit(a)  # touch a: b becomes least recently used
     model.commit(c)
-    assert model.predict(a + [1]) == 128
-    assert model.predict(c + [1]) == 128
-    assert model.predict(b + [1]) == 0
+    assert model.predict([*a, 1]) == 128
+    assert model.predict([*c, 1]) == 128
+    assert model.predict([*b, 1]) == 0
     assert model.used_blocks == 8
 
 

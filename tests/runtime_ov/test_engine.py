@@ -159,7 +159,7 @@ async def test_shared_prefix_recomputes_only_the_suffix(engine: Engine) -> None:
     assert m.prefill_steps == math.ceil(expected_recomputed / CHUNK) == 1
     assert abs(m.measured_recomputed_tokens - expected_recomputed) < CHUNK
     # an edit in the middle keeps the blocks before it
-    edited = base[:250] + [base[250] + 1] + base[251:]
+    edited = [*base[:250], base[250] + 1, *base[251:]]
     third = await engine.submit(GenerateRequest(session_id="pfx", token_ids=edited, max_new_tokens=2)).result()
     assert third.metrics.predicted_cached_tokens == 224
     assert third.metrics.prefill_steps == math.ceil((500 - 224) / CHUNK)
@@ -223,7 +223,7 @@ async def test_warm_retouches_a_prefix(engine: Engine) -> None:
     ids = filler(engine, 41, 300)
     final = await engine.session("warm").warm(ids)
     assert final is not None and final.metrics.generated_tokens == 1
-    assert engine.predict_cached(ids + [5]) == 288
+    assert engine.predict_cached([*ids, 5]) == 288
     session = engine.session("warm")
     session.evict()
     assert engine.session("warm").sent == []
