@@ -62,10 +62,13 @@ def requantize_q5_0_to_q8_0(src: Path, dst: Path, progress: Progress) -> int:
     import gguf
     import numpy as np
 
+    progress.start(f"read {src.name}", None)  # GGUFReader takes ~20 s on a 150k-token vocabulary
     try:
         reader = gguf.GGUFReader(str(src))
     except (ValueError, OSError) as exc:
         raise ModelSourceUnavailable(f"{src.name}: not a readable GGUF file ({exc})") from exc
+    finally:
+        progress.finish()
     q5, q8 = gguf.GGMLQuantizationType.Q5_0, gguf.GGMLQuantizationType.Q8_0
     tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
     writer = gguf.GGUFWriter(tmp, _architecture(gguf, reader), endianess=reader.endianess)

@@ -69,7 +69,7 @@ def test_q5_0_tensors_become_q8_0_and_everything_else_is_kept(tmp_path: Path) ->
         b.tokenizer_digest, b.chat_template_digest, b.context_length)
     labels = [value for kind, value in progress.events if kind == "start"]
     total = sum(int(t.n_bytes) for t in before.tensors)
-    assert labels == [("requantise Q5_0 -> Q8_0", total)]
+    assert labels == [("read src.gguf", None), ("requantise Q5_0 -> Q8_0", total)]
     assert sum(v for kind, v in progress.events if kind == "advance") == total  # type: ignore[misc]
     assert progress.events[-1] == ("finish", None)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dst.gguf", "src.gguf"]  # no temp file left
