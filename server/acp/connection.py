@@ -13,6 +13,7 @@ from acp.interfaces import Agent
 
 from ._node import NodePort
 from .agent import ContenoxAgent
+from .lines import filtered
 
 __all__ = ["serve_connection"]
 
@@ -23,11 +24,13 @@ _ids = itertools.count(1)
 async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, node: NodePort) -> None:
     """Run the agent until the client disconnects; its running turns are cancelled then."""
     agent = ContenoxAgent(node, client_id=f"acp-{next(_ids)}")
-    conn = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
+    lines, pump = filtered(reader, writer)
+    conn = AgentSideConnection(cast(Agent, agent), writer, lines, listening=False)
     log.info("%s: connected", agent.client_id)
     try:
         await conn.listen()
     finally:
+        pump.cancel()
         for task in list(agent.running.values()):
             task.cancel()
         with contextlib.suppress(Exception):

@@ -44,7 +44,10 @@ async def _read_frame(reader: asyncio.StreamReader, writer: _StreamWriter) -> by
     while True:
         length: int | None = None
         while True:
-            line = await reader.readline()
+            try:
+                line = await reader.readline()
+            except ValueError:  # a header line longer than the stream's limit: skipped
+                line = b"X-Skipped: header line too long\r\n"
             if not line:
                 return None
             if not line.strip():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from lsp_fake_node import FakeNode
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from contenox.acp import serve_connection
+from contenox.acp.lines import MAX_LINE_BYTES
 
 
 class Session:
@@ -157,3 +159,31 @@ async def test_disconnect_cancels_running_turn(tmp_path: Path, workspace: Path) 
             break
         await asyncio.sleep(0.01)
     assert node.cancelled == 1
+
+
+async def test_malformed_and_huge_lines_get_errors_and_connection_survives(tmp_path: Path) -> None:
+    node = FakeNode(state_dir=tmp_path / "home" / "state")
+    a, b = socket.socketpair()
+    sr, sw = await asyncio.open_unix_connection(sock=a)
+    server = asyncio.ensure_future(serve_connection(sr, sw, node))
+    cr, cw = await asyncio.open_unix_connection(sock=b, limit=1 << 24)
+    cw.write(b"{not json\n")
+    cw.write(b"[1, 2]\n")
+    cw.write(b'{"jsonrpc": "2.0", "id": 7, "method": "nope/unknown", "params": {}}\n')
+    cw.write(b'{"x": "' + b"y" * (MAX_LINE_BYTES + 10) + b'"}\n')
+    cw.write(b'{"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {"protocolVersion": 1}}\n')
+    replies = [json.loads(await asyncio.wait_for(cr.readline(), 30)) for _ in range(5)]
+    by_id = {r["id"]: r for r in replies if r["id"] is not None}
+    assert [r["error"]["code"] for r in replies if r["id"] is None] == [-32700, -32600, -32600]
+    assert by_id[7]["error"]["code"] == -32601
+    assert by_id[8]["result"]["agentCapabilities"]["loadSession"] is True
+    cw.close()
+    await asyncio.wait_for(server, 10)
+
+
+async def test_prompt_meta_caps_the_answer(session: tuple[Session, FakeNode], workspace: Path) -> None:
+    s, node = session
+    new = await s.conn.new_session(cwd=str(workspace))
+    await s.conn.prompt(session_id=new.session_id, prompt=[text_block("short")], contenox={"maxNewTokens": 3})
+    await s.conn.prompt(session_id=new.session_id, prompt=[text_block("default")])
+    assert [r.max_new_tokens for r in node.requests] == [3, None]

@@ -214,3 +214,11 @@ async def test_client_disconnect_cancels_its_turn(workspace: Path) -> None:
             break
         await asyncio.sleep(0.01)
     assert node.cancelled == 1
+
+
+async def test_chat_max_new_tokens(conn: tuple[Conn, FakeNode]) -> None:
+    c, node = conn
+    await c.peer.request("contenox/chat", {"chatId": "m", "prompt": "short", "maxNewTokens": 4})
+    bad = await c.peer.request("contenox/chat", {"chatId": "m", "prompt": "short", "maxNewTokens": "x"})
+    assert bad["error"]["code"] == -32602 and "maxNewTokens" in bad["error"]["message"]
+    assert [r.max_new_tokens for r in node.requests] == [4]
