@@ -25,6 +25,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -239,14 +240,37 @@ def _setup_logging(config: Config) -> None:
 
 
 def serve(config: Config) -> int:
-    """Run the node in the foreground until stopped; the exit code."""
+    """Run the node in the foreground until stopped; the exit code.
+
+    State is persisted as it changes, so once the daemon has stopped nothing is left to flush: a
+    worker thread still busy (a model load that was under way) does not hold the exit up.
+    """
     _setup_logging(config)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     try:
-        return asyncio.run(Daemon(config).run())
+        code = loop.run_until_complete(Daemon(config).run())
+        loop.run_until_complete(loop.shutdown_asyncgens())
     except ContenoxError as exc:
         log.error("node failed: %s", exc.message)
         print(f"contenox: {exc.kind}: {exc.message}", file=sys.stderr)
         return 2
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()  # does not wait for worker threads (asyncio.run would)
+    busy = []
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join(timeout=0.5)
+            if thread.is_alive():
+                busy.append(thread.name)
+    if busy:
+        log.info("exiting without waiting for %s", ", ".join(busy))
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from nodekit import RawConnection, node_pid, wait_gone
 
 from contenox.config import Config
 from contenox.node import client
+from contenox.node.paths import socket_path
 
 pytestmark = pytest.mark.slow
 
@@ -119,7 +120,8 @@ _SLOW_CLIENT = textwrap.dedent("""
 """)
 
 
-def test_a_client_killed_mid_turn_does_not_disturb_another(node_config: Config, tmp_path: Path) -> None:
+def test_a_client_killed_mid_turn_does_not_disturb_another_and_sigterm_cancels_in_flight_turns(
+        node_config: Config, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     client.ensure_node(node_config).close()
     slow = subprocess.Popen([sys.executable, "-c", _SLOW_CLIENT, str(repo)], stdout=subprocess.PIPE, text=True)
@@ -148,5 +150,26 @@ def test_a_client_killed_mid_turn_does_not_disturb_another(node_config: Config, 
             slow.wait()
     assert message["result"]["text"]
     assert message["result"]["explain"]["turn"] == 1  # the killed client's turn was cancelled, not recorded
+
+    # SIGTERM during a turn: the turn is cancelled (the client is told), the node exits cleanly.
+    conn = RawConnection(node_config)
+    conn.send({"jsonrpc": "2.0", "id": 1, "method": "ask", "params": {
+        "cwd": str(repo), "prompt": "Write a very long story about a dragon.", "max_new_tokens": 400,
+        "terminal": "error: something failed\n" * 600}})
+    while True:
+        message = conn.receive()
+        if message.get("method") == "state" and message["params"]["state"] in ("prefill", "decode"):
+            break
+    pid = node_pid(node_config)
+    assert pid is not None
+    os.kill(pid, signal.SIGTERM)
+    while "id" not in message:
+        message = conn.receive()
+    conn.close()
+    assert message["error"]["data"]["kind"] == "cancelled"
+    assert wait_gone(pid)
+    assert not socket_path(node_config).exists()
     log = (Path(node_config.logs_dir) / "node.log").read_text()
-    assert "disconnected" in log
+    assert "node stopped" in log
+    assert client.explain(node_config, repo, json_output=False) == 0  # a new node: still turn 1 on disk
+    assert node_pid(node_config) != pid
