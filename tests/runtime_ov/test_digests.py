@@ -5,16 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import gguf
 import pytest
-from tiny_models import TEMPLATE, build_gguf, build_ir
 
 from contenox.errors import ProfileMismatch
 from contenox.runtime_ov.catalog import load_catalog
 from contenox.runtime_ov.digests import file_sha256, gguf_metadata, model_digests
 from contenox.runtime_ov.store import InstalledModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
+from tiny_models import TEMPLATE, build_gguf, build_ir
 
 
 def test_file_sha256_streams_and_reports_progress(tmp_path: Path) -> None:

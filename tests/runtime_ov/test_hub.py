@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hub_standin import HubStandin
-from tiny_models import build_ir
 
 from contenox.errors import ChecksumMismatch, ModelNotFound, ModelSourceUnavailable
 from contenox.runtime_ov.catalog import Catalog, CatalogEntry, HubSource, Source
 from contenox.runtime_ov.digests import model_digests
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.store import ModelStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
+from hub_standin import HubStandin
+from tiny_models import build_ir
 
 REPO = "Test/tiny-int4-ov"
 

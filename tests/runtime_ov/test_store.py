@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import msgspec
 import pytest
-from tiny_models import build_ir
 
 from contenox.errors import InvalidRequest, ModelNotFound, ProfileMismatch
 from contenox.runtime_ov.catalog import PypiWheelSource, load_catalog
 from contenox.runtime_ov.digests import file_sha256, model_digests
 from contenox.runtime_ov.profile import PROFILE_FILENAME, read_profile
 from contenox.runtime_ov.store import InstalledModel, ModelStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
+from tiny_models import build_ir
 
 DEFAULT = "smollm2-135m"
 

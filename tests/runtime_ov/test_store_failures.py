@@ -15,13 +15,15 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hub_standin import HubStandin
-from tiny_models import build_ir
 
 from contenox.errors import ModelNotFound, ModelSourceUnavailable
 from contenox.runtime_ov.catalog import Catalog, CatalogEntry, HubSource, PypiWheelSource, Source
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.store import ModelStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
+from hub_standin import HubStandin
+from tiny_models import build_ir
 
 REPO = "Test/tiny-int4-ov"
 
