@@ -41,6 +41,7 @@ class TagCache:
         self.misses = 0
         self.rebuilt = 0
         self.write_errors = 0
+        self._fresh: dict[str, FileTags] = {}
         if self.dir is not None:
             try:
                 self.dir.mkdir(parents=True, exist_ok=True)
@@ -52,7 +53,16 @@ class TagCache:
         assert self.dir is not None
         return self.dir / key[-2:] / f"{key}.msgpack"
 
+    def add_fresh(self, key: str, tags: FileTags) -> None:
+        """Tags computed ahead (in parallel) for the next ``get``; also persisted."""
+        self._fresh[key] = tags
+        self.put(key, tags)
+
     def get(self, key: str) -> FileTags | None:
+        fresh = self._fresh.pop(key, None)
+        if fresh is not None:
+            self.misses += 1
+            return fresh
         if self.dir is None:
             self.misses += 1
             return None
@@ -76,6 +86,9 @@ class TagCache:
             return None
         self.hits += 1
         return entry.tags
+
+    def contains(self, key: str) -> bool:
+        return key in self._fresh or (self.dir is not None and self._path(key).is_file())
 
     def put(self, key: str, tags: FileTags) -> None:
         if self.dir is None:

@@ -9,7 +9,7 @@ import tree_sitter
 from contenox.workspace._languages import grammar
 from contenox.workspace._model import Definition, FileTags
 
-__all__ = ["MAX_LINE_CHARS", "extract_tags"]
+__all__ = ["MAX_LINE_CHARS", "extract_tags", "extract_tags_job"]
 
 MAX_LINE_CHARS = 160
 
@@ -74,3 +74,11 @@ def extract_tags(language: str, data: bytes) -> FileTags:
     counts = Counter(node.text for node in names)
     refs = sorted((raw.decode("utf-8", errors="replace"), n) for raw, n in counts.items() if raw)
     return FileTags(defs=defs, refs=tuple(refs), partial=root.has_error)
+
+
+def extract_tags_job(job: tuple[str, bytes]) -> FileTags | str:
+    """Process-pool entry point: the tags of ``(language, data)``, or the error as text."""
+    try:
+        return extract_tags(*job)
+    except Exception as exc:  # reported by the caller for the file
+        return f"{type(exc).__name__}: {exc}"

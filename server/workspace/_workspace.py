@@ -8,11 +8,14 @@ may run ``refresh`` in a worker thread while serving reads.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import posixpath
 import re
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from contenox.config import WorkspaceConfig
@@ -36,13 +39,15 @@ from contenox.workspace._model import (
 from contenox.workspace._repo_map import TokenMemo, render_repo_map
 from contenox.workspace._search import compile_pattern, related, search
 from contenox.workspace._state import INSTRUCTION_FILES, FileState, blob_id, is_binary, is_utf8, map_signature
-from contenox.workspace._tags import extract_tags
+from contenox.workspace._tags import extract_tags, extract_tags_job
 
 __all__ = ["Workspace"]
 
 log = logging.getLogger(__name__)
 
 _Update = FileSig | SkippedFile | None
+PARALLEL_MIN_FILES = 64
+"""Below this many files per worker to tag, tagging stays in this process."""
 
 
 class Workspace:
@@ -248,9 +253,50 @@ class Workspace:
                 if rel not in updates:
                     updates[rel] = stat_file(self.root, rel, self.config.max_file_bytes)
             self._dirty.clear()
+            self._prefetch_tags(updates)
             events = self._apply(updates)
             events.extend(self._git_events(bool(events)))
             return events
+
+    def _prefetch_tags(self, updates: dict[str, _Update]) -> None:
+        """Tag many new files in worker processes first (a cold index), so ``_load`` finds them cached."""
+        todo: list[tuple[str, str, bytes]] = []
+        for rel, update in updates.items():
+            language = language_for(rel)
+            old = self._files.get(rel)
+            if (language is None or not isinstance(update, FileSig) or rel in self._overlays
+                    or (old is not None and old.sig == update)):
+                continue
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError:
+                continue
+            if len(data) > self.config.max_file_bytes or is_binary(data):
+                continue
+            key = f"{language}-{blob_id(data)}"
+            if old is not None and old.blob == key.split("-", 1)[1]:
+                continue
+            if not self._cache.contains(key):
+                todo.append((rel, key, data))
+        workers = min(self.config_workers(), len(todo) // PARALLEL_MIN_FILES)
+        if workers < 2:
+            return
+        jobs = [(key.split("-", 1)[0], data) for _, key, data in todo]
+        try:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+                results = list(pool.map(extract_tags_job, jobs, chunksize=8))
+        except (OSError, RuntimeError, BrokenProcessPool) as exc:
+            log.warning("parallel tagging unavailable (%s); tagging in this process", exc)
+            return
+        for (rel, key, _), result in zip(todo, results, strict=True):
+            if isinstance(result, str):
+                self._errors[rel] = f"tags failed: {result}"
+            else:
+                self._cache.add_fresh(key, result)
+
+    @staticmethod
+    def config_workers() -> int:
+        return max(1, min(4, os.cpu_count() or 1))
 
     def _apply(self, updates: dict[str, _Update]) -> list[ChangeEvent]:
         added: list[tuple[str, FileState]] = []

@@ -15,6 +15,10 @@
     (function_item
         name: (identifier) @name) @definition.method)
 
+(declaration_list
+    (function_signature_item
+        name: (identifier) @name) @definition.method)
+
 (source_file
     (function_item
         name: (identifier) @name) @definition.function)
