@@ -123,23 +123,21 @@ class GitRepo:
                            submodules=self._submodules)
 
     def diff_text(self) -> str:
-        """Unified diff of the index and the working tree (untracked files included) against HEAD."""
+        """Unified diff of the working tree (staged or not, untracked files included) against HEAD."""
         repo = self.repo
         flags = (pygit2.enums.DiffOption.INCLUDE_UNTRACKED | pygit2.enums.DiffOption.RECURSE_UNTRACKED_DIRS
                  | pygit2.enums.DiffOption.SHOW_UNTRACKED_CONTENT)
         try:
-            index = repo.index
-            index.read(force=False)
             if repo.head_is_unborn:
                 tree = repo.get(repo.TreeBuilder().write())
             else:
                 tree = repo.head.peel(pygit2.Tree)
             assert isinstance(tree, pygit2.Tree)
-            staged = tree.diff_to_index(index)
-            staged.merge(index.diff_to_workdir(flags=flags))
+            # tree -> working tree (untracked content included): what `git diff HEAD` shows plus new files
+            diff = tree.diff_to_workdir(flags=flags)
             parts: list[str] = []
             size = 0
-            for patch in staged:
+            for patch in diff:
                 if patch is None:
                     continue
                 delta = patch.delta
