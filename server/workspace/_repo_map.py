@@ -51,8 +51,12 @@ def _render(graph: CompiledGraph, selected: Iterable[int]) -> str:
     out: list[str] = []
     for path in sorted(by_file):
         out.append(f"{path}:\n")
+        last_line = -1
         for k in sorted(by_file[path], key=lambda k: (graph.defs[k][1].line, k)):
-            out.append(f"│{graph.defs[k][1].text}\n")
+            definition = graph.defs[k][1]
+            if definition.line != last_line:  # several definitions on one line show it once
+                out.append(f"│{definition.text}\n")
+                last_line = definition.line
     return "".join(out)
 
 
@@ -71,19 +75,21 @@ def render_repo_map(graph: CompiledGraph, ranks: np.ndarray, budget_tokens: int,
     order = np.lexsort((np.arange(len(score)), -quant))
     count = memo.counter(count_tokens)
     seen: set[str] = set()
+    lines: set[tuple[str, int]] = set()
     chosen: list[int] = []
     total = 0
     for k in order.tolist():
         path, definition = graph.defs[k]
         if not definition.text.strip():
             continue
-        cost = count(f"│{definition.text}\n")
+        cost = 0 if (path, definition.line) in lines else count(f"│{definition.text}\n")
         if path not in seen:
             cost += count(f"{path}:\n")
         if total + cost > budget_tokens:
             break
         total += cost
         seen.add(path)
+        lines.add((path, definition.line))
         chosen.append(k)
     text = _render(graph, chosen)
     while chosen and count_tokens(text) > budget_tokens:
