@@ -161,9 +161,9 @@ class ModelStore:
         if not path.exists():
             raise ModelNotFound(f"nothing to import at {path}", path=str(path))
         if path.is_dir() and not (path / "openvino_model.xml").is_file():
-            raise ProfileMismatch(f"{path} is not an OpenVINO IR directory (no openvino_model.xml)", path=str(path))
+            raise InvalidRequest(f"{path} is not an OpenVINO IR directory (no openvino_model.xml)", path=str(path))
         if path.is_file() and path.suffix.lower() != ".gguf":
-            raise ProfileMismatch(f"{path} is neither a .gguf file nor an IR directory", path=str(path))
+            raise InvalidRequest(f"{path} is neither a .gguf file nor an IR directory", path=str(path))
         stem = path.stem if path.is_file() else path.name
         name = name or re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-.") or "imported"
         if not _NAME_RE.fullmatch(name):

@@ -126,9 +126,9 @@ def test_import_ir_directory(store: ModelStore, tmp_path: Path) -> None:
     ("make", "error", "says"),
     [
         (lambda p: p.with_name("notes.txt").write_text("hello") and p.with_name("notes.txt"),
-         ProfileMismatch, "is neither a .gguf file nor an IR directory"),
+         InvalidRequest, "is neither a .gguf file nor an IR directory"),
         (lambda p: (p.with_name("folder").mkdir(), p.with_name("folder"))[1],
-         ProfileMismatch, "is not an OpenVINO IR directory (no openvino_model.xml)"),
+         InvalidRequest, "is not an OpenVINO IR directory (no openvino_model.xml)"),
         (lambda p: p.with_name("nothing-here"), ModelNotFound, "nothing to import at"),
         (lambda p: p.with_name("fake.gguf").write_bytes(b"not gguf") and p.with_name("fake.gguf"),
          ProfileMismatch, "not a readable GGUF file"),
