@@ -30,6 +30,16 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        // Opt-in (npm run test:e2e): code-server + the .vsix + the real node.
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 400_000,
+          hookTimeout: 300_000,
+        },
+      },
     ],
   },
 });

@@ -140,7 +140,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
-  await startClient(context, statusBar, panel, runChatCommand);
+  // Not awaited: the node may still be loading its model; commands above are usable meanwhile.
+  void startClient(context, statusBar, panel, runChatCommand);
 }
 
 async function startClient(
@@ -153,9 +154,12 @@ async function startClient(
   const executable = resolveExecutable(setting);
   if (!executable) {
     statusBar.update({ kind: 'missing', executable: setting });
-    const choice = await vscode.window.showErrorMessage(missingMessage(setting), 'Copy Install Command', 'Open Settings');
-    if (choice === 'Copy Install Command') await vscode.env.clipboard.writeText(INSTALL_COMMAND);
-    if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'contenox.path');
+    // Not awaited: activation must not wait for the user to dismiss the message.
+    void vscode.window.showErrorMessage(missingMessage(setting), 'Copy Install Command', 'Open Settings')
+      .then(async (choice) => {
+        if (choice === 'Copy Install Command') await vscode.env.clipboard.writeText(INSTALL_COMMAND);
+        if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'contenox.path');
+      });
     return;
   }
 
