@@ -225,7 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] not in _COMMANDS and not argv[0].startswith("-"):
         argv = ["ask", *argv]  # bare `contenox "question"`
     parser = _parser()
-    args = parser.parse_args(argv)
+    if argv and argv[0] == "bench" and not {"-h", "--help"} & set(argv[1:2]):
+        # argparse's REMAINDER refuses leading options (`bench --quick`): hand the rest over untouched
+        args = argparse.Namespace(command="bench", func=cmd_bench, verbose=False, bench_args=argv[1:])
+    else:
+        args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)

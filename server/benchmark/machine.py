@@ -1,0 +1,67 @@
+"""identity and residency: what ran where, and what the process held in memory."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import resource
+from pathlib import Path
+
+import msgspec
+import psutil
+
+from contenox import __version__
+from contenox.benchmark.floor import openvino_versions
+from contenox.benchmark.report import Identity, Residency
+from contenox.config import Config
+from contenox.runtime_ov import InstalledModel, ModelStore
+from contenox.runtime_ov.metrics import peak_rss_bytes
+
+__all__ = ["SwapCounter", "identity", "residency"]
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def identity(config: Config, model: InstalledModel, *, mode: str, max_new: int, path: str) -> Identity:
+    versions = openvino_versions()
+    profile = model.profile
+    return Identity(
+        model=model.name, profile=msgspec.to_builtins(profile),
+        digests={"model": profile.model_digest, "tokenizer": profile.tokenizer_digest,
+                 "chat_template": profile.chat_template_digest},
+        openvino_version=versions["openvino"], openvino_genai_version=versions["openvino_genai"],
+        contenox_version=__version__, cpu=_cpu_name(), cores=os.cpu_count() or 0,
+        threads=config.engine.threads, date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), mode=mode,
+        chunk_tokens=config.engine.chunk_tokens, cache_size_gb=config.engine.cache_size_gb, max_new_tokens=max_new,
+        load_average=[round(x, 2) for x in os.getloadavg()], path=path)
+
+
+class SwapCounter:
+    """Major page faults of this process and system-wide swap traffic since construction."""
+
+    def __init__(self) -> None:
+        self._faults = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
+        swap = psutil.swap_memory()
+        self._swap = int(swap.sin) + int(swap.sout)
+
+    def events(self) -> int:
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_majflt - self._faults
+        swap = psutil.swap_memory()
+        return int(faults + (int(swap.sin) + int(swap.sout) - self._swap) // 4096)
+
+
+def residency(store: ModelStore, loaded: list[str], *, load_ms: float, unload_ms: float,
+              swaps: SwapCounter) -> Residency:
+    installed = [m.name for m in store.list()]
+    return Residency(resident_models=loaded, on_demand_models=[n for n in installed if n not in loaded],
+                     load_ms=round(load_ms, 1), unload_ms=round(unload_ms, 1), host_memory_peak=peak_rss_bytes(),
+                     swap_events=swaps.events())

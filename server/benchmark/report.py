@@ -1,0 +1,230 @@
+"""The benchmark report's schema: one msgspec Struct per section, exactly the issue's sections.
+
+Timed figures are :class:`Spread` (n, median, p10/p90, min/max) in milliseconds unless the name says
+otherwise. ``ms`` is what the caller sees end to end (planning + submit + first token through the
+engine's asyncio API); ``ttft_ms`` is the engine's own time to first token; ``floor_ttft_ms`` is the
+bare pipeline's TTFT for the same ids (see :mod:`contenox.benchmark.floor`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from contenox.benchmark.stats import Comparison, Spread
+
+__all__ = [
+    "ColdFullPrefill", "Decode", "EditedStableSegment", "FailureCase", "Identity", "PeerSection", "ReplaySection",
+    "ReplaySummary", "ReplayTurn", "Report", "Residency", "SnapshotCase", "SuffixPoint", "WarmChangedSuffix",
+    "WarmSamePrefix", "decode_report", "encode_report",
+]
+
+SCHEMA_VERSION = 1
+
+
+class _S(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class ColdFullPrefill(_S):
+    tokens: int
+    ms: Spread
+    prompt_tps: Spread
+    ttft_ms: Spread
+    memory_high_water: int
+    """Peak RSS of the benchmark process after the cold runs (bytes)."""
+    floor_ttft_ms: Spread
+    overhead_ratio: float
+    output_hashes: list[str]
+
+
+class WarmSamePrefix(_S):
+    cached_tokens: int
+    """Predicted by the engine's block model."""
+    new_tokens: int
+    measured_recomputed_tokens: int
+    ms: Spread
+    ttft_ms: Spread
+    hit_rate: float
+    floor_ttft_ms: Spread
+    overhead_ratio: float
+    vs_cold: Comparison
+
+
+class SuffixPoint(_S):
+    changed_tokens: int
+    """The curve's nominal point (0, 256, 1k, ...)."""
+    cached_tokens: int
+    suffix_tokens: int
+    """Tokens of the prompt after the cached prefix (the changed segment plus the fixed tail)."""
+    measured_recomputed_tokens: int
+    ms: Spread
+    ttft_ms: Spread
+    floor_ttft_ms: Spread
+    overhead_ratio: float
+    cold_ttft_ms: Spread
+    output_equals_cold: bool
+    vs_cold: Comparison
+
+
+class WarmChangedSuffix(_S):
+    prefix_tokens: int
+    points: list[SuffixPoint]
+    requested_points: list[int]
+    skipped_points: list[str]
+    """Points not measured, each with why (over the tested context, out of time)."""
+
+
+class EditedStableSegment(_S):
+    prompt_tokens: int
+    edit_at_token: int
+    expected_cache_miss: int
+    """Recomputed tokens implied by the edit: everything from the edited 32-token block on."""
+    predicted_cache_miss: int
+    """What the engine's block model predicted (prompt - predicted cached)."""
+    actual_cache_miss: int
+    """Recomputed tokens measured from prefill steps (within one chunk)."""
+    ttft_ms: Spread
+    floor_ttft_ms: Spread
+    output_equals_cold: bool
+    vs_cold: Comparison
+
+
+class SnapshotCase(_S):
+    available: bool
+    reason: str
+    tokens: int
+    bytes: int
+    ms: Spread | None
+    throughput_MBps: float
+    output_equals_original: bool | None
+
+
+class Decode(_S):
+    output_tokens: int
+    tokens_per_sec: Spread
+    floor_tokens_per_sec: Spread
+    output_hashes: list[str]
+
+
+class FailureCase(_S):
+    name: str
+    provoked: bool
+    how: str
+    error: dict[str, Any] | None
+    """The structured error (code, kind, message, details) or outcome the caller saw."""
+    outcome: str
+    recovery_ms: float | None
+    """Time from the failure to the next request's first token (or the next successful call)."""
+
+
+class Residency(_S):
+    resident_models: list[str]
+    on_demand_models: list[str]
+    load_ms: float
+    unload_ms: float
+    host_memory_peak: int
+    swap_events: int
+    """Major page faults of this process during the run plus pages swapped in/out system-wide."""
+
+
+class Identity(_S):
+    model: str
+    profile: dict[str, Any]
+    digests: dict[str, str]
+    openvino_version: str
+    openvino_genai_version: str
+    contenox_version: str
+    cpu: str
+    cores: int
+    threads: int
+    date: str
+    mode: str
+    chunk_tokens: int
+    cache_size_gb: float
+    max_new_tokens: int
+    load_average: list[float]
+    path: str
+    """What the warm cases ran through, e.g. "planner+engine"."""
+
+
+class ReplayTurn(_S):
+    commit: str
+    subject: str
+    ordering: str
+    """"contenox" (stable segments first) or "naive" (volatile first, timestamped system prompt)."""
+    prompt_tokens: int
+    segments_cached: int
+    segments_new: int
+    predicted_cached_tokens: int
+    predicted_recomputed_tokens: int
+    measured_recomputed_tokens: int
+    cached_share: float
+    ttft_ms: float
+    changed_segments: list[str]
+
+
+class ReplaySummary(_S):
+    turns: int
+    contenox_ttft_ms: Spread
+    naive_ttft_ms: Spread
+    mean_ttft_ratio: float
+    """naive mean TTFT / contenox mean TTFT (above 1: contenox is faster)."""
+    median_ttft_ratio: float
+    contenox_cached_share: float
+    naive_cached_share: float
+    cached_share_ratio: float
+    prediction_max_error_tokens: int
+
+
+class ReplaySection(_S):
+    repo: str
+    commits: str
+    model: str
+    contenox: list[ReplayTurn]
+    naive: list[ReplayTurn]
+    summary: ReplaySummary | None
+
+
+class PeerSection(_S):
+    name: str
+    version: str
+    available: bool
+    reason: str
+    prompt_tokens: int
+    suffix_tokens: int
+    cold_ttft_ms: Spread | None
+    warm_ttft_ms: Spread | None
+    decode_tps: Spread | None
+    ours_cold_ttft_ms: Spread | None
+    ours_warm_ttft_ms: Spread | None
+    ours_decode_tps: Spread | None
+    peer_output_hash: str
+    ours_output_hash: str
+
+
+class Report(_S, kw_only=True):
+    schema_version: int = SCHEMA_VERSION
+    identity: Identity
+    cold_full_prefill: ColdFullPrefill
+    warm_same_prefix: WarmSamePrefix
+    warm_changed_suffix: WarmChangedSuffix
+    edited_stable_segment: EditedStableSegment
+    snapshot_save: SnapshotCase
+    snapshot_restore: SnapshotCase
+    decode: Decode
+    failure_cases: list[FailureCase]
+    residency: Residency
+    replay: ReplaySection | None
+    peer: PeerSection | None
+    notes: list[str]
+    wall_s: float
+
+
+def encode_report(obj: msgspec.Struct) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(obj), indent=2) + b"\n"
+
+
+def decode_report(data: bytes) -> Report:
+    return msgspec.json.decode(data, type=Report)
