@@ -16,6 +16,7 @@ import pytest
 
 from contenox.config import Config, load_config
 from contenox.node.paths import daemon_lock_path
+from contenox.runtime_ov.store import InstalledModel
 
 PYTHON = sys.executable
 CONFIG = "[engine]\nmax_new_tokens = 6\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n"
@@ -61,14 +62,21 @@ def stop_node(config: Config) -> None:
             time.sleep(0.05)
 
 
-@pytest.fixture
-def node_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Config]:
-    """CONTENOX_HOME with the real model and 6-token answers, a short private XDG_RUNTIME_DIR; the node
-    the clients start is stopped at teardown."""
-    runtime = Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+@pytest.fixture(scope="module")
+def node_home(default_model: InstalledModel, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
+    """One node per test module (starting it is most of an end-to-end test's time): a CONTENOX_HOME with the
+    real model and 6-token answers, a short private XDG_RUNTIME_DIR; the node is stopped at the end."""
+    home = tmp_path_factory.mktemp("contenox-home")
+    (home / "models").mkdir()
+    (home / "models" / default_model.name).symlink_to(default_model.path, target_is_directory=True)
     (home / "config.toml").write_text(CONFIG, encoding="utf-8")
-    config = load_config(home)
-    yield config
-    stop_node(config)
-    shutil.rmtree(runtime, ignore_errors=True)
+    runtime = Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CONTENOX_HOME", str(home))
+        patch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        config = load_config(home)
+        try:
+            yield config
+        finally:
+            stop_node(config)
+            shutil.rmtree(runtime, ignore_errors=True)
