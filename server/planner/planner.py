@@ -99,6 +99,9 @@ class Planner:
             context_size=profile.max_tested_context, kv_precision=profile.kv_precision,
             sparse_attention=profile.sparse_attention, cache_block_size=profile.cache_block_size)
         self._lock = threading.Lock()
+        """Guards the recorded turns."""
+        self._plan_lock = threading.Lock()
+        """One plan at a time: the token and segment caches are not thread-safe."""
         self._journal = Journal(self.state_dir)
         self._records: list[TurnRecord] = self._journal.load()
         self._segment_cache: dict[tuple[str, ...], tuple[tuple[int, ...], str, str]] = {}
@@ -115,6 +118,10 @@ class Planner:
 
     def plan(self, inputs: PlannerInputs, predict_cached: PredictCached | None = None) -> TurnPlan:
         """Assemble the turn; raises OverContext when even the shrunk turn does not fit."""
+        with self._plan_lock:
+            return self._plan(inputs, predict_cached)
+
+    def _plan(self, inputs: PlannerInputs, predict_cached: PredictCached | None) -> TurnPlan:
         with self._lock:
             records = list(self._records)
         draft = self._draft(inputs, records)
@@ -170,7 +177,10 @@ class Planner:
                                 manifest=manifest, explain=explain, recorded_at=time.time())
             self._journal.append(record)
             self._records.append(record)
-            self._last_ids = plan.token_ids + list(self.tokens.ids(answer_text.strip()))
+        with self._plan_lock:
+            answer_ids = list(self.tokens.ids(answer_text.strip()))
+        with self._lock:
+            self._last_ids = plan.token_ids + answer_ids
         return explain
 
     def last_explain(self) -> Explain | None:
