@@ -22,6 +22,7 @@ from contenox.node.paths import workspace_key, workspace_root
 from contenox.node.queue import TurnQueue
 from contenox.node.transcript import WorkspaceStore
 from contenox.node.turns import EventCallback, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState
 
 __all__ = ["Node"]
@@ -55,6 +56,9 @@ class Node:
         self.started = time.time()
         self._workspaces: dict[str, WorkspaceState] = {}
         self._engine: Any = None
+        self._warmer: Warmer | None = None
+        self._rewarming: dict[str, asyncio.Event] = {}
+        """Sessions whose re-warm after a restart is still pending: their next turn waits for it."""
         self._engine_state = "unloaded"
         self._engine_error: str | None = None
         self._engine_lock = asyncio.Lock()
@@ -116,6 +120,7 @@ class Node:
                 except Exception as exc:
                     self._engine_state, self._engine_error = "error", str(exc)
                     raise EngineError(f"cannot start the engine: {exc}") from exc
+                self._warmer = Warmer(self._engine)
                 self._engine_state, self._engine_error = "ready", None
         return self._engine
 
@@ -149,9 +154,17 @@ class Node:
                                           thread=request.thread, reasons=reasons)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
+        pending = self._rewarming.get(state.session_id)
+        if pending is not None:  # its prefix is already queued in the engine: plan once it is cached
+            await pending.wait()
         turn_plan = await asyncio.to_thread(plan)
+        max_new = request.max_new_tokens or self.config.engine.max_new_tokens
+        if self._warmer is not None:
+            await self._warmer.before_turn(state.session_id, turn_plan.stable_prefix(), turn_plan.token_ids, max_new)
         await _emit(on_event, TurnEvent(kind="state", state="prefill"))
-        final = await self._generate(engine, state, turn_plan, request, on_event)
+        final = await self._generate(engine, state, turn_plan, max_new, on_event)
+        if self._warmer is not None:
+            self._warmer.after_turn([*turn_plan.token_ids, *final.token_ids])
         explain = backend.explain_to_dict(planner.record(turn_plan, final.metrics, answer_text=final.text))
         state.add_exchange(request.prompt, final.text, final.finish_reason, request.client_id, explain,
                            thread=request.thread)
@@ -159,9 +172,8 @@ class Node:
         await _emit(on_event, TurnEvent(kind="state", state="idle"))
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain)
 
-    async def _generate(self, engine: Any, state: WorkspaceState, plan: Any, request: TurnRequest,
+    async def _generate(self, engine: Any, state: WorkspaceState, plan: Any, max_new: int,
                         on_event: EventCallback | None) -> Any:
-        max_new = request.max_new_tokens or self.config.engine.max_new_tokens
         handle = backend.submit(engine, state.session_id, list(plan.token_ids), max_new)
         try:
             decoding = False
@@ -243,7 +255,7 @@ class Node:
                          for w in workspaces if w["turns"]],
             "cache": cache,
             "queue": self.queue.snapshot(),
-            "rewarm": dict(self._warm),
+            "rewarm": {**self._warm, "warm_ups": self._warmer.warmed if self._warmer else 0},
         }
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -253,25 +265,27 @@ class Node:
         if not records:
             return
         self._warm = {"done": 0, "total": len(records)}
+        self._rewarming = {r.session_id: asyncio.Event() for r in records}
         task = asyncio.get_running_loop().create_task(self._rewarm(records), name="node-rewarm")
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
     async def _rewarm(self, records: list[Any]) -> None:
         try:
-            engine = await self.engine()
+            await self.engine()
+            assert self._warmer is not None
+            for record in records:
+                ids = self.store.load_prefix(record.key)
+                if ids and await self._warmer.warm(record.session_id, ids, "resuming a persisted session"):
+                    self._warmer.policy.keep(record.session_id, ids)
+                self._warm["done"] += 1
+                self._rewarming.pop(record.session_id).set()
         except ContenoxError as exc:
             log.warning("re-warm skipped: %s", exc.message)
-            return
-        for record in records:
-            ids = self.store.load_prefix(record.key)
-            if ids:
-                try:
-                    await engine.warm(record.session_id, ids)
-                    log.info("re-warmed %s (%d tokens)", record.root, len(ids))
-                except ContenoxError as exc:
-                    log.warning("re-warm of %s failed: %s", record.root, exc.message)
-            self._warm["done"] += 1
+        finally:
+            for event in self._rewarming.values():
+                event.set()
+            self._rewarming.clear()
 
     async def close(self) -> None:
         """Cancel background work and stop the engine. State is persisted as it changes."""
@@ -282,6 +296,8 @@ class Node:
             task.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+        if self._warmer is not None:
+            await self._warmer.close()
         if self._engine is not None:
             engine, self._engine = self._engine, None
             await asyncio.to_thread(engine.close)

@@ -94,11 +94,13 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
     assert explain["turn"] == 3
     history = {s["kind"]: s for s in explain["segments"]}["history"]
     assert history["tokens"] > 20  # the two earlier exchanges came back from the persisted session
+    assert explain["totals"]["cached"] > 0  # the new node re-warmed the session's prefix before the turn
     assert client.status(node_config, json_output=True) == 0
     status = msgspec.json.decode(capsys.readouterr().out)
     assert [(w["root"], w["turns"]) for w in status["workspaces"]] == [(str(repo), 3)]
     assert status["model"]["state"] == "ready"
-    assert status["rewarm"]["total"] == 1
+    assert status["rewarm"]["total"] == status["rewarm"]["done"] == 1
+    assert status["rewarm"]["warm_ups"] >= 1
 
 
 _SLOW_CLIENT = textwrap.dedent("""

@@ -1,0 +1,78 @@
+"""Keeping workspaces' stable prefixes warm in the engine's prefix cache.
+
+Wraps the planner's :class:`~contenox.planner.CachePolicy` (a mirror of the engine's LRU): before a
+turn, kept prefixes the turn would evict are re-touched first; after it, prefixes already evicted are
+re-prefilled in the background; after a restart, persisted sessions' prefixes are warmed again. All
+warm-ups are 1-token BACKGROUND requests (``engine.warm``); a failed warm-up is logged, never fatal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from contenox.errors import ContenoxError
+
+if TYPE_CHECKING:
+    from contenox.planner import CachePolicy, WarmOrder
+    from contenox.runtime_ov import Engine
+
+__all__ = ["Warmer"]
+
+log = logging.getLogger(__name__)
+
+
+class Warmer:
+    def __init__(self, engine: Engine) -> None:
+        from contenox.planner import CachePolicy
+
+        self.engine = engine
+        stats = engine.stats()
+        self.policy: CachePolicy = CachePolicy(stats.cache_capacity_tokens, engine.profile.cache_block_size)
+        self._background: set[asyncio.Task[Any]] = set()
+        self.warmed = 0
+
+    async def warm(self, session_id: str, token_ids: Sequence[int], reason: str = "") -> bool:
+        ids = list(token_ids)
+        if not ids:
+            return False
+        try:
+            await self.engine.warm(session_id, ids)
+        except ContenoxError as exc:
+            log.warning("warm-up of %s failed: %s", session_id, exc.message)
+            return False
+        self.policy.observe(ids)
+        self.warmed += 1
+        log.info("warmed %s (%d tokens)%s", session_id, len(ids), f": {reason}" if reason else "")
+        return True
+
+    async def before_turn(self, session_id: str, stable_prefix: Sequence[int], token_ids: Sequence[int],
+                          max_new_tokens: int) -> None:
+        """Keep this session's prefix; re-touch other kept prefixes this turn would evict."""
+        self.policy.keep(session_id, stable_prefix)
+        for order in self.policy.before_request(session_id, token_ids, max_new_tokens):
+            await self.warm(order.session_id, order.token_ids, order.reason)
+
+    def after_turn(self, computed_ids: Sequence[int]) -> None:
+        """The engine computed ``computed_ids``; re-prefill evicted kept prefixes in the background."""
+        self.policy.observe(computed_ids)
+        self.spawn(self.policy.after_request())
+
+    def spawn(self, orders: Sequence[WarmOrder]) -> None:
+        if not orders:
+            return
+        task = asyncio.get_running_loop().create_task(self._run(list(orders)), name="node-warm")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _run(self, orders: list[WarmOrder]) -> None:
+        for order in orders:
+            await self.warm(order.session_id, order.token_ids, order.reason)
+
+    async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
