@@ -144,7 +144,7 @@ class Planner:
         if len(token_ids) > self.context_limit:  # budget fitting guarantees this; keep the invariant loud
             raise OverContext(f"planned {len(token_ids)} tokens exceed {self.context_limit}",
                               needed=len(token_ids), limit=self.context_limit)
-        previous = self._previous(records)
+        previous = self._previous(records, inputs.thread)
         reasons = invalidation_reasons(previous, self.identity, records_out, dict(inputs.change_reasons))
         predicted = self._predict(token_ids, previous, records_out, reasons, predict_cached)
         segments = tuple(
@@ -239,7 +239,12 @@ class Planner:
     def _total(self, draft: Draft) -> int:
         return sum(len(b[0]) for b in self._assemble(draft)[1])
 
-    def _previous(self, records: list[TurnRecord]) -> Manifest | None:
+    @staticmethod
+    def _previous(records: list[TurnRecord], thread: str) -> Manifest | None:
+        """The manifest to compare with: this thread's last turn, else the workspace's last turn."""
+        for record in reversed(records):
+            if record.thread == thread:
+                return record.manifest
         return records[-1].manifest if records else None
 
     def _predict(self, ids: list[int], previous: Manifest | None, segments: list[SegmentRecord],

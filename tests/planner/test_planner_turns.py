@@ -189,3 +189,14 @@ def test_render_explain_of_a_second_turn_names_reasons(make_planner):
     assert "repo map changed: 1 file" in table
     assert "follows changed repo_map" in table
     assert table.splitlines()[0].startswith("workspace /work/bank  turn 2")
+
+
+def test_threads_have_their_own_history_and_compare_with_their_own_last_turn(make_planner):
+    planner = make_planner()
+    planner.record(planner.plan(sample_inputs(user="chat panel question", thread="panel")), None, "panel answer")
+    planner.record(planner.plan(sample_inputs(user="acp question", thread="acp-1")), None, "acp answer")
+    plan = planner.plan(sample_inputs(user="follow-up", thread="panel"))
+    assert [m["content"] for m in plan.messages[1:3]] == ["chat panel question", "panel answer"]
+    assert plan.manifest.segment("history").invalidated_by == "history grew by 1 turn(s)"
+    assert plan.manifest.segment("pins").invalidated_by is None
+    assert plan.manifest.turn == 3
