@@ -1,23 +1,22 @@
 """Content digests that identify a model, its tokenizer and its chat template.
 
 They go into the profile and every turn manifest: a change in any of them is a full cache miss.
-GGUF headers are read here directly (no OpenVINO, and much faster than ``gguf.GGUFReader`` on
-large vocabularies); IR directories are hashed by their files.
+GGUF headers are read by :mod:`contenox.runtime_ov.gguf_header` (no OpenVINO, much faster than
+``gguf.GGUFReader``); IR directories are hashed by their files.
 """
 
 from __future__ import annotations
 
 import hashlib
-import mmap
-import struct
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from contenox.errors import ProfileMismatch
+from contenox.runtime_ov.gguf_header import gguf_metadata
 
-__all__ = ["ModelDigests", "file_sha256", "gguf_metadata", "model_digests"]
+__all__ = ["ModelDigests", "file_sha256", "model_digests"]
 
 _CHUNK = 1 << 20
 
@@ -38,83 +37,6 @@ def file_sha256(path: Path, progress: Any = None) -> str:
             if progress is not None:
                 progress(len(chunk))
     return digest.hexdigest()
-
-
-# GGUF metadata value types -> (struct format, size); 8 = string, 9 = array.
-_SCALARS: dict[int, tuple[str, int]] = {0: ("<B", 1), 1: ("<b", 1), 2: ("<H", 2), 3: ("<h", 2), 4: ("<I", 4),
-                                        5: ("<i", 4), 6: ("<f", 4), 7: ("<?", 1), 10: ("<Q", 8), 11: ("<q", 8),
-                                        12: ("<d", 8)}
-_STRING, _ARRAY = 8, 9
-
-
-class _MetadataReader:
-    """Reads only the key/value header of a little-endian GGUF v2/v3 file.
-
-    ``gguf.GGUFReader`` builds a numpy view per string and takes seconds on a 150k-token
-    vocabulary; this reads the same values in a fraction of that.
-    """
-
-    def __init__(self, data: memoryview) -> None:
-        self.data = data
-        self.pos = 0
-
-    def scalar(self, fmt: str, size: int) -> Any:
-        (value,) = struct.unpack_from(fmt, self.data, self.pos)
-        self.pos += size
-        return value
-
-    def string(self) -> str:
-        length = self.scalar("<Q", 8)
-        raw = bytes(self.data[self.pos:self.pos + length])
-        if len(raw) != length:
-            raise ValueError("truncated string")
-        self.pos += length
-        return raw.decode("utf-8", "surrogateescape")
-
-    def value(self, vtype: int) -> Any:
-        if vtype == _STRING:
-            return self.string()
-        if vtype == _ARRAY:
-            itype, count = self.scalar("<I", 4), self.scalar("<Q", 8)
-            if itype == _STRING:
-                return [self.string() for _ in range(count)]
-            fmt, size = _SCALARS[itype]
-            end = self.pos + count * size
-            if end > len(self.data):
-                raise ValueError("truncated array")
-            values = list(struct.unpack_from(f"<{count}{fmt[1]}", self.data, self.pos))
-            self.pos = end
-            return values
-        return self.scalar(*_SCALARS[vtype])
-
-    def fields(self) -> dict[str, Any]:
-        if bytes(self.data[:4]) != b"GGUF":
-            raise ValueError("no GGUF magic")
-        self.pos = 4
-        version = self.scalar("<I", 4)
-        if version not in (2, 3):
-            raise ValueError(f"unsupported GGUF version {version}")
-        self.scalar("<Q", 8)  # tensor count
-        count = self.scalar("<Q", 8)
-        out: dict[str, Any] = {}
-        for _ in range(count):
-            key = self.string()
-            out[key] = self.value(self.scalar("<I", 4))
-        return out
-
-
-def gguf_metadata(path: Path) -> dict[str, Any]:
-    """Every key/value of a GGUF file's header (strings decoded, arrays as lists)."""
-    try:
-        with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            view = memoryview(mm)
-            try:
-                return _MetadataReader(view).fields()
-            finally:
-                view.release()
-    except (ValueError, KeyError, struct.error, OSError) as exc:
-        raise ProfileMismatch(f"{path}: not a readable GGUF file ({exc or type(exc).__name__})",
-                              path=str(path)) from exc
 
 
 def _gguf_digests(path: Path, model_digest: str) -> ModelDigests:

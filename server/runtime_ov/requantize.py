@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from contenox.errors import ModelSourceUnavailable
+from contenox.errors import ModelSourceUnavailable, ProfileMismatch
+from contenox.runtime_ov.gguf_header import ARRAY, STRING, GGUFHeader, GGUFTensor, read_gguf_header
 from contenox.runtime_ov.sources import Progress
 
 __all__ = ["requantize_q5_0_to_q8_0"]
@@ -25,36 +26,26 @@ __all__ = ["requantize_q5_0_to_q8_0"]
 log = logging.getLogger(__name__)
 
 
-def _field_value(gguf: Any, field: Any) -> tuple[Any, Any, Any]:
-    """(value, type, sub_type) of a reader field, strings kept as raw bytes."""
-    main = field.types[0]
-    if main == gguf.GGUFValueType.ARRAY:
-        sub = field.types[-1]
-        if sub == gguf.GGUFValueType.STRING:
-            return [bytes(field.parts[i]) for i in field.data], main, sub
-        return field.contents(), main, sub
-    if main == gguf.GGUFValueType.STRING:
-        return bytes(field.parts[field.data[0]]), main, None
-    return field.contents(), main, None
-
-
-def _copy_metadata(gguf: Any, reader: Any, writer: Any) -> None:
-    for field in reader.fields.values():
-        # GGUF.* are the reader's virtual fields; the writer adds general.architecture itself.
-        if field.name.startswith("GGUF.") or field.name == gguf.Keys.General.ARCHITECTURE:
+def _copy_metadata(gguf: Any, header: GGUFHeader, writer: Any) -> None:
+    for key, field in header.fields.items():
+        if key == gguf.Keys.General.ARCHITECTURE:  # the writer adds it first, itself
             continue
-        value, vtype, sub = _field_value(gguf, field)
-        if vtype == gguf.GGUFValueType.ARRAY and len(value) == 0:
-            log.warning("dropping empty metadata array %s (GGUFWriter cannot write one)", field.name)
+        value = field.value
+        # strings go back as the exact bytes they came from
+        if field.vtype == STRING:
+            value = value.encode("utf-8", "surrogateescape")
+        elif field.subtype == STRING:
+            value = [item.encode("utf-8", "surrogateescape") for item in value]
+        if field.vtype == ARRAY and not value:
+            log.warning("dropping empty metadata array %s (GGUFWriter cannot write one)", key)
             continue
-        writer.add_key_value(field.name, value, vtype, sub_type=sub)
+        writer.add_key_value(key, value, gguf.GGUFValueType(field.vtype),
+                             sub_type=None if field.subtype is None else gguf.GGUFValueType(field.subtype))
 
 
-def _architecture(gguf: Any, reader: Any) -> str:
-    field = reader.fields.get(gguf.Keys.General.ARCHITECTURE)
-    if field is None:
-        raise ModelSourceUnavailable("GGUF file has no general.architecture")
-    return bytes(field.parts[field.data[0]]).decode("utf-8")
+def _byte_shape(gguf: Any, tensor: GGUFTensor, qtype: Any) -> tuple[int, ...]:
+    """The tensor's shape in numpy order, its last axis in bytes of ``qtype`` blocks."""
+    return tuple(gguf.quant_shape_to_byte_shape(tuple(reversed(tensor.dims)), qtype))
 
 
 def requantize_q5_0_to_q8_0(src: Path, dst: Path, progress: Progress) -> int:
@@ -62,44 +53,46 @@ def requantize_q5_0_to_q8_0(src: Path, dst: Path, progress: Progress) -> int:
     import gguf
     import numpy as np
 
-    progress.start(f"read {src.name}", None)  # GGUFReader takes ~20 s on a 150k-token vocabulary
+    progress.start(f"read {src.name}", None)
     try:
-        reader = gguf.GGUFReader(str(src))
-    except (ValueError, OSError) as exc:
-        raise ModelSourceUnavailable(f"{src.name}: not a readable GGUF file ({exc})") from exc
+        header = read_gguf_header(src)
+        arch = header.fields.get(gguf.Keys.General.ARCHITECTURE)
+        if arch is None or arch.vtype != STRING:
+            raise ModelSourceUnavailable(f"{src.name}: GGUF file has no general.architecture")
+        types = [gguf.GGMLQuantizationType(t.ggml_type) for t in header.tensors]
+    except (ProfileMismatch, ValueError) as exc:
+        message = exc.message if isinstance(exc, ProfileMismatch) else f"{src.name}: {exc}"
+        raise ModelSourceUnavailable(message) from exc
     finally:
         progress.finish()
     q5, q8 = gguf.GGMLQuantizationType.Q5_0, gguf.GGMLQuantizationType.Q8_0
     tmp = dst.with_name(f".{dst.name}.tmp-{os.getpid()}")
-    writer = gguf.GGUFWriter(tmp, _architecture(gguf, reader), endianess=reader.endianess)
-    writer.data_alignment = reader.alignment
+    writer = gguf.GGUFWriter(tmp, arch.value)
+    writer.data_alignment = header.alignment
     converted = 0
     try:
-        _copy_metadata(gguf, reader, writer)
-        planned: list[tuple[Any, bool]] = []
-        for tensor in reader.tensors:
-            convert = tensor.tensor_type == q5
-            if convert:
-                # the logical shape in numpy order; Q8_0 bytes per row follow from it
-                rows = gguf.quant_shape_from_byte_shape(tensor.data.shape, q5)
-                byte_shape = gguf.quant_shape_to_byte_shape(rows, q8)
-                nbytes = int(np.prod(byte_shape))
-                writer.add_tensor_info(tensor.name, byte_shape, np.dtype(np.uint8), nbytes, raw_dtype=q8)
-            else:
-                writer.add_tensor_info(tensor.name, tensor.data.shape, tensor.data.dtype, tensor.data.nbytes,
-                                       raw_dtype=tensor.tensor_type)
-            planned.append((tensor, convert))
+        _copy_metadata(gguf, header, writer)
+        plan: list[tuple[GGUFTensor, Any, tuple[int, ...]]] = []
+        for tensor, qtype in zip(header.tensors, types, strict=True):
+            src_shape = _byte_shape(gguf, tensor, qtype)
+            out_type = q8 if qtype == q5 else qtype
+            out_shape = _byte_shape(gguf, tensor, out_type)
+            writer.add_tensor_info(tensor.name, out_shape, np.dtype(np.uint8), int(np.prod(out_shape)),
+                                   raw_dtype=out_type)
+            plan.append((tensor, qtype, src_shape))
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_ti_data_to_file()
-        progress.start("requantise Q5_0 -> Q8_0", sum(int(t.n_bytes) for t, _ in planned))
-        for tensor, convert in planned:
-            data = tensor.data
-            if convert:
+        total = sum(int(np.prod(shape)) for _, _, shape in plan)
+        progress.start("requantise Q5_0 -> Q8_0", total)
+        for tensor, qtype, src_shape in plan:
+            nbytes = int(np.prod(src_shape))
+            data = header.tensor_bytes(tensor, nbytes).reshape(src_shape)
+            if qtype == q5:
                 data = gguf.quants.quantize(gguf.quants.dequantize(data, q5), q8)
                 converted += 1
-            writer.write_tensor_data(data, tensor_endianess=reader.endianess)
-            progress.advance(int(tensor.n_bytes))
+            writer.write_tensor_data(data)
+            progress.advance(nbytes)
         writer.close()
         progress.finish()
         os.replace(tmp, dst)

@@ -13,7 +13,8 @@ import pytest
 
 from contenox.errors import ProfileMismatch
 from contenox.runtime_ov.catalog import load_catalog
-from contenox.runtime_ov.digests import file_sha256, gguf_metadata, model_digests
+from contenox.runtime_ov.digests import file_sha256, model_digests
+from contenox.runtime_ov.gguf_header import gguf_metadata
 from contenox.runtime_ov.store import InstalledModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode

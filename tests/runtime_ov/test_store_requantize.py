@@ -86,6 +86,17 @@ def test_a_file_without_q5_0_is_copied_unchanged_in_content(tmp_path: Path) -> N
     assert twice.read_bytes() == once.read_bytes()  # deterministic, and idempotent
 
 
+def test_custom_alignment_is_kept(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.gguf", tmp_path / "dst.gguf"
+    originals = build_gguf(src, alignment=256)
+    requantize_q5_0_to_q8_0(src, dst, RecordingProgress())
+    reader = gguf.GGUFReader(str(dst))
+    assert reader.alignment == 256
+    assert all(t.data_offset % 256 == 0 for t in reader.tensors)
+    norm = next(t for t in reader.tensors if t.name == "output_norm.weight")
+    assert np.array_equal(norm.data, originals["output_norm.weight"])
+
+
 def test_unreadable_input_leaves_no_output(tmp_path: Path) -> None:
     src, dst = tmp_path / "src.gguf", tmp_path / "dst.gguf"
     src.write_bytes(b"definitely not a GGUF file" * 10)
@@ -104,6 +115,8 @@ def test_qwen_parts_requantised_load_in_openvino(tmp_path: Path) -> None:
     home = Path(os.environ.get("CONTENOX_TEST_HOME", Path(__file__).resolve().parents[2] / ".cache" / "test-home"))
     model = ModelStore(home / "models").ensure("qwen2.5-coder-0.5b")
     assert model.profile.model_digest == model_digests(model.weights).model_digest
+    # the requantisation is deterministic: the same bytes as recorded in NOTES-models.md (gguf 0.19)
+    assert model.profile.model_digest == "de708c92e286f402d032e055f7736d2c9ddecc9b763212c24a2726be7e472839"
     types = {t.tensor_type for t in gguf.GGUFReader(str(model.weights)).tensors}
     assert Q5 not in types and Q8 in types
     pipe = ov_genai.LLMPipeline(str(model.weights), "CPU")

@@ -14,7 +14,8 @@ TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im
 
 
 def build_gguf(path: Path, *, tokens: tuple[str, ...] = ("<unk>", "a", "b", "<|im_start|>"),
-               template: str = TEMPLATE, context: int = 2048, seed: int = 0) -> dict[str, np.ndarray]:
+               template: str = TEMPLATE, context: int = 2048, seed: int = 0,
+               alignment: int | None = None) -> dict[str, np.ndarray]:
     """Write a llama-architecture GGUF with one Q5_0 tensor, one Q8_0, one F32; returns the float originals."""
     rng = np.random.default_rng(seed)
     q5 = rng.standard_normal((8, 64)).astype(np.float32)
@@ -22,6 +23,8 @@ def build_gguf(path: Path, *, tokens: tuple[str, ...] = ("<unk>", "a", "b", "<|i
     norm = rng.standard_normal(64).astype(np.float32)
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name("tiny")
+    if alignment is not None:
+        writer.add_custom_alignment(alignment)
     writer.add_context_length(context)
     writer.add_uint32("llama.block_count", 1)
     writer.add_bool("tiny.flag", True)
