@@ -22,7 +22,7 @@ from contenox.runtime_ov._ov_errors import translate_ov_error
 from contenox.runtime_ov._runner import RequestRunner, load_pipeline
 from contenox.runtime_ov.block_model import BlockModel
 from contenox.runtime_ov.kv_layout import read_kv_layout
-from contenox.runtime_ov.metrics import EngineStats
+from contenox.runtime_ov.metrics import EngineStats, RequestMetrics, peak_rss_bytes
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.requests import FinalEvent, GenerateRequest, Priority, RequestHandle
@@ -123,7 +123,7 @@ class Engine:
             if len(self._queue) >= self.options.max_queued:
                 raise OverBatch(f"{len(self._queue)} requests already queued (max_queued "
                                 f"{self.options.max_queued})", queued=len(self._queue))
-            handle = RequestHandle(request, next(self._ids), loop, self._notify)
+            handle = RequestHandle(request, next(self._ids), loop, self._cancel_queued)
             heapq.heappush(self._queue, (int(request.priority), next(self._seq), handle))
             self._cond.notify_all()
         return handle
@@ -181,9 +181,21 @@ class Engine:
                            requests_done=self._done, sessions=sessions)
 
     # -- engine thread -----------------------------------------------------------------------
-    def _notify(self) -> None:
+    def _cancel_queued(self, handle: RequestHandle) -> None:
+        """A request cancelled before it started ends now, without waiting for its turn."""
         with self._cond:
-            self._cond.notify_all()
+            entries = [entry for entry in self._queue if entry[2] is handle]
+            if not entries:
+                return  # running (the engine thread sees the flag) or already done
+            self._queue.remove(entries[0])
+            heapq.heapify(self._queue)
+        prompt = len(handle.request.token_ids)
+        handle.finish(FinalEvent(text="", token_ids=[], finish_reason="cancelled", metrics=RequestMetrics(
+            prompt_tokens=prompt, predicted_cached_tokens=self.blocks.predict(handle.request.token_ids),
+            measured_recomputed_tokens=0, prefill_steps=0, chunk_tokens=self.options.chunk_tokens, ttft_ms=0.0,
+            prefill_tps=0.0, decode_tps=0.0, generated_tokens=0, total_ms=0.0,
+            cache_used_tokens=self.blocks.used_tokens, cache_capacity_tokens=self.blocks.capacity_tokens,
+            peak_rss_bytes=peak_rss_bytes())))
 
     def _next(self) -> RequestHandle | None:
         with self._cond:

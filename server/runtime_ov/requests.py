@@ -60,7 +60,7 @@ class RequestHandle:
     """One submitted request: ``async for ev in handle``, ``await handle.result()``, ``handle.cancel()``."""
 
     def __init__(self, request: GenerateRequest, request_id: int, loop: asyncio.AbstractEventLoop | None,
-                 on_cancel: Callable[[], None]) -> None:
+                 on_cancel: Callable[[RequestHandle], None]) -> None:
         self.request = request
         self.request_id = request_id
         self.submitted_at = time.perf_counter()
@@ -81,7 +81,7 @@ class RequestHandle:
         """Ask the engine to stop: at the next chunk boundary in prefill, the next token in decode."""
         if not self._done.is_set():
             self._cancel_requested.set()
-            self._on_cancel()
+            self._on_cancel(self)
 
     @property
     def cancel_requested(self) -> bool:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from contenox.config import EngineConfig
-from contenox.errors import InvalidRequest, ModelNotFound, OverBatch, OverContext
+from contenox.errors import EngineBusy, InvalidRequest, ModelNotFound, OverBatch, OverContext
 from contenox.runtime_ov import (
     Engine,
     EngineOptions,
@@ -25,6 +25,7 @@ from contenox.runtime_ov import (
     Priority,
     TokenEvent,
 )
+from contenox.runtime_ov._runner import choose_device
 
 CHUNK = 64
 
@@ -229,6 +230,23 @@ async def test_warm_retouches_a_prefix(engine: Engine) -> None:
     assert engine.session("warm").sent == []
 
 
+async def test_cancel_while_queued_ends_at_once(engine: Engine) -> None:
+    blocker = engine.submit(GenerateRequest(session_id="q", token_ids=filler(engine, 51, 300), max_new_tokens=8))
+    queued = engine.submit(GenerateRequest(session_id="q", token_ids=chat(engine, "queued"), max_new_tokens=8))
+    queued.cancel()
+    final = await queued.result()
+    assert final.finish_reason == "cancelled" and final.token_ids == []
+    assert queued.run_index is None  # never reached the pipeline
+    assert (await blocker.result()).finish_reason in ("stop", "length")
+
+
+def test_choose_device() -> None:
+    assert choose_device(["GPU", "CPU"], "", ["CPU"]) == "CPU"
+    assert choose_device(["GPU", "CPU"], "", ["CPU", "GPU.0"]) == "GPU"
+    assert choose_device(["CPU"], "NPU", ["CPU", "NPU"]) == "NPU"
+    assert choose_device(["NPU"], "GPU", ["CPU"]) == "CPU"
+
+
 def test_over_context_says_by_how_much(engine: Engine) -> None:
     limit = engine.profile.max_tested_context
     with pytest.raises(OverContext, match=r"by 100 tokens") as info:
@@ -258,3 +276,11 @@ def test_start_with_missing_weights_is_model_not_found(default_model: InstalledM
                              source="")
     with pytest.raises(ModelNotFound):
         Engine.start(missing, EngineOptions(cache_size_gb=0.01))
+
+
+def test_close_refuses_new_requests(engine: Engine) -> None:
+    """Runs last in this module: the module's engine is closed afterwards anyway."""
+    engine.close()
+    with pytest.raises(EngineBusy):
+        engine.submit(GenerateRequest(session_id="late", token_ids=[1, 2, 3], max_new_tokens=2))
+    assert not engine.stats().running
