@@ -12,6 +12,7 @@ from lsprotocol import types
 from contenox.errors import Cancelled, ContenoxError
 from contenox.node.turns import TurnEvent, TurnRequest
 
+from ._node import resolve
 from .render import cache_status
 from .server import ContenoxLanguageServer, to_jsonrpc
 
@@ -21,6 +22,7 @@ log = logging.getLogger(__name__)
 CACHE_STATUS = "$/contenox/cacheStatus"
 CHAT_CHUNK = "$/contenox/chatChunk"
 _tokens = itertools.count(1)
+_CREATE_TIMEOUT_S = 10.0
 
 
 class _Progress:
@@ -37,8 +39,8 @@ class _Progress:
             return
         token = f"contenox-{self.ls.client_id}-{next(_tokens)}"
         try:
-            await self.ls.work_done_progress.create_async(token)
-        except Exception as exc:  # the client refused: run without progress
+            await asyncio.wait_for(self.ls.work_done_progress.create_async(token), _CREATE_TIMEOUT_S)
+        except Exception as exc:  # the client refused or did not answer: run without progress
             log.debug("work done progress refused: %s", exc)
             return
         self.token = token
@@ -52,6 +54,14 @@ class _Progress:
         if self.token is not None:
             self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
             self.token = None
+
+
+async def _last_explain(ls: ContenoxLanguageServer, root: str) -> dict[str, Any] | None:
+    """The workspace's last completed turn, so a status bar keeps its numbers after a cancel."""
+    try:
+        return await resolve(ls.node.explain(root))
+    except ContenoxError:
+        return None
 
 
 async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: str,
@@ -79,8 +89,7 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
         await progress.begin()
         outcome = await task
     except (Cancelled, asyncio.CancelledError) as exc:
-        task.cancel()
-        notify(CACHE_STATUS, cache_status(request.root, None, "idle"))
+        notify(CACHE_STATUS, cache_status(request.root, await _last_explain(ls, request.root), "idle"))
         if isinstance(exc, asyncio.CancelledError):
             raise
         raise to_jsonrpc(exc) from exc
@@ -88,6 +97,8 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
         notify(CACHE_STATUS, cache_status(request.root, None, "error"))
         raise to_jsonrpc(exc) from exc
     finally:
+        if not task.done():  # this request was cancelled or failed before the turn ended
+            task.cancel()
         progress.end("done")
         if msg_id is not None:
             ls.turn_tasks.pop(msg_id, None)
