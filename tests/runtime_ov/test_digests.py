@@ -14,7 +14,7 @@ import pytest
 from contenox.errors import ProfileMismatch
 from contenox.runtime_ov.catalog import load_catalog
 from contenox.runtime_ov.digests import file_sha256, model_digests
-from contenox.runtime_ov.gguf_header import gguf_metadata
+from contenox.runtime_ov.gguf_header import gguf_metadata, read_gguf_header
 from contenox.runtime_ov.store import InstalledModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
@@ -49,6 +49,20 @@ def test_metadata_reader_agrees_with_the_gguf_package(tmp_path: Path) -> None:
     assert ours == theirs
     assert ours["tokenizer.ggml.tokens"] == ["<unk>", "héllo", "\u2581world", "<|im_start|>"]
     assert ours["tiny.flag"] is True
+
+
+def test_tensor_index_agrees_with_the_gguf_package(tmp_path: Path) -> None:
+    path = tmp_path / "m.gguf"
+    build_gguf(path, alignment=64)
+    header = read_gguf_header(path)
+    reader = gguf.GGUFReader(str(path))
+    assert header.alignment == reader.alignment == 64
+    assert [(t.name, list(t.dims), t.ggml_type) for t in header.tensors] == [
+        (t.name, t.shape.tolist(), int(t.tensor_type)) for t in reader.tensors]
+    for ours, theirs in zip(header.tensors, reader.tensors, strict=True):
+        assert header.data_offset + ours.offset == theirs.data_offset
+        data = header.tensor_bytes(ours, int(theirs.n_bytes))
+        assert data.tobytes() == theirs.data.tobytes()
 
 
 def test_truncated_gguf_is_a_clear_error(tmp_path: Path) -> None:
