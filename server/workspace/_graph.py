@@ -7,7 +7,8 @@ the same floating-point ranks: the repo map stays byte-identical for the same in
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -58,33 +59,37 @@ def pagerank(n: int, src: IntArray, dst: IntArray, weight: FloatArray, personali
 
 
 class CompiledGraph:
-    """Arrays for ranking and rendering, built once per index change."""
+    """Arrays for ranking and rendering, built once per index change from per-file parts."""
 
     def __init__(self, index: SymbolIndex) -> None:
+        self.version = index.version
         self.paths = sorted(index.tags)
         self.position = {path: i for i, path in enumerate(self.paths)}
-        position = self.position
-        count = len(index.edges)
-        src = np.fromiter((position[r] for r, _ in index.edges), dtype=np.int64, count=count)
-        dst = np.fromiter((position[d] for _, d in index.edges), dtype=np.int64, count=count)
-        weight = np.fromiter(index.edges.values(), dtype=np.float64, count=count)
+        n_files = len(self.paths)
+        file_ids = np.fromiter((index.file_ids[p] for p in self.paths), dtype=np.int64, count=n_files)
+        perm = np.full(len(index.file_ids) + 1, -1, dtype=np.int64)
+        perm[file_ids] = np.arange(n_files, dtype=np.int64)
+        n_edges = len(index.edges)
+        pairs = np.fromiter(chain.from_iterable(index.edges), dtype=np.int64, count=2 * n_edges).reshape(-1, 2)
+        weight = np.fromiter(index.edges.values(), dtype=np.float64, count=n_edges)
+        src, dst = perm[pairs[:, 0]], perm[pairs[:, 1]]
         order = np.lexsort((dst, src))
         self.src: IntArray = src[order]
         self.dst: IntArray = dst[order]
         self.weight: FloatArray = weight[order]
-        tags = index.tags
-        self.defs: list[tuple[str, Definition]] = [(path, d) for path in self.paths for d in tags[path].defs]
-        counts = np.fromiter((len(tags[path].defs) for path in self.paths), dtype=np.int64,
-                             count=len(self.paths))
+        parts = [index.file_parts[p] for p in self.paths]
+        self.defs: list[tuple[str, Definition]] = list(chain.from_iterable(part.defs for part in parts))
+        counts = np.fromiter((len(part.defs) for part in parts), dtype=np.int64, count=n_files)
         self.offsets: IntArray = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        self.def_file: IntArray = np.repeat(np.arange(len(self.paths), dtype=np.int64), counts)
-        n = len(self.defs)
-        refs = index.referencers
-        users = np.fromiter((len(refs.get(d.name, ())) for _, d in self.defs), dtype=np.float64, count=n)
-        private = np.fromiter((d.name.startswith("_") for _, d in self.defs), dtype=bool, count=n)
-        constant = np.fromiter((d.kind in _DATA_KINDS for _, d in self.defs), dtype=bool, count=n)
-        self.def_weight: FloatArray = ((1.0 + np.log1p(users)) * np.where(private, 0.1, 1.0)
-                                       * np.where(constant, 0.3, 1.0))
+        self.def_file: IntArray = np.repeat(np.arange(n_files, dtype=np.int64), counts)
+        if parts:
+            ident = np.concatenate([part.ident_ids for part in parts])
+            factor = np.concatenate([part.factor for part in parts])
+        else:
+            ident = np.zeros(0, dtype=np.int64)
+            factor = np.zeros(0, dtype=np.float64)
+        users = index.users[ident].astype(np.float64)
+        self.def_weight: FloatArray = (1.0 + np.log1p(users)) * factor
         self._definers = index.definers
 
     def defs_named(self, ident: str) -> list[int]:
@@ -115,6 +120,19 @@ class CompiledGraph:
         return pagerank(n, self.src, self.dst, self.weight, p)
 
 
+class _FileParts:
+    """A file's definitions prepared for compiling: (path, definition), identifier ids, weight factors."""
+
+    __slots__ = ("defs", "factor", "ident_ids")
+
+    def __init__(self, path: str, tags: FileTags, ident_id: Callable[[str], int]) -> None:
+        self.defs = [(path, d) for d in tags.defs]
+        self.ident_ids: IntArray = np.array([ident_id(d.name) for d in tags.defs], dtype=np.int64)
+        self.factor: FloatArray = np.array(
+            [(0.1 if d.name.startswith("_") else 1.0) * (0.3 if d.kind in _DATA_KINDS else 1.0)
+             for d in tags.defs], dtype=np.float64)
+
+
 class SymbolIndex:
     """Tags of every file, name -> defining files, name -> referencing files (with counts) and the
     weighted file graph, all maintained incrementally with integer weights."""
@@ -123,14 +141,35 @@ class SymbolIndex:
         self.tags: dict[str, FileTags] = {}
         self.definers: dict[str, set[str]] = {}
         self.referencers: dict[str, dict[str, int]] = {}
-        self.edges: dict[tuple[str, str], int] = {}
-        """(referencing file, defining file) -> weight."""
+        self.file_ids: dict[str, int] = {}
+        """Stable small ids of files (never reused while the index lives)."""
+        self.edges: dict[tuple[int, int], int] = {}
+        """(referencing file id, defining file id) -> weight."""
+        self.file_parts: dict[str, _FileParts] = {}
+        self._ident_ids: dict[str, int] = {}
+        self.users: IntArray = np.zeros(1024, dtype=np.int64)
+        """Identifier id -> number of files referencing it."""
+        self.version = 0
         self._compiled: CompiledGraph | None = None
+
+    def _ident_id(self, ident: str) -> int:
+        found = self._ident_ids.get(ident)
+        if found is None:
+            found = self._ident_ids[ident] = len(self._ident_ids)
+            if found >= len(self.users):
+                self.users = np.concatenate((self.users, np.zeros(len(self.users), dtype=np.int64)))
+        return found
+
+    def _file_id(self, path: str) -> int:
+        found = self.file_ids.get(path)
+        if found is None:
+            found = self.file_ids[path] = len(self.file_ids)
+        return found
 
     def _bump(self, src: str, dst: str, delta: int) -> None:
         if src == dst or delta == 0:
             return
-        key = (src, dst)
+        key = (self.file_ids[src], self.file_ids[dst])
         value = self.edges.get(key, 0) + delta
         if value:
             self.edges[key] = value
@@ -151,6 +190,7 @@ class SymbolIndex:
 
     def _change_ref(self, path: str, ident: str, count: int, sign: int) -> None:
         defs = self.definers.get(ident)
+        self.users[self._ident_id(ident)] += sign
         if sign > 0:
             self.referencers.setdefault(ident, {})[path] = count
         else:
@@ -189,6 +229,9 @@ class SymbolIndex:
 
     def set_file(self, path: str, tags: FileTags | None) -> None:
         old = self.tags.pop(path, None)
+        self.file_parts.pop(path, None)
+        self._file_id(path)
+        self.version += 1
         if old is not None:
             for name, count in old.refs:
                 self._change_ref(path, name, count, -1)
@@ -196,16 +239,22 @@ class SymbolIndex:
                 self._change_def(path, name, -1)
         if tags is not None:
             self.tags[path] = tags
+            self.file_parts[path] = _FileParts(path, tags, self._ident_id)
             for name in sorted({d.name for d in tags.defs}):
                 self._change_def(path, name, 1)
             for name, count in tags.refs:
                 self._change_ref(path, name, count, 1)
         self._compiled = None
 
+    def edges_by_path(self) -> dict[tuple[str, str], int]:
+        names = {i: p for p, i in self.file_ids.items()}
+        return {(names[a], names[b]): w for (a, b), w in self.edges.items()}
+
     def replace_same_shape(self, path: str, tags: FileTags) -> None:
         """New tags for ``path`` whose names, kinds, texts and references are unchanged (only lines
         moved): the compiled graph stays valid."""
         self.tags[path] = tags
+        self.file_parts[path] = _FileParts(path, tags, self._ident_id)
 
     def compiled(self) -> CompiledGraph:
         if self._compiled is None:

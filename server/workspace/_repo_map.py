@@ -8,40 +8,17 @@ budget edge.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
+from itertools import accumulate
 
 import numpy as np
 
 from contenox.workspace._graph import CompiledGraph
 
-__all__ = ["TokenMemo", "render_repo_map"]
+__all__ = ["render_repo_map"]
 
 _QUANT = float(1 << 20)
-
-
-class TokenMemo:
-    """Token counts of map lines per counting function (a line's count never changes)."""
-
-    def __init__(self, limit: int = 200_000) -> None:
-        self._memo: dict[Callable[[str], int], dict[str, int]] = {}
-        self._limit = limit
-
-    def counter(self, count_tokens: Callable[[str], int]) -> Callable[[str], int]:
-        memo = self._memo.get(count_tokens)
-        if memo is None:
-            if len(self._memo) >= 4:
-                self._memo.clear()
-            memo = self._memo[count_tokens] = {}
-        if len(memo) > self._limit:
-            memo.clear()
-
-        def count(text: str) -> int:
-            n = memo.get(text)
-            if n is None:
-                n = memo[text] = count_tokens(text)
-            return n
-
-        return count
 
 
 def _render(graph: CompiledGraph, selected: Iterable[int]) -> str:
@@ -60,9 +37,43 @@ def _render(graph: CompiledGraph, selected: Iterable[int]) -> str:
     return "".join(out)
 
 
+def _fit(order: list[int], chars: list[int], budget: int, render: Callable[[list[int]], str],
+         count_tokens: Callable[[str], int]) -> str:
+    """The longest rank-ordered prefix whose rendering fits ``budget`` tokens, found with a few whole-text
+    token counts: the prefix is sized by characters, the characters-per-token ratio measured on the
+    candidate text itself. A pure function of its inputs (no state carried between calls)."""
+    cumulative = list(accumulate(chars))
+    counted: dict[int, tuple[int, str]] = {}
+
+    def measure(n: int) -> int:
+        if n not in counted:
+            text = render(order[:n])
+            counted[n] = (count_tokens(text) if text else 0, text)
+        return counted[n][0]
+
+    ratio = 3.0
+    n = bisect_right(cumulative, budget * ratio)
+    for _ in range(6):
+        tokens = measure(n)
+        if tokens == 0:
+            break
+        ratio = len(counted[n][1]) / tokens
+        target = bisect_right(cumulative, budget * ratio)
+        if target == n or target in counted:
+            break
+        n = target
+    fitting = [k for k, (tokens, _) in counted.items() if tokens <= budget]
+    best = max(fitting, default=0)
+    if not fitting:  # every candidate was over: shrink until one fits
+        n = min(counted)
+        while n > 0 and measure(n) > budget:
+            n = n * 9 // 10
+        best = n
+    return counted[best][1] if best in counted else ""
+
+
 def render_repo_map(graph: CompiledGraph, ranks: np.ndarray, budget_tokens: int,
-                    count_tokens: Callable[[str], int], memo: TokenMemo,
-                    boost_idents: Iterable[str] = ()) -> str:
+                    count_tokens: Callable[[str], int], boost_idents: Iterable[str] = ()) -> str:
     """The map text for ``ranks`` (from :meth:`CompiledGraph.rank`) within ``budget_tokens``."""
     if budget_tokens <= 0 or not graph.defs:
         return ""
@@ -72,27 +83,25 @@ def render_repo_map(graph: CompiledGraph, ranks: np.ndarray, budget_tokens: int,
             score[k] *= 10.0
     top = float(score.max())
     quant = np.floor(score / top * _QUANT) if top > 0 else np.zeros_like(score)
-    order = np.lexsort((np.arange(len(score)), -quant))
-    count = memo.counter(count_tokens)
-    seen: set[str] = set()
-    lines: set[tuple[str, int]] = set()
-    chosen: list[int] = []
+    ranked = np.lexsort((np.arange(len(score)), -quant))
+    limit = budget_tokens * 12  # characters: far more than any tokenizer packs into the budget
+    order: list[int] = []
+    chars: list[int] = []
+    seen_files: set[str] = set()
+    seen_lines: set[tuple[str, int]] = set()
     total = 0
-    for k in order.tolist():
+    for k in ranked.tolist():
         path, definition = graph.defs[k]
         if not definition.text.strip():
             continue
-        cost = 0 if (path, definition.line) in lines else count(f"│{definition.text}\n")
-        if path not in seen:
-            cost += count(f"{path}:\n")
-        if total + cost > budget_tokens:
-            break
+        cost = 0 if (path, definition.line) in seen_lines else len(definition.text) + 2
+        if path not in seen_files:
+            cost += len(path) + 2
+            seen_files.add(path)
+        seen_lines.add((path, definition.line))
+        order.append(k)
+        chars.append(cost)
         total += cost
-        seen.add(path)
-        lines.add((path, definition.line))
-        chosen.append(k)
-    text = _render(graph, chosen)
-    while chosen and count_tokens(text) > budget_tokens:
-        chosen = chosen[: max(0, len(chosen) - max(1, len(chosen) // 50))]
-        text = _render(graph, chosen)
-    return text
+        if total > limit:
+            break
+    return _fit(order, chars, budget_tokens, lambda chosen: _render(graph, chosen), count_tokens)

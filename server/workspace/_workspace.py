@@ -36,7 +36,7 @@ from contenox.workspace._model import (
     SymbolInfo,
     SymbolLocation,
 )
-from contenox.workspace._repo_map import TokenMemo, render_repo_map
+from contenox.workspace._repo_map import render_repo_map
 from contenox.workspace._search import compile_pattern, related, search
 from contenox.workspace._state import INSTRUCTION_FILES, FileState, blob_id, is_binary, is_utf8, map_signature
 from contenox.workspace._tags import extract_tags, extract_tags_job
@@ -68,7 +68,7 @@ class Workspace:
         self._errors: dict[str, str] = {}
         self._diff: str | None = None
         self._lock = threading.RLock()
-        self._memo = TokenMemo()
+        self._rendered: tuple[tuple[object, ...], str] | None = None
         self._ranks_key: tuple[object, ...] | None = None
         self._ranks: object = None
         self._listeners: list[Callable[[], None]] = []
@@ -485,12 +485,17 @@ class Workspace:
                 if rel is not None:
                     files.add(rel)
             graph = self._index.compiled()
-            key = (id(graph), tuple(sorted(files)), tuple(sorted(idents)))
+            key = (graph.version, tuple(sorted(files)), tuple(sorted(idents)))
             if key != self._ranks_key:
                 self._ranks = graph.rank(sorted(files), sorted(idents))
                 self._ranks_key = key
-            return render_repo_map(graph, self._ranks, budget_tokens, count_tokens,  # type: ignore[arg-type]
-                                   self._memo, sorted(idents))
+            full_key = (*key, budget_tokens, count_tokens)
+            if self._rendered is not None and self._rendered[0] == full_key:
+                return self._rendered[1]
+            text = render_repo_map(graph, self._ranks, budget_tokens, count_tokens,  # type: ignore[arg-type]
+                                   sorted(idents))
+            self._rendered = (full_key, text)
+            return text
 
     def _known_rel(self, item: str) -> str | None:
         try:

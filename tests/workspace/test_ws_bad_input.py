@@ -37,7 +37,7 @@ def test_binary_non_utf8_huge_and_syntax_errors(make_repo: Callable[..., Path], 
     with pytest.raises(WorkspaceError, match=r"latin.py is not UTF-8 text \(invalid byte 0xe9 at offset 7\)") as err:
         ws.read_text("latin.py")
     assert err.value.details["reason"] == "non_utf8"
-    with pytest.raises(WorkspaceError, match="over the workspace.max_file_bytes cap of 1000"):
+    with pytest.raises(WorkspaceError, match=r"over the workspace\.max_file_bytes cap of 1000"):
         ws.read_text("huge.py")
     with pytest.raises(WorkspaceError, match="binary"):
         ws.read_text("blob.bin")

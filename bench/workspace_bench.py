@@ -1,0 +1,264 @@
+"""Workspace bench: cold index, incremental refresh, repo-map render, RSS and map stability.
+
+    .venv/bin/python bench/workspace_bench.py [--repeat 15] [--ts DIR] [--skip-ts]
+
+Corpora: a copy of this interpreter's standard library (found with sysconfig; site-packages and
+__pycache__ left out) and, when available, the ``typescript`` npm package (``--ts`` points at a
+directory holding ``node_modules/typescript``; otherwise it is installed with npm into a temp dir).
+Token counts use the real default model's tokenizer (SmolLM2-135M from the test cache or
+$CONTENOX_HOME) when present, else about four characters a token. Prints a table of figures with
+median, p90 and spread, and writes bench/results/workspace_bench.json. Map hashes are recorded:
+equal hashes for equal inputs mean a deterministic map.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+
+from contenox.config import WorkspaceConfig
+from contenox.workspace import Workspace
+
+REPO = Path(__file__).resolve().parents[1]
+MENTIONS = ("parse", "Request", "encode", "Thread", "open", "Path", "loads", "Decimal", "socket", "compile",
+            "HTTPConnection", "TextIOWrapper", "deque", "Event", "Logger", "sleep")
+
+
+def _tokenizer() -> tuple[Callable[[str], int], str]:
+    candidates = [Path(os.environ.get("CONTENOX_TEST_HOME", REPO / ".cache" / "test-home")),
+                  Path(os.environ.get("CONTENOX_HOME", Path.home() / ".contenox"))]
+    for home in candidates:
+        weights = home / "models" / "smollm2-135m" / "model.gguf"
+        if weights.exists():
+            try:
+                from contenox.runtime_ov.tokenizer import load_tokenizer
+
+                encode = load_tokenizer(weights).encode
+
+                def count(text: str, encode: Callable[[str], list[int]] = encode) -> int:
+                    return len(encode(text))
+
+                return count, f"smollm2-135m ({weights})"
+            except Exception as exc:
+                print(f"tokenizer unavailable ({exc}); using chars/4", file=sys.stderr)
+    return (lambda text: (len(text) + 3) // 4), "chars/4"
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"median": statistics.median(ordered), "p90": ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))],
+            "min": ordered[0], "max": ordered[-1], "n": len(ordered)}
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000.0, 3)
+
+
+def _copy_stdlib(dest: Path) -> Path:
+    src = Path(sysconfig.get_paths()["stdlib"])
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc"),
+                    symlinks=True)
+    return dest
+
+
+def _typescript(ts_dir: str | None, work: Path) -> Path | None:
+    if ts_dir:
+        lib = Path(ts_dir) / "node_modules" / "typescript" / "lib"
+        return lib if lib.is_dir() else None
+    if shutil.which("npm") is None:
+        return None
+    target = work / "npm"
+    target.mkdir()
+    try:
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", "typescript@5"], cwd=target,
+                       check=True, capture_output=True, timeout=300)
+    except (subprocess.SubprocessError, OSError) as exc:
+        print(f"npm install typescript failed ({exc}); skipping the TypeScript corpus", file=sys.stderr)
+        return None
+    lib = target / "node_modules" / "typescript" / "lib"
+    return lib if lib.is_dir() else None
+
+
+def _kept_share(before: str, after: str) -> float:
+    """Share of the map's bytes (whole lines) that survive the edit unchanged."""
+    if not before:
+        return 1.0
+    a, b = before.splitlines(True), after.splitlines(True)
+    same = sum(sum(len(line) for line in a[block.a:block.a + block.size])
+               for block in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+    return same / len(before)
+
+
+def _edit_signature(ws: Workspace, root: Path, count: Callable[[str], int], rng: random.Random,
+                    tries: int) -> list[float]:
+    """Map stability after one-function edits: change one listed definition's signature line."""
+    shares: list[float] = []
+    for _ in range(tries):
+        before = ws.repo_map(4096, count)
+        listed = [line for line in before.splitlines() if line.endswith(":") and not line.startswith("│")]
+        path = rng.choice(listed)[:-1]
+        text = (root / path).read_text(encoding="utf-8")
+        lines = text.splitlines(True)
+        defs = [i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "function ", "export function "))
+                and "(" in line]
+        if not defs:
+            continue
+        i = rng.choice(defs)
+        lines[i] = lines[i].replace("(", "(bench_arg=None, ", 1) if "()" not in lines[i] else \
+            lines[i].replace("()", "(bench_arg=None)", 1)
+        (root / path).write_text("".join(lines), encoding="utf-8")
+        ws.refresh([root / path])
+        shares.append(_kept_share(before, ws.repo_map(4096, count)))
+    return shares
+
+
+def bench_corpus(name: str, root: Path, count: Callable[[str], int], repeat: int, work: Path,
+                 config: WorkspaceConfig) -> dict[str, object]:
+    proc = psutil.Process()
+    rss0 = proc.memory_info().rss
+    cache = work / f"cache-{name}"
+    t0 = time.perf_counter()
+    ws = Workspace.open(root, config, cache)
+    cold = time.perf_counter() - t0
+    status = ws.status()
+    t0 = time.perf_counter()
+    Workspace.open(root, config, cache)
+    warm_open = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    first_map = ws.repo_map(4096, count)
+    first_render = time.perf_counter() - t0
+    same_inputs = [ws.repo_map(4096, count) for _ in range(3)]
+    renders: list[float] = []
+    hashes = set()
+    for i in range(repeat):
+        mention = (MENTIONS[i % len(MENTIONS)],)
+        t0 = time.perf_counter()
+        text = ws.repo_map(4096, count, mentioned=mention)
+        renders.append(time.perf_counter() - t0)
+        hashes.add(hashlib.sha256(text.encode()).hexdigest())
+    repeat_renders: list[float] = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        ws.repo_map(4096, count)
+        repeat_renders.append(time.perf_counter() - t0)
+    rss = proc.memory_info().rss
+
+    rng = random.Random(7)
+    tagged = sorted(p for p in ws._files if ws._files[p].tags is not None and ws._files[p].tags.defs)
+    hinted: list[float] = []
+    full: list[float] = []
+    rerender: list[float] = []
+    for i in range(repeat):
+        path = root / rng.choice(tagged)
+        original = path.read_bytes()
+        body = original + (b"\n\n# bench edit %d\n" % i)
+        path.write_bytes(body)
+        t0 = time.perf_counter()
+        events = ws.refresh([path])
+        hinted.append(time.perf_counter() - t0)
+        assert events, "an edit must produce an event"
+        path.write_bytes(original)
+        t0 = time.perf_counter()
+        ws.refresh()
+        full.append(time.perf_counter() - t0)
+        new_def = original + (b"\n\ndef bench_added_%d(x):\n    return x\n" % i if path.suffix == ".py"
+                              else b"\n\nfunction benchAdded%d(x) { return x; }\n" % i)
+        path.write_bytes(new_def)
+        ws.refresh([path])
+        t0 = time.perf_counter()
+        ws.repo_map(4096, count)
+        rerender.append(time.perf_counter() - t0)
+        path.write_bytes(original)
+        ws.refresh([path])
+    stability = _edit_signature(ws, root, count, rng, max(5, repeat // 2))
+    body_before = ws.repo_map(4096, count)
+    path = root / rng.choice(tagged)
+    path.write_bytes(path.read_bytes() + b"\n# comment only\n")
+    ws.refresh([path])
+    body_share = _kept_share(body_before, ws.repo_map(4096, count))
+
+    return {
+        "corpus": name, "root": str(root),
+        "files": status.files, "tagged_files": status.tagged_files, "definitions": status.definitions,
+        "skipped": len(status.skipped), "skipped_reasons": sorted({s.reason for s in status.skipped}),
+        "partial": len(status.partial), "non_utf8": len(status.non_utf8), "errors": len(status.errors),
+        "cold_index_s": round(cold, 3), "warm_open_s": round(warm_open, 3),
+        "first_render_ms": _ms(first_render),
+        "render_4k_ms": {k: (_ms(v) if k != "n" else v) for k, v in _stats(renders).items()},
+        "render_4k_same_inputs_ms": {k: (_ms(v) if k != "n" else v) for k, v in _stats(repeat_renders).items()},
+        "incremental_refresh_hinted_ms": {k: (_ms(v) if k != "n" else v) for k, v in _stats(hinted).items()},
+        "incremental_refresh_full_rescan_ms": {k: (_ms(v) if k != "n" else v) for k, v in _stats(full).items()},
+        "render_after_definition_edit_ms": {k: (_ms(v) if k != "n" else v) for k, v in _stats(rerender).items()},
+        "map_tokens": count(first_map), "map_bytes": len(first_map.encode()),
+        "map_deterministic": len({first_map, *same_inputs}) == 1,
+        "map_hashes_distinct_mentions": len(hashes),
+        "map_stability_signature_edit": _stats(stability) if stability else None,
+        "map_stability_comment_edit": round(body_share, 4),
+        "rss_mb_after_index": round(rss / 2**20, 1), "rss_mb_delta": round((rss - rss0) / 2**20, 1),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--ts", help="directory holding node_modules/typescript (skips npm install)")
+    parser.add_argument("--skip-ts", action="store_true")
+    args = parser.parse_args()
+    count, tokenizer = _tokenizer()
+    config = WorkspaceConfig()
+    results: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="contenox-ws-bench-") as tmp:
+        work = Path(tmp)
+        stdlib = _copy_stdlib(work / "stdlib")
+        results.append(bench_corpus("python-stdlib", stdlib, count, args.repeat, work, config))
+        ts = None if args.skip_ts else _typescript(args.ts, work)
+        if ts is not None:
+            corpus = work / "typescript-lib"
+            shutil.copytree(ts, corpus)
+            results.append(bench_corpus("typescript-lib", corpus, count, args.repeat, work, config))
+    report = {"bench": "workspace", "tokenizer": tokenizer, "cpus": os.cpu_count(),
+              "load_avg": os.getloadavg(), "python": platform.python_version(),
+              "max_file_bytes": config.max_file_bytes, "results": results}
+    out = REPO / "bench" / "results" / "workspace_bench.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    for r in results:
+        print(f"\n== {r['corpus']}: {r['files']} files, {r['tagged_files']} tagged, {r['definitions']} definitions, "
+              f"{r['skipped']} skipped {r['skipped_reasons']}")
+        print(f"cold full index            {r['cold_index_s']:>9.2f} s   (warm open {r['warm_open_s']:.2f} s)")
+        for key in ("incremental_refresh_hinted_ms", "incremental_refresh_full_rescan_ms", "render_4k_ms",
+                    "render_4k_same_inputs_ms", "render_after_definition_edit_ms"):
+            s = r[key]
+            assert isinstance(s, dict)
+            print(f"{key:<36} median {s['median']:>8.2f} ms  p90 {s['p90']:>8.2f}  min {s['min']:>8.2f}  "
+                  f"max {s['max']:>8.2f}")
+        print(f"first render (graph build)  {r['first_render_ms']:>9.1f} ms; map {r['map_tokens']} tokens, "
+              f"deterministic={r['map_deterministic']}")
+        stab = r["map_stability_signature_edit"]
+        if isinstance(stab, dict):
+            print(f"map bytes kept after a one-function signature edit: median {stab['median']:.3f} "
+                  f"min {stab['min']:.3f}; after a comment edit {r['map_stability_comment_edit']:.3f}")
+        print(f"RSS after index            {r['rss_mb_after_index']:>9.1f} MB (+{r['rss_mb_delta']} MB)")
+    print(f"\ntokenizer: {tokenizer}; load average {os.getloadavg()}; report: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
