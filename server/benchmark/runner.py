@@ -14,7 +14,7 @@ from contenox.benchmark.failures import FailureRunner
 from contenox.benchmark.harness import Harness
 from contenox.benchmark.machine import SwapCounter, identity, residency
 from contenox.benchmark.options import BenchOptions, parse_bench_args
-from contenox.benchmark.report import FailureCase, Report, SnapshotCase, encode_report
+from contenox.benchmark.report import FailureCase, Report, encode_report
 from contenox.benchmark.snapshots import snapshot_cases
 from contenox.benchmark.stats import output_hash
 from contenox.config import Config
@@ -50,7 +50,11 @@ def run_report(config: Config, store: ModelStore, model: InstalledModel, opts: B
         curve = cases.changed_suffix(opts.points, deadline)
         edited = cases.edited_stable_segment()
         decode = cases.decode()
-        save, restore = snapshot_cases(h, cases.base.stable_prefix(), opts.repeats, opts.max_new_tokens)
+        snaps = snapshot_cases(model, config.root / "cache" / "ir", cases.base.stable_prefix(),
+                               repeats=opts.repeats, max_new=opts.max_new_tokens, eos=h.eos)
+        save, restore = snaps.save, snaps.restore
+        _say(f"snapshot: {save.bytes} bytes for {save.tokens} tokens, save {save.ms.median if save.ms else 0:.0f} ms, "
+             f"restore {restore.ms.median if restore.ms else 0:.0f} ms, equal={restore.output_equals_original}")
 
         def recover() -> None:
             h.turn(h.inputs(cases.files, user="Say OK."), 1)
@@ -58,7 +62,7 @@ def run_report(config: Config, store: ModelStore, model: InstalledModel, opts: B
         fail = FailureRunner(h, recover, cases.base.token_ids)
         failures: list[FailureCase] = [fail.over_context(), fail.over_batch(), fail.cancel_prefill(),
                                        fail.cancel_decode(), fail.missing_model(config.models_dir)]
-        failures.append(restore_failure(save))
+        failures.append(snaps.failure)
         failures.append(fail.profile_mismatch())
         for case in failures:
             _say(f"failure {case.name}: provoked={case.provoked} {case.outcome} recovery {case.recovery_ms} ms")
@@ -85,12 +89,6 @@ def run_report(config: Config, store: ModelStore, model: InstalledModel, opts: B
                   edited_stable_segment=edited, snapshot_save=save, snapshot_restore=restore, decode=decode,
                   failure_cases=failures, residency=resid, replay=replay, peer=peer, notes=notes,
                   wall_s=round(time.monotonic() - started, 1))
-
-
-def restore_failure(save: SnapshotCase) -> FailureCase:
-    from contenox.benchmark.snapshots import incompatible_snapshot_case
-
-    return incompatible_snapshot_case(save)
 
 
 def _paths(out_dir: Path, model: str, suffix: str = "") -> tuple[Path, Path]:
