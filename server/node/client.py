@@ -54,7 +54,11 @@ def _try_connect(path: Path, protocol: str) -> socket.socket | None:
     except PermissionError as exc:
         sock.close()
         raise PeerNotAllowed(f"cannot connect to {path}: {exc.strerror}", path=str(path)) from exc
-    sock.sendall(f"CONTENOX/1 {protocol}\n".encode())
+    try:
+        sock.sendall(f"CONTENOX/1 {protocol}\n".encode())
+    except (BrokenPipeError, ConnectionResetError):  # a node dying as we connected
+        sock.close()
+        return None
     return sock
 
 
@@ -86,9 +90,13 @@ def ensure_node(config: Config, protocol: str = "rpc", *, timeout_s: float = _ST
             sock = _try_connect(path, protocol)
             if sock is not None:
                 return sock
-            if process.poll() is not None and process.returncode != 0:
-                raise NodeUnavailable(f"the node exited with status {process.returncode} while starting; "
-                                      f"see {Path(config.logs_dir) / 'node.out'}")
+            if process.poll() is not None:
+                if process.returncode not in (0, 1):
+                    raise NodeUnavailable(f"the node exited with status {process.returncode} while starting; "
+                                          f"see {Path(config.logs_dir) / 'node.out'}")
+                # 1: another node still held the lock (one that is dying): start again once it is gone
+                time.sleep(0.2)
+                process = _spawn(config)
             time.sleep(0.05)
     raise NodeUnavailable(f"the node did not open {path} within {timeout_s:.0f} s")
 
@@ -165,6 +173,31 @@ def _client(config: Config, *, start: bool = True) -> Iterator[NodeClient | None
         yield client
 
 
+def _call(config: Config, method: str, params: dict[str, Any] | None = None, *, start: bool = True,
+          on_notification: Callable[[str, Any], None] | None = None) -> tuple[bool, Any]:
+    """(whether a node answered, the result). A node that dies before answering anything (it was
+    killed while this client connected) is replaced once: the request never reached a live node."""
+    for attempt in (1, 2):
+        with _client(config, start=start) as client:
+            if client is None:
+                return False, None
+            heard = False
+
+            def relay(name: str, value: Any) -> None:
+                nonlocal heard
+                heard = True
+                if on_notification is not None:
+                    on_notification(name, value)
+
+            try:
+                return True, client.call(method, params, relay)
+            except NodeUnavailable:
+                if heard or attempt == 2:
+                    raise
+        time.sleep(0.2)
+    raise AssertionError("unreachable")
+
+
 def render_explain_dict(explain: dict[str, Any]) -> str:
     """The explain-context table, through the planner's renderer when it can take this JSON."""
     try:
@@ -195,10 +228,8 @@ def ask(config: Config, cwd: Path, prompt: str, *, json_output: bool = False, pi
             sys.stdout.write(str(params.get("text", "")))
             sys.stdout.flush()
 
-    with _client(config) as client:
-        assert client is not None
-        result = client.call("ask", {"cwd": str(cwd), "prompt": prompt, "pins": list(pins), "json": json_output},
-                             on_notification)
+    _, result = _call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": list(pins),
+                                      "json": json_output}, on_notification=on_notification)
     if json_output:
         print(msgspec.json.encode(result).decode())
     else:
@@ -209,9 +240,7 @@ def ask(config: Config, cwd: Path, prompt: str, *, json_output: bool = False, pi
 
 @_command
 def explain(config: Config, cwd: Path, json_output: bool = False) -> int:
-    with _client(config) as client:
-        assert client is not None
-        result = client.call("explain", {"cwd": str(cwd)})
+    _, result = _call(config, "explain", {"cwd": str(cwd)})
     if json_output:
         print(msgspec.json.encode(result).decode())
     elif result is None:
@@ -224,14 +253,13 @@ def explain(config: Config, cwd: Path, json_output: bool = False) -> int:
 @_command
 def status(config: Config, json_output: bool = False) -> int:
     """The running node's status; says so (exit 1) when no node runs, without starting one."""
-    with _client(config, start=False) as client:
-        if client is None:
-            if json_output:
-                print(msgspec.json.encode({"running": False}).decode())
-            else:
-                print(f"no node running ({socket_path(config)})")
-            return 1
-        result = client.call("status")
+    running, result = _call(config, "status", start=False)
+    if not running:
+        if json_output:
+            print(msgspec.json.encode({"running": False}).decode())
+        else:
+            print(f"no node running ({socket_path(config)})")
+        return 1
     if json_output:
         print(msgspec.json.encode({"running": True, **result}).decode())
         return 0
@@ -252,11 +280,10 @@ def status(config: Config, json_output: bool = False) -> int:
 @_command
 def stop(config: Config) -> int:
     """Ask the running node to stop and wait until its socket is gone."""
-    with _client(config, start=False) as client:
-        if client is None:
-            print("no node running")
-            return 0
-        client.call("stop")
+    running, _ = _call(config, "stop", start=False)
+    if not running:
+        print("no node running")
+        return 0
     path = socket_path(config)
     deadline = time.monotonic() + 30
     while path.exists() and time.monotonic() < deadline:

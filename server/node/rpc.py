@@ -10,6 +10,7 @@ When the client goes away its running turns are cancelled.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -85,7 +86,16 @@ class RpcConnection:
                 if body is None:
                     return
                 await self._dispatch(body)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError) as exc:
+        except (asyncio.LimitOverrunError, ValueError) as exc:  # a header line or block beyond any sane size
+            log.warning("rpc client %s: oversized header, closing: %s", self.client_id, exc)
+            with contextlib.suppress(ConnectionError, OSError, TimeoutError):
+                await self.send(error_frame(None, INVALID_REQUEST, "header too large; closing", "message_too_large"))
+                if self.writer.can_write_eof():
+                    self.writer.write_eof()
+                async with asyncio.timeout(2.0):  # let the error reach the peer before closing on its input
+                    while await self.reader.read(1 << 16):
+                        pass
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
             log.info("rpc client %s: connection ended: %s", self.client_id, exc)
         finally:
             await self._cancel_all()

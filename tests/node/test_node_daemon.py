@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
@@ -197,3 +198,16 @@ def test_another_uid_cannot_connect(node_config: Config) -> None:
     assert body["error"]["data"]["kind"] == "peer_not_allowed"
     assert body["error"]["code"] == -32017
     assert client.status(node_config, json_output=True) == 0
+
+
+def test_oversized_header_closes_only_that_connection(node_config: Config) -> None:
+    bad = RawConnection(node_config)
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        bad.send_raw(b"X-Junk: " + b"x" * (2 << 20) + b"\r\n")
+    assert bad.receive()["error"]["data"]["kind"] == "message_too_large"
+    with pytest.raises(ConnectionError):
+        bad.receive()
+    bad.close()
+    good = RawConnection(node_config)
+    assert good.request(1, "status")["result"]["pid"] == node_pid(node_config)
+    good.close()
