@@ -5,7 +5,8 @@
 
 Per size and repetition: a fresh prompt of N tokens runs cold (nothing cached), then the same
 prompt plus a 29-token suffix runs warm (the prefix cache serves the first N tokens), then the
-exact prompt again. Reports the median and spread of each, the cold/warm ratio, prefill steps,
+exact prompt again. Then a KV snapshot of a 2k prefix is saved and restored through the
+stateful API (bytes, ms, continuation equality). Reports the median and spread of each, the cold/warm ratio, prefill steps,
 the block model's prediction against the measured recomputation, and a hash of the output ids
 (warm output equal to cold output is recorded, not assumed). Uses the model from the test cache
 (.cache/test-home) or $CONTENOX_HOME.
@@ -18,13 +19,22 @@ import hashlib
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import msgspec
 import numpy as np
 
-from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateRequest
+from contenox.runtime_ov import (
+    Engine,
+    EngineOptions,
+    FinalEvent,
+    GenerateRequest,
+    InstalledModel,
+    StatefulKV,
+    ensure_ir,
+)
 from contenox.runtime_ov.store import ModelStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,6 +70,24 @@ def _summary(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
+def _snapshot(model: InstalledModel, engine: Engine, tokens: int) -> dict[str, object]:
+    """Save and restore the stateful KV of a ``tokens`` prefix; check the continuation is unchanged."""
+    ir = ensure_ir(model, _store().root.parent / "ir-cache")
+    ids = _prompt(engine, 7, tokens + 1)
+    kv = StatefulKV(model, ir)
+    kv.feed(ids[:-1])
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = kv.save(Path(tmp) / "s.kv")
+        original = kv.generate(ids[-1:], 16)
+        other = StatefulKV(model, ir, _compiled=kv._compiled)
+        restored = other.restore(Path(tmp) / "s.kv")
+        same = other.generate(ids[-1:], 16) == original
+    print(f"snapshot {tokens} tok: {saved.bytes / 1e6:.1f} MB, save {saved.ms:.0f} ms, restore {restored.ms:.0f} ms, "
+          f"continuation identical {same}", flush=True)
+    return {"tokens": tokens, "bytes": saved.bytes, "save_ms": saved.ms, "restore_ms": restored.ms,
+            "continuation_identical": same}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 8192])
@@ -68,6 +96,7 @@ def main() -> int:
     parser.add_argument("--max-new", type=int, default=16)
     parser.add_argument("--cache-gb", type=float, default=1.0)
     parser.add_argument("--model", default="smollm2-135m")
+    parser.add_argument("--snapshot-tokens", type=int, default=2048, help="0 skips the snapshot measurement")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "engine_ttft.json")
     args = parser.parse_args()
 
@@ -110,10 +139,11 @@ def main() -> int:
               flush=True)
     stats = engine.stats()
     engine.close()
+    snapshot = _snapshot(model, engine, args.snapshot_tokens) if args.snapshot_tokens else None
     report = {"model": model.name, "device": stats.device, "chunk_tokens": args.chunk, "reps": args.reps,
               "max_new_tokens": args.max_new, "load_s": load_s, "kv_bytes_per_token": stats.kv_bytes_per_token,
               "cache_capacity_tokens": stats.cache_capacity_tokens, "cpu_count": os.cpu_count(),
-              "cases": cases}
+              "cases": cases, "snapshot": snapshot}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
     print(f"wrote {args.out}")
