@@ -153,6 +153,9 @@ class RequestRunner:
                                 f"request {handle.request_id} ({len(ids)} prompt tokens)")
             break
         self.recover()
+        rest = tokenizer.decode(generated)
+        if rest.startswith(sent_text) and len(rest) > len(sent_text):  # text held back at an incomplete char
+            handle.emit(TokenEvent(token_ids=[], text=rest[len(sent_text):]))
         engine._measured_kv(self._pipe.get_metrics())
         if reason == "cancelled":
             computed = (ids[:min(len(ids), predicted + steps * chunk)] if first is None
