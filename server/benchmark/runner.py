@@ -79,7 +79,7 @@ def run_report(config: Config, store: ModelStore, model: InstalledModel, opts: B
         if opts.replay is not None:
             from contenox.benchmark.replay import run_replay
 
-            replay = run_replay(config, h, opts.replay, say=_say)
+            replay = run_replay(config, h.engine, opts.replay, say=_say)
         unload_ms = h.close()
         h.floor_close()
         resid = residency(store, [model.name], load_ms=h.engine_load_ms, unload_ms=unload_ms, swaps=swaps)
