@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -21,12 +20,6 @@ import msgspec
 __all__ = ["TokenCache", "TokenEntry", "TokenizerLike", "byte_hash", "token_hash"]
 
 log = logging.getLogger(__name__)
-
-_PIECE_CHARS = 6000
-"""Encode texts longer than this in pieces (the GGUF tokenizer truncates one call at 8192 ids)."""
-_SAFE_CUT = re.compile(r"(?<=\S\n)(?=\S)")
-_WORD_CUT = re.compile(r"(?<=\S)(?= \w)")
-
 
 class TokenizerLike(Protocol):
     """What the planner needs of :class:`contenox.runtime_ov.Tokenizer`."""
@@ -45,26 +38,6 @@ def byte_hash(text: str) -> str:
 
 def token_hash(ids: Sequence[int]) -> str:
     return hashlib.sha256(array("q", ids).tobytes()).hexdigest()
-
-
-def _cut_points(text: str, limit: int) -> list[int]:
-    """Offsets that split ``text`` into pieces of at most ~``limit`` chars at safe places."""
-    cuts: list[int] = []
-    start = 0
-    while len(text) - start > limit:
-        window_end = start + limit
-        best = -1
-        for pattern in (_SAFE_CUT, _WORD_CUT):
-            for match in pattern.finditer(text, start + 1, window_end):
-                best = match.start()
-            if best > start:
-                break
-        if best <= start:
-            best = window_end
-            log.warning("planner: no safe tokenizer cut in %d chars; cutting at offset %d", limit, best)
-        cuts.append(best)
-        start = best
-    return cuts
 
 
 class TokenEntry(msgspec.Struct, frozen=True):
@@ -108,19 +81,4 @@ class TokenCache:
 
     def _encode(self, text: str) -> list[int]:
         self.encoded_chars += len(text)
-        if len(text) <= _PIECE_CHARS:
-            return self._encode_piece(text)
-        ids: list[int] = []
-        start = 0
-        for cut in [*_cut_points(text, _PIECE_CHARS), len(text)]:
-            ids.extend(self._encode_piece(text[start:cut]))
-            start = cut
-        return ids
-
-    def _encode_piece(self, text: str) -> list[int]:
-        ids = self._tok.encode(text)
-        if len(ids) >= 8192 and len(text) > 1:  # a tokenizer limit may have truncated it: halve and retry
-            cut = _cut_points(text, len(text) // 2)
-            mid = cut[0] if cut else len(text) // 2
-            return self._encode_piece(text[:mid]) + self._encode_piece(text[mid:])
-        return ids
+        return self._tok.encode(text)

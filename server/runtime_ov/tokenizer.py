@@ -7,15 +7,46 @@ special tokens: the planner tokenizes each segment on its own and joins the ids.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from contenox.errors import ModelNotFound, ProfileMismatch
 
-__all__ = ["Tokenizer", "load_tokenizer"]
+__all__ = ["Tokenizer", "cut_points", "load_tokenizer"]
 
 log = logging.getLogger(__name__)
+
+_PIECE_CHARS = 6000
+"""Texts longer than this are encoded in pieces: one native call stops at the model's context
+length (8192 ids for the SmolLM2 GGUF) whatever ``max_length`` says."""
+_NATIVE_LIMIT = 8192
+_SAFE_CUT = re.compile(r"(?<=\S\n)(?=\S)")
+"""After a newline that ends a non-blank line, before a non-space: no BPE pre-token spans it."""
+_WORD_CUT = re.compile(r"(?<=\S)(?= \w)")
+"""Before a space-prefixed word: pre-tokenizers start a new pre-token there."""
+
+
+def cut_points(text: str, limit: int) -> list[int]:
+    """Offsets that split ``text`` into pieces of at most ~``limit`` chars where the tokenizer
+    cannot merge across the cut, so encoding the pieces and joining the ids equals one encode."""
+    cuts: list[int] = []
+    start = 0
+    while len(text) - start > limit:
+        window_end = start + limit
+        best = -1
+        for pattern in (_SAFE_CUT, _WORD_CUT):
+            for match in pattern.finditer(text, start + 1, window_end):
+                best = match.start()
+            if best > start:
+                break
+        if best <= start:
+            best = window_end
+            log.warning("tokenizer: no safe cut in %d chars; cutting at offset %d", limit, best)
+        cuts.append(best)
+        start = best
+    return cuts
 
 
 class Tokenizer:
@@ -29,11 +60,26 @@ class Tokenizer:
         self.eos_token_id: int = int(native.get_eos_token_id())
 
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` with no special tokens added."""
+        """Token ids of ``text`` with no special tokens added, however long the text."""
+        if len(text) <= _PIECE_CHARS:
+            return self._encode_piece(text)
+        ids: list[int] = []
+        start = 0
+        for cut in [*cut_points(text, _PIECE_CHARS), len(text)]:
+            ids.extend(self._encode_piece(text[start:cut]))
+            start = cut
+        return ids
+
+    def _encode_piece(self, text: str) -> list[int]:
         if not text:
             return []
         result = self._tok.encode(text, add_special_tokens=False)
-        return [int(i) for i in result.input_ids.data[0]]
+        ids = [int(i) for i in result.input_ids.data[0]]
+        if len(ids) >= _NATIVE_LIMIT and len(text) > 1:  # the native call may have truncated: halve
+            cuts = cut_points(text, len(text) // 2)
+            mid = cuts[0] if cuts else len(text) // 2
+            return self._encode_piece(text[:mid]) + self._encode_piece(text[mid:])
+        return ids
 
     def decode(self, ids: Sequence[int]) -> str:
         if not ids:

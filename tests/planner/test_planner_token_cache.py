@@ -1,30 +1,8 @@
-"""Token ids by byte hash: reused when unchanged, long texts encoded in pieces with the same ids."""
+"""Token ids by byte hash: reused when unchanged, bounded."""
 
 from __future__ import annotations
 
-from contenox.planner.token_cache import TokenCache, _cut_points, byte_hash, token_hash
-
-
-def _code(lines: int) -> str:
-    out = []
-    for i in range(lines):
-        out.append(f"def function_{i}(value):\n    if value > {i}:\n        return value * {i}  # note\n\n")
-    return "".join(out) + "CONSTANT = 1\n"
-
-
-def test_pieces_encode_to_the_ids_of_the_whole_text(tokenizer):
-    text = _code(220)  # ~18k chars: three pieces, still under the tokenizer's 8192-id limit as a whole
-    assert len(_cut_points(text, 6000)) >= 2
-    cache = TokenCache(tokenizer)
-    assert list(cache.ids(text)) == tokenizer.encode(text)
-
-
-def test_texts_beyond_the_tokenizer_limit_are_not_truncated(tokenizer):
-    text = _code(2000)
-    cache = TokenCache(tokenizer)
-    ids = cache.ids(text)
-    assert len(ids) > 8192
-    assert tokenizer.decode(list(ids)) == text
+from contenox.planner.token_cache import TokenCache, byte_hash, token_hash
 
 
 def test_unchanged_text_is_not_tokenized_again(tokenizer):
