@@ -1,0 +1,66 @@
+"""The Node object in process, without the model: workspaces, pins, overlays, related code, symbols."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from contenox.config import load_config
+from contenox.errors import InvalidRequest, PathOutsideWorkspace
+from contenox.node import Node
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "main.py").write_text("from pkg.calc import add\n\nprint(add(1, 2))\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+async def test_workspace_is_resolved_to_its_root_and_pins_persist(home: Path, repo: Path) -> None:
+    node = Node(load_config(home))
+    state = node.workspace(str(repo / "pkg" / "calc.py"))
+    assert state.root == repo.resolve()
+    assert node.workspace(str(repo / "pkg")) is state
+    assert node.pin(str(repo), str(repo / "pkg" / "calc.py")) == ["pkg/calc.py"]
+    with pytest.raises(PathOutsideWorkspace):
+        node.pin(str(repo), "../elsewhere.py")
+    with pytest.raises(InvalidRequest):
+        node.pin(str(repo), "missing.py")
+    with pytest.raises(InvalidRequest):
+        node.workspace("relative/path")
+    assert node.explain(str(repo)) is None
+
+    again = Node(load_config(home))  # a restarted node reads the same state
+    assert again.workspace(str(repo)).record.pins == ("pkg/calc.py",)
+    assert again.unpin(str(repo), "pkg/calc.py") == []
+    status = again.status()
+    assert [(w["root"], w["pins"], w["turns"]) for w in status["workspaces"]] == [(str(repo.resolve()), [], 0)]
+    assert status["model"]["state"] == "unloaded" and status["cache"] is None
+    await node.close()
+    await again.close()
+
+
+async def test_related_symbol_info_and_overlays(home: Path, repo: Path) -> None:
+    node = Node(load_config(home))
+    info = await node.symbol_info(str(repo), "add")
+    assert info is not None
+    assert [d["path"] for d in info["definitions"]] == ["pkg/calc.py"]
+    assert "main.py" in info["referenced_by"]
+    assert await node.symbol_info(str(repo), "no_such_symbol") is None
+
+    related = await node.related(str(repo), "print(add(1, 2))")
+    assert any(hit["kind"] == "definition" and hit["path"] == "pkg/calc.py" for hit in related)
+
+    # An unsaved editor buffer wins over the file on disk; dropping it restores the disk view.
+    node.workspace_overlay(str(repo), str(repo / "pkg" / "calc.py"), "def multiply(a, b):\n    return a * b\n")
+    info = await node.symbol_info(str(repo), "multiply")
+    assert info is not None and info["definitions"][0]["path"] == "pkg/calc.py"
+    node.workspace_overlay(str(repo), str(repo / "pkg" / "calc.py"), None)
+    assert await node.symbol_info(str(repo), "multiply") is None
+    await node.close()
