@@ -37,25 +37,28 @@ def _ident_mult(ident: str, definers: int) -> int:
     return mult
 
 
-def pagerank(n: int, src: IntArray, dst: IntArray, weight: FloatArray, personalization: FloatArray,
-             alpha: float = 0.85, tol: float = 1e-10, max_iter: int = 100) -> FloatArray:
-    """Personalized PageRank by power iteration, the semantics of ``networkx.pagerank`` (dangling nodes
-    follow the personalization vector)."""
-    if n == 0:
-        return np.zeros(0)
+def _power_iteration(n: int, src: IntArray, dst: IntArray, share: FloatArray, dangling: npt.NDArray[np.bool_],
+                     personalization: FloatArray, alpha: float, tol: float, max_iter: int) -> FloatArray:
     p = personalization / personalization.sum()
-    out = np.bincount(src, weights=weight, minlength=n)
-    share = weight / out[src] if len(src) else weight
-    dangling = out == 0
-    x = p.copy()
+    x: FloatArray = p.copy()
     for _ in range(max_iter):
         last = x
-        x = alpha * np.bincount(dst, weights=last[src] * share, minlength=n)
+        x = (alpha * np.bincount(dst, weights=last[src] * share, minlength=n)).astype(np.float64, copy=False)
         x += (alpha * float(last[dangling].sum()) + (1.0 - alpha)) * p
         if float(np.abs(x - last).sum()) < n * tol:
             break
-    result: FloatArray = x
-    return result
+    return x
+
+
+def pagerank(n: int, src: IntArray, dst: IntArray, weight: FloatArray, personalization: FloatArray,
+             alpha: float = 0.85, tol: float = 1e-9, max_iter: int = 100) -> FloatArray:
+    """Personalized PageRank by power iteration, the semantics of ``networkx.pagerank`` (dangling nodes
+    follow the personalization vector; converged when the L1 change is under ``n * tol``)."""
+    if n == 0:
+        return np.zeros(0)
+    out = np.bincount(src, weights=weight, minlength=n)
+    share = weight / out[src] if len(src) else weight
+    return _power_iteration(n, src, dst, share, out == 0, personalization, alpha, tol, max_iter)
 
 
 class CompiledGraph:
@@ -77,6 +80,9 @@ class CompiledGraph:
         self.src: IntArray = src[order]
         self.dst: IntArray = dst[order]
         self.weight: FloatArray = weight[order]
+        out = np.bincount(self.src, weights=self.weight, minlength=n_files)
+        self._share: FloatArray = self.weight / out[self.src] if n_edges else self.weight
+        self._dangling = out == 0
         parts = [index.file_parts[p] for p in self.paths]
         self.defs: list[tuple[str, Definition]] = list(chain.from_iterable(part.defs for part in parts))
         counts = np.fromiter((len(part.defs) for part in parts), dtype=np.int64, count=n_files)
@@ -117,7 +123,9 @@ class CompiledGraph:
             extra = 10.0 * n / len(boosted)
             for i in sorted(boosted):
                 p[i] += extra
-        return pagerank(n, self.src, self.dst, self.weight, p)
+        if n == 0:
+            return np.zeros(0)
+        return _power_iteration(n, self.src, self.dst, self._share, self._dangling, p, 0.85, 1e-9, 100)
 
 
 class _FileParts:

@@ -72,6 +72,20 @@ def _fit(order: list[int], chars: list[int], budget: int, render: Callable[[list
     return counted[best][1] if best in counted else ""
 
 
+_CANDIDATES = 4096
+
+
+def _ranked(quant: np.ndarray, candidates: int = _CANDIDATES) -> np.ndarray:
+    """Definition indices by descending quantized score, ties by index: the top candidates only (every
+    definition tied with the last one included), which is the same prefix a full sort gives."""
+    n = len(quant)
+    if n <= candidates:
+        return np.lexsort((np.arange(n), -quant))
+    threshold = np.partition(quant, n - candidates)[n - candidates]
+    chosen = np.flatnonzero(quant >= threshold)
+    return chosen[np.lexsort((chosen, -quant[chosen]))]
+
+
 def render_repo_map(graph: CompiledGraph, ranks: np.ndarray, budget_tokens: int,
                     count_tokens: Callable[[str], int], boost_idents: Iterable[str] = ()) -> str:
     """The map text for ``ranks`` (from :meth:`CompiledGraph.rank`) within ``budget_tokens``."""
@@ -83,7 +97,7 @@ def render_repo_map(graph: CompiledGraph, ranks: np.ndarray, budget_tokens: int,
             score[k] *= 10.0
     top = float(score.max())
     quant = np.floor(score / top * _QUANT) if top > 0 else np.zeros_like(score)
-    ranked = np.lexsort((np.arange(len(score)), -quant))
+    ranked = _ranked(quant)
     limit = budget_tokens * 12  # characters: far more than any tokenizer packs into the budget
     order: list[int] = []
     chars: list[int] = []
