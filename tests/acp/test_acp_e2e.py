@@ -4,7 +4,6 @@ windows and an ACP thread share one node at once."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,26 +18,25 @@ from acp.schema import (
 )
 from acp_recorder import Recorder
 from lsp_client import chat, start_window
-from lsp_e2e_kit import PYTHON, make_repo
+from lsp_e2e_kit import PYTHON, NodeHome, make_repo
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
-from contenox.config import Config
 
 pytestmark = pytest.mark.slow
 
 
 @asynccontextmanager
-async def agent() -> AsyncIterator[tuple[Any, Recorder]]:
+async def agent(env: dict[str, str]) -> AsyncIterator[tuple[Any, Recorder]]:
     recorder = Recorder()
-    async with spawn_agent_process(recorder, PYTHON, "-m", "contenox", "acp", env=dict(os.environ)) as (conn, _):
+    async with spawn_agent_process(recorder, PYTHON, "-m", "contenox", "acp", env=env) as (conn, _):
         init = await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
         assert init.agent_capabilities.load_session
         yield conn, recorder
 
 
-async def test_acp_prompt_resources_usage_cancel_and_load(node_home: Config, tmp_path: Path) -> None:
+async def test_acp_prompt_resources_usage_cancel_and_load(node_home: NodeHome, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    async with agent() as (conn, rec):
+    async with agent(node_home.env) as (conn, rec):
         new = await conn.new_session(cwd=str(repo))
         sid = new.session_id
         link = ResourceContentBlock(type="resource_link", uri=(repo / "util.py").as_uri(), name="util.py")
@@ -71,7 +69,7 @@ async def test_acp_prompt_resources_usage_cancel_and_load(node_home: Config, tmp
         cancelled = await asyncio.wait_for(long, 120)
         assert cancelled.stop_reason == "cancelled"
 
-    async with agent() as (conn, rec):  # a new ACP process (the editor restarted) loads the thread
+    async with agent(node_home.env) as (conn, rec):  # a new ACP process (the editor restarted) loads the thread
         await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id=sid), 120)
         users = [u.content.text for u in rec.of("user_message_chunk", sid)]
         assert users[:2] == ["Does helper follow the reviewer note?", "And main.run?"]
@@ -80,11 +78,11 @@ async def test_acp_prompt_resources_usage_cancel_and_load(node_home: Config, tmp
         assert third.stop_reason == "end_turn" and "system" in rec.text(sid)
 
 
-async def test_two_windows_and_a_thread_share_one_node(node_home: Config, tmp_path: Path) -> None:
+async def test_two_windows_and_a_thread_share_one_node(node_home: NodeHome, tmp_path: Path) -> None:
     repo_a, repo_b = make_repo(tmp_path / "a"), make_repo(tmp_path / "b")
-    (one, rec1), (two, rec2) = await asyncio.gather(start_window(repo_a), start_window(repo_b))
+    (one, rec1), (two, rec2) = await asyncio.gather(start_window(repo_a, node_home.env), start_window(repo_b, node_home.env))
     try:
-        async with agent() as (conn, rec3):
+        async with agent(node_home.env) as (conn, rec3):
             sid = (await conn.new_session(cwd=str(repo_a))).session_id
             r1, r2, r3 = await asyncio.wait_for(asyncio.gather(
                 chat(one, "same-id", "What does helper do?"),

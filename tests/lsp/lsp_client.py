@@ -52,11 +52,11 @@ def _client_with(recorded: Recorded) -> LanguageClient:
     return client
 
 
-async def start_window(root: Path) -> tuple[LanguageClient, Recorded]:
-    """A real ``contenox lsp --stdio`` subprocess, initialized on ``root``."""
+async def start_window(root: Path, env: dict[str, str]) -> tuple[LanguageClient, Recorded]:
+    """A real ``contenox lsp --stdio`` subprocess (environment ``env``), initialized on ``root``."""
     recorded = Recorded()
     config = ClientServerConfig(server_command=[PYTHON, "-m", "contenox", "lsp", "--stdio"],
-                                client_factory=lambda: _client_with(recorded))
+                                client_factory=lambda: _client_with(recorded), server_env=env)
     client = await config.start()
     assert isinstance(client, LanguageClient)
     caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))

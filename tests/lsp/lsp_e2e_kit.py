@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -11,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +21,7 @@ from contenox.node.paths import daemon_lock_path
 from contenox.runtime_ov.store import InstalledModel
 
 PYTHON = sys.executable
-CONFIG = "[engine]\nmax_new_tokens = 6\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n"
+CONFIG = "[engine]\nmax_new_tokens = 6\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 120\n"
 
 
 def make_repo(root: Path) -> Path:
@@ -33,50 +35,72 @@ def make_repo(root: Path) -> Path:
     return root
 
 
-def _node_pid(config: Config) -> int | None:
-    try:
-        text = daemon_lock_path(config).read_text().strip()
-    except FileNotFoundError:
-        return None
-    return int(text) if text else None
+class NodeHome:
+    """A CONTENOX_HOME with the real model and 6-token answers plus a short private XDG_RUNTIME_DIR, handed
+    to the client subprocesses through ``env`` (this process's environment is left alone)."""
 
+    def __init__(self, home: Path, runtime: Path) -> None:
+        self.home = home
+        self.runtime = runtime
+        self.config: Config = load_config(home)
+        self.env = dict(os.environ, CONTENOX_HOME=str(home), XDG_RUNTIME_DIR=str(runtime))
 
-def stop_node(config: Config) -> None:
-    """``contenox node stop``, then SIGTERM/SIGKILL by the lock file's pid if the node is still there."""
-    subprocess.run([PYTHON, "-m", "contenox", "node", "stop"], env=dict(os.environ, CONTENOX_HOME=config.home),
-                   capture_output=True, timeout=60, check=False)
-    pid = _node_pid(config)
-    if pid is None:
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([PYTHON, "-m", "contenox", *args], env=self.env, capture_output=True, text=True,
+                              timeout=120, check=False)
+
+    def queue(self) -> dict[str, Any]:
+        """``contenox node status --json``'s turn queue."""
+        done = self.cli("node", "status", "--json")
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout)["queue"])
+
+    def stop(self) -> None:
+        """``contenox node stop``, then SIGTERM/SIGKILL by the lock file's pid if the node is still there."""
+        self.cli("node", "stop")
         try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
+            text = daemon_lock_path(self.config).read_text().strip()
+        except FileNotFoundError:
             return
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        if not text:
+            return
+        pid = int(text)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
-                os.kill(pid, 0)
+                os.kill(pid, sig)
             except ProcessLookupError:
                 return
-            time.sleep(0.05)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    return
+                time.sleep(0.05)
 
 
-@pytest.fixture(scope="module")
-def node_home(default_model: InstalledModel, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
-    """One node per test module (starting it is most of an end-to-end test's time): a CONTENOX_HOME with the
-    real model and 6-token answers, a short private XDG_RUNTIME_DIR; the node is stopped at the end."""
-    home = tmp_path_factory.mktemp("contenox-home")
-    (home / "models").mkdir()
-    (home / "models" / default_model.name).symlink_to(default_model.path, target_is_directory=True)
-    (home / "config.toml").write_text(CONFIG, encoding="utf-8")
-    runtime = Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp"))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONTENOX_HOME", str(home))
-        patch.setenv("XDG_RUNTIME_DIR", str(runtime))
-        config = load_config(home)
-        try:
-            yield config
-        finally:
-            stop_node(config)
-            shutil.rmtree(runtime, ignore_errors=True)
+_shared: dict[str, Any] = {}
+
+
+@pytest.fixture(scope="session")
+def node_home(default_model: InstalledModel, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeHome]:
+    """One node for all end-to-end tests (starting it is most of an end-to-end test's time); stopped at the end.
+
+    tests/lsp and tests/acp each register this fixture; the node is shared and stopped by the last user.
+    """
+    if not _shared:
+        home = tmp_path_factory.mktemp("contenox-home")
+        (home / "models").mkdir()
+        (home / "models" / default_model.name).symlink_to(default_model.path, target_is_directory=True)
+        (home / "config.toml").write_text(CONFIG, encoding="utf-8")
+        _shared.update(node=NodeHome(home, Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp"))), users=0)
+    _shared["users"] += 1
+    node: NodeHome = _shared["node"]
+    try:
+        yield node
+    finally:
+        _shared["users"] -= 1
+        if not _shared["users"]:
+            node.stop()
+            shutil.rmtree(node.runtime, ignore_errors=True)
+            _shared.clear()

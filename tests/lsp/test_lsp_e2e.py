@@ -6,23 +6,19 @@ import asyncio
 import contextlib
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lsp_client import chat, plain, request, start_window
-from lsp_e2e_kit import make_repo
+from lsp_e2e_kit import NodeHome, make_repo
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-
-from contenox.config import Config
-from contenox.node.client import NodeClient, ensure_node
 
 pytestmark = pytest.mark.slow
 
 
-async def test_lsp_hover_code_action_chat_cache_status_and_cancel(node_home: Config, tmp_path: Path) -> None:
+async def test_lsp_hover_code_action_chat_cache_status_and_cancel(node_home: NodeHome, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    client, rec = await start_window(repo)
+    client, rec = await start_window(repo, node_home.env)
     try:
         main_uri = (repo / "main.py").as_uri()
         hover = await client.text_document_hover_async(types.HoverParams(
@@ -82,30 +78,23 @@ async def test_lsp_hover_code_action_chat_cache_status_and_cancel(node_home: Con
         await client.stop()
 
 
-def _node_queue(config: Config) -> dict[str, Any]:
-    with NodeClient(ensure_node(config)) as rpc:
-        status = rpc.call("status")
-    assert isinstance(status, dict)
-    return dict(status["queue"])
-
-
-async def test_killed_window_loses_its_turn_and_the_other_window_carries_on(node_home: Config,
+async def test_killed_window_loses_its_turn_and_the_other_window_carries_on(node_home: NodeHome,
                                                                             tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    (doomed, drec), (other, orec) = await asyncio.gather(start_window(repo), start_window(repo))
+    (doomed, drec), (other, orec) = await asyncio.gather(start_window(repo, node_home.env), start_window(repo, node_home.env))
     try:
         turn = asyncio.ensure_future(doomed.protocol.send_request_async("contenox/chat", {
             "chatId": "long", "prompt": "Count from 1 to 500, one number per line.", "maxNewTokens": 400}))
         await drec.wait(lambda: bool(drec.text("long")))
-        assert len((await asyncio.to_thread(_node_queue, node_home))["active"]) == 1
+        assert len((await asyncio.to_thread(node_home.queue))["active"]) == 1
         assert doomed._server is not None
         doomed._server.kill()  # the editor window dies mid-decode: its proxy and connection go away
         turn.cancel()
         for _ in range(600):
-            if not (await asyncio.to_thread(_node_queue, node_home))["active"]:
+            if not (await asyncio.to_thread(node_home.queue))["active"]:
                 break
             await asyncio.sleep(0.1)
-        assert (await asyncio.to_thread(_node_queue, node_home))["active"] == []
+        assert (await asyncio.to_thread(node_home.queue))["active"] == []
         answer = await chat(other, "still-here", "Say hi.")
         assert answer["text"] == orec.text("still-here")
     finally:
