@@ -228,7 +228,8 @@ def ask(config: Config, cwd: Path, prompt: str, *, json_output: bool = False, pi
             sys.stdout.write(str(params.get("text", "")))
             sys.stdout.flush()
 
-    _, result = _call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": list(pins),
+    pinned = [str((cwd / p).resolve()) for p in pins]  # as the user typed them: relative to cwd
+    _, result = _call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": pinned,
                                       "json": json_output}, on_notification=on_notification)
     if json_output:
         print(msgspec.json.encode(result).decode())

@@ -130,12 +130,15 @@ class Node:
         if not request.prompt.strip():
             raise InvalidRequest("empty prompt")
         state = self.workspace(request.root)
-        async with self.queue.slot(request.client_id, state.key), state.lock:
-            state.busy_client = request.client_id
-            try:
-                return await self._run_turn(state, request, on_event)
-            finally:
-                state.busy_client = None
+        try:
+            async with self.queue.slot(request.client_id, state.key), state.lock:
+                state.busy_client = request.client_id
+                try:
+                    return await self._run_turn(state, request, on_event)
+                finally:
+                    state.busy_client = None
+        except asyncio.CancelledError:  # while queued, indexing or planning (the engine phase raises its own)
+            raise Cancelled("turn cancelled", workspace=str(state.root)) from None
 
     async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
                         on_event: EventCallback | None) -> TurnOutcome:
@@ -169,6 +172,10 @@ class Node:
         state.add_exchange(request.prompt, final.text, final.finish_reason, request.client_id, explain,
                            thread=request.thread)
         self.store.save_prefix(state.key, backend.resume_prefix(turn_plan))
+        totals = explain.get("totals", {})
+        log.info("turn %s of %s (%s): %s tokens, %s cached, ttft %s ms, %s", explain.get("turn"), state.root,
+                 request.client_id, totals.get("tokens"), totals.get("cached"), explain.get("ttft_ms"),
+                 final.finish_reason)
         await _emit(on_event, TurnEvent(kind="state", state="idle"))
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain)
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from contenox.config import load_config
-from contenox.errors import InvalidRequest, PathOutsideWorkspace
-from contenox.node import Node
+from contenox.errors import Cancelled, InvalidRequest, PathOutsideWorkspace
+from contenox.node import Node, TurnRequest
 
 
 @pytest.fixture
@@ -63,4 +64,30 @@ async def test_related_symbol_info_and_overlays(home: Path, repo: Path) -> None:
     assert info is not None and info["definitions"][0]["path"] == "pkg/calc.py"
     node.workspace_overlay(str(repo), str(repo / "pkg" / "calc.py"), None)
     assert await node.symbol_info(str(repo), "multiply") is None
+    await node.close()
+
+
+async def test_cancelling_a_queued_turn_raises_cancelled(home: Path, repo: Path) -> None:
+    node = Node(load_config(home))
+    key = node.workspace(str(repo)).key
+    release = asyncio.Event()
+    entered = asyncio.Event()
+
+    async def busy() -> None:  # another client's turn holds the workspace
+        async with node.queue.slot("other", key):
+            entered.set()
+            await release.wait()
+
+    holder = asyncio.create_task(busy())
+    await entered.wait()
+    turn = asyncio.create_task(node.turn(TurnRequest(root=str(repo), prompt="hi", client_id="me")))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert node.status()["queue"]["waiting"] == [{"client": "me", "workspace": key}]
+    turn.cancel()
+    with pytest.raises(Cancelled):
+        await turn
+    assert node.status()["queue"]["waiting"] == []
+    release.set()
+    await holder
     await node.close()
