@@ -47,6 +47,8 @@ async def watch(ws: Workspace, on_events: OnEvents, stop_event: asyncio.Event | 
     async def deliver(paths: list[str] | None) -> None:
         async with lock:
             events = await asyncio.to_thread(ws.refresh, paths)
+            if events:
+                await asyncio.to_thread(ws.prepare)
         if events:
             result = on_events(events)
             if inspect.isawaitable(result):

@@ -7,6 +7,7 @@ may run ``refresh`` in a worker thread while serving reads.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
 import os
@@ -48,6 +49,17 @@ log = logging.getLogger(__name__)
 _Update = FileSig | SkippedFile | None
 PARALLEL_MIN_FILES = 64
 """Below this many files per worker to tag, tagging stays in this process."""
+
+
+TRIM_AFTER_FILES = 256
+
+
+def _release_freed_memory() -> None:
+    """Give the heap freed by a big (cold) index back to the OS: parse trees and file bytes are transient."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 class Workspace:
@@ -254,7 +266,10 @@ class Workspace:
                     updates[rel] = stat_file(self.root, rel, self.config.max_file_bytes)
             self._dirty.clear()
             self._prefetch_tags(updates)
+            loaded = len(self._files)
             events = self._apply(updates)
+            if len(updates) > TRIM_AFTER_FILES and loaded < len(self._files) // 2:
+                _release_freed_memory()
             events.extend(self._git_events(bool(events)))
             return events
 
@@ -441,6 +456,16 @@ class Workspace:
         with self._lock:
             return [SymbolLocation(name=d.name, kind=d.kind, path=path, line=d.line, end_line=d.end_line,
                                    text=d.text.strip()) for path, d in self._index.definitions(name)]
+
+    def prepare(self) -> None:
+        """Build the file graph now (it is otherwise built lazily by the first map or symbol query after a
+        definition change); the watcher calls this after each refresh, off the turn's critical path."""
+        with self._lock:
+            graph = self._index.compiled()
+            key = (graph.version, (), ())
+            if key != self._ranks_key:
+                self._ranks = graph.rank((), ())
+                self._ranks_key = key
 
     def _base_ranks(self) -> dict[str, float]:
         graph = self._index.compiled()
