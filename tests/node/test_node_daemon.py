@@ -211,3 +211,12 @@ def test_oversized_header_closes_only_that_connection(node_config: Config) -> No
     good = RawConnection(node_config)
     assert good.request(1, "status")["result"]["pid"] == node_pid(node_config)
     good.close()
+
+
+def test_clients_racing_to_start_the_node_get_one_node(node_config: Config) -> None:
+    script = ("from contenox.config import load_config\nfrom contenox.node.client import NodeClient, ensure_node\n"
+              "print(NodeClient(ensure_node(load_config())).call('status')['pid'])\n")
+    racers = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    pids = {int(p.communicate(timeout=120)[0].strip()) for p in racers}
+    assert pids == {node_pid(node_config)}
+    assert (Path(node_config.logs_dir) / "node.log").read_text().count("serving on") == 1
