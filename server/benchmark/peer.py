@@ -49,7 +49,7 @@ def run_peer(weights: Path, *, cold_ids: list[int], warm_pairs: list[tuple[list[
              repeats: int = 3) -> PeerSection:
     """Cold: ``cold_ids`` from an empty cache; warm: each pair's base then the base + new tail."""
     try:
-        import llama_cpp
+        import llama_cpp  # type: ignore[import-not-found]
     except ImportError as exc:
         return _absent(f"llama-cpp-python is not installed ({exc}); `pip install llama-cpp-python==0.3.36` "
                        "builds llama.cpp from source (about 6 minutes on 2 cores)")

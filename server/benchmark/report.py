@@ -23,11 +23,7 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 
-class _S(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class ColdFullPrefill(_S):
+class ColdFullPrefill(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     tokens: int
     ms: Spread
     prompt_tps: Spread
@@ -39,7 +35,7 @@ class ColdFullPrefill(_S):
     output_hashes: list[str]
 
 
-class WarmSamePrefix(_S):
+class WarmSamePrefix(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     cached_tokens: int
     """Predicted by the engine's block model."""
     new_tokens: int
@@ -52,7 +48,7 @@ class WarmSamePrefix(_S):
     vs_cold: Comparison
 
 
-class SuffixPoint(_S):
+class SuffixPoint(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     changed_tokens: int
     """The curve's nominal point (0, 256, 1k, ...)."""
     cached_tokens: int
@@ -68,7 +64,7 @@ class SuffixPoint(_S):
     vs_cold: Comparison
 
 
-class WarmChangedSuffix(_S):
+class WarmChangedSuffix(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     prefix_tokens: int
     points: list[SuffixPoint]
     requested_points: list[int]
@@ -76,7 +72,7 @@ class WarmChangedSuffix(_S):
     """Points not measured, each with why (over the tested context, out of time)."""
 
 
-class EditedStableSegment(_S):
+class EditedStableSegment(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     prompt_tokens: int
     edit_at_token: int
     expected_cache_miss: int
@@ -91,7 +87,7 @@ class EditedStableSegment(_S):
     vs_cold: Comparison
 
 
-class SnapshotCase(_S):
+class SnapshotCase(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     available: bool
     reason: str
     tokens: int
@@ -101,14 +97,14 @@ class SnapshotCase(_S):
     output_equals_original: bool | None
 
 
-class Decode(_S):
+class Decode(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     output_tokens: int
     tokens_per_sec: Spread
     floor_tokens_per_sec: Spread
     output_hashes: list[str]
 
 
-class FailureCase(_S):
+class FailureCase(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     name: str
     provoked: bool
     how: str
@@ -119,7 +115,7 @@ class FailureCase(_S):
     """Time from the failure to the next request's first token (or the next successful call)."""
 
 
-class Residency(_S):
+class Residency(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     resident_models: list[str]
     on_demand_models: list[str]
     load_ms: float
@@ -129,7 +125,7 @@ class Residency(_S):
     """Major page faults of this process during the run plus pages swapped in/out system-wide."""
 
 
-class Identity(_S):
+class Identity(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     model: str
     profile: dict[str, Any]
     digests: dict[str, str]
@@ -149,7 +145,7 @@ class Identity(_S):
     """What the warm cases ran through, e.g. "planner+engine"."""
 
 
-class ReplayTurn(_S):
+class ReplayTurn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     commit: str
     subject: str
     ordering: str
@@ -165,7 +161,7 @@ class ReplayTurn(_S):
     changed_segments: list[str]
 
 
-class ReplaySummary(_S):
+class ReplaySummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     turns: int
     contenox_ttft_ms: Spread
     naive_ttft_ms: Spread
@@ -178,7 +174,7 @@ class ReplaySummary(_S):
     prediction_max_error_tokens: int
 
 
-class ReplaySection(_S):
+class ReplaySection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     repo: str
     commits: str
     model: str
@@ -187,7 +183,7 @@ class ReplaySection(_S):
     summary: ReplaySummary | None
 
 
-class PeerSection(_S):
+class PeerSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     name: str
     version: str
     available: bool
@@ -204,7 +200,7 @@ class PeerSection(_S):
     ours_output_hash: str
 
 
-class Report(_S, kw_only=True):
+class Report(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     schema_version: int = SCHEMA_VERSION
     identity: Identity
     cold_full_prefill: ColdFullPrefill
