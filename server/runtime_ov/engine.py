@@ -2,9 +2,11 @@
 
 Nothing but the engine thread touches the pipeline. Callers submit token ids with a priority;
 the thread takes the most urgent request, drives ``add_request``/``step()`` itself and delivers
-token events to the caller's event loop. Requests run one at a time: on 2 CPU cores batching
-buys no throughput, and with one request in flight the number of steps before the first token
-measures the recomputed prompt tokens (``ceil(recomputed / chunk)``).
+token events to the caller's event loop. Requests run one at a time, most urgent first. Measured
+on 2 shared cores with SmolLM2 (two 1000-token prompts, 32 new tokens each, chunk 256): batched,
+both finish at 5.3-6.1 s; serialized, the first finishes at 3.4-3.7 s and the second at 7.0 s.
+Serializing lets the interactive turn finish first, and with one request in flight the number of
+steps before the first token measures the recomputed prompt tokens (``ceil(recomputed / chunk)``).
 """
 
 from __future__ import annotations
