@@ -70,13 +70,18 @@ def run_peer(weights: Path, *, cold_ids: list[int], warm_pairs: list[tuple[list[
         peer_hash = output_hash(out)
     warm = []
     suffix = 0
+    llm.reset()
+    previous: list[int] = []
     for base, full in warm_pairs:
-        llm.reset()
-        _stream(llm, base, 1)
+        if not previous:
+            _stream(llm, base, 1)  # the cached prompt; llama.cpp keeps only the last prompt's KV
+            previous = base
         ttft, _tps, _out = _stream(llm, full, max_new)
         warm.append(ttft)
-        common = next((i for i, (a, b) in enumerate(zip(base, full, strict=False)) if a != b), len(base))
+        common = next((i for i, (a, b) in enumerate(zip(previous, full, strict=False)) if a != b),
+                      min(len(previous), len(full)))
         suffix = len(full) - common
+        previous = full
     del llm
     return PeerSection(name="llama.cpp (llama-cpp-python)", version=version, available=True,
                        reason="same GGUF file, same token ids, greedy; warm = longest-common-prefix reuse",
