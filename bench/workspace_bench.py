@@ -105,26 +105,42 @@ def _kept_share(before: str, after: str) -> float:
     return same / len(before)
 
 
+def _map_entries(text: str) -> list[tuple[str, str]]:
+    entries: list[tuple[str, str]] = []
+    current = ""
+    for line in text.splitlines():
+        if line.startswith("│"):
+            entries.append((current, line[1:]))
+        elif line.endswith(":"):
+            current = line[:-1]
+    return entries
+
+
 def _edit_signature(ws: Workspace, root: Path, count: Callable[[str], int], rng: random.Random,
                     tries: int) -> list[float]:
-    """Map stability after one-function edits: change one listed definition's signature line."""
+    """Map stability after one-function edits: a parameter added to a definition the map shows."""
     shares: list[float] = []
-    for _ in range(tries):
+    for _ in range(tries * 4):
+        if len(shares) >= tries:
+            break
         before = ws.repo_map(4096, count)
-        listed = [line for line in before.splitlines() if line.endswith(":") and not line.startswith("│")]
-        path = rng.choice(listed)[:-1]
-        text = (root / path).read_text(encoding="utf-8")
-        lines = text.splitlines(True)
-        defs = [i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "function ", "export function "))
-                and "(" in line]
-        if not defs:
+        candidates = [(path, text) for path, text in _map_entries(before) if "(" in text and not text.endswith("…")]
+        path, shown = rng.choice(candidates)
+        file = root / path
+        original = file.read_text(encoding="utf-8")
+        lines = original.splitlines(True)
+        matches = [i for i, line in enumerate(lines) if line.rstrip().replace("\t", "    ") == shown]
+        if not matches:
             continue
-        i = rng.choice(defs)
-        lines[i] = lines[i].replace("(", "(bench_arg=None, ", 1) if "()" not in lines[i] else \
-            lines[i].replace("()", "(bench_arg=None)", 1)
-        (root / path).write_text("".join(lines), encoding="utf-8")
-        ws.refresh([root / path])
-        shares.append(_kept_share(before, ws.repo_map(4096, count)))
+        i = matches[0]
+        lines[i] = lines[i].replace("(", "(bench_arg=None, ", 1)
+        file.write_text("".join(lines), encoding="utf-8")
+        ws.refresh([file])
+        after = ws.repo_map(4096, count)
+        assert after != before, f"editing {path}:{i + 1} must change the map"
+        shares.append(_kept_share(before, after))
+        file.write_text(original, encoding="utf-8")
+        ws.refresh([file])
     return shares
 
 
@@ -221,6 +237,7 @@ def main() -> int:
     parser.add_argument("--ts", help="directory holding node_modules/typescript (skips npm install)")
     parser.add_argument("--skip-ts", action="store_true")
     args = parser.parse_args()
+    rss_start = psutil.Process().memory_info().rss
     count, tokenizer = _tokenizer()
     config = WorkspaceConfig()
     results: list[dict[str, object]] = []
@@ -233,7 +250,7 @@ def main() -> int:
             corpus = work / "typescript-lib"
             shutil.copytree(ts, corpus)
             results.append(bench_corpus("typescript-lib", corpus, count, args.repeat, work, config))
-    report = {"bench": "workspace", "tokenizer": tokenizer, "cpus": os.cpu_count(),
+    report = {"bench": "workspace", "tokenizer": tokenizer, "rss_mb_before_tokenizer": round(rss_start / 2**20, 1), "cpus": os.cpu_count(),
               "load_avg": os.getloadavg(), "python": platform.python_version(),
               "max_file_bytes": config.max_file_bytes, "results": results}
     out = REPO / "bench" / "results" / "workspace_bench.json"
@@ -255,7 +272,8 @@ def main() -> int:
         if isinstance(stab, dict):
             print(f"map bytes kept after a one-function signature edit: median {stab['median']:.3f} "
                   f"min {stab['min']:.3f}; after a comment edit {r['map_stability_comment_edit']:.3f}")
-        print(f"RSS after index            {r['rss_mb_after_index']:>9.1f} MB (+{r['rss_mb_delta']} MB)")
+        print(f"RSS after index            {r['rss_mb_after_index']:>9.1f} MB (index +{r['rss_mb_delta']} MB; "
+              f"the process held {rss_start / 2**20:.0f} MB before loading the tokenizer)")
     print(f"\ntokenizer: {tokenizer}; load average {os.getloadavg()}; report: {out}")
     return 0
 

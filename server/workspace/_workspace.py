@@ -11,7 +11,6 @@ import ctypes
 import logging
 import multiprocessing
 import os
-import posixpath
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -101,10 +100,11 @@ class Workspace:
         """``path`` (absolute or relative to the root) as a normalized relative POSIX path inside the
         root; raises PathOutsideWorkspace otherwise (symlinks resolved)."""
         raw = Path(path)
-        absolute = raw if raw.is_absolute() else self.root / raw
-        rel = posixpath.normpath(Path(os.path.abspath(absolute)).relative_to(self.root).as_posix()) \
-            if Path(os.path.abspath(absolute)).is_relative_to(self.root) else None
-        if rel is None or rel == "." or rel.startswith("../"):
+        absolute = Path(os.path.abspath(raw if raw.is_absolute() else self.root / raw))
+        if not absolute.is_relative_to(self.root):  # the root reached through a symlinked parent
+            absolute = Path(os.path.realpath(absolute.parent)) / absolute.name
+        rel = absolute.relative_to(self.root).as_posix() if absolute.is_relative_to(self.root) else None
+        if rel is None or rel == ".":
             raise PathOutsideWorkspace(f"{path} is outside the workspace {self.root}", path=str(path))
         resolved = (self.root / rel).resolve()
         if not resolved.is_relative_to(self.root):

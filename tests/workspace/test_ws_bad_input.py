@@ -162,3 +162,15 @@ def test_root_must_be_a_directory(tmp_path: Path, open_ws: OpenWs) -> None:
 
 def test_skipped_file_type_is_public() -> None:
     assert SkippedFile(path="x", reason="binary").reason == "binary"
+
+
+def test_paths_through_a_symlinked_root(tmp_path: Path, make_repo: Callable[..., Path], open_ws: OpenWs) -> None:
+    root = make_repo({"a.py": "def a():\n    pass\n"})
+    alias = tmp_path / "alias"
+    alias.symlink_to(root, target_is_directory=True)
+    ws = open_ws(alias)
+    assert ws.root == root.resolve()
+    assert ws.read_text(alias / "a.py") == "def a():\n    pass\n"
+    assert ws.relpath(alias / "sub" / ".." / "a.py") == "a.py"
+    with pytest.raises(PathOutsideWorkspace):
+        ws.relpath(alias)
