@@ -128,6 +128,14 @@ def scan(root: Path, ignored: IgnoreFn, max_bytes: int) -> Scan:
                 continue
             if ignored(rel, False):
                 continue
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    if st.st_size <= max_bytes:
+                        result.files[rel] = _sig(st)
+                        continue
+            except OSError:
+                pass
             found = stat_file(root, rel, max_bytes)
             if isinstance(found, FileSig):
                 result.files[rel] = found

@@ -160,3 +160,25 @@ def test_plain_folder_uses_content_hashing(tmp_path: Path, open_ws: OpenWs) -> N
     write(root, "new.py", "x = 1\n")
     assert ws.refresh() == [ChangeEvent(kind="modified", path="b.py", segments=("pins",)),
                             ChangeEvent(kind="added", path="new.py", segments=("repo_map", "pins"))]
+
+
+def test_root_in_a_subdirectory_of_a_repository(make_repo: Callable[..., Path], open_ws: OpenWs) -> None:
+    repo = make_repo()
+    ws = open_ws(repo / "app")
+    status = ws.status()
+    assert status.is_git and status.languages == {"python": 3}
+    write(repo, "app/models.py", (repo / "app/models.py").read_text() + "\nEXTRA = 1\n")
+    write(repo, "web/other.js", "function other() {}\n")
+    assert [(e.kind, e.path) for e in ws.refresh()] == [("modified", "models.py")]
+    assert "+EXTRA = 1" in ws.diff_text() and "other.js" not in ws.diff_text()
+    git(repo, "add", "app/models.py")
+    assert [(e.kind, e.path) for e in ws.refresh()] == [("staged", "models.py")]
+
+
+def test_prepare_builds_the_graph_once(make_repo: Callable[..., Path], open_ws: OpenWs) -> None:
+    ws = open_ws(make_repo())
+    ws.prepare()
+    graph = ws._index.compiled()
+    ws.prepare()
+    assert ws._index.compiled() is graph
+    assert ws.repo_map(200, lambda s: len(s)) and ws._index.compiled() is graph
