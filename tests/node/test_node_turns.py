@@ -74,10 +74,11 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
     assert by_kind["repo_map"]["cached"] > 0  # block-granular: its last partial block may be recomputed
     assert by_kind["repo_map"]["invalidated_by"] in (None, "partial cache block")
 
-    # The table form prints the answer, then the explain-context table.
-    assert client.explain(node_config, repo, json_output=False) == 0
-    table = capsys.readouterr().out
-    assert "repo_map" in table and "hit" in table
+    # The CLI's table form: segments with tokens, cached and new, then the totals.
+    cli = subprocess.run([sys.executable, "-m", "contenox", "explain-context"], cwd=repo, capture_output=True,
+                         text=True, timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    assert "repo_map" in cli.stdout and "hit" in cli.stdout
 
     # kill -9: the next call starts a new node, which resumes the session from disk.
     pid = node_pid(node_config)
@@ -88,7 +89,10 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
     assert msgspec.json.decode(capsys.readouterr().out)["turn"] == 2
     assert node_pid(node_config) != pid
 
-    third = ask_json(node_config, repo, "Where is add used?", capsys)
+    cli = subprocess.run([sys.executable, "-m", "contenox", "ask", "--json", "Where is add used?"], cwd=repo,
+                         capture_output=True, text=True, timeout=300)
+    assert cli.returncode == 0, cli.stderr
+    third = msgspec.json.decode(cli.stdout)
     explain = third["explain"]
     assert isinstance(explain, dict)
     assert explain["turn"] == 3
