@@ -24,6 +24,8 @@ __all__ = [
     "INSTRUCTION_FILES",
     "ChangeEvent",
     "Definition",
+    "DiffFile",
+    "DiffHunk",
     "FileTags",
     "IndexStatus",
     "RelatedHit",

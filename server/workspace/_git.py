@@ -13,6 +13,7 @@ import msgspec
 import pygit2
 
 from contenox.errors import RepositoryError
+from contenox.workspace._model import DiffFile, DiffHunk
 
 __all__ = ["GitRepo", "GitSnapshot", "open_repo"]
 
@@ -122,19 +123,50 @@ class GitRepo:
         return GitSnapshot(head=head, branch=branch, detached=detached, empty=empty, index=self._index,
                            submodules=self._submodules)
 
-    def diff_text(self) -> str:
-        """Unified diff of the working tree (staged or not, untracked files included) against HEAD."""
+    def _diff(self) -> pygit2.Diff:
         repo = self.repo
         flags = (pygit2.enums.DiffOption.INCLUDE_UNTRACKED | pygit2.enums.DiffOption.RECURSE_UNTRACKED_DIRS
                  | pygit2.enums.DiffOption.SHOW_UNTRACKED_CONTENT)
+        if repo.head_is_unborn:
+            tree = repo.get(repo.TreeBuilder().write())
+        else:
+            tree = repo.head.peel(pygit2.Tree)
+        assert isinstance(tree, pygit2.Tree)
+        # tree -> working tree (untracked content included): what `git diff HEAD` shows plus new files
+        return tree.diff_to_workdir(flags=flags)
+
+    def diff_files(self) -> list[DiffFile]:
+        """Files and hunks of the working tree against HEAD."""
+        statuses = {pygit2.enums.DeltaStatus.ADDED: "added", pygit2.enums.DeltaStatus.DELETED: "deleted",
+                    pygit2.enums.DeltaStatus.MODIFIED: "modified", pygit2.enums.DeltaStatus.RENAMED: "renamed",
+                    pygit2.enums.DeltaStatus.UNTRACKED: "untracked",
+                    pygit2.enums.DeltaStatus.TYPECHANGE: "typechange"}
+        plen = len(self.prefix)
+        files: list[DiffFile] = []
         try:
-            if repo.head_is_unborn:
-                tree = repo.get(repo.TreeBuilder().write())
-            else:
-                tree = repo.head.peel(pygit2.Tree)
-            assert isinstance(tree, pygit2.Tree)
-            # tree -> working tree (untracked content included): what `git diff HEAD` shows plus new files
-            diff = tree.diff_to_workdir(flags=flags)
+            for patch in self._diff():
+                if patch is None:
+                    continue
+                delta = patch.delta
+                path = delta.new_file.path or delta.old_file.path
+                if not path.startswith(self.prefix) or delta.new_file.mode == _SUBMODULE_MODE:
+                    continue
+                _, additions, deletions = patch.line_stats
+                files.append(DiffFile(
+                    path=path[plen:], old_path=(delta.old_file.path or path)[plen:],
+                    status=statuses.get(delta.status, "other"),  # type: ignore[arg-type]
+                    binary=bool(delta.is_binary), additions=additions, deletions=deletions,
+                    hunks=tuple(DiffHunk(old_start=h.old_start, old_lines=h.old_lines, new_start=h.new_start,
+                                         new_lines=h.new_lines, header=h.header.rstrip("\n"))
+                                for h in patch.hunks)))
+        except pygit2.GitError as exc:
+            raise RepositoryError(f"cannot diff against HEAD: {exc}", path=str(self.workdir)) from exc
+        return sorted(files, key=lambda f: f.path)
+
+    def diff_text(self) -> str:
+        """Unified diff of the working tree (staged or not, untracked files included) against HEAD."""
+        try:
+            diff = self._diff()
             parts: list[str] = []
             size = 0
             for patch in diff:

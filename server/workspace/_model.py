@@ -10,6 +10,8 @@ __all__ = [
     "ChangeEvent",
     "ChangeKind",
     "Definition",
+    "DiffFile",
+    "DiffHunk",
     "FileTags",
     "IndexStatus",
     "RelatedHit",
@@ -128,3 +130,23 @@ class RelatedHit(msgspec.Struct, frozen=True, kw_only=True):
     line: int
     text: str
     score: float
+
+
+class DiffHunk(msgspec.Struct, frozen=True, kw_only=True):
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    header: str
+
+
+class DiffFile(msgspec.Struct, frozen=True, kw_only=True):
+    """One file of the diff against HEAD (paths relative to the workspace root)."""
+
+    path: str
+    old_path: str
+    status: Literal["added", "deleted", "modified", "renamed", "untracked", "typechange", "other"]
+    binary: bool
+    additions: int
+    deletions: int
+    hunks: tuple[DiffHunk, ...]

@@ -27,6 +27,7 @@ from contenox.workspace._graph import SymbolIndex
 from contenox.workspace._languages import language_for
 from contenox.workspace._model import (
     ChangeEvent,
+    DiffFile,
     FileTags,
     IndexStatus,
     RelatedHit,
@@ -444,6 +445,11 @@ class Workspace:
             if self._diff is None:
                 self._diff = self._git.diff_text()
             return self._diff
+
+    def diff_files(self) -> list[DiffFile]:
+        """The files and hunks of ``diff_text()`` as data ([] outside git)."""
+        with self._lock:
+            return [] if self._git is None else self._git.diff_files()
 
     def search(self, pattern: str, regex: bool = True, limit: int = 100, *, word: bool = False
                ) -> list[SearchHit]:

@@ -182,3 +182,19 @@ def test_prepare_builds_the_graph_once(make_repo: Callable[..., Path], open_ws: 
     ws.prepare()
     assert ws._index.compiled() is graph
     assert ws.repo_map(200, lambda s: len(s)) and ws._index.compiled() is graph
+
+
+def test_diff_files_and_hunks(make_repo: Callable[..., Path], open_ws: OpenWs) -> None:
+    root = make_repo()
+    ws = open_ws(root)
+    write(root, "app/models.py", (root / "app/models.py").read_text().replace("name.title()", "name.upper()"))
+    (root / "web/app.js").unlink()
+    write(root, "notes.md", "one\ntwo\n")
+    files = {f.path: f for f in ws.diff_files()}
+    assert sorted(files) == ["app/models.py", "notes.md", "web/app.js"]
+    models = files["app/models.py"]
+    assert (models.status, models.additions, models.deletions) == ("modified", 1, 1)
+    [hunk] = models.hunks
+    assert (hunk.old_start, hunk.new_start) == (7, 7) and hunk.header.startswith("@@ -7,4 +7,4 @@")
+    assert files["web/app.js"].status == "deleted" and files["notes.md"].status == "untracked"
+    assert files["notes.md"].additions == 2
