@@ -135,3 +135,16 @@ def test_map_after_commit_is_unchanged(make_repo: Callable[..., Path], open_ws: 
     events = ws.refresh()
     assert all("repo_map" not in e.segments for e in events)
     assert ws.repo_map(200, count_tokens) == before
+
+
+def test_parallel_cold_index_equals_serial(make_repo: Callable[..., Path], open_ws: OpenWs,
+                                           monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    root = make_repo(_many_files(70) | {f"gen/g{i}.py": f"def g{i}():\n    return helper_{i}()\n" for i in range(70)})
+    monkeypatch.setattr(Workspace, "config_workers", staticmethod(lambda: 2))
+    parallel = open_ws(root, cache=None)
+    assert "parallel tagging unavailable" not in caplog.text
+    monkeypatch.setattr(Workspace, "config_workers", staticmethod(lambda: 1))
+    serial = open_ws(root, cache=None)
+    assert parallel.status().tagged_files == serial.status().tagged_files == 140
+    assert parallel.repo_map(500, count_tokens) == serial.repo_map(500, count_tokens)
+    assert parallel._index.edges_by_path() == serial._index.edges_by_path()
