@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -86,6 +87,31 @@ class TagCache:
             return None
         self.hits += 1
         return entry.tags
+
+    def prune(self, keep: set[str], slack: int = 1000) -> int:
+        """Drop entries not in ``keep`` once they outnumber it by ``slack`` (and caches of other versions
+        or queries); returns how many files were removed."""
+        if self.dir is None:
+            return 0
+        removed = 0
+        for other in self.dir.parent.glob("tags-v*"):
+            if other != self.dir and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)
+                removed += 1
+        try:
+            entries = [entry for sub in os.scandir(self.dir) if sub.is_dir() for entry in os.scandir(sub.path)]
+        except OSError:
+            return removed
+        if len(entries) <= len(keep) + slack:
+            return removed
+        for entry in entries:
+            if entry.name.removesuffix(".msgpack") not in keep:
+                try:
+                    os.unlink(entry.path)
+                    removed += 1
+                except OSError:
+                    pass
+        return removed
 
     def contains(self, key: str) -> bool:
         return key in self._fresh or (self.dir is not None and self._path(key).is_file())

@@ -93,6 +93,7 @@ class Workspace:
             raise WorkspaceError(f"workspace root {path} is not a directory", path=str(path))
         ws = cls(path, config, Path(cache_dir) if cache_dir is not None else None)
         ws.refresh()
+        ws._cache.prune({f"{s.language}-{s.blob}" for s in ws._files.values() if s.tags is not None})
         return ws
 
     # ----------------------------------------------------------------- paths and content

@@ -174,3 +174,21 @@ def test_paths_through_a_symlinked_root(tmp_path: Path, make_repo: Callable[...,
     assert ws.relpath(alias / "sub" / ".." / "a.py") == "a.py"
     with pytest.raises(PathOutsideWorkspace):
         ws.relpath(alias)
+
+
+def test_cache_is_pruned_of_stale_entries_and_versions(make_repo: Callable[..., Path], open_ws: OpenWs,
+                                                       tmp_path: Path) -> None:
+    from contenox.workspace._cache import TagCache
+
+    root = make_repo()
+    cache = tmp_path / "tags-cache"
+    (cache / "tags-v0-old").mkdir(parents=True)
+    ws = open_ws(root, cache=cache)
+    assert not (cache / "tags-v0-old").exists()
+    tags = TagCache(cache)
+    live = {p.stem for p in cache.rglob("*.msgpack")}
+    for i in range(5):
+        tags.put(f"python-stale{i:02d}", ws._index.tags["app/models.py"])
+    assert tags.prune(live, slack=10) == 0
+    assert tags.prune(live, slack=2) == 5
+    assert {p.stem for p in cache.rglob("*.msgpack")} == live
