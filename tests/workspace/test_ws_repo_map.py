@@ -148,3 +148,19 @@ def test_parallel_cold_index_equals_serial(make_repo: Callable[..., Path], open_
     assert parallel.status().tagged_files == serial.status().tagged_files == 140
     assert parallel.repo_map(500, count_tokens) == serial.repo_map(500, count_tokens)
     assert parallel._index.edges_by_path() == serial._index.edges_by_path()
+
+
+def test_budget_with_the_real_tokenizer(make_repo: Callable[..., Path], open_ws: OpenWs, default_model: object) -> None:
+    from contenox.runtime_ov.tokenizer import load_tokenizer
+
+    encode = load_tokenizer(default_model.weights).encode  # type: ignore[attr-defined]
+
+    def count(text: str) -> int:
+        return len(encode(text))
+
+    ws = open_ws(make_repo(_many_files(30)))
+    for budget in (25, 120, 400):
+        text = ws.repo_map(budget, count)
+        assert 0 < count(text) <= budget
+        assert count(text) > budget * 0.6  # the budget is used, not left mostly empty
+    assert ws.repo_map(400, count) == open_ws(ws.root).repo_map(400, count)
