@@ -157,13 +157,14 @@ class RequestRunner:
         if rest.startswith(sent_text) and len(rest) > len(sent_text):  # text held back at an incomplete char
             handle.emit(TokenEvent(token_ids=[], text=rest[len(sent_text):]))
         engine._measured_kv(self._pipe.get_metrics())
-        if reason == "cancelled":
-            computed = (ids[:min(len(ids), predicted + steps * chunk)] if first is None
-                        else ids + generated[:-1])
+        if reason == "cancelled" and first is None:  # prefill stopped at a chunk boundary
+            computed = ids[:min(len(ids), predicted + steps * chunk)]
+            occupied = len(computed)
         else:
             reason = reason or "stop"
-            computed = ids + generated[:-1]
-        engine.blocks.commit(computed)
+            computed = ids + generated[:-1]  # the last token's KV is never computed
+            occupied = len(ids) + len(generated)
+        engine.blocks.commit(computed, occupied_tokens=occupied)
         return self._final(handle, generated, reason, predicted, steps, started, first)
 
     def _final(self, handle: RequestHandle, generated: list[int], reason: str, predicted: int, steps: int,

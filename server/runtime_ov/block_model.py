@@ -4,7 +4,9 @@ OpenVINO GenAI 2026.4.1 does not report cached tokens. Its prefix cache keys eac
 32-token block by the hash of every token up to the block's end, keeps freed blocks until the
 pool runs out and then evicts the least recently used. This model keeps the same thing: an LRU
 ordered set of block keys (a key names a block together with its whole prefix), capacity in
-blocks. ``predict(ids)`` walks the prompt's blocks while they are present.
+blocks, a request's partial last block holding a slot. ``predict(ids)`` walks the prompt's
+blocks while they are present. Checked against the engine's step counts under eviction
+(tests/runtime_ov/test_engine.py::test_block_model_follows_eviction).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class BlockModel:
         self.block_size = block_size
         self._blocks: OrderedDict[bytes, None] = OrderedDict()
         self._lock = threading.Lock()
+        self._partials = 0
 
     @property
     def capacity_tokens(self) -> int:
@@ -64,18 +67,24 @@ class BlockModel:
                 cached += self.block_size
         return cached
 
-    def commit(self, ids: Sequence[int]) -> None:
+    def commit(self, ids: Sequence[int], occupied_tokens: int | None = None) -> None:
         """Record that the engine computed KV for ``ids`` (prompt plus generated tokens, in order).
 
-        Touches every full block and evicts the least recently used beyond capacity. The first
-        block is touched last, so under pressure a chain loses its tail before its head (a lost
-        head block would make the whole chain unreachable).
+        ``occupied_tokens`` (default ``len(ids)``) is what the request held in the cache: its
+        partial last block takes a slot without being reusable. Every block is touched in order,
+        head first, so under pressure a chain loses its head first and with it the whole chain:
+        measured on OpenVINO 2026.4.1, a prompt whose blocks were partly evicted recomputes fully.
         """
         keys = _block_keys(ids, self.block_size)
+        occupied = len(ids) if occupied_tokens is None else max(occupied_tokens, len(ids))
+        partial = -(-occupied // self.block_size) - len(keys)
         with self._lock:
-            for key in reversed(keys):
+            for key in keys:
                 self._blocks[key] = None
                 self._blocks.move_to_end(key)
+            for _ in range(partial):
+                self._partials += 1
+                self._blocks[b"partial-%d" % self._partials] = None
             while len(self._blocks) > self.capacity_blocks:
                 self._blocks.popitem(last=False)
 

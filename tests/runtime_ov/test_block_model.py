@@ -1,4 +1,4 @@
-"""The block model mirrors OpenVINO's prefix cache: full 32-token blocks, chained, LRU."""
+"""The block model mirrors OpenVINO's prefix cache: full 32-token blocks, chained, LRU, head first."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ def test_empty_model_predicts_nothing() -> None:
 
 def test_commit_then_predict_counts_full_blocks_only() -> None:
     model = BlockModel(100)
-    model.commit(ids(0, 100))  # 3 full blocks
+    model.commit(ids(0, 100))  # 3 full blocks and a partial one
     assert model.predict([*ids(0, 100), 7, 8, 9]) == 96
     assert model.predict(ids(0, 50)) == 32
-    assert model.used_blocks == 3
+    assert model.used_blocks == 4  # the partial block holds a slot too
 
 
 def test_last_prompt_token_is_always_recomputed() -> None:
@@ -60,12 +60,29 @@ def test_lru_eviction_keeps_the_recently_used_prompt() -> None:
     assert model.used_blocks == 8
 
 
-def test_pressure_drops_the_tail_of_a_chain_before_its_head() -> None:
+def test_pressure_evicts_a_chain_head_first_so_the_whole_chain_is_lost() -> None:
     model = BlockModel(5)
     model.commit(ids(0, 128))  # 4 blocks
-    model.commit(ids(10_000, 64))  # 2 more: one block must go, the last block of the first chain
-    assert model.predict(ids(0, 129)) == 96
-    assert model.predict(ids(10_000, 65)) == 64
+    model.commit(ids(10_000, 64))  # 2 more: the oldest block, the first chain's head, must go
+    assert model.predict([*ids(0, 128), 1]) == 0
+    assert model.predict([*ids(10_000, 64), 1]) == 64
+
+
+def test_a_re_touched_head_outlives_its_tail() -> None:
+    model = BlockModel(6)
+    model.commit(ids(0, 160))  # 5 blocks
+    model.commit(ids(0, 64))  # the head 2 blocks are now the most recent of that chain
+    model.commit(ids(10_000, 96))  # 3 more: the chain's 3 tail blocks go
+    assert model.predict([*ids(0, 160), 1]) == 64
+
+
+def test_a_partial_last_block_takes_a_slot() -> None:
+    model = BlockModel(4)
+    model.commit(ids(0, 64), occupied_tokens=70)  # 2 full blocks + 1 partial slot
+    assert model.used_blocks == 3
+    model.commit(ids(10_000, 32))  # the 4th slot
+    model.commit(ids(20_000, 32))  # evicts the oldest: the first chain's head
+    assert model.predict([*ids(0, 64), 1]) == 0
 
 
 def test_invalid_capacity() -> None:

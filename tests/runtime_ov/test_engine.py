@@ -207,6 +207,31 @@ def test_default_scheduler_keeps_only_the_last_prompt(default_model: InstalledMo
     assert steps(a + [5] * 20) == 4  # a's blocks are gone: everything recomputed
 
 
+def test_block_model_follows_eviction(default_model: InstalledModel) -> None:
+    """A 66-block cache under pressure: predicted recomputation matches the step count, chunk 32."""
+    from contenox.runtime_ov.kv_layout import read_kv_layout
+
+    layout = read_kv_layout(default_model.weights)
+    assert layout is not None
+    gb = (66 * layout.bytes_per_token() * 32 + 1024) / 2**30
+    with Engine.start(default_model, EngineOptions(cache_size_gb=gb, chunk_tokens=32)) as small:
+        assert small.num_kv_blocks == 66
+        x, y = list(range(20_000, 21_280)), list(range(30_000, 30_800))
+        cases = [
+            ("x cold", x, 0),
+            ("x head re-touched", [*x[:330], 7, 7, 7, 7, 7], 320),
+            ("y cold", y, 0),
+            ("x again: head kept, tail evicted", [*x, *[9] * 10], 320),
+            ("y again: evicted head first, all lost", [*y, *[9] * 10], 0),
+        ]
+        for name, ids, cached in cases:
+            predicted = small.predict_cached(ids)
+            assert predicted == cached, name
+            final = small.generate(GenerateRequest(session_id="evict", token_ids=ids, max_new_tokens=2))
+            assert final.metrics.predicted_cached_tokens == predicted
+            assert final.metrics.prefill_steps == math.ceil((len(ids) - predicted) / 32), name
+
+
 async def test_priority_interactive_before_background(engine: Engine) -> None:
     blocker = engine.submit(GenerateRequest(session_id="prio", token_ids=filler(engine, 31, 200),
                                             max_new_tokens=2))
