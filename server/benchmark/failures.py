@@ -97,11 +97,18 @@ class FailureRunner:
                            outcome=f"raised; the {len(handles)} accepted requests were cancelled and drained",
                            recovery_ms=round(drained + self._recovery_ms(), 1))
 
-    async def _cancel(self, ids: list[int], max_new: int, *, after_tokens: int, after_s: float) -> tuple[FinalEvent,
-                                                                                                        float]:
+    async def _cancel(self, ids: list[int], max_new: int, *, after_tokens: int, after_s: float
+                      ) -> tuple[FinalEvent, float, float]:
+        """(final, cancel latency from the intended moment, event-loop lag at that moment) in ms.
+
+        The intended moment is ``after_s`` after submit (prefill) or the arrival of the n-th token
+        event (decode); the lag is how late the asyncio loop got to run the cancel.
+        """
+        submitted = time.perf_counter()
         handle = self.h.engine.submit(GenerateRequest(session_id="bench-cancel", token_ids=ids,
                                                       max_new_tokens=max_new))
         seen = 0
+        intended = submitted + after_s
         cancelled_at = 0.0
         if after_tokens == 0:
             await asyncio.sleep(after_s)
@@ -111,15 +118,16 @@ class FailureRunner:
             if isinstance(event, TokenEvent):
                 seen += 1
                 if after_tokens and seen == after_tokens:
-                    cancelled_at = time.perf_counter()
+                    intended = cancelled_at = time.perf_counter()
                     handle.cancel()
         final = await handle.result()
-        return final, (time.perf_counter() - cancelled_at) * 1000.0
+        ended = time.perf_counter()
+        return final, (ended - intended) * 1000.0, (cancelled_at - intended) * 1000.0
 
     def _cancel_case(self, name: str, how: str, ids: list[int], max_new: int, after_tokens: int,
                      after_s: float) -> FailureCase:
-        final, latency = asyncio.run(self._cancel(ids, max_new, after_tokens=after_tokens, after_s=after_s))
-        error = _outcome(final) | {"cancel_latency_ms": round(latency, 1)}
+        final, latency, lag = asyncio.run(self._cancel(ids, max_new, after_tokens=after_tokens, after_s=after_s))
+        error = _outcome(final) | {"cancel_latency_ms": round(latency, 1), "loop_lag_ms": round(lag, 1)}
         return FailureCase(name=name, provoked=final.finish_reason == "cancelled", how=how, error=error,
                            outcome=f"finish_reason={final.finish_reason}", recovery_ms=self._recovery_ms())
 

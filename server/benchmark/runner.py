@@ -18,6 +18,7 @@ from contenox.benchmark.report import FailureCase, Report, encode_report
 from contenox.benchmark.snapshots import snapshot_cases
 from contenox.benchmark.stats import output_hash
 from contenox.config import Config
+from contenox.errors import ContenoxError
 from contenox.runtime_ov import InstalledModel, ModelStore
 
 __all__ = ["main", "run_report"]
@@ -79,7 +80,11 @@ def run_report(config: Config, store: ModelStore, model: InstalledModel, opts: B
         if opts.replay is not None:
             from contenox.benchmark.replay import run_replay
 
-            replay = run_replay(config, h.engine, opts.replay, say=_say)
+            try:
+                replay = run_replay(config, h.engine, opts.replay, say=_say)
+            except ContenoxError as exc:  # the rest of the report stands without it
+                notes.append(f"replay not run: {exc.kind}: {exc.message}")
+                _say(notes[-1])
         unload_ms = h.close()
         h.floor_close()
         resid = residency(store, [model.name], load_ms=h.engine_load_ms, unload_ms=unload_ms, swaps=swaps)
