@@ -3,7 +3,9 @@
 The engine's paged cache cannot be read or written from Python in OpenVINO GenAI 2026.4.1, so
 snapshots use a second, *stateful* compilation of the same model (``core.compile_model`` of its
 IR; ``query_state`` / ``set_state``). A GGUF model is converted to IR once (GenAI's own GGUF
-reader, ``enable_save_ov_model``) into a cache directory keyed by the model digest.
+reader, ``enable_save_ov_model``) into a cache directory keyed by the model digest. A restored
+stream continues on that stateful model; it cannot seed the engine's paged prefix cache (no API
+for that in 2026.4.1), so a warm start of the engine itself is a re-prefill of the prefix.
 
 File layout: ``CONTENOX-KV\\0\\1``, an 8-byte little-endian header length, the JSON header
 (model/tokenizer digests, profile id, KV precision, token count and hash, the token ids and one
