@@ -74,7 +74,6 @@ class Indexer:
         self._ranks: object = None
         self._listeners: list[Callable[[], None]] = []
 
-
     def relpath(self, path: str | Path) -> str:
         """``path`` (absolute or relative to the root) as a normalized relative POSIX path inside the
         root; raises PathOutsideWorkspace otherwise (symlinks resolved)."""
@@ -120,10 +119,10 @@ class Indexer:
             absolute = Path(hint) if Path(hint).is_absolute() else self.root / hint
             if git_dir is not None and Path(os.path.abspath(absolute)).is_relative_to(git_dir):
                 continue
-            try:
-                rel = self.relpath(absolute)
-            except PathOutsideWorkspace:
+            lexical = Path(os.path.abspath(absolute))
+            if not lexical.is_relative_to(self.root) or lexical == self.root:
                 continue
+            rel = lexical.relative_to(self.root).as_posix()  # not resolved: a symlink leaving is reported
             parts = rel.split("/")
             if ".git" in parts or any("/".join(parts[:i]) in self._skipped for i in range(1, len(parts))):
                 continue

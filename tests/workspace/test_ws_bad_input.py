@@ -192,3 +192,13 @@ def test_cache_is_pruned_of_stale_entries_and_versions(make_repo: Callable[..., 
     assert tags.prune(live, slack=10) == 0
     assert tags.prune(live, slack=2) == 5
     assert {p.stem for p in cache.rglob("*.msgpack")} == live
+
+
+def test_hinted_refresh_reports_a_new_symlink_leaving_the_root(tmp_path: Path, make_repo: Callable[..., Path],
+                                                                open_ws: OpenWs) -> None:
+    root = make_repo({"a.py": "def a():\n    pass\n"})
+    ws = open_ws(root)
+    outside = write(tmp_path / "outside", "x.py", "def x():\n    pass\n")
+    (root / "link.py").symlink_to(outside)
+    assert ws.refresh([root / "link.py"]) == []
+    assert reasons(ws) == {"link.py": "symlink_outside"}
