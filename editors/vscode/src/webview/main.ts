@@ -81,11 +81,14 @@ function handle(msg: ToWebview): void {
       const answer = answerFor(msg.chatId);
       answer.text = msg.text || answer.text;
       answer.body.innerHTML = renderMarkdown(answer.text);
-      const explain = document.createElement('details');
-      explain.className = 'explain-context';
-      explain.open = true;
-      explain.innerHTML = `<summary>Explain context</summary>${renderExplainTable(msg.explain)}`;
-      answer.element.appendChild(explain);
+      if (msg.explain) {
+        // Only model turns have one (Find related code does not run the model).
+        const explain = document.createElement('details');
+        explain.className = 'explain-context';
+        explain.open = true;
+        explain.innerHTML = `<summary>Explain context</summary>${renderExplainTable(msg.explain)}`;
+        answer.element.appendChild(explain);
+      }
       finish(answer, msg.chatId, 'done');
       break;
     }

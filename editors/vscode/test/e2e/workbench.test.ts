@@ -7,7 +7,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NodeHome, contenoxBin } from '../protocol/harness';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -48,6 +48,14 @@ async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 500));
   }
   throw new Error(`code-server did not come up:\n${serverLog.slice(-4000)}`);
+}
+
+async function openFile(name: string): Promise<void> {
+  await page.keyboard.press('Control+P');
+  await page.locator('.quick-input-widget input').fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.tabs-container .tab.active', { hasText: name }).first().waitFor();
 }
 
 function statusItem(text: RegExp) {
@@ -91,6 +99,14 @@ beforeAll(async () => {
   await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
 });
 
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail' && page) {
+    fs.mkdirSync(RESULTS, { recursive: true });
+    const name = ctx.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60);
+    await page.screenshot({ path: path.join(RESULTS, `failed-${name}.png`) }).catch(() => undefined);
+  }
+});
+
 afterAll(async () => {
   await browser?.close();
   if (server?.pid) {
@@ -106,6 +122,7 @@ describe('the extension in a real VS Code workbench', () => {
 
   it('Contenox: Open Chat answers in the webview with the explain-context table', async () => {
     await page.locator('.monaco-workbench').click({ position: { x: 640, y: 400 } });
+    await openFile('main.py'); // the chat then opens beside the editor
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
     await input.waitFor();
@@ -122,6 +139,51 @@ describe('the extension in a real VS Code workbench', () => {
     expect(await answer.locator('table.explain tbody tr').count()).toBeGreaterThan(2);
     expect(await answer.locator('table.explain tfoot td').first().textContent()).toMatch(/^\d[\d,]*$/);
     await statusItem(/\d+% cached/).first().waitFor({ timeout: 30_000 });
+
+  });
+
+  it('server code actions on a selection open their result in the chat panel', async () => {
+    await page.keyboard.press('Control+1'); // the editor group holding main.py
+    const editor = page.locator('.editor-instance .monaco-editor').first();
+    await editor.locator('.view-line', { hasText: 'return helper(41)' }).waitFor({ timeout: 30_000 });
+    await editor.locator('.view-lines').click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Control+.');
+    const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Find related code' });
+    await action.first().waitFor({ timeout: 60_000 });
+    await action.first().click();
+    const chat = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    const related = chat.locator('section.answer.done').nth(1);
+    await related.waitFor({ timeout: 120_000 });
+    expect(await related.locator('.markdown').textContent()).toContain('util.py');
+    expect(await chat.locator('.question').nth(1).textContent()).toContain('Find related code');
+  });
+
+  it('hover shows the explain-context from the server', async () => {
+    // Keyboard only: go to `helper` on line 5 (`    return helper(41)`) and show the hover.
+    const input = page.locator('.quick-input-widget input');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+1');
+    await page.keyboard.press('Control+G');
+    await input.fill(':5:12');
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await page.keyboard.press('F1');
+    await input.fill('>Show or Focus Hover');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Show or Focus Hover' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    const hover = page.locator('.monaco-hover:not(.hidden)').first();
+    await hover.waitFor({ timeout: 60_000 });
+    await expect.poll(async () => hover.textContent(), { timeout: 30_000 }).toMatch(/cached/i);
+    expect(await hover.textContent()).toContain('helper');
+  });
+
+  it('clicking the status bar item shows the explain-context table', async () => {
+    await statusItem(/\d+% cached/).first().click();
+    const chat = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    const shown = chat.locator('section.explain-only table.explain');
+    await shown.first().waitFor({ timeout: 30_000 });
+    expect(await shown.first().locator('tbody tr').count()).toBeGreaterThan(2);
 
     fs.mkdirSync(RESULTS, { recursive: true });
     const shot = path.join(RESULTS, 'workbench.png');
