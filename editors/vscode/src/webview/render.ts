@@ -153,11 +153,11 @@ export function renderExplainTable(explain: Explain | null | undefined): string 
     `${formatPct(t?.hit_pct)} cached`,
     `ttft ${formatSeconds(explain.ttft_ms)}`,
   ].filter((x) => x !== '').join(' · ');
-  return `<table class="explain" aria-label="Explain context">` +
+  return `<div class="explain-wrap"><table class="explain" aria-label="Explain context">` +
     `<caption>${summary}</caption>` +
     `<thead><tr><th scope="col">segment</th><th scope="col">tokens</th><th scope="col">cached</th>` +
     `<th scope="col">new</th><th scope="col">invalidated by</th></tr></thead>` +
     `<tbody>${rows}</tbody>` +
     `<tfoot><tr><th scope="row">total</th><td>${fmtInt(t?.tokens)}</td><td>${fmtInt(t?.cached)}</td>` +
-    `<td>${fmtInt(t?.new)}</td><td>${formatPct(t?.hit_pct)}</td></tr></tfoot></table>`;
+    `<td>${fmtInt(t?.new)}</td><td>${formatPct(t?.hit_pct)}</td></tr></tfoot></table></div>`;
 }
