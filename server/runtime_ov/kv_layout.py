@@ -1,6 +1,6 @@
 """The model's KV geometry (layers, KV heads, head size) and the cache capacity it implies.
 
-Read from GGUF metadata (``gguf`` package) or an IR directory's ``config.json``; used to turn the
+Read from GGUF metadata (the fast header reader) or an IR directory's ``config.json``; used to turn the
 configured cache size in GB into a number of 32-token blocks, which the engine passes to the
 pipeline as ``num_kv_blocks`` so the block model's capacity is exact.
 """
@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import msgspec
+
+from contenox.errors import ContenoxError
 
 __all__ = ["KvLayout", "read_kv_layout"]
 
@@ -38,14 +40,14 @@ class KvLayout(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _gguf_layout(path: Path) -> KvLayout:
-    import gguf
+    from contenox.runtime_ov.gguf_header import gguf_metadata
 
-    reader = gguf.GGUFReader(str(path))
+    fields = gguf_metadata(path)
 
     def value(suffix: str) -> int | None:
-        for name, field in reader.fields.items():
-            if name.endswith(suffix) and field.data:
-                return int(field.parts[field.data[0]][0])
+        for name, found in fields.items():
+            if name.endswith(suffix) and isinstance(found, int | float) and not isinstance(found, bool):
+                return int(found)
         return None
 
     layers = value(".block_count")
@@ -73,5 +75,5 @@ def read_kv_layout(weights: Path) -> KvLayout | None:
     """The KV layout of a GGUF file or IR directory; None when it cannot be read."""
     try:
         return _ir_layout(weights) if weights.is_dir() else _gguf_layout(weights)
-    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
+    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError, ContenoxError):
         return None
