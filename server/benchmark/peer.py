@@ -60,6 +60,8 @@ def run_peer(weights: Path, *, cold_ids: list[int], warm_pairs: list[tuple[list[
                               verbose=False, seed=0)
     except Exception as exc:  # the peer is optional: say why it is missing
         return _absent(f"llama.cpp could not load {weights.name}: {exc}", version)
+    llm.reset()
+    _stream(llm, cold_ids[:64], 2)  # warm-up: the first evaluation allocates llama.cpp's compute graph
     cold, decode = [], []
     peer_hash = ""
     for _ in range(max(1, repeats)):
