@@ -10,10 +10,10 @@ export class ChatPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   readonly session: ChatSession;
 
-  constructor(private readonly extensionUri: vscode.Uri, backend: ChatBackend) {
+  constructor(private readonly extensionUri: vscode.Uri, backend: ChatBackend, onError?: (err: unknown) => void) {
     this.session = new ChatSession(backend, (msg: ToWebview) => {
       void this.panel?.webview.postMessage(msg);
-    });
+    }, onError);
   }
 
   /** Reveal the panel (creating it if needed) and return the session that drives it. */

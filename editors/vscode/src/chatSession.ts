@@ -72,7 +72,12 @@ export class ChatSession implements vscode.Disposable {
   private ready = false;
   private readonly queue: ToWebview[] = [];
 
-  constructor(private readonly backend: ChatBackend, private readonly post: (msg: ToWebview) => void) {}
+  constructor(
+    private readonly backend: ChatBackend,
+    private readonly post: (msg: ToWebview) => void,
+    /** Told about failed (not cancelled) requests, e.g. to show "model missing" in the status bar. */
+    private readonly onError: (err: unknown) => void = () => undefined,
+  ) {}
 
   /** Messages from the webview. Unknown shapes are ignored. */
   async handleMessage(raw: unknown): Promise<void> {
@@ -163,6 +168,7 @@ export class ChatSession implements vscode.Disposable {
         this.send({ type: 'cancelled', chatId });
       } else {
         this.send({ type: 'error', chatId, message: errorMessage(err) });
+        this.onError(err);
       }
     } finally {
       this.running.delete(chatId);

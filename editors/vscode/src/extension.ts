@@ -24,6 +24,7 @@ import {
   type Explain,
 } from './protocol';
 import { EXPLAIN_COMMAND, StatusBar } from './statusBar';
+import { statusForError } from './statusView';
 
 const COMMAND_LABELS: Record<string, string> = {
   [ServerCommands.explainSelection]: 'Explain selection',
@@ -79,7 +80,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return client.sendRequest<Explain | null>(Methods.explainContext, uri ? { uri } : {});
     },
   };
-  const panel = new ChatPanel(context.extensionUri, backend);
+  const panel = new ChatPanel(context.extensionUri, backend, (err) => {
+    const status = statusForError(err);
+    if (status) statusBar.update(status);
+  });
   context.subscriptions.push(panel);
 
   const runChatCommand = (command: string, args: unknown[]): Promise<void> =>

@@ -8,7 +8,30 @@ export type StatusInput =
   | { kind: 'starting' }
   | { kind: 'cache'; status: CacheStatus }
   | { kind: 'down'; detail?: string }
+  | { kind: 'modelMissing'; detail?: string }
   | { kind: 'missing'; executable: string };
+
+/** JSON-RPC error codes of contenox.errors that change what the status bar says. */
+export const ErrorCodes = {
+  modelNotFound: -32002,
+  modelSourceUnavailable: -32003,
+  nodeUnavailable: -32016,
+} as const;
+
+/** A failed request's error as a status (model missing, node down), or undefined when it is not one. */
+export function statusForError(err: unknown): StatusInput | undefined {
+  const e = (err ?? {}) as { code?: unknown; message?: unknown };
+  const detail = typeof e.message === 'string' ? e.message : undefined;
+  switch (e.code) {
+    case ErrorCodes.modelNotFound:
+    case ErrorCodes.modelSourceUnavailable:
+      return { kind: 'modelMissing', detail };
+    case ErrorCodes.nodeUnavailable:
+      return { kind: 'down', detail };
+    default:
+      return undefined;
+  }
+}
 
 export interface StatusView {
   text: string;
@@ -45,6 +68,14 @@ export function statusView(input: StatusInput): StatusView {
         text: '$(warning) Contenox: not installed',
         tooltip: `The Contenox executable "${input.executable}" was not found. ` +
           'Install it with `pipx install contenox` or set `contenox.path`.',
+        warning: true,
+        busy: false,
+      };
+    case 'modelMissing':
+      return {
+        text: '$(warning) Contenox: model missing',
+        tooltip: `The node has no model to answer with${input.detail ? `: ${input.detail}` : ''}. ` +
+          'Run `contenox init` (or `contenox model pull NAME`).',
         warning: true,
         busy: false,
       };

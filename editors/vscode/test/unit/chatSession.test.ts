@@ -23,7 +23,7 @@ function harness() {
     explainContext: async () => EXPLAIN,
   };
   const session = new ChatSession(backend, (m) => posted.push(m));
-  return { session, posted, pending, commands };
+  return { session, posted, pending, commands, backend };
 }
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
@@ -61,7 +61,9 @@ describe('ChatSession', () => {
   });
 
   it('stop cancels the request and reports cancelled, dropping late chunks', async () => {
-    const { session, posted, pending } = harness();
+    const { posted, pending, backend } = harness();
+    const errors: unknown[] = [];
+    const session = new ChatSession(backend, (m) => posted.push(m), (e) => errors.push(e));
     await session.handleMessage({ type: 'ready' });
     const done = session.handleMessage({ type: 'send', prompt: 'long one' });
     await tick();
@@ -72,16 +74,21 @@ describe('ChatSession', () => {
     session.onChunk({ chatId: p.params.chatId, text: 'late' });
     await done;
     expect(posted.map((m) => m.type)).toEqual(['start', 'chunk', 'cancelled']);
+    expect(errors).toEqual([]); // a cancel is an outcome, not an error
   });
 
-  it('reports server errors on the answer', async () => {
-    const { session, posted, pending } = harness();
+  it('reports server errors on the answer and to the error hook', async () => {
+    const { posted, pending, backend } = harness();
+    const errors: unknown[] = [];
+    const session = new ChatSession(backend, (m) => posted.push(m), (e) => errors.push(e));
     await session.handleMessage({ type: 'ready' });
     const done = session.handleMessage({ type: 'send', prompt: 'x' });
     await tick();
     pending[0]!.reject(Object.assign(new Error('model smollm2-135m is not installed'), { code: -32603 }));
     await done;
     expect(posted.at(-1)).toEqual({ type: 'error', chatId: pending[0]!.params.chatId, message: 'model smollm2-135m is not installed' });
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as { code: number }).code).toBe(-32603);
   });
 
   it('ignores malformed messages from the page', async () => {

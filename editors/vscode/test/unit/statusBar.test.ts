@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
 import { StatusBar } from '../../src/statusBar';
-import { formatCacheHit, statusView } from '../../src/statusView';
+import { formatCacheHit, statusForError, statusView } from '../../src/statusView';
 import { cacheStatus } from './fixtures';
 
 // The mocked module exposes what was created.
@@ -59,6 +59,23 @@ describe('statusView', () => {
     expect(v.text).toContain('model missing');
     const other = statusView({ kind: 'cache', status: cacheStatus({ state: 'error', message: 'engine crashed' }) });
     expect(other.text).toBe('$(warning) Contenox: error');
+  });
+});
+
+describe('statusForError', () => {
+  it('maps model_not_found to the model-missing warning', () => {
+    const input = statusForError({ code: -32002, message: 'model smollm2-135m is not installed' });
+    expect(input).toEqual({ kind: 'modelMissing', detail: 'model smollm2-135m is not installed' });
+    const v = statusView(input!);
+    expect(v.warning).toBe(true);
+    expect(v.text).toBe('$(warning) Contenox: model missing');
+    expect(v.tooltip).toContain('contenox init');
+  });
+  it('maps node_unavailable to node down and ignores other errors', () => {
+    expect(statusForError({ code: -32016, message: 'no socket' })).toEqual({ kind: 'down', detail: 'no socket' });
+    expect(statusForError({ code: -32007, message: 'too long' })).toBeUndefined();
+    expect(statusForError(new Error('x'))).toBeUndefined();
+    expect(statusForError(undefined)).toBeUndefined();
   });
 });
 
