@@ -189,17 +189,18 @@ async function startClient(
     lc.onDidChangeState((e) => {
       if (e.newState === State.Stopped) statusBar.update({ kind: 'down' });
       if (e.newState === State.Starting) statusBar.update({ kind: 'starting' });
+      if (e.newState === State.Running) {
+        // Connected (also after an automatic restart): idle until the node reports a turn.
+        statusBar.onCacheStatus({
+          workspace: '', cachedTokens: 0, newTokens: 0, promptTokens: 0, hitPct: null, ttftMs: null, state: 'idle',
+        });
+      }
     }),
   );
   client = lc;
   try {
     statusBar.update({ kind: 'starting' });
     await lc.start();
-    if (statusBar.view.busy && statusBar.view.text.includes('Contenox')) {
-      statusBar.onCacheStatus({
-        workspace: '', cachedTokens: 0, newTokens: 0, promptTokens: 0, hitPct: null, ttftMs: null, state: 'idle',
-      });
-    }
   } catch (err) {
     statusBar.update({ kind: 'down', detail: errorMessage(err) });
     void vscode.window.showErrorMessage(`Contenox: could not start \`${executable} lsp\`: ${errorMessage(err)}`);
