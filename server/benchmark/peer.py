@@ -10,6 +10,7 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from contenox.benchmark.report import PeerSection
 from contenox.benchmark.stats import Spread, output_hash, spread
@@ -26,18 +27,18 @@ def _absent(reason: str, version: str = "") -> PeerSection:
                        ours_output_hash="")
 
 
-def _stream(llm: object, ids: list[int], max_new: int) -> tuple[float, float, list[int]]:
+def _stream(llm: Any, ids: list[int], max_new: int) -> tuple[float, float, list[int]]:
     """(ttft_ms, decode tok/s, generated ids) of one greedy generation."""
     started = time.perf_counter()
     first = 0.0
     out: list[int] = []
     # reset=True is the longest-common-prefix path: it keeps the matching KV and evaluates the rest
-    gen = llm.generate(ids, temp=0.0, top_k=1, reset=True)  # type: ignore[attr-defined]
+    gen = llm.generate(ids, temp=0.0, top_k=1, reset=True)
     for token in gen:
         if not out:
             first = time.perf_counter()
         out.append(int(token))
-        if len(out) >= max_new or token == llm.token_eos():  # type: ignore[attr-defined]
+        if len(out) >= max_new or token == llm.token_eos():
             break
     ended = time.perf_counter()
     decode = (len(out) - 1) / (ended - first) if len(out) > 1 and ended > first else 0.0
@@ -56,7 +57,7 @@ def run_peer(weights: Path, *, cold_ids: list[int], warm_pairs: list[tuple[list[
     version = str(getattr(llama_cpp, "__version__", ""))
     n_ctx = max(len(cold_ids), *(len(b) for _, b in warm_pairs)) + max_new + 64
     try:
-        llm = llama_cpp.Llama(model_path=str(weights), n_ctx=n_ctx, n_batch=512, n_threads=threads or os.cpu_count(),
+        llm: Any = llama_cpp.Llama(model_path=str(weights), n_ctx=n_ctx, n_batch=512, n_threads=threads or os.cpu_count(),
                               verbose=False, seed=0)
     except Exception as exc:  # the peer is optional: say why it is missing
         return _absent(f"llama.cpp could not load {weights.name}: {exc}", version)

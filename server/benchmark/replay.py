@@ -84,6 +84,9 @@ class _Replayer:
         self.planner = make_planner(config, engine, state_dir / "planner")
         self.ws = Workspace.open(clone, config.workspace, state_dir / "index")
         self.naive_history: list[tuple[str, str]] = []
+        self.history_user = PROMPT
+        """What the contenox turn put into its history for this step (the prompt with the selection): the
+        naive history carries the same text, so both orderings send the same material."""
 
     def _open_file(self) -> tuple[str, str]:
         rel = _changed_file(self.clone)
@@ -118,6 +121,7 @@ class _Replayer:
         plan = self.planner.plan(inputs, predict_cached=self.engine.predict_cached)
         final = asyncio.run(self._run(plan.token_ids, "replay-contenox"))
         explain = self.planner.record(plan, final.metrics, answer_text=final.text)
+        self.history_user = plan.user
         m = final.metrics
         segs = explain.segments
         return ReplayTurn(
@@ -127,7 +131,8 @@ class _Replayer:
             predicted_recomputed_tokens=m.prompt_tokens - plan.manifest.predicted_cached_tokens,
             measured_recomputed_tokens=m.measured_recomputed_tokens,
             cached_share=round(plan.manifest.predicted_cached_tokens / m.prompt_tokens, 4), ttft_ms=round(m.ttft_ms, 1),
-            changed_segments=[s.kind for s in segs if s.invalidated_by])
+            changed_segments=[s.kind for s in segs if s.invalidated_by],
+            segment_tokens={s.kind: s.tokens for s in segs})
 
     def naive_turn(self, sha: str, subject: str) -> ReplayTurn:
         prompts = self.planner.prompts
@@ -147,14 +152,15 @@ class _Replayer:
         ids = self.engine.tokenizer.encode(self.engine.tokenizer.apply_chat_template(messages))
         predicted = self.engine.predict_cached(ids)
         final = asyncio.run(self._run(ids, "replay-naive"))
-        self.naive_history.append((PROMPT, final.text.strip()))
+        self.naive_history.append((self.history_user, final.text.strip()))
         m = final.metrics
         return ReplayTurn(
             commit=sha[:12], subject=subject[:80], ordering="naive", prompt_tokens=m.prompt_tokens,
             segments_cached=0, segments_new=len(messages), predicted_cached_tokens=predicted,
             predicted_recomputed_tokens=m.prompt_tokens - predicted,
             measured_recomputed_tokens=m.measured_recomputed_tokens,
-            cached_share=round(predicted / m.prompt_tokens, 4), ttft_ms=round(m.ttft_ms, 1), changed_segments=[])
+            cached_share=round(predicted / m.prompt_tokens, 4), ttft_ms=round(m.ttft_ms, 1), changed_segments=[],
+            segment_tokens={"messages": len(messages)})
 
 
 def _mean(values: list[float]) -> float:

@@ -159,6 +159,8 @@ class ReplayTurn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     cached_share: float
     ttft_ms: float
     changed_segments: list[str]
+    segment_tokens: dict[str, int]
+    """contenox: tokens per planner segment; naive: the number of chat messages."""
 
 
 class ReplaySummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
