@@ -12,6 +12,7 @@ __all__ = ["plot_suffix_curve"]
 def plot_suffix_curve(report: Report, path: Path) -> Path:
     """Write the PNG; needs matplotlib (the optional ``bench`` extra)."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -27,8 +28,10 @@ def plot_suffix_curve(report: Report, path: Path) -> Path:
             high = [v[2] - v[0] for v in values]
             ax.errorbar(xs, med, yerr=[low, high], fmt=style, capsize=3, label=label)
 
+        series([(p.ms.median, p.ms.min, p.ms.max) for p in points],
+               "warm, ours: plan + submit + first token event", "o-")
         series([(p.ttft_ms.median, p.ttft_ms.min, p.ttft_ms.max) for p in points],
-               "warm, planner + engine (TTFT)", "o-")
+               "warm, ours: engine TTFT", "x-")
         series([(p.floor_ttft_ms.median, p.floor_ttft_ms.min, p.floor_ttft_ms.max) for p in points],
                "warm, bare pipeline floor", "s--")
         series([(p.cold_ttft_ms.median, p.cold_ttft_ms.min, p.cold_ttft_ms.max) for p in points],
@@ -38,6 +41,9 @@ def plot_suffix_curve(report: Report, path: Path) -> Path:
                         fontsize=7)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _pos: f"{v:g}"))
+            axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     else:
         ax.text(0.5, 0.5, "no suffix points measured", ha="center", transform=ax.transAxes)
     ident = report.identity
