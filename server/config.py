@@ -44,6 +44,8 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Split-fuse prefill chunk (tokens per step); cancellation takes effect at chunk boundaries."""
     max_num_seqs: int = 8
     max_new_tokens: int = 512
+    repetition_penalty: float = 1.1
+    """Greedy decoding's guard against loops (1.0 turns it off); deterministic either way."""
     threads: int = 0
     """Inference threads; 0 lets OpenVINO decide."""
 
@@ -105,6 +107,7 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
 
 _POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_tokens", "planner.repo_map_tokens",
              "workspace.max_file_bytes"}
+_POSITIVE_FLOAT = {"engine.repetition_penalty"}
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "node.idle_exit_s", "planner.output_reserve",
                  "planner.max_history_turns", "workspace.debounce_ms"}
 
@@ -122,6 +125,8 @@ def config_path(home: Path | None = None) -> Path:
 def _check_range(key: str, value: Any) -> str | None:
     if key in _POSITIVE and value <= 0:
         return f"{key}: must be > 0, got {value!r}"
+    if key in _POSITIVE_FLOAT and value < 1.0:
+        return f"{key}: must be >= 1.0, got {value!r}"
     if key in _NON_NEGATIVE and value < 0:
         return f"{key}: must be >= 0, got {value!r}"
     return None

@@ -85,6 +85,8 @@ class RequestRunner:
         config = ov_genai.GenerationConfig()
         config.max_new_tokens = request.max_new_tokens or self._engine.options.max_new_tokens
         config.do_sample = False
+        if self._engine.options.repetition_penalty != 1.0:
+            config.repetition_penalty = self._engine.options.repetition_penalty
         if eos >= 0:
             config.eos_token_id = eos
         stops = {int(t) for t in request.stop_token_ids} | ({eos} if eos >= 0 else set())

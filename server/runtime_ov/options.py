@@ -17,6 +17,7 @@ class EngineOptions(msgspec.Struct, frozen=True, kw_only=True):
     max_num_seqs: int = 8
     max_new_tokens: int = 512
     """Default for requests that ask for 0 new tokens."""
+    repetition_penalty: float = 1.0
     threads: int = 0
     """Inference threads; 0 lets OpenVINO decide."""
     device: str = ""
@@ -28,4 +29,5 @@ class EngineOptions(msgspec.Struct, frozen=True, kw_only=True):
     def from_config(cls, engine: EngineConfig, *, device: str = "") -> EngineOptions:
         return cls(cache_size_gb=engine.cache_size_gb, chunk_tokens=engine.chunk_tokens,
                    max_num_seqs=engine.max_num_seqs, max_new_tokens=engine.max_new_tokens,
+                   repetition_penalty=engine.repetition_penalty,
                    threads=engine.threads, device=device)

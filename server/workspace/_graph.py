@@ -198,7 +198,8 @@ class SymbolIndex:
 
     def _change_ref(self, path: str, ident: str, count: int, sign: int) -> None:
         defs = self.definers.get(ident)
-        self.users[self._ident_id(ident)] += sign
+        ident_id = self._ident_id(ident)  # first: it may grow (replace) self.users
+        self.users[ident_id] += sign
         if sign > 0:
             self.referencers.setdefault(ident, {})[path] = count
         else:

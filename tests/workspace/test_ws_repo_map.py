@@ -98,6 +98,17 @@ def test_incremental_index_equals_fresh_index(make_repo: Callable[..., Path], op
     assert fresh._index.edges_by_path() == ws._index.edges_by_path()
 
 
+def test_an_edit_that_brings_many_new_identifiers_refreshes(make_repo: Callable[..., Path],
+                                                            open_ws: OpenWs) -> None:
+    """Regression: growing the identifier table during a refresh must not index the old table."""
+    root = make_repo(_many_files(3))
+    ws = open_ws(root)
+    calls = "".join(f"    fresh_name_{i}()\n" for i in range(2500))
+    write(root, "pkg/mod01.py", f"def caller():\n{calls}")
+    ws.refresh()
+    assert ws.repo_map(2000, count_tokens) == open_ws(root).repo_map(2000, count_tokens)
+
+
 def test_one_file_edit_changes_only_its_entries(make_repo: Callable[..., Path], open_ws: OpenWs) -> None:
     root = make_repo(_many_files(20))
     ws = open_ws(root)
