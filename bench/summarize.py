@@ -39,6 +39,7 @@ def summarize(r: Report) -> str:
             f"{c.overhead_ratio:.2f}x | - |",
             f"| warm, same prefix | {w.cached_tokens} cached + {w.new_tokens} new | {_s(w.ms)} | {_s(w.ttft_ms)} | "
             f"{_s(w.floor_ttft_ms)} | {w.overhead_ratio:.2f}x | {w.vs_cold.equal} |"]
+    hit = f"hit rate {w.hit_rate:.1%} (measured at least {w.measured_hit_rate_min:.1%})"
     for p in r.warm_changed_suffix.points:
         out.append(f"| warm, {p.changed_tokens} changed | {p.cached_tokens} cached + {p.suffix_tokens} new | "
                    f"{_s(p.ms)} | {_s(p.ttft_ms)} | {_s(p.floor_ttft_ms)} | {p.overhead_ratio:.2f}x | "
@@ -52,6 +53,7 @@ def summarize(r: Report) -> str:
         f"{p.changed_tokens}: {_s(p.cold_ttft_ms)}" for p in r.warm_changed_suffix.points) + ".")
     if r.warm_changed_suffix.skipped_points:
         out.append("Not measured: " + "; ".join(r.warm_changed_suffix.skipped_points) + ".")
+    out.append(f"Warm same prefix: {hit}.")
     out.append(f"Edited stable segment: expected miss {e.expected_cache_miss} tokens, block model "
                f"{e.predicted_cache_miss}, measured {e.actual_cache_miss} (within one chunk).")
     d = r.decode

@@ -43,6 +43,9 @@ class WarmSamePrefix(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     ms: Spread
     ttft_ms: Spread
     hit_rate: float
+    """cached_tokens / prompt tokens (block model)."""
+    measured_hit_rate_min: float
+    """1 - measured recomputed / prompt: the measured lower bound (recomputed is exact to one chunk)."""
     floor_ttft_ms: Spread
     overhead_ratio: float
     vs_cold: Comparison

@@ -70,7 +70,8 @@ def test_quick_report_schema_and_contents(report: tuple[Report, Path, Path]) -> 
     assert len(cold.output_hashes) == 2 and cold.memory_high_water > 0
 
     same = rep.warm_same_prefix
-    assert same.cached_tokens > 0 and same.new_tokens > 0 and 0.0 < same.hit_rate < 1.0
+    assert same.cached_tokens > 0 and same.new_tokens > 0 and 0.0 < same.measured_hit_rate_min <= same.hit_rate < 1.0
+    assert abs(same.measured_recomputed_tokens - same.new_tokens) <= rep.identity.chunk_tokens
     assert same.vs_cold.compared_tokens > 0 and same.vs_cold.equal == (same.vs_cold.first_divergent_index is None)
 
     curve = rep.warm_changed_suffix
