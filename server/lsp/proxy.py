@@ -2,49 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
-import socket
-import sys
-import threading
-
 from contenox.config import Config
-from contenox.node.client import ensure_node
+from contenox.node.stdio_pipe import pipe_stdio
 
-__all__ = ["main", "pump"]
-
-log = logging.getLogger(__name__)
-_CHUNK = 1 << 16
-
-
-def _upstream(stdin_fd: int, sock: socket.socket) -> None:
-    try:
-        while data := os.read(stdin_fd, _CHUNK):
-            sock.sendall(data)
-    except OSError as exc:
-        log.debug("stdin -> node stopped: %s", exc)
-    finally:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_WR)
-
-
-def pump(sock: socket.socket, stdin_fd: int, stdout_fd: int) -> int:
-    """Copy stdin -> socket (a daemon thread) and socket -> stdout until the node closes the connection."""
-    threading.Thread(target=_upstream, args=(stdin_fd, sock), name="stdin->node", daemon=True).start()
-    try:
-        while data := sock.recv(_CHUNK):
-            view = memoryview(data)
-            while view:
-                view = view[os.write(stdout_fd, view):]
-    except OSError as exc:  # the editor went away (EPIPE) or the node reset the connection
-        log.debug("node -> stdout stopped: %s", exc)
-    finally:
-        sock.close()
-    return 0
+__all__ = ["main"]
 
 
 def main(config: Config) -> int:
-    """Connect to the node (starting it under its lock if none runs) and speak LSP through it."""
-    sock = ensure_node(config, "lsp")
-    return pump(sock, sys.stdin.fileno(), sys.stdout.fileno())
+    """Speak LSP through the node (started under its lock if none runs)."""
+    return pipe_stdio(config, "lsp")

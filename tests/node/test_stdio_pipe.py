@@ -1,17 +1,16 @@
-"""The stdio <-> socket pump behind ``contenox lsp`` / ``contenox acp``, on real pipes and a socketpair."""
+"""The stdio <-> socket pump (node.stdio_pipe) behind ``contenox lsp`` / ``contenox acp``, on real pipes and a socketpair."""
 
 from __future__ import annotations
 
 import os
 import socket
 import threading
-from collections.abc import Callable
 
-from contenox.acp.proxy import pump as acp_pump
-from contenox.lsp.proxy import pump
+from contenox.node.stdio_pipe import pump
 
 
-def _run(pump_fn: Callable[[socket.socket, int, int], int]) -> None:
+def test_pump_copies_both_ways_byte_for_byte() -> None:
+    pump_fn = pump
     node_end, proxy_end = socket.socketpair()
     stdin_r, stdin_w = os.pipe()
     stdout_r, stdout_w = os.pipe()
@@ -36,10 +35,3 @@ def _run(pump_fn: Callable[[socket.socket, int, int], int]) -> None:
     assert out == b"\x00reply\xff" * 5000
     assert result == [0]
 
-
-def test_lsp_pump_copies_both_ways_byte_for_byte() -> None:
-    _run(pump)
-
-
-def test_acp_pump_copies_both_ways_byte_for_byte() -> None:
-    _run(acp_pump)
