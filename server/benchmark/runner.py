@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -88,6 +89,8 @@ def run_report(config: Config, store: ModelStore, model: InstalledModel, opts: B
         unload_ms = h.close()
         h.floor_close()
         resid = residency(store, [model.name], load_ms=h.engine_load_ms, unload_ms=unload_ms, swaps=swaps)
+    notes.append(f"load average at the end: {[round(x, 2) for x in os.getloadavg()]} (at the start: "
+                 f"{ident.load_average})")
     if curve.skipped_points:
         notes.append("suffix points not measured: " + "; ".join(curve.skipped_points))
     return Report(identity=ident, cold_full_prefill=cold, warm_same_prefix=same, warm_changed_suffix=curve,
