@@ -79,7 +79,7 @@ class CaseRunner:
             self.say(f"cold {tokens} tokens: {final.metrics.ttft_ms:.0f} ms (floor {floor[-1]:.0f} ms)")
         return ColdFullPrefill(tokens=tokens, ms=spread(ms), prompt_tps=spread(tps), ttft_ms=spread(ttft),
                                memory_high_water=peak_rss_bytes(), floor_ttft_ms=spread(floor),
-                               overhead_ratio=_ratio(spread(ttft).median, spread(floor).median),
+                               overhead_ratio=_ratio(spread(ms).median, spread(floor).median),
                                output_hashes=hashes)
 
     def prime(self) -> None:

@@ -97,12 +97,21 @@ class Harness:
         """One planned turn through the engine (greedy)."""
         return asyncio.run(self._turn(inputs, max_new))
 
-    def raw(self, token_ids: list[int], max_new: int) -> tuple[float, FinalEvent]:
-        """The same ids straight into the engine, no planner (cold cases); returns (ms, final)."""
+    async def _raw(self, token_ids: list[int], max_new: int) -> tuple[float, FinalEvent]:
         started = time.perf_counter()
-        final = self.engine.generate(GenerateRequest(session_id="bench-raw", token_ids=token_ids,
-                                                     max_new_tokens=max_new))
-        return (time.perf_counter() - started) * 1000.0, final
+        handle = self.engine.submit(GenerateRequest(session_id="bench-raw", token_ids=token_ids,
+                                                    max_new_tokens=max_new))
+        first: float | None = None
+        async for event in handle:
+            if isinstance(event, TokenEvent) and first is None:
+                first = time.perf_counter()
+        final = await handle.result()
+        return ((first or time.perf_counter()) - started) * 1000.0, final
+
+    def raw(self, token_ids: list[int], max_new: int) -> tuple[float, FinalEvent]:
+        """The same ids straight into the engine, no planner (cold cases); returns (ms to the first token
+        event, final)."""
+        return asyncio.run(self._raw(token_ids, max_new))
 
     def floor_run(self, token_ids: Sequence[int], max_new: int) -> BareRun:
         return self.floor.run(token_ids, max_new, eos_token_id=self.eos)
