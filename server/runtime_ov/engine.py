@@ -23,6 +23,7 @@ from contenox.errors import ContenoxError, EngineBusy, EngineError, InvalidReque
 from contenox.runtime_ov._ov_errors import translate_ov_error
 from contenox.runtime_ov._runner import RequestRunner, load_pipeline
 from contenox.runtime_ov.block_model import BlockModel
+from contenox.runtime_ov.gguf_header import check_weights
 from contenox.runtime_ov.kv_layout import read_kv_layout
 from contenox.runtime_ov.metrics import EngineStats, RequestMetrics, peak_rss_bytes
 from contenox.runtime_ov.options import EngineOptions
@@ -72,6 +73,7 @@ class Engine:
     def start(cls, model: InstalledModel, options: EngineOptions | None = None) -> Engine:
         """Load ``model`` on a new engine thread; returns once the pipeline is ready."""
         options = options or EngineOptions()
+        check_weights(model.weights)
         engine = cls(model, options, load_tokenizer(model.weights))
         engine._thread.start()
         engine._ready.wait()

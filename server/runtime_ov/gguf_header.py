@@ -17,7 +17,8 @@ import numpy as np
 
 from contenox.errors import ProfileMismatch
 
-__all__ = ["ARRAY", "STRING", "GGUFField", "GGUFHeader", "GGUFTensor", "gguf_metadata", "read_gguf_header"]
+__all__ = ["ARRAY", "STRING", "GGUFField", "GGUFHeader", "GGUFTensor", "check_weights", "gguf_metadata",
+           "read_gguf_header"]
 
 # GGUF metadata value types -> struct format; 8 = string, 9 = array.
 _SCALARS: dict[int, str] = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q",
@@ -138,3 +139,39 @@ def read_gguf_header(path: Path) -> GGUFHeader:
 def gguf_metadata(path: Path) -> dict[str, Any]:
     """Every key/value of a GGUF file's header (strings decoded, arrays as lists)."""
     return {key: field.value for key, field in read_gguf_header(path).fields.items()}
+
+
+def _data_end(header: GGUFHeader) -> int:
+    """Where the last tensor's data ends, from the tensor index and ggml's block sizes."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    end = header.data_offset
+    for tensor in header.tensors:
+        try:
+            block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(tensor.ggml_type)]
+        except (ValueError, KeyError) as exc:
+            raise ProfileMismatch(f"{header.path}: tensor {tensor.name} has unknown ggml type {tensor.ggml_type}",
+                                  path=str(header.path)) from exc
+        elements = int(np.prod(tensor.dims, dtype=np.int64)) if tensor.dims else 1
+        end = max(end, header.data_offset + tensor.offset + elements // block * type_size)
+    return end
+
+
+def check_weights(weights: Path) -> None:
+    """Refuse weights OpenVINO would crash on: a GGUF whose header is unreadable or whose tensor data
+    is cut short (OpenVINO's reader segfaults on a truncated file), an IR directory without its model.
+
+    Cheap (header only): run before anything native opens the file.
+    """
+    if weights.is_dir():
+        for name in ("openvino_model.xml", "openvino_model.bin"):
+            if not (weights / name).is_file():
+                raise ProfileMismatch(f"{weights}: IR directory without {name}", path=str(weights))
+        return
+    header = read_gguf_header(weights)
+    size = weights.stat().st_size
+    need = _data_end(header)
+    if size < need:
+        raise ProfileMismatch(
+            f"{weights}: GGUF is truncated ({size} bytes, its tensors need {need}); pull the model again",
+            path=str(weights), size=size, needed=need)

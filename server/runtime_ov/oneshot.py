@@ -21,6 +21,7 @@ import msgspec
 from contenox.errors import InvalidRequest, OverContext
 from contenox.runtime_ov._ov_errors import translate_ov_error
 from contenox.runtime_ov._runner import choose_device
+from contenox.runtime_ov.gguf_header import check_weights
 from contenox.runtime_ov.store import InstalledModel
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
 
@@ -63,6 +64,7 @@ def answer(model: InstalledModel, prompt: Sequence[int] | Sequence[Mapping[str, 
     import openvino as ov
     import openvino_genai as ov_genai
 
+    check_weights(model.weights)
     tokenizer = tokenizer or load_tokenizer(model.weights)
     ids = _prompt_ids(tokenizer, prompt)
     limit = model.profile.max_tested_context

@@ -29,6 +29,7 @@ import msgspec
 
 from contenox.errors import IncompatibleSnapshot, InvalidRequest
 from contenox.runtime_ov._ov_errors import translate_ov_error
+from contenox.runtime_ov.gguf_header import check_weights
 from contenox.runtime_ov.store import InstalledModel
 
 __all__ = ["SnapshotHeader", "SnapshotInfo", "StatefulKV", "ensure_ir", "token_hash"]
@@ -83,6 +84,7 @@ def ensure_ir(model: InstalledModel, cache_dir: Path) -> Path:
         return target
     import openvino_genai as ov_genai
 
+    check_weights(model.weights)
     cache_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".convert-", dir=cache_dir))
     try:
