@@ -55,7 +55,12 @@ def summarize(r: Report) -> str:
         out.append("Not measured: " + "; ".join(r.warm_changed_suffix.skipped_points) + ".")
     out.append(f"Warm same prefix: {hit}.")
     out.append(f"Edited stable segment: expected miss {e.expected_cache_miss} tokens, block model "
-               f"{e.predicted_cache_miss}, measured {e.actual_cache_miss} (within one chunk).")
+               f"{e.predicted_cache_miss}, measured {e.actual_cache_miss} (difference "
+               f"{e.actual_cache_miss - e.expected_cache_miss}; the step count is exact to {i.chunk_tokens}).")
+    ctl = c.engine_vs_bare_cold
+    if ctl is not None:
+        out.append(f"Control, both cold: engine output = bare cold pipeline output: {ctl.equal}"
+                   + ("" if ctl.equal else f" (first divergence at {ctl.first_divergent_index})") + ".")
     d = r.decode
     out.append(f"Decode: {d.output_tokens} tokens, {_f(d.tokens_per_sec)} tok/s (bare floor {_f(d.floor_tokens_per_sec)}).")
     s, t = r.snapshot_save, r.snapshot_restore

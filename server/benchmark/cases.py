@@ -75,12 +75,14 @@ class CaseRunner:
             tps.append(tokens / (final.metrics.ttft_ms / 1000.0))
             hashes.append(output_hash(final.token_ids))
             self.cold_ids, self.cold_output = ids, final.token_ids
-            floor.append(self.h.cold_run(ids, self.max_new).ttft_ms)
+            bare = self.h.cold_run(ids, self.max_new)
+            floor.append(bare.ttft_ms)
+            control = compare_outputs(final.token_ids, bare.output_ids)
             self.say(f"cold {tokens} tokens: {final.metrics.ttft_ms:.0f} ms (floor {floor[-1]:.0f} ms)")
         return ColdFullPrefill(tokens=tokens, ms=spread(ms), prompt_tps=spread(tps), ttft_ms=spread(ttft),
                                memory_high_water=peak_rss_bytes(), floor_ttft_ms=spread(floor),
                                overhead_ratio=_ratio(spread(ms).median, spread(floor).median),
-                               output_hashes=hashes)
+                               output_hashes=hashes, engine_vs_bare_cold=control)
 
     def prime(self) -> None:
         """Put the stable prefix into the engine's and the floor's caches."""

@@ -33,6 +33,9 @@ class ColdFullPrefill(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     floor_ttft_ms: Spread
     overhead_ratio: float
     output_hashes: list[str]
+    engine_vs_bare_cold: Comparison | None = None
+    """Control: the engine's cold output against the bare cold pipeline's for the same ids (both
+    cold). Unequal means warm-vs-cold differences may come from the pipelines' settings, not the cache."""
 
 
 class WarmSamePrefix(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
