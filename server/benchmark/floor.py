@@ -50,7 +50,7 @@ class BarePipeline:
     """One bare pipeline on the model's weights, driven step by step on the calling thread."""
 
     def __init__(self, weights: Path, *, prefix_caching: bool, chunk_tokens: int, cache_size_gb: float,
-                 threads: int = 0, device: str = "CPU") -> None:
+                 threads: int = 0, device: str = "CPU", repetition_penalty: float = 1.0) -> None:
         import openvino_genai as ov_genai
 
         sc = ov_genai.SchedulerConfig()
@@ -64,6 +64,8 @@ class BarePipeline:
             props["INFERENCE_NUM_THREADS"] = threads
         self.chunk_tokens = chunk_tokens
         self.prefix_caching = prefix_caching
+        self.repetition_penalty = repetition_penalty
+        """The engine's; without it the references decode differently from the engine by design."""
         started = time.perf_counter()
         try:
             self._pipe = ov_genai.ContinuousBatchingPipeline(str(weights), sc, device, props)
@@ -81,6 +83,8 @@ class BarePipeline:
         cfg = self._ov_genai.GenerationConfig()
         cfg.max_new_tokens = max_new_tokens
         cfg.do_sample = False
+        if self.repetition_penalty != 1.0:
+            cfg.repetition_penalty = self.repetition_penalty
         if eos_token_id >= 0:  # stop like the engine does, so outputs compare token for token
             cfg.eos_token_id = eos_token_id
             cfg.stop_token_ids = {eos_token_id}

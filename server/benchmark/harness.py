@@ -51,7 +51,7 @@ class Harness:
         self.tokenizer = self.engine.tokenizer
         self.planner = Planner(self.tokenizer, model.profile, config.planner, state_dir=state_dir)
         bare = dict(prefix_caching=True, chunk_tokens=options.chunk_tokens, cache_size_gb=1.0,
-                    threads=options.threads)
+                    threads=options.threads, repetition_penalty=options.repetition_penalty)
         self.floor = BarePipeline(model.weights, **bare)  # type: ignore[arg-type]
         bare["prefix_caching"] = False
         self.cold = BarePipeline(model.weights, **bare)  # type: ignore[arg-type]

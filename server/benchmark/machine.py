@@ -42,6 +42,7 @@ def identity(config: Config, model: InstalledModel, *, mode: str, max_new: int, 
         contenox_version=__version__, cpu=_cpu_name(), cores=os.cpu_count() or 0,
         threads=config.engine.threads, date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), mode=mode,
         chunk_tokens=config.engine.chunk_tokens, cache_size_gb=config.engine.cache_size_gb, max_new_tokens=max_new,
+        repetition_penalty=config.engine.repetition_penalty,
         load_average=[round(x, 2) for x in os.getloadavg()], path=path)
 
 

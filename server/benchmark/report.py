@@ -146,6 +146,7 @@ class Identity(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     chunk_tokens: int
     cache_size_gb: float
     max_new_tokens: int
+    repetition_penalty: float = 1.0
     load_average: list[float]
     path: str
     """What the warm cases ran through, e.g. "planner+engine"."""
