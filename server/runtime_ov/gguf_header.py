@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from contenox.errors import ProfileMismatch
+from contenox.errors import ModelNotFound, ProfileMismatch
 
 __all__ = ["ARRAY", "STRING", "GGUFField", "GGUFHeader", "GGUFTensor", "check_weights", "gguf_metadata",
            "read_gguf_header"]
@@ -163,6 +163,8 @@ def check_weights(weights: Path) -> None:
 
     Cheap (header only): run before anything native opens the file.
     """
+    if not weights.exists():
+        raise ModelNotFound(f"model weights not found: {weights}", path=str(weights))
     if weights.is_dir():
         for name in ("openvino_model.xml", "openvino_model.bin"):
             if not (weights / name).is_file():

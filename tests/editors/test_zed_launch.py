@@ -13,11 +13,9 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -35,6 +33,7 @@ from acp import (
     spawn_agent_process,
     text_block,
 )
+from node_cleanup import terminate_pid
 
 REPO = Path(__file__).resolve().parents[2]
 ZED = REPO / "editors" / "zed"
@@ -100,18 +99,7 @@ def stop_node(command: str, env: dict[str, str], runtime: Path) -> None:
         return
     if pid <= 0:
         return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.05)
+    terminate_pid(pid)
 
 
 @pytest.fixture

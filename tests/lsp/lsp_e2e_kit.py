@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import pytest
 from contenox.config import Config, load_config
 from contenox.node.paths import daemon_lock_path
 from contenox.runtime_ov.store import InstalledModel
+from node_cleanup import terminate_pid
 
 PYTHON = sys.executable
 CONFIG = "[engine]\nmax_new_tokens = 6\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 120\n"
@@ -65,18 +64,7 @@ class NodeHome:
         if not text:
             return
         pid = int(text)
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                return
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    return
-                time.sleep(0.05)
+        terminate_pid(pid)
 
 
 _shared: dict[str, Any] = {}
