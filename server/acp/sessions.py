@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 import uuid
@@ -16,6 +15,7 @@ from typing import Literal
 import msgspec
 
 from contenox.errors import InvalidRequest
+from contenox.node.persist import read_json, write_atomic
 
 __all__ = ["Message", "SessionRecord", "SessionStore"]
 
@@ -50,14 +50,7 @@ class SessionStore:
         return record
 
     def load(self, session_id: str) -> SessionRecord | None:
-        path = self._path(session_id)
-        try:
-            return msgspec.json.decode(path.read_bytes(), type=SessionRecord)
-        except FileNotFoundError:
-            return None
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            log.warning("ignoring unreadable session %s: %s", path, exc)
-            return None
+        return read_json(self._path(session_id), SessionRecord)
 
     def append(self, record: SessionRecord, *messages: Message) -> SessionRecord:
         updated = msgspec.structs.replace(record, messages=(*record.messages, *messages))
@@ -65,8 +58,4 @@ class SessionStore:
         return updated
 
     def save(self, record: SessionRecord) -> None:
-        path = self._path(record.session_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(msgspec.json.encode(record))
-        os.replace(tmp, path)
+        write_atomic(self._path(record.session_id), msgspec.json.encode(record))

@@ -15,6 +15,8 @@ from typing import Any
 
 import msgspec
 
+from contenox.node.persist import read_json, write_atomic
+
 __all__ = ["Exchange", "WorkspaceRecord", "WorkspaceStore"]
 
 log = logging.getLogger(__name__)
@@ -57,14 +59,7 @@ class WorkspaceStore:
         return WorkspaceRecord(root=str(root), key=key, session_id=f"ws-{key}", created=now, last_used=now)
 
     def load(self, key: str) -> WorkspaceRecord | None:
-        path = self._dir(key) / _RECORD
-        try:
-            return msgspec.json.decode(path.read_bytes(), type=WorkspaceRecord)
-        except FileNotFoundError:
-            return None
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            log.warning("ignoring unreadable %s: %s", path, exc)
-            return None
+        return read_json(self._dir(key) / _RECORD, WorkspaceRecord)
 
     def load_all(self) -> list[WorkspaceRecord]:
         """Every persisted workspace, most recently used first."""
@@ -74,7 +69,7 @@ class WorkspaceStore:
         return sorted(found, key=lambda r: r.last_used, reverse=True)
 
     def save(self, record: WorkspaceRecord) -> None:
-        self._write_atomic(self._dir(record.key) / _RECORD, msgspec.json.encode(record))
+        write_atomic(self._dir(record.key) / _RECORD, msgspec.json.encode(record))
 
     def history(self, key: str) -> list[Exchange]:
         path = self._dir(key) / _TRANSCRIPT
@@ -101,24 +96,8 @@ class WorkspaceStore:
 
     def save_prefix(self, key: str, token_ids: list[int]) -> None:
         """The stable leading token ids of the last turn, re-warmed when a node restarts."""
-        self._write_atomic(self._dir(key) / _PREFIX, msgspec.json.encode(token_ids))
+        write_atomic(self._dir(key) / _PREFIX, msgspec.json.encode(token_ids))
 
     def load_prefix(self, key: str) -> list[int]:
-        path = self._dir(key) / _PREFIX
-        try:
-            return msgspec.json.decode(path.read_bytes(), type=list[int])
-        except FileNotFoundError:
-            return []
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            log.warning("ignoring unreadable %s: %s", path, exc)
-            return []
+        return read_json(self._dir(key) / _PREFIX, list[int]) or []
 
-    @staticmethod
-    def _write_atomic(path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with tmp.open("wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)

@@ -1,0 +1,43 @@
+"""Small durable files the node and its adapters keep under ``$CONTENOX_HOME/state``.
+
+Writes are atomic (temp file, fsync, rename) so a node killed mid-write leaves the previous version;
+reads of a missing or unreadable file give ``None`` (logged), never an exception: state is a cache of
+sessions, and a corrupt record must not stop the node.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TypeVar
+
+import msgspec
+
+__all__ = ["read_json", "write_atomic"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def read_json(path: Path, type_: type[T]) -> T | None:
+    """The decoded file, or None when it is missing or unreadable."""
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=type_)
+    except FileNotFoundError:
+        return None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        log.warning("ignoring unreadable %s: %s", path, exc)
+        return None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` all at once (durable before the rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
