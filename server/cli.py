@@ -11,9 +11,10 @@ import argparse
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -30,10 +31,17 @@ _COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "b
 
 
 def _fail(exc: ContenoxError, json_output: bool) -> int:
+    error = exc.to_dict()
     if json_output:
-        print(msgspec.json.encode({"error": exc.to_dict()}).decode())
-    print(f"contenox: {exc.kind}: {exc.message}", file=sys.stderr)
+        print(msgspec.json.encode({"error": error}).decode())
+    print(f"contenox: {error['kind']}: {exc.message}", file=sys.stderr)
     return 2
+
+
+def _explain_table(explain: Any) -> str:
+    from contenox.planner import Explain, render_explain
+
+    return render_explain(msgspec.convert(explain, type=Explain))
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -100,47 +108,111 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from contenox.node import client
+    from contenox.client import call
 
     config = _config(args)
     prompt = " ".join(args.prompt).strip()
     if not prompt:
         print("contenox: ask: empty question", file=sys.stderr)
         return 2
-    return client.ask(config, Path(args.cwd).resolve(), prompt, json_output=args.json, pins=tuple(args.pin))
+    cwd = Path(args.cwd).resolve()
+
+    def on_notification(method: str, params: Any) -> None:
+        if method == "chunk" and not args.json and isinstance(params, dict):
+            sys.stdout.write(str(params.get("text", "")))
+            sys.stdout.flush()
+
+    pinned = [str((cwd / p).resolve()) for p in args.pin]  # as the user typed them: relative to cwd
+    _, result = call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": pinned, "json": args.json},
+                     on_notification=on_notification)
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    else:
+        print("\n")
+        print(_explain_table(result["explain"]))
+    return 0
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from contenox.node import client
+    from contenox.client import call
 
-    return client.explain(_config(args), Path(args.cwd).resolve(), json_output=args.json)
+    _, result = call(_config(args), "explain", {"cwd": str(Path(args.cwd).resolve())})
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    elif result is None:
+        print("no turn yet in this workspace")
+    else:
+        print(_explain_table(result))
+    return 0
+
+
+def _status(config: Config, json_output: bool) -> int:
+    """The running node's status; says so (exit 1) when no node runs, without starting one."""
+    from contenox.client import call
+    from contenox.node.paths import socket_path
+
+    running, result = call(config, "status", start=False)
+    if not running:
+        print(msgspec.json.encode({"running": False}).decode() if json_output
+              else f"no node running ({socket_path(config)})")
+        return 1
+    if json_output:
+        print(msgspec.json.encode({"running": True, **result}).decode())
+        return 0
+    model = result["model"]
+    print(f"node pid {result['pid']}, up {result['uptime_s']} s, {result['clients']} client(s)")
+    print(f"model {model['name']}: {model['state']}" + (f" ({model['error']})" if model.get("error") else ""))
+    cache = result.get("cache")
+    if isinstance(cache, dict):
+        print("cache " + ", ".join(f"{k} {v}" for k, v in cache.items()))
+    queue = result["queue"]
+    print(f"queue {len(queue['active'])} running, {len(queue['waiting'])} waiting")
+    for ws in result["workspaces"]:
+        print(f"  {ws['root']}  session {ws['session_id']}  {ws['turns']} turn(s)"
+              + (f"  pins {', '.join(ws['pins'])}" if ws["pins"] else ""))
+    return 0
+
+
+def _stop(config: Config) -> int:
+    """Ask the running node to stop and wait until its socket is gone."""
+    from contenox.client import call
+    from contenox.node.paths import socket_path
+
+    running, _ = call(config, "stop", start=False)
+    if not running:
+        print("no node running")
+        return 0
+    path = socket_path(config)
+    deadline = time.monotonic() + 30
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    print("node stopped" if not path.exists() else "node is still stopping")
+    return 0
 
 
 def cmd_node(args: argparse.Namespace) -> int:
-    from contenox.node import client
-
     config = _config(args)
     if args.node_cmd == "serve":
-        from contenox.node import daemon
+        from contenox import daemon
 
         return daemon.serve(config)
     if args.node_cmd == "status":
-        return client.status(config, json_output=args.json)
+        return _status(config, args.json)
     if args.node_cmd == "stop":
-        return client.stop(config)
-    return client.explain(config, Path(args.cwd).resolve(), json_output=args.json)
+        return _stop(config)
+    return cmd_explain(args)
 
 
 def cmd_lsp(args: argparse.Namespace) -> int:
-    from contenox.lsp import proxy
+    from contenox.client import pipe_stdio
 
-    return proxy.main(_config(args))
+    return pipe_stdio(_config(args), "lsp")
 
 
 def cmd_acp(args: argparse.Namespace) -> int:
-    from contenox.acp import proxy
+    from contenox.client import pipe_stdio
 
-    return proxy.main(_config(args))
+    return pipe_stdio(_config(args), "acp")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -243,6 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("contenox: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # the node's socket went away under a client command
+        print(f"contenox: node_unavailable: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -23,12 +23,11 @@ from acp.schema import (
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_plan
 from contenox.errors import Cancelled, ContenoxError, InvalidRequest
-from contenox.node.client import render_explain_dict
-from contenox.node.turns import TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.contract import NodePort, TurnEvent, TurnOutcome, TurnRequest
+from contenox.planner import render_markdown
 
-from ._node import NodePort, resolve
 from .prompt import COMMANDS, Command, PromptParts, parse_command, parse_prompt
-from .sessions import Message, SessionRecord, SessionStore
+from .sessions import SessionRecord, SessionStore
 
 __all__ = ["ContenoxAgent"]
 
@@ -39,6 +38,11 @@ _STEPS = (("indexing", "Index the workspace"), ("prefill", "Read the context (ca
 
 def _request_error(exc: ContenoxError) -> RequestError:
     return RequestError(exc.code, exc.message, exc.to_dict())
+
+
+def _thread(session_id: str) -> str:
+    """The node thread of an ACP session (session ids already start with ``acp-``)."""
+    return session_id if session_id.startswith("acp-") else f"acp-{session_id}"
 
 
 def _max_new_tokens(ours: Any) -> int | None:
@@ -92,10 +96,13 @@ class ContenoxAgent:
         if record is None:
             raise RequestError.resource_not_found(session_id)
         self.sessions[session_id] = record
-        for message in record.messages:
-            update = (update_user_message_text(message.text) if message.role == "user"
-                      else update_agent_message_text(message.text))
-            await self.conn.session_update(session_id, update)
+        try:
+            exchanges = await self.node.history(record.cwd, _thread(session_id))
+        except ContenoxError as exc:
+            raise _request_error(exc) from exc
+        for exchange in exchanges:
+            await self.conn.session_update(session_id, update_user_message_text(exchange.user))
+            await self.conn.session_update(session_id, update_agent_message_text(exchange.answer))
         await self._advertise(session_id)
         return LoadSessionResponse()
 
@@ -108,7 +115,6 @@ class ContenoxAgent:
         if command is not None:
             answer = await self._command(record, command)
             await self.conn.session_update(session_id, update_agent_message_text(answer))
-            self._remember(session_id, parts.text, answer)
             return PromptResponse(stop_reason="end_turn")
         return await self._turn(record, parts, _max_new_tokens(kwargs.get("contenox")))
 
@@ -125,11 +131,6 @@ class ContenoxAgent:
                                                "or session/load first"})
         return record
 
-    def _remember(self, session_id: str, user: str, answer: str) -> None:
-        record = self.sessions[session_id]
-        self.sessions[session_id] = self.store.append(
-            record, Message(role="user", text=user), Message(role="agent", text=answer))
-
     def _after_reply(self, coro: Any) -> None:
         """Run ``coro`` after the current response is queued (session updates must follow session/new)."""
         task = asyncio.get_running_loop().create_task(coro)
@@ -143,15 +144,15 @@ class ContenoxAgent:
     async def _command(self, record: SessionRecord, command: Command) -> str:
         try:
             if command.name == "explain-context":
-                explain = await resolve(self.node.explain(record.cwd))
-                return render_explain_dict(explain) if explain else "No turn has run in this workspace yet."
+                explain = await self.node.explain(record.cwd)
+                return render_markdown(explain) if explain else "No turn has run in this workspace yet."
             if not command.argument:
                 return f"Usage: /{command.name} PATH"
             path = os.path.join(record.cwd, command.argument)
             if command.name == "pin":
-                await resolve(self.node.pin(record.cwd, path))
+                await self.node.pin(record.cwd, path)
                 return f"Pinned {command.argument}."
-            await resolve(self.node.unpin(record.cwd, path))
+            await self.node.unpin(record.cwd, path)
             return f"Unpinned {command.argument}."
         except ContenoxError as exc:
             raise _request_error(exc) from exc
@@ -169,7 +170,7 @@ class ContenoxAgent:
         session_id = record.session_id
         request = TurnRequest(root=record.cwd, prompt=parts.text or "Explain the attached context.",
                               client_id=f"{self.client_id}/{session_id}", selection=parts.context, pins=parts.pins,
-                              max_new_tokens=max_new_tokens, thread=f"acp-{session_id}")
+                              max_new_tokens=max_new_tokens, thread=_thread(session_id))
         chunks: list[str] = []
 
         async def on_event(event: TurnEvent) -> None:
@@ -189,7 +190,6 @@ class ContenoxAgent:
             current = asyncio.current_task()
             if isinstance(exc, asyncio.CancelledError) and current is not None and current.cancelling():
                 raise  # the connection is closing, not a session/cancel
-            self._remember(session_id, parts.text, "".join(chunks) + " [cancelled]")
             return PromptResponse(stop_reason="cancelled")
         except ContenoxError as exc:
             raise _request_error(exc) from exc
@@ -197,10 +197,9 @@ class ContenoxAgent:
             if self.running.get(session_id) is task:
                 del self.running[session_id]
         await self._plan(session_id, "done")
-        self._remember(session_id, parts.text, outcome.text)
         explain = outcome.explain
-        totals = explain.get("totals", {})
         await self.conn.session_update(session_id, UsageUpdate(
-            session_update="usage_update", used=int(totals.get("tokens", 0)),
-            size=int(explain.get("context_size", 0)), field_meta={"contenox": explain}))
-        return PromptResponse(stop_reason="max_tokens" if outcome.finish_reason == "length" else "end_turn", field_meta={"contenox": explain})
+            session_update="usage_update", used=explain.totals.tokens, size=explain.context_size,
+            field_meta={"contenox": explain.to_json()}))
+        return PromptResponse(stop_reason="max_tokens" if outcome.finish_reason == "length" else "end_turn",
+                              field_meta={"contenox": explain.to_json()})

@@ -11,7 +11,8 @@ from typing import cast
 from acp.agent.connection import AgentSideConnection
 from acp.interfaces import Agent
 
-from ._node import NodePort
+from contenox.node.contract import NodePort
+
 from .agent import ContenoxAgent
 from .lines import filtered
 

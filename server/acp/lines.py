@@ -1,8 +1,9 @@
 """Newline-delimited JSON in front of the ACP SDK: bad lines get a JSON-RPC error instead of silence.
 
 The SDK logs and drops a line that is not JSON, and a peer waiting for an answer hangs. This filter
-answers such a line with ``-32700``, an over-long line with ``-32600`` (after discarding it in pieces),
-and passes every other line through unchanged.
+answers such a line with a parse error, an over-long line with ``INVALID_REQUEST`` (after discarding
+it in pieces), and passes every other line through unchanged. The wire rules are
+:mod:`contenox.jsonrpc`'s.
 """
 
 from __future__ import annotations
@@ -11,60 +12,40 @@ import asyncio
 import json
 import logging
 
-__all__ = ["MAX_LINE_BYTES", "filtered"]
+from contenox.jsonrpc import MAX_MESSAGE_BYTES, ErrorCode, FrameTooLarge, error_line, read_line
+
+__all__ = ["filtered"]
 
 log = logging.getLogger(__name__)
-MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
-def _reply_error(writer: asyncio.StreamWriter, code: int, message: str) -> None:
+def _reply_error(writer: asyncio.StreamWriter, code: int, message: str, kind: str) -> None:
     if not writer.is_closing():
-        error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-        writer.write(json.dumps(error).encode() + b"\n")
-
-
-async def _read_line(reader: asyncio.StreamReader) -> tuple[bytes, int]:
-    """The next line (with its newline, or the tail at EOF) and its full length; over-long lines are
-    consumed but returned empty."""
-    size = 0
-    parts: list[bytes] = []
-    while True:
-        try:
-            chunk = await reader.readuntil(b"\n")
-        except asyncio.LimitOverrunError as exc:
-            chunk = await reader.readexactly(exc.consumed)
-            done = False
-        except asyncio.IncompleteReadError as exc:
-            chunk, done = exc.partial, True
-        else:
-            done = True
-        size += len(chunk)
-        if size <= MAX_LINE_BYTES:
-            parts.append(chunk)
-        if done:
-            return (b"".join(parts) if size <= MAX_LINE_BYTES else b""), size
+        writer.write(error_line(None, code, message, kind))
 
 
 async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
         while True:
-            line, size = await _read_line(source)
-            if size == 0:
-                break
-            if size > MAX_LINE_BYTES:
-                _reply_error(writer, -32600, f"message of {size} bytes exceeds {MAX_LINE_BYTES} bytes")
+            try:
+                line = await read_line(source)
+            except FrameTooLarge as exc:
+                _reply_error(writer, ErrorCode.INVALID_REQUEST, str(exc), "message_too_large")
                 continue
+            if line is None:
+                break
             if not line.strip():
                 continue
             try:
                 message = json.loads(line)
             except ValueError:
-                _reply_error(writer, -32700, "Parse error: the line is not JSON")
+                _reply_error(writer, ErrorCode.PARSE_ERROR, "Parse error: the line is not JSON", "parse_error")
                 continue
             if not isinstance(message, dict):
-                _reply_error(writer, -32600, "Invalid Request: expected a JSON object")
+                _reply_error(writer, ErrorCode.INVALID_REQUEST, "Invalid Request: expected a JSON object",
+                             "invalid_request")
                 continue
-            sink.feed_data(line if line.endswith(b"\n") else line + b"\n")
+            sink.feed_data(line + b"\n")
     except (ConnectionError, asyncio.IncompleteReadError) as exc:
         log.debug("acp input closed: %s", exc)
     finally:
@@ -74,5 +55,5 @@ async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamReader, writer
 def filtered(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> tuple[asyncio.StreamReader,
                                                                                   asyncio.Task[None]]:
     """A reader of the valid lines of ``reader``, and the task that fills it (cancel it when done)."""
-    sink = asyncio.StreamReader(limit=MAX_LINE_BYTES + 1)
+    sink = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES + 1)
     return sink, asyncio.ensure_future(_pump(reader, sink, writer))

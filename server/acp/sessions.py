@@ -1,38 +1,30 @@
-"""ACP sessions on disk: which workspace a thread belongs to and its transcript, for ``session/load``.
+"""ACP sessions on disk: which workspace a session's thread belongs to, for ``session/load``.
 
-``$CONTENOX_HOME/state/acp/sessions/<session id>.json``, rewritten atomically after every turn.
+``$CONTENOX_HOME/state/acp/sessions/<session id>.json`` is written once, atomically, at
+``session/new``. The session's turns are the planner's journal (thread ``acp-<id>``), the only transcript.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 import uuid
 from pathlib import Path
-from typing import Literal
 
 import msgspec
 
 from contenox.errors import InvalidRequest
 from contenox.node.persist import read_json, write_atomic
 
-__all__ = ["Message", "SessionRecord", "SessionStore"]
+__all__ = ["SessionRecord", "SessionStore"]
 
-log = logging.getLogger(__name__)
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
-
-
-class Message(msgspec.Struct, frozen=True, kw_only=True):
-    role: Literal["user", "agent"]
-    text: str
 
 
 class SessionRecord(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str
     cwd: str
     created: float
-    messages: tuple[Message, ...] = ()
 
 
 class SessionStore:
@@ -51,11 +43,6 @@ class SessionStore:
 
     def load(self, session_id: str) -> SessionRecord | None:
         return read_json(self._path(session_id), SessionRecord)
-
-    def append(self, record: SessionRecord, *messages: Message) -> SessionRecord:
-        updated = msgspec.structs.replace(record, messages=(*record.messages, *messages))
-        self.save(updated)
-        return updated
 
     def save(self, record: SessionRecord) -> None:
         write_atomic(self._path(record.session_id), msgspec.json.encode(record))

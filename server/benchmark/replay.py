@@ -74,14 +74,14 @@ def _changed_file(clone: Path) -> str:
 
 class _Replayer:
     def __init__(self, config: Config, engine: Engine, clone: Path, state_dir: Path, max_new: int) -> None:
-        from contenox.node.backend import make_planner
+        from contenox.planner import Planner
         from contenox.workspace import Workspace
 
         self.config = config
         self.engine = engine
         self.clone = clone
         self.max_new = max_new
-        self.planner = make_planner(config, engine, state_dir / "planner")
+        self.planner = Planner(engine.tokenizer, engine.profile, config.planner, state_dir=state_dir / "planner")
         self.ws = Workspace.open(clone, config.workspace, state_dir / "index")
         self.naive_history: list[tuple[str, str]] = []
         self.history_user = PROMPT
@@ -111,13 +111,18 @@ class _Replayer:
         return final
 
     def contenox_turn(self, sha: str, subject: str) -> ReplayTurn:
-        from contenox.node.backend import build_inputs, change_reasons
+        from contenox.planner import build_inputs, change_reasons
 
         events = self.ws.refresh()
         rel, text = self._open_file()
         selection = f"{rel}\n{text}" if text else None
-        inputs = build_inputs(self.config, self.engine, self.ws, root=self.clone, prompt=PROMPT, selection=selection,
-                              pins=(), terminal="", thread="replay", reasons=change_reasons(events))
+
+        def count(text: str) -> int:
+            return len(self.engine.tokenizer.encode(text))
+
+        inputs = build_inputs(self.config.planner, self.ws, count, root=self.clone, prompt=PROMPT,
+                              selection=selection, pins=(), terminal="", thread="replay",
+                              reasons=change_reasons(events))
         plan = self.planner.plan(inputs, predict_cached=self.engine.predict_cached)
         final = asyncio.run(self._run(plan.token_ids, "replay-contenox"))
         explain = self.planner.record(plan, final.metrics, answer_text=final.text)

@@ -9,15 +9,15 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
-from ._node import NodePort
+from contenox.jsonrpc import ErrorCode, FrameError, FrameTooLarge, error_frame, read_frame
+from contenox.node.contract import NodePort
+
 from .features import register
 from .server import ContenoxLanguageServer
 
-__all__ = ["MAX_MESSAGE_BYTES", "serve_connection"]
+__all__ = ["serve_connection"]
 
 log = logging.getLogger(__name__)
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-_DISCARD_CHUNK = 1 << 20
 
 
 class _StreamWriter:
@@ -34,44 +34,23 @@ class _StreamWriter:
         self._writer.close()
 
 
-def _error(writer: _StreamWriter, msg_id: Any, code: int, message: str) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
-    writer.write(b"Content-Length: %d\r\n\r\n" % len(body.encode()) + body.encode())
+def _error(writer: _StreamWriter, msg_id: Any, code: int, message: str, kind: str) -> None:
+    writer.write(error_frame(msg_id, code, message, kind))
 
 
-async def _read_frame(reader: asyncio.StreamReader, writer: _StreamWriter) -> bytes | None:
-    """The next message body; None at end of stream. Bad or huge frames are answered and skipped."""
+async def _next_body(reader: asyncio.StreamReader, writer: _StreamWriter) -> bytes | None:
+    """The next message body; None at end of stream (or a broken one). Bad or huge frames are
+    answered and skipped; a header block beyond any sane size is answered and ends the connection."""
     while True:
-        length: int | None = None
-        while True:
-            try:
-                line = await reader.readline()
-            except ValueError:  # a header line longer than the stream's limit: skipped
-                line = b"X-Skipped: header line too long\r\n"
-            if not line:
-                return None
-            if not line.strip():
-                break
-            name, sep, value = line.partition(b":")
-            if sep and name.strip().lower() == b"content-length":
-                try:
-                    length = int(value.strip())
-                except ValueError:
-                    length = None
-        if length is None or length < 0:
-            _error(writer, None, -32700, "Parse error: missing or invalid Content-Length header")
-            continue
-        if length > MAX_MESSAGE_BYTES:
-            remaining = length
-            while remaining:
-                chunk = await reader.read(min(remaining, _DISCARD_CHUNK))
-                if not chunk:
-                    return None
-                remaining -= len(chunk)
-            _error(writer, None, -32600, f"message of {length} bytes exceeds {MAX_MESSAGE_BYTES} bytes")
-            continue
         try:
-            return await reader.readexactly(length)
+            return await read_frame(reader)
+        except FrameError as exc:
+            _error(writer, None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}", "parse_error")
+        except FrameTooLarge as exc:
+            _error(writer, None, ErrorCode.INVALID_REQUEST, str(exc), "message_too_large")
+        except asyncio.LimitOverrunError:
+            _error(writer, None, ErrorCode.INVALID_REQUEST, "header too large; closing", "message_too_large")
+            return None
         except asyncio.IncompleteReadError:
             return None
 
@@ -80,29 +59,31 @@ def _dispatch(ls: ContenoxLanguageServer, writer: _StreamWriter, body: bytes) ->
     try:
         raw = json.loads(body)
     except ValueError:
-        _error(writer, None, -32700, "Parse error: body is not JSON")
+        _error(writer, None, ErrorCode.PARSE_ERROR, "Parse error: body is not JSON", "parse_error")
         return
     if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
-        _error(writer, raw.get("id") if isinstance(raw, dict) else None, -32600, "Invalid Request")
+        _error(writer, raw.get("id") if isinstance(raw, dict) else None, ErrorCode.INVALID_REQUEST, "Invalid Request",
+               "invalid_request")
         return
     msg_id = raw.get("id")
     try:
         message = json.loads(body, object_hook=ls.protocol.structure_message)
     except JsonRpcException as exc:
         if "method" in raw and msg_id is not None:
-            _error(writer, msg_id, exc.code, f"Invalid params for {raw['method']}")
+            _error(writer, msg_id, exc.code, f"Invalid params for {raw['method']}", "invalid_request")
         return
     except Exception:
         log.exception("%s: undecodable message", ls.client_id)
         if "method" in raw and msg_id is not None:
-            _error(writer, msg_id, -32602, f"Invalid params for {raw['method']}")
+            _error(writer, msg_id, ErrorCode.INVALID_PARAMS, f"Invalid params for {raw['method']}",
+                   "invalid_request")
         return
     try:
         ls.protocol.handle_message(message)
     except Exception:
         log.exception("%s: failed to handle a message", ls.client_id)
         if "method" in raw and msg_id is not None:
-            _error(writer, msg_id, -32603, "Internal error")
+            _error(writer, msg_id, ErrorCode.INTERNAL_ERROR, "Internal error", "internal_error")
 
 
 async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, node: NodePort) -> None:
@@ -115,7 +96,7 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
     closed = asyncio.ensure_future(ls.closed.wait())
     try:
         while not ls.closed.is_set():
-            read = asyncio.ensure_future(_read_frame(reader, out))
+            read = asyncio.ensure_future(_next_body(reader, out))
             await asyncio.wait({read, closed}, return_when=asyncio.FIRST_COMPLETED)
             if not read.done():
                 read.cancel()

@@ -6,12 +6,12 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import msgspec
 from lsprotocol import types
 
 from contenox.errors import ContenoxError, InvalidRequest
-from contenox.node.turns import TurnRequest
+from contenox.node.contract import TurnRequest
 
-from ._node import resolve
 from .documents import file_path, param_str, parse_range, root_for, selection
 from .render import hover_markdown
 from .server import ContenoxLanguageServer, to_jsonrpc
@@ -64,9 +64,9 @@ def register(ls: ContenoxLanguageServer) -> None:
         uri = params.text_document.uri
         root = root_for(ls, uri)
         word = ls.workspace.get_text_document(uri).word_at_position(params.position) or None
-        explain = await resolve(node.explain(root))
-        info = await resolve(node.symbol_info(root, word)) if word else None
-        text = hover_markdown(explain, word, info)
+        explain = await node.explain(root)
+        info = await node.symbol_info(root, word) if word else None
+        text = hover_markdown(explain, info)
         if text is None:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
@@ -114,20 +114,20 @@ def register(ls: ContenoxLanguageServer) -> None:
         uri = param_str(arg, "uri")
         assert uri is not None
         text = selection(ls, uri, parse_range(arg.get("range")))
-        return {"related": await resolve(node.related(root_for(ls, uri), text))}
+        return {"related": msgspec.to_builtins(await node.related(root_for(ls, uri), text))}
 
     @ls.command(PIN)
     @translated
     async def pin(*args: Any) -> dict[str, Any]:
         uri = _uri_arg(args)
-        await resolve(node.pin(root_for(ls, uri), file_path(uri)))
+        await node.pin(root_for(ls, uri), file_path(uri))
         return {"pinned": file_path(uri)}
 
     @ls.command(UNPIN)
     @translated
     async def unpin(*args: Any) -> dict[str, Any]:
         uri = _uri_arg(args)
-        await resolve(node.unpin(root_for(ls, uri), file_path(uri)))
+        await node.unpin(root_for(ls, uri), file_path(uri))
         return {"unpinned": file_path(uri)}
 
     @ls.feature("contenox/chat")
@@ -152,11 +152,12 @@ def register(ls: ContenoxLanguageServer) -> None:
     @translated
     async def explain_context(params: Any) -> dict[str, Any] | None:
         uri = param_str(params, "uri", required=False) if params is not None else None
-        return await resolve(node.explain(root_for(ls, uri)))
+        explain = await node.explain(root_for(ls, uri))
+        return None if explain is None else explain.to_json()
 
     async def overlay(uri: str, text: str | None) -> None:
         if uri.startswith("file:"):
-            await resolve(node.workspace_overlay(root_for(ls, uri), file_path(uri), text))
+            await node.workspace_overlay(root_for(ls, uri), file_path(uri), text)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(params: types.DidOpenTextDocumentParams) -> None:

@@ -16,8 +16,7 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageS
 from pygls.protocol import default_converter as _pygls_converter
 
 from contenox.errors import ContenoxError
-
-from ._node import NodePort
+from contenox.node.contract import NodePort
 
 __all__ = ["ContenoxLanguageServer", "ContenoxProtocol", "to_jsonrpc"]
 

@@ -10,9 +10,9 @@ from typing import Any
 from lsprotocol import types
 
 from contenox.errors import Cancelled, ContenoxError
-from contenox.node.turns import TurnEvent, TurnRequest
+from contenox.node.contract import TurnEvent, TurnRequest
+from contenox.planner import Explain
 
-from ._node import resolve
 from .render import cache_status
 from .server import ContenoxLanguageServer, to_jsonrpc
 
@@ -56,10 +56,10 @@ class _Progress:
             self.token = None
 
 
-async def _last_explain(ls: ContenoxLanguageServer, root: str) -> dict[str, Any] | None:
+async def _last_explain(ls: ContenoxLanguageServer, root: str) -> Explain | None:
     """The workspace's last completed turn, so a status bar keeps its numbers after a cancel."""
     try:
-        return await resolve(ls.node.explain(root))
+        return await ls.node.explain(root)
     except ContenoxError:
         return None
 
@@ -73,7 +73,7 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
     notify = ls.protocol.notify
     progress = _Progress(ls, title)
 
-    def on_event(event: TurnEvent) -> None:
+    async def on_event(event: TurnEvent) -> None:
         if event.kind == "chunk":
             if chat_id is not None and event.text:
                 notify(CHAT_CHUNK, {"chatId": chat_id, "text": event.text})
@@ -103,4 +103,4 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
         if msg_id is not None:
             ls.turn_tasks.pop(msg_id, None)
     notify(CACHE_STATUS, cache_status(request.root, outcome.explain, "idle"))
-    return {"text": outcome.text, "explain": outcome.explain, "finishReason": outcome.finish_reason}
+    return {"text": outcome.text, "explain": outcome.explain.to_json(), "finishReason": outcome.finish_reason}

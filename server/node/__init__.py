@@ -1,10 +1,11 @@
-"""contenox.node: the per-user daemon that owns the engine, the workspaces and the cache.
+"""contenox.node: the node core, which owns the engine, the workspaces and the cache.
 
-Protocol adapters call :class:`Node` (docs/internal-api.md, "node core"); the CLI goes through
-:mod:`contenox.node.client`; ``contenox node serve`` runs :func:`contenox.node.daemon.serve`.
+Protocol adapters hold a :class:`~contenox.node.contract.NodePort` (the contract, in
+:mod:`contenox.node.contract`); :class:`Node` implements it. The daemon (:mod:`contenox.daemon`) is
+the composition root that serves the adapters on the node's socket.
 """
 
-from contenox.node.state import Node
-from contenox.node.turns import EventCallback, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.contract import EventCallback, Exchange, NodePort, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.node import Node
 
-__all__ = ["EventCallback", "Node", "TurnEvent", "TurnOutcome", "TurnRequest"]
+__all__ = ["EventCallback", "Exchange", "Node", "NodePort", "TurnEvent", "TurnOutcome", "TurnRequest"]

@@ -86,6 +86,10 @@ class TurnQueue:
                 del self._waiting[ticket.client_id]
         self._dispatch()
 
+    def full(self) -> bool:
+        """Whether a new turn would have to wait for a free slot."""
+        return len(self._active) >= self.max_active or any(self._waiting.values())
+
     def snapshot(self) -> dict[str, Any]:
         """What ``node status`` shows: running turns and waiting turns in arrival order."""
         waiting = sorted((t for q in self._waiting.values() for t in q), key=lambda t: t.seq)

@@ -1,16 +1,20 @@
-"""One workspace as the node holds it: its record, transcript, index, planner and write lock."""
+"""One workspace as the node holds it: its record, index, planner and write lock."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from contenox.errors import InvalidRequest, PathOutsideWorkspace
-from contenox.node.transcript import Exchange, WorkspaceRecord, WorkspaceStore
+from contenox.node.store import WorkspaceRecord, WorkspaceStore
+
+if TYPE_CHECKING:
+    from contenox.planner import Explain, Planner
+    from contenox.workspace import Workspace
 
 __all__ = ["WorkspaceState"]
 
@@ -18,15 +22,14 @@ __all__ = ["WorkspaceState"]
 class WorkspaceState:
     """Mutable per-workspace state; every mutation is persisted through the store at once."""
 
-    def __init__(self, root: Path, record: WorkspaceRecord, history: list[Exchange], store: WorkspaceStore) -> None:
+    def __init__(self, root: Path, record: WorkspaceRecord, store: WorkspaceStore) -> None:
         self.root = root
         self.record = record
-        self.history = history
         self.store = store
         self.lock = asyncio.Lock()
         """Held for a whole turn: two clients' turns on one workspace never interleave (serialized)."""
-        self.workspace: Any = None
-        self.planner: Any = None
+        self.workspace: Workspace | None = None
+        self.planner: Planner | None = None
         self.overlays: dict[str, str | None] = {}
         self.busy_client: str | None = None
 
@@ -68,14 +71,9 @@ class WorkspaceState:
             self.update(pins=tuple(p for p in self.record.pins if p != rel))
         return self.record.pins
 
-    def add_exchange(self, user: str, answer: str, finish_reason: str, client_id: str,
-                     explain: dict[str, Any], *, thread: str = "main") -> Exchange:
-        exchange = Exchange(turn=self.record.turns + 1, user=user, answer=answer, finish_reason=finish_reason,
-                            client_id=client_id, thread=thread, at=time.time())
-        self.store.append(self.key, exchange)
-        self.history.append(exchange)
-        self.update(turns=exchange.turn, last_used=exchange.at, last_explain=explain)
-        return exchange
+    def record_turn(self, explain: Explain) -> None:
+        """A turn finished: count it and keep its explain (the planner's journal holds the turn itself)."""
+        self.update(turns=self.record.turns + 1, last_used=time.time(), last_explain=explain)
 
     def summary(self) -> dict[str, Any]:
         return {

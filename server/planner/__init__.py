@@ -5,8 +5,9 @@ pygit2: the tokenizer and the engine's cache prediction are handed in.
 """
 
 from contenox.planner.cache_policy import CachePolicy, WarmOrder
-from contenox.planner.explain import Explain, ExplainSegment, ExplainTotals, render_explain
-from contenox.planner.inputs import Pin, PlannerInputs
+from contenox.planner.explain import Explain, ExplainSegment, ExplainTotals, render_explain, render_markdown
+from contenox.planner.inputs import Pin, PlannerInputs, build_inputs, change_reasons
+from contenox.planner.journal import Journal, TurnRecord
 from contenox.planner.manifest import Identity, Manifest, SegmentRecord
 from contenox.planner.planner import MetricsLike, Planner, TurnPlan
 from contenox.planner.segments import CACHE_CLASS, SEGMENT_KINDS
@@ -19,6 +20,7 @@ __all__ = [
     "ExplainSegment",
     "ExplainTotals",
     "Identity",
+    "Journal",
     "Manifest",
     "MetricsLike",
     "Pin",
@@ -26,6 +28,10 @@ __all__ = [
     "PlannerInputs",
     "SegmentRecord",
     "TurnPlan",
+    "TurnRecord",
     "WarmOrder",
+    "build_inputs",
+    "change_reasons",
     "render_explain",
+    "render_markdown",
 ]

@@ -1,7 +1,8 @@
 """explain-context: what the last turn sent, what the cache served, and why the rest was new.
 
-One structure feeds the CLI table (:func:`render_explain`), ``--json``, LSP hover, the status bar
-notification and ACP usage updates (:meth:`Explain.to_json`).
+One structure feeds every presentation: the plain table of the CLI (:func:`render_explain`), the
+markdown table of LSP hover and ACP (:func:`render_markdown`), and the JSON of ``--json``, the VS Code
+panel, the status bar notification and ACP usage updates (:meth:`Explain.to_json`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import msgspec
 
 from contenox.planner.manifest import Manifest
 
-__all__ = ["Explain", "ExplainSegment", "ExplainTotals", "explain_from_manifest", "render_explain"]
+__all__ = ["Explain", "ExplainSegment", "ExplainTotals", "explain_from_manifest", "render_explain", "render_markdown"]
 
 
 class ExplainSegment(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,3 +96,17 @@ def render_explain(explain: Explain) -> str:
     out.append(", ".join(facts))
     out += [f"note: {note}" for note in explain.notes]
     return "\n".join(out) + "\n"
+
+
+def render_markdown(explain: Explain) -> str:
+    """The explain-context of one turn as a markdown table (segments, tokens, cached/new)."""
+    totals = explain.totals
+    head = (f"**Contenox context** — turn {explain.turn} · {explain.model} · "
+            f"{totals.cached}/{totals.tokens} tokens cached ({totals.hit_pct:.1f}%)")
+    if explain.ttft_ms is not None:
+        head += f" · TTFT {explain.ttft_ms:.0f} ms"
+    lines = [head, "", "| segment | tokens | cached | new | invalidated by |", "|---|---:|---:|---:|---|"]
+    for seg in explain.segments:
+        lines.append(f"| {seg.kind} | {seg.tokens} | {seg.cached} | {seg.new} | {seg.invalidated_by or ''} |")
+    lines += [f"\n_note: {note}_" for note in explain.notes]
+    return "\n".join(lines)

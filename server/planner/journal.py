@@ -28,7 +28,10 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     turn: int
     thread: str
     user: str
+    """What entered the thread's history (the prompt with any selection folded in)."""
     answer: str
+    prompt: str = ""
+    """The user's own words (empty in records written before it was kept: ``user`` stands in)."""
     manifest: Manifest
     explain: Explain
     recorded_at: float

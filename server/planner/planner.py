@@ -67,10 +67,16 @@ class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
     """The chat messages these ids are the template rendering of (for checks and debugging)."""
     user: str
     """The user text as it enters the history once recorded."""
+    prompt: str = ""
+    """The user's own words (what a replayed thread shows)."""
 
     def stable_prefix(self) -> list[int]:
         """Ids of the stable segments (system .. pins): what the cache policy keeps warm."""
         return self.token_ids[: self.manifest.segment("pins").token_end]
+
+    def resume_prefix(self) -> list[int]:
+        """Ids a restarted node re-warms for this thread: the stable segments plus the history."""
+        return self.token_ids[: self.manifest.segment("history").token_end]
 
 
 def _backend_version() -> str:
@@ -157,6 +163,7 @@ class Planner:
                             predicted_cached_tokens=predicted,
                             token_hash=hashlib.sha256("".join(r.token_hash for r in records_out).encode()).hexdigest())
         return TurnPlan(token_ids=token_ids, manifest=manifest, user=draft.user.strip(),
+                        prompt=(inputs.prompt or inputs.user).strip(),
                         messages=messages_of(self.prompts, draft, rendered))
 
     def preview(self, plan: TurnPlan) -> Explain:
@@ -173,7 +180,8 @@ class Planner:
             manifest = plan.manifest if plan.manifest.turn == turn else msgspec.structs.replace(plan.manifest,
                                                                                                 turn=turn)
             explain = msgspec.structs.replace(explain, turn=turn)
-            record = TurnRecord(turn=turn, thread=manifest.thread, user=plan.user, answer=answer_text.strip(),
+            record = TurnRecord(turn=turn, thread=manifest.thread, user=plan.user, prompt=plan.prompt,
+                                answer=answer_text.strip(),
                                 manifest=manifest, explain=explain, recorded_at=time.time())
             self._journal.append(record)
             self._records.append(record)

@@ -21,7 +21,7 @@ from lsp_fake_node import FakeNode
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from contenox.acp import serve_connection
-from contenox.acp.lines import MAX_LINE_BYTES
+from contenox.jsonrpc import MAX_MESSAGE_BYTES as MAX_LINE_BYTES
 
 
 class Session:
@@ -118,7 +118,8 @@ async def test_commands_and_load_replays_transcript(tmp_path: Path, workspace: P
     again = await _connect(node)  # a new client (Zed restarted) loads the thread
     await again.conn.load_session(cwd=str(workspace), session_id=sid)
     users = [u.content.text for u in again.recorder.of("user_message_chunk", sid)]
-    assert users == ["/explain-context", "/pin util.py", "what is helper?", "/explain-context"]
+    assert users == ["what is helper?"]  # the model's turns, from the node's journal; commands are not turns
+    assert node.requests[-1].thread == sid
     assert "Hello world" in again.recorder.text(sid)
     reply = await again.conn.prompt(session_id=sid, prompt=[text_block("more")])
     assert reply.stop_reason == "end_turn"

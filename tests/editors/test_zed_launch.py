@@ -216,7 +216,7 @@ async def test_zed_session_new_prompt_cancel_load(zed_launch: tuple[str, list[st
     async with zed(command, args, env, workspace) as (conn, rec):
         await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
         users = [u.content.text for u in rec.of("user_message_chunk", sid)]
-        assert users[0] == question and users[-1] == "/explain-context"
+        assert users == [question]  # the journal's turns: commands and the cancelled prompt are not model turns
         assert answer in rec.text(sid)
         await rec.wait_until(lambda: rec.of("available_commands_update", sid), timeout=60)
         again = await conn.prompt(session_id=sid, prompt=[text_block("Thanks.")], contenox=SHORT)

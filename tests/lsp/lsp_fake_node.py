@@ -1,4 +1,4 @@
-"""A small in-process stand-in for contenox.node.Node implementing the adapter-facing contract."""
+"""A small in-process stand-in for contenox.node.Node, built from the node contract's real types."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import Any
 
 from contenox.config import Config
 from contenox.errors import Cancelled, OverContext
-from contenox.node.turns import EventCallback, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.contract import EventCallback, Exchange, TurnEvent, TurnOutcome, TurnRequest
+from contenox.planner import Explain, ExplainSegment, ExplainTotals
+from contenox.workspace import RelatedHit, SymbolInfo, SymbolLocation
 
 
 class FakeNode:
@@ -20,31 +22,32 @@ class FakeNode:
         self.requests: list[TurnRequest] = []
         self.overlays: dict[str, str | None] = {}
         self.pins: dict[str, list[str]] = {}
-        self.explains: dict[str, dict[str, Any]] = {}
+        self.explains: dict[str, Explain] = {}
+        self.exchanges: dict[tuple[str, str], list[Exchange]] = {}
         self.hold = False
         self.started = asyncio.Event()
         self.cancelled = 0
 
-    def _explain(self, root: str, turn: int, prompt_tokens: int) -> dict[str, Any]:
+    @staticmethod
+    def _explain(root: str, turn: int, prompt_tokens: int) -> Explain:
         cached = 0 if turn == 1 else prompt_tokens - 8
-        return {"workspace": root, "turn": turn, "model": "fake",
-                "segments": [{"kind": "system", "tokens": prompt_tokens - 8, "cached": cached, "new": 0,
-                              "invalidated_by": None},
-                             {"kind": "user", "tokens": 8, "cached": 0, "new": 8, "invalidated_by": "new turn"}],
-                "totals": {"tokens": prompt_tokens, "cached": cached, "new": prompt_tokens - cached,
-                           "hit_pct": round(100.0 * cached / prompt_tokens, 1)},
-                "predicted_cached_tokens": cached, "measured_recomputed_tokens": prompt_tokens - cached,
-                "ttft_ms": 12.5, "context_size": 8192}
+        return Explain(
+            workspace=root, turn=turn, model="fake",
+            segments=(ExplainSegment(kind="system", tokens=prompt_tokens - 8, cached=cached, new=0),
+                      ExplainSegment(kind="user", tokens=8, cached=0, new=8, invalidated_by="new turn")),
+            totals=ExplainTotals(tokens=prompt_tokens, cached=cached, new=prompt_tokens - cached,
+                                 hit_pct=round(100.0 * cached / prompt_tokens, 1)),
+            predicted_cached_tokens=cached, measured_recomputed_tokens=prompt_tokens - cached, ttft_ms=12.5,
+            context_size=8192)
 
-    async def turn(self, request: TurnRequest, on_event: EventCallback) -> TurnOutcome:
+    async def turn(self, request: TurnRequest, on_event: EventCallback | None = None) -> TurnOutcome:
         if request.prompt == "too long":
             raise OverContext("prompt needs 9000 tokens; the profile allows 8192", over_by=808)
         self.requests.append(request)
 
         async def emit(event: TurnEvent) -> None:
-            result = on_event(event)
-            if result is not None:
-                await result
+            if on_event is not None:
+                await on_event(event)
 
         await emit(TurnEvent(kind="state", state="prefill"))
         self.started.set()
@@ -61,25 +64,38 @@ class FakeNode:
         turn = sum(1 for r in self.requests if r.root == request.root)
         explain = self._explain(request.root, turn, 100)
         self.explains[request.root] = explain
-        return TurnOutcome(text="".join(self.chunks), finish_reason="stop", explain=explain)
+        text = "".join(self.chunks)
+        thread = self.exchanges.setdefault((request.root, request.thread), [])
+        thread.append(Exchange(turn=turn, user=request.prompt, answer=text))
+        return TurnOutcome(text=text, finish_reason="stop", explain=explain)
 
-    def explain(self, root: str) -> dict[str, Any] | None:
+    async def explain(self, root: str) -> Explain | None:
         return self.explains.get(root)
 
-    async def pin(self, root: str, path: str) -> None:
+    async def history(self, root: str, thread: str) -> list[Exchange]:
+        return list(self.exchanges.get((root, thread), []))
+
+    async def pin(self, root: str, path: str) -> tuple[str, ...]:
         self.pins.setdefault(root, []).append(path)
+        return tuple(self.pins[root])
 
-    def unpin(self, root: str, path: str) -> None:
+    async def unpin(self, root: str, path: str) -> tuple[str, ...]:
         self.pins.get(root, []).remove(path)
+        return tuple(self.pins.get(root, []))
 
-    def related(self, root: str, text: str) -> list[dict[str, Any]]:
-        return [{"path": "util.py", "line": 3, "name": text.split()[0] if text.split() else "", "kind": "def"}]
+    async def related(self, root: str, text: str) -> list[RelatedHit]:
+        name = text.split()[0] if text.split() else ""
+        return [RelatedHit(kind="definition", name=name, path="util.py", line=3, text=f"def {name}():", score=1.0)]
 
-    def symbol_info(self, root: str, name: str) -> dict[str, Any] | None:
+    async def symbol_info(self, root: str, name: str) -> SymbolInfo | None:
         if name != "helper":
             return None
-        return {"name": name, "definitions": [{"path": "util.py", "line": 1}],
-                "referencing_files": ["main.py"], "rank": 2}
+        return SymbolInfo(name=name, definitions=(SymbolLocation(name=name, kind="function", path="util.py", line=1,
+                                                                 end_line=2, text="def helper():"),),
+                          referenced_by=("main.py",), rank=0.25, rank_position=2, files_ranked=3)
 
-    def workspace_overlay(self, root: str, path: str, text: str | None) -> None:
+    async def workspace_overlay(self, root: str, path: str, text: str | None) -> None:
         self.overlays[path] = text
+
+    async def status(self) -> dict[str, Any]:
+        return {"pid": 0, "clients": 0}

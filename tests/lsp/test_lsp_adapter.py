@@ -12,8 +12,8 @@ import pytest
 from lsp_fake_node import FakeNode
 from lsp_rpc_peer import RpcPeer
 
+from contenox.jsonrpc import MAX_MESSAGE_BYTES
 from contenox.lsp import serve_connection
-from contenox.lsp.connection import MAX_MESSAGE_BYTES
 
 
 @pytest.fixture

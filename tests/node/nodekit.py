@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from contenox import client
 from contenox.config import Config, load_config
-from contenox.node import client
-from contenox.node.framing import SocketFrames, encode_frame
+from contenox.jsonrpc import SocketFrames, encode_frame
 from contenox.node.paths import daemon_lock_path
 
 

@@ -28,19 +28,19 @@ async def test_workspace_is_resolved_to_its_root_and_pins_persist(home: Path, re
     state = node.workspace(str(repo / "pkg" / "calc.py"))
     assert state.root == repo.resolve()
     assert node.workspace(str(repo / "pkg")) is state
-    assert node.pin(str(repo), str(repo / "pkg" / "calc.py")) == ["pkg/calc.py"]
+    assert await node.pin(str(repo), str(repo / "pkg" / "calc.py")) == ("pkg/calc.py",)
     with pytest.raises(PathOutsideWorkspace):
-        node.pin(str(repo), "../elsewhere.py")
+        await node.pin(str(repo), "../elsewhere.py")
     with pytest.raises(InvalidRequest):
-        node.pin(str(repo), "missing.py")
+        await node.pin(str(repo), "missing.py")
     with pytest.raises(InvalidRequest):
         node.workspace("relative/path")
-    assert node.explain(str(repo)) is None
+    assert await node.explain(str(repo)) is None
 
     again = Node(load_config(home))  # a restarted node reads the same state
     assert again.workspace(str(repo)).record.pins == ("pkg/calc.py",)
-    assert again.unpin(str(repo), "pkg/calc.py") == []
-    status = again.status()
+    assert await again.unpin(str(repo), "pkg/calc.py") == ()
+    status = await again.status()
     assert [(w["root"], w["pins"], w["turns"]) for w in status["workspaces"]] == [(str(repo.resolve()), [], 0)]
     assert status["model"]["state"] == "unloaded" and status["cache"] is None
     await node.close()
@@ -51,18 +51,18 @@ async def test_related_symbol_info_and_overlays(home: Path, repo: Path) -> None:
     node = Node(load_config(home))
     info = await node.symbol_info(str(repo), "add")
     assert info is not None
-    assert [d["path"] for d in info["definitions"]] == ["pkg/calc.py"]
-    assert "main.py" in info["referenced_by"]
+    assert [d.path for d in info.definitions] == ["pkg/calc.py"]
+    assert "main.py" in info.referenced_by
     assert await node.symbol_info(str(repo), "no_such_symbol") is None
 
     related = await node.related(str(repo), "print(add(1, 2))")
-    assert any(hit["kind"] == "definition" and hit["path"] == "pkg/calc.py" for hit in related)
+    assert any(hit.kind == "definition" and hit.path == "pkg/calc.py" for hit in related)
 
     # An unsaved editor buffer wins over the file on disk; dropping it restores the disk view.
-    node.workspace_overlay(str(repo), str(repo / "pkg" / "calc.py"), "def multiply(a, b):\n    return a * b\n")
+    await node.workspace_overlay(str(repo), str(repo / "pkg" / "calc.py"), "def multiply(a, b):\n    return a * b\n")
     info = await node.symbol_info(str(repo), "multiply")
-    assert info is not None and info["definitions"][0]["path"] == "pkg/calc.py"
-    node.workspace_overlay(str(repo), str(repo / "pkg" / "calc.py"), None)
+    assert info is not None and info.definitions[0].path == "pkg/calc.py"
+    await node.workspace_overlay(str(repo), str(repo / "pkg" / "calc.py"), None)
     assert await node.symbol_info(str(repo), "multiply") is None
     await node.close()
 
@@ -83,11 +83,11 @@ async def test_cancelling_a_queued_turn_raises_cancelled(home: Path, repo: Path)
     turn = asyncio.create_task(node.turn(TurnRequest(root=str(repo), prompt="hi", client_id="me")))
     for _ in range(5):
         await asyncio.sleep(0)
-    assert node.status()["queue"]["waiting"] == [{"client": "me", "workspace": key}]
+    assert (await node.status())["queue"]["waiting"] == [{"client": "me", "workspace": key}]
     turn.cancel()
     with pytest.raises(Cancelled):
         await turn
-    assert node.status()["queue"]["waiting"] == []
+    assert (await node.status())["queue"]["waiting"] == []
     release.set()
     await holder
     await node.close()

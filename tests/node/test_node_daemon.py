@@ -15,19 +15,19 @@ import msgspec
 import pytest
 from nodekit import RawConnection, connect_plain, node_pid, pid_alive, wait_gone, write_config
 
+from contenox import cli, client
 from contenox.config import Config
-from contenox.node import client
-from contenox.node.framing import MAX_MESSAGE_BYTES
+from contenox.jsonrpc import MAX_MESSAGE_BYTES
 from contenox.node.paths import socket_dir, socket_path
 
 
 def test_status_starts_nothing_then_ask_starts_node_and_stop_stops_it(node_config: Config,
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    assert client.status(node_config, json_output=True) == 1
+    assert cli.main(["node", "status", "--json"]) == 1
     assert msgspec.json.decode(capsys.readouterr().out) == {"running": False}
 
     client.ensure_node(node_config).close()
-    assert client.status(node_config, json_output=True) == 0
+    assert cli.main(["node", "status", "--json"]) == 0
     status = msgspec.json.decode(capsys.readouterr().out)
     assert status["running"] is True
     assert status["model"] == {"name": "smollm2-135m", "state": "unloaded", "error": None}
@@ -35,10 +35,10 @@ def test_status_starts_nothing_then_ask_starts_node_and_stop_stops_it(node_confi
     pid = status["pid"]
     assert pid == node_pid(node_config)
 
-    assert client.stop(node_config) == 0
+    assert cli.main(["node", "stop"]) == 0
     assert wait_gone(pid)
     assert not socket_path(node_config).exists()
-    assert client.status(node_config, json_output=False) == 1
+    assert cli.main(["node", "status"]) == 1
 
 
 def test_socket_dir_and_socket_are_private(node_config: Config) -> None:
@@ -147,7 +147,7 @@ def test_unknown_protocol_line_is_refused(node_config: Config) -> None:
     body = msgspec.json.decode(data.split(b"\r\n\r\n", 1)[1])
     assert body["error"]["data"]["kind"] == "invalid_request"
     sock.close()
-    assert client.status(node_config, json_output=True) == 0
+    assert cli.main(["node", "status", "--json"]) == 0
 
 
 _OTHER_UID_CLIENT = textwrap.dedent("""
@@ -197,7 +197,7 @@ def test_another_uid_cannot_connect(node_config: Config) -> None:
     body = msgspec.json.decode(reply.split("\r\n\r\n", 1)[1])
     assert body["error"]["data"]["kind"] == "peer_not_allowed"
     assert body["error"]["code"] == -32017
-    assert client.status(node_config, json_output=True) == 0
+    assert cli.main(["node", "status", "--json"]) == 0
 
 
 def test_oversized_header_closes_only_that_connection(node_config: Config) -> None:
@@ -214,7 +214,7 @@ def test_oversized_header_closes_only_that_connection(node_config: Config) -> No
 
 
 def test_clients_racing_to_start_the_node_get_one_node(node_config: Config) -> None:
-    script = ("from contenox.config import load_config\nfrom contenox.node.client import NodeClient, ensure_node\n"
+    script = ("from contenox.config import load_config\nfrom contenox.client import NodeClient, ensure_node\n"
               "print(NodeClient(ensure_node(load_config())).call('status')['pid'])\n")
     racers = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(4)]
     pids = {int(p.communicate(timeout=120)[0].strip()) for p in racers}

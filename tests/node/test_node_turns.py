@@ -14,8 +14,8 @@ import msgspec
 import pytest
 from nodekit import RawConnection, node_pid, wait_gone
 
+from contenox import cli, client
 from contenox.config import Config
-from contenox.node import client
 from contenox.node.paths import socket_path
 
 pytestmark = pytest.mark.slow
@@ -33,7 +33,7 @@ def make_repo(path: Path) -> Path:
 
 
 def ask_json(config: Config, cwd: Path, prompt: str, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
-    assert client.ask(config, cwd, prompt, json_output=True) == 0
+    assert cli.main(["ask", "--json", "--cwd", str(cwd), prompt]) == 0
     return dict(msgspec.json.decode(capsys.readouterr().out))
 
 
@@ -75,31 +75,31 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
     assert by_kind["repo_map"]["invalidated_by"] in (None, "partial cache block")
 
     # The CLI's table form: segments with tokens, cached and new, then the totals.
-    cli = subprocess.run([sys.executable, "-m", "contenox", "explain-context"], cwd=repo, capture_output=True,
+    table = subprocess.run([sys.executable, "-m", "contenox", "explain-context"], cwd=repo, capture_output=True,
                          text=True, timeout=120)
-    assert cli.returncode == 0, cli.stderr
-    assert "repo_map" in cli.stdout and "hit" in cli.stdout
+    assert table.returncode == 0, table.stderr
+    assert "repo_map" in table.stdout and "hit" in table.stdout
 
     # kill -9: the next call starts a new node, which resumes the session from disk.
     pid = node_pid(node_config)
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
     assert wait_gone(pid)
-    assert client.explain(node_config, repo, json_output=True) == 0
+    assert cli.main(["explain-context", "--json", "--cwd", str(repo)]) == 0
     assert msgspec.json.decode(capsys.readouterr().out)["turn"] == 2
     assert node_pid(node_config) != pid
 
-    cli = subprocess.run([sys.executable, "-m", "contenox", "ask", "--json", "Where is add used?"], cwd=repo,
+    asked = subprocess.run([sys.executable, "-m", "contenox", "ask", "--json", "Where is add used?"], cwd=repo,
                          capture_output=True, text=True, timeout=300)
-    assert cli.returncode == 0, cli.stderr
-    third = msgspec.json.decode(cli.stdout)
+    assert asked.returncode == 0, asked.stderr
+    third = msgspec.json.decode(asked.stdout)
     explain = third["explain"]
     assert isinstance(explain, dict)
     assert explain["turn"] == 3
     history = {s["kind"]: s for s in explain["segments"]}["history"]
     assert history["tokens"] > 20  # the two earlier exchanges came back from the persisted session
     assert explain["totals"]["cached"] > 0  # the new node re-warmed the session's prefix before the turn
-    assert client.status(node_config, json_output=True) == 0
+    assert cli.main(["node", "status", "--json"]) == 0
     status = msgspec.json.decode(capsys.readouterr().out)
     assert [(w["root"], w["turns"]) for w in status["workspaces"]] == [(str(repo), 3)]
     assert status["model"]["state"] == "ready"
@@ -110,8 +110,8 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
 _SLOW_CLIENT = textwrap.dedent("""
     import sys
     from contenox.config import load_config
-    from contenox.node.client import ensure_node
-    from contenox.node.framing import SocketFrames
+    from contenox.client import ensure_node
+    from contenox.jsonrpc import SocketFrames
     frames = SocketFrames(ensure_node(load_config()))
     frames.send({"jsonrpc": "2.0", "id": 1, "method": "ask", "params": {
         "cwd": sys.argv[1], "prompt": "Write a very long story about a dragon.",
@@ -177,5 +177,5 @@ def test_a_client_killed_mid_turn_does_not_disturb_another_and_sigterm_cancels_i
     assert not socket_path(node_config).exists()
     log = (Path(node_config.logs_dir) / "node.log").read_text()
     assert "node stopped" in log
-    assert client.explain(node_config, repo, json_output=False) == 0  # a new node: still turn 1 on disk
+    assert cli.main(["explain-context", "--cwd", str(repo)]) == 0  # a new node: still turn 1 on disk
     assert node_pid(node_config) != pid

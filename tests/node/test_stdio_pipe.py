@@ -1,4 +1,4 @@
-"""The stdio <-> socket pump (node.stdio_pipe) behind ``contenox lsp`` / ``contenox acp``, on real pipes and a socketpair."""
+"""The stdio <-> socket pump (client.stdio_pipe) behind ``contenox lsp`` / ``contenox acp``, on real pipes and a socketpair."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import socket
 import threading
 
-from contenox.node.stdio_pipe import pump
+from contenox.client import pump
 
 
 def test_pump_copies_both_ways_byte_for_byte() -> None:

@@ -37,7 +37,7 @@ export interface ChatResult { text: string; explain: Explain | null }
 /** `$/contenox/chatChunk` notification params. */
 export interface ChatChunk { chatId: string; text: string }
 
-export type NodeState = 'idle' | 'indexing' | 'prefill' | 'decode' | 'error';
+export type NodeState = 'idle' | 'queued' | 'indexing' | 'prefill' | 'decode' | 'error';
 
 /** `$/contenox/cacheStatus` notification params. */
 export interface CacheStatus {

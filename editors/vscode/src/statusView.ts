@@ -95,6 +95,8 @@ export function statusView(input: StatusInput): StatusView {
         : '';
       const where = s.workspace ? `\nWorkspace: ${s.workspace}` : '';
       switch (s.state) {
+        case 'queued':
+          return { text: `${SPIN} queued…`, tooltip: `Contenox is waiting for the workspace or an engine slot.${where}`, warning: false, busy: true };
         case 'indexing':
           return { text: `${SPIN} indexing…`, tooltip: `Contenox is indexing the workspace.${where}`, warning: false, busy: true };
         case 'prefill':

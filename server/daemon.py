@@ -1,14 +1,15 @@
 """``contenox node serve``: the per-user daemon on a private Unix socket.
 
-Single instance (an flock held for the daemon's life), socket directory 0700 and socket 0600, peers
-checked with SO_PEERCRED (same uid only). Each connection names its protocol in its first line,
-``CONTENOX/1 lsp|acp|rpc``, and is handed to ``contenox.lsp.serve_connection``,
-``contenox.acp.serve_connection`` or the node's own :mod:`contenox.node.rpc`. SIGTERM/SIGINT and
+The composition root: it builds the :class:`~contenox.node.Node` and hands each connection to its
+protocol adapter. Single instance (an flock held for the daemon's life), socket directory 0700 and
+socket 0600, peers checked with SO_PEERCRED (same uid only). Each connection names its protocol in its
+first line, ``CONTENOX/1 lsp|acp|rpc``, and is served by :func:`contenox.lsp.serve_connection`,
+:func:`contenox.acp.serve_connection` or :class:`contenox.rpc.RpcConnection`. SIGTERM/SIGINT and
 ``stop`` cancel in-flight turns, flush state and remove the socket; with no clients for
 ``node.idle_exit_s`` seconds the daemon exits by itself.
 
-On a refused peer, an unknown protocol line or a missing adapter the daemon writes one JSON-RPC error
-(``id: null``; Content-Length framed, or one JSON line for ``acp``) and closes the connection.
+On a refused peer or an unknown protocol line the daemon writes one JSON-RPC error (``id: null``,
+Content-Length framed) and closes the connection.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import importlib
 import itertools
 import logging
 import logging.handlers
@@ -26,17 +26,16 @@ import socket
 import struct
 import sys
 import threading
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from contenox import acp, lsp
 from contenox.config import Config
-from contenox.errors import ContenoxError, InvalidRequest, NodeUnavailable, PeerNotAllowed
+from contenox.errors import ContenoxError, InvalidRequest, PeerNotAllowed
+from contenox.jsonrpc import error_frame
+from contenox.node import Node
 from contenox.node.paths import daemon_lock_path, ensure_private_dir, socket_dir, socket_path
-from contenox.node.rpc import RpcConnection, error_frame
-from contenox.node.state import Node
+from contenox.rpc import RpcConnection
 
 __all__ = ["PROTOCOL_PREFIX", "Daemon", "peer_uid", "serve"]
 
@@ -46,10 +45,7 @@ PROTOCOL_PREFIX = "CONTENOX/1"
 _HANDSHAKE_TIMEOUT_S = 30.0
 _REFUSE_LINGER_S = 2.0
 _STREAM_LIMIT = 1 << 20
-_ADAPTERS = {"lsp": "contenox.lsp", "acp": "contenox.acp"}
-"""Imported by name when a connection asks for them: they sit above the node in the layering."""
-
-ServeConnection = Callable[[asyncio.StreamReader, asyncio.StreamWriter, Node], Awaitable[Any]]
+_PROTOCOLS = ("lsp", "acp", "rpc")
 
 
 def peer_uid(sock: socket.socket) -> int:
@@ -57,13 +53,6 @@ def peer_uid(sock: socket.socket) -> int:
     raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", raw)
     return int(uid)
-
-
-def _error_bytes(protocol: str, code: int, message: str, kind: str) -> bytes:
-    if protocol == "acp":
-        error = {"code": code, "message": message, "data": {"kind": kind}}
-        return msgspec.json.encode({"jsonrpc": "2.0", "id": None, "error": error}) + b"\n"
-    return error_frame(None, code, message, kind)
 
 
 class Daemon:
@@ -170,12 +159,11 @@ class Daemon:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, protocol: str,
-                      exc: ContenoxError) -> None:
+    async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, exc: ContenoxError) -> None:
         """Write one error, half-close, and swallow what the peer still sends (closing a Unix socket
         with unread input would reset the peer before it reads the error)."""
         log.warning("refusing connection: %s", exc.message)
-        writer.write(_error_bytes(protocol, exc.code, exc.message, exc.kind))
+        writer.write(error_frame(None, exc.code, exc.message, exc.kind, exc.details))
         with contextlib.suppress(ConnectionError, OSError, TimeoutError):
             await writer.drain()
             if writer.can_write_eof():
@@ -188,7 +176,7 @@ class Daemon:
         sock = writer.get_extra_info("socket")
         uid = peer_uid(sock)
         if uid != os.getuid():
-            await self._refuse(reader, writer, "rpc", PeerNotAllowed(
+            await self._refuse(reader, writer, PeerNotAllowed(
                 f"uid {uid} may not use the node of uid {os.getuid()}", uid=uid))
             return
         try:
@@ -197,32 +185,19 @@ class Daemon:
             return
         prefix, _, protocol = line.decode("utf-8", "replace").strip().partition(" ")
         protocol = protocol.strip()
-        if prefix != PROTOCOL_PREFIX or protocol not in ("rpc", *_ADAPTERS):
-            await self._refuse(reader, writer, "rpc", InvalidRequest(
+        if prefix != PROTOCOL_PREFIX or protocol not in _PROTOCOLS:
+            await self._refuse(reader, writer, InvalidRequest(
                 f"expected '{PROTOCOL_PREFIX} lsp|acp|rpc', got {line[:80]!r}"))
             return
         client_id = f"{protocol}-{next(self._ids)}"
         log.info("client %s connected", client_id)
         if protocol == "rpc":
             await RpcConnection(reader, writer, self.node, client_id, self.stop).serve()
+        elif protocol == "lsp":
+            await lsp.serve_connection(reader, writer, self.node)
         else:
-            serve_connection = self._adapter(protocol)
-            if serve_connection is None:
-                await self._refuse(reader, writer, protocol, NodeUnavailable(
-                    f"this node has no {protocol} adapter (contenox.{protocol}.serve_connection)"))
-                return
-            await serve_connection(reader, writer, self.node)
+            await acp.serve_connection(reader, writer, self.node)
         log.info("client %s disconnected", client_id)
-
-    @staticmethod
-    def _adapter(protocol: str) -> ServeConnection | None:
-        try:
-            module = importlib.import_module(_ADAPTERS[protocol])
-        except ImportError:
-            log.exception("cannot import %s", _ADAPTERS[protocol])
-            return None
-        found = getattr(module, "serve_connection", None)
-        return found if callable(found) else None
 
 
 def _setup_logging(config: Config) -> None:

@@ -13,8 +13,8 @@ import socket
 import sys
 import threading
 
+from contenox.client.node_client import ensure_node
 from contenox.config import Config
-from contenox.node.client import ensure_node
 
 __all__ = ["pipe_stdio", "pump"]
 

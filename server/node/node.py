@@ -8,22 +8,28 @@ background when persisted sessions are re-warmed after a restart).
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from contenox.config import Config
 from contenox.errors import Cancelled, ContenoxError, EngineError, InvalidRequest
 from contenox.node import backend
+from contenox.node.contract import EventCallback, Exchange, TurnEvent, TurnOutcome, TurnRequest
 from contenox.node.paths import workspace_key, workspace_root
 from contenox.node.queue import TurnQueue
-from contenox.node.transcript import WorkspaceStore
-from contenox.node.turns import EventCallback, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.store import WorkspaceRecord, WorkspaceStore
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState
+
+if TYPE_CHECKING:
+    from contenox.planner import Explain, TurnPlan
+    from contenox.runtime_ov import Engine, FinalEvent
+    from contenox.workspace import RelatedHit, SymbolInfo, Workspace
 
 __all__ = ["Node"]
 
@@ -37,9 +43,7 @@ async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
     if on_event is None:
         return
     try:
-        result = on_event(event)
-        if inspect.isawaitable(result):
-            await result
+        await on_event(event)
     except asyncio.CancelledError:
         raise
     except Exception:  # a client that cannot take events must not break the turn
@@ -55,7 +59,7 @@ class Node:
         """Open connections, kept by the daemon (shown by ``status``)."""
         self.started = time.time()
         self._workspaces: dict[str, WorkspaceState] = {}
-        self._engine: Any = None
+        self._engine: Engine | None = None
         self._warmer: Warmer | None = None
         self._rewarming: dict[str, asyncio.Event] = {}
         """Sessions whose re-warm after a restart is still pending: their next turn waits for it."""
@@ -83,29 +87,31 @@ class Node:
         if state is None:
             key = workspace_key(resolved)
             record = self.store.load(key) or self.store.new_record(resolved, key)
-            state = WorkspaceState(resolved, record, self.store.history(key), self.store)
+            state = WorkspaceState(resolved, record, self.store)
             self._workspaces[str(resolved)] = state
         return state
 
-    async def _index(self, state: WorkspaceState, on_event: EventCallback | None) -> dict[str, str]:
-        """Open (first use) or refresh the workspace index; why planner segments changed, in words."""
+    async def _index(self, state: WorkspaceState, on_event: EventCallback | None) -> tuple[Workspace, dict[str, str]]:
+        """Open (first use) or refresh the workspace index; the index and why planner segments changed."""
+        from contenox.planner import change_reasons
+
         if state.workspace is None:
             await _emit(on_event, TurnEvent(kind="state", state="indexing"))
             cache_dir = self.config.state_dir / "workspaces" / state.key / "index"
 
-            def open_and_overlay() -> None:
+            def open_and_overlay() -> Workspace:
                 ws = backend.open_workspace(self.config, state.root, cache_dir)
                 for rel, text in state.overlays.items():
                     ws.set_overlay(rel, text)
-                state.workspace = ws
+                return ws
 
-            await asyncio.to_thread(open_and_overlay)
-            return {}
+            state.workspace = await asyncio.to_thread(open_and_overlay)
+            return state.workspace, {}
         events = await asyncio.to_thread(state.workspace.refresh)
-        return backend.change_reasons(events)
+        return state.workspace, change_reasons(events)
 
     # -- engine ----------------------------------------------------------------------------
-    async def engine(self) -> Any:
+    async def engine(self) -> Engine:
         """The engine, started on first use (model pulled if needed)."""
         if self._engine is not None:
             return self._engine
@@ -122,6 +128,7 @@ class Node:
                     raise EngineError(f"cannot start the engine: {exc}") from exc
                 self._warmer = Warmer(self._engine)
                 self._engine_state, self._engine_error = "ready", None
+        assert self._engine is not None
         return self._engine
 
     # -- turns -----------------------------------------------------------------------------
@@ -130,6 +137,8 @@ class Node:
         if not request.prompt.strip():
             raise InvalidRequest("empty prompt")
         state = self.workspace(request.root)
+        if state.lock.locked() or self.queue.full():
+            await _emit(on_event, TurnEvent(kind="state", state="queued"))
         try:
             async with self.queue.slot(request.client_id, state.key), state.lock:
                 state.busy_client = request.client_id
@@ -142,19 +151,23 @@ class Node:
 
     async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
                         on_event: EventCallback | None) -> TurnOutcome:
+        from contenox.planner import build_inputs
+
         engine = await self.engine()
-        reasons = await self._index(state, on_event)
-        workspace = state.workspace
+        workspace, reasons = await self._index(state, on_event)
         if state.planner is None:
             state.planner = backend.make_planner(self.config, engine,
                                                  self.config.state_dir / "workspaces" / state.key)
         planner = state.planner
         pins = list(dict.fromkeys([*state.record.pins, *(state.relative(p) for p in request.pins)]))
 
-        def plan() -> Any:
-            inputs = backend.build_inputs(self.config, engine, workspace, root=state.root, prompt=request.prompt,
-                                          selection=request.selection, pins=pins, terminal=request.terminal,
-                                          thread=request.thread, reasons=reasons)
+        def count(text: str) -> int:
+            return len(engine.tokenizer.encode(text))
+
+        def plan() -> TurnPlan:
+            inputs = build_inputs(self.config.planner, workspace, count, root=state.root, prompt=request.prompt,
+                                  selection=request.selection, pins=pins, terminal=request.terminal,
+                                  thread=request.thread, reasons=reasons)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
         pending = self._rewarming.get(state.session_id)
@@ -168,24 +181,24 @@ class Node:
         final = await self._generate(engine, state, turn_plan, max_new, on_event)
         if self._warmer is not None:
             self._warmer.after_turn([*turn_plan.token_ids, *final.token_ids])
-        explain = backend.explain_to_dict(planner.record(turn_plan, final.metrics, answer_text=final.text))
-        state.add_exchange(request.prompt, final.text, final.finish_reason, request.client_id, explain,
-                           thread=request.thread)
-        self.store.save_prefix(state.key, backend.resume_prefix(turn_plan))
-        totals = explain.get("totals", {})
-        log.info("turn %s of %s (%s): %s tokens, %s cached, ttft %s ms, %s", explain.get("turn"), state.root,
-                 request.client_id, totals.get("tokens"), totals.get("cached"), explain.get("ttft_ms"),
+        explain = planner.record(turn_plan, final.metrics, answer_text=final.text)
+        state.record_turn(explain)
+        self.store.save_prefix(state.key, turn_plan.resume_prefix())
+        log.info("turn %s of %s (%s): %s tokens, %s cached, ttft %s ms, %s", explain.turn, state.root,
+                 request.client_id, explain.totals.tokens, explain.totals.cached, explain.ttft_ms,
                  final.finish_reason)
         await _emit(on_event, TurnEvent(kind="state", state="idle"))
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain)
 
-    async def _generate(self, engine: Any, state: WorkspaceState, plan: Any, max_new: int,
-                        on_event: EventCallback | None) -> Any:
+    async def _generate(self, engine: Engine, state: WorkspaceState, plan: TurnPlan, max_new: int,
+                        on_event: EventCallback | None) -> FinalEvent:
+        from contenox.runtime_ov import FinalEvent
+
         handle = backend.submit(engine, state.session_id, list(plan.token_ids), max_new)
         try:
             decoding = False
             async for event in handle:
-                if hasattr(event, "finish_reason"):
+                if isinstance(event, FinalEvent):
                     break
                 if not decoding:
                     decoding = True
@@ -205,17 +218,26 @@ class Node:
         return final
 
     # -- queries ---------------------------------------------------------------------------
-    def explain(self, root: str) -> dict[str, Any] | None:
-        """The Explain JSON of the workspace's last turn (persisted across restarts), or None."""
+    async def explain(self, root: str) -> Explain | None:
+        """The explain of the workspace's last turn (persisted across restarts), or None."""
         return self.workspace(root).record.last_explain
 
-    def pin(self, root: str, path: str) -> list[str]:
-        return list(self.workspace(root).pin(path))
+    async def history(self, root: str, thread: str) -> list[Exchange]:
+        """The recorded turns of ``thread``, oldest first, from the planner's journal."""
+        from contenox.planner import Journal
 
-    def unpin(self, root: str, path: str) -> list[str]:
-        return list(self.workspace(root).unpin(path))
+        state = self.workspace(root)
+        journal = Journal(self.config.state_dir / "workspaces" / state.key)
+        records = await asyncio.to_thread(journal.load)
+        return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer) for r in records if r.thread == thread]
 
-    def workspace_overlay(self, root: str, path: str, text: str | None) -> None:
+    async def pin(self, root: str, path: str) -> tuple[str, ...]:
+        return self.workspace(root).pin(path)
+
+    async def unpin(self, root: str, path: str) -> tuple[str, ...]:
+        return self.workspace(root).unpin(path)
+
+    async def workspace_overlay(self, root: str, path: str, text: str | None) -> None:
         """An unsaved editor buffer (``text``) or its removal (None); wins over the file on disk."""
         state = self.workspace(root)
         rel = state.relative(path)
@@ -225,21 +247,17 @@ class Node:
         if state.workspace is not None:
             state.workspace.set_overlay(rel, text)
 
-    async def related(self, root: str, text: str) -> list[dict[str, Any]]:
+    async def related(self, root: str, text: str) -> list[RelatedHit]:
         """Definitions of the names in ``text`` and the places that use them ("Find related code")."""
-        state = self.workspace(root)
-        await self._index(state, None)
-        hits = await asyncio.to_thread(state.workspace.related, text)
-        return [dict(backend.to_plain(hit)) for hit in hits]
+        workspace, _ = await self._index(self.workspace(root), None)
+        return await asyncio.to_thread(workspace.related, text)
 
-    async def symbol_info(self, root: str, name: str) -> dict[str, Any] | None:
+    async def symbol_info(self, root: str, name: str) -> SymbolInfo | None:
         """Definitions, referencing files and rank in the repo graph of ``name``; None if unknown."""
-        state = self.workspace(root)
-        await self._index(state, None)
-        info = await asyncio.to_thread(state.workspace.symbol_info, name)
-        return None if info is None else dict(backend.to_plain(info))
+        workspace, _ = await self._index(self.workspace(root), None)
+        return await asyncio.to_thread(workspace.symbol_info, name)
 
-    def status(self) -> dict[str, Any]:
+    async def status(self) -> dict[str, Any]:
         known = {str(s.root): s.summary() for s in self._workspaces.values()}
         for record in self.store.load_all():
             known.setdefault(record.root, {"root": record.root, "key": record.key, "session_id": record.session_id,
@@ -249,7 +267,7 @@ class Node:
         cache: Any = None
         if self._engine is not None:
             try:
-                cache = backend.to_plain(self._engine.stats())
+                cache = msgspec.to_builtins(self._engine.stats())
             except Exception as exc:  # status must answer even when the engine is unwell
                 cache = {"error": str(exc)}
         return {
@@ -277,7 +295,7 @@ class Node:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _rewarm(self, records: list[Any]) -> None:
+    async def _rewarm(self, records: list[WorkspaceRecord]) -> None:
         try:
             await self.engine()
             assert self._warmer is not None

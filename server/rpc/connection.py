@@ -18,26 +18,20 @@ from typing import Any
 import msgspec
 
 from contenox.errors import ContenoxError, InvalidRequest
-from contenox.node.framing import FrameError, FrameTooLarge, encode_frame, read_frame
-from contenox.node.state import Node
-from contenox.node.turns import TurnEvent, TurnRequest
+from contenox.jsonrpc import ErrorCode, FrameError, FrameTooLarge, encode_frame, error_frame, read_frame
+from contenox.node.contract import NodePort, TurnEvent, TurnRequest
 
-__all__ = ["RpcConnection", "error_frame"]
+__all__ = ["RpcConnection"]
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+PARSE_ERROR = ErrorCode.PARSE_ERROR
+INVALID_REQUEST = ErrorCode.INVALID_REQUEST
+METHOD_NOT_FOUND = ErrorCode.METHOD_NOT_FOUND
+INVALID_PARAMS = ErrorCode.INVALID_PARAMS
+INTERNAL_ERROR = ErrorCode.INTERNAL_ERROR
 
 Handler = Callable[[Any, dict[str, Any]], Awaitable[Any]]
-
-
-def error_frame(msg_id: Any, code: int, message: str, kind: str, details: dict[str, Any] | None = None) -> bytes:
-    error = {"code": code, "message": message, "data": {"kind": kind, "details": details or {}}}
-    return encode_frame({"jsonrpc": "2.0", "id": msg_id, "error": error})
 
 
 def _str_param(params: dict[str, Any], name: str, *, required: bool = True) -> str:
@@ -50,7 +44,7 @@ def _str_param(params: dict[str, Any], name: str, *, required: bool = True) -> s
 
 
 class RpcConnection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, node: Node, client_id: str,
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, node: NodePort, client_id: str,
                  request_stop: Callable[[], None]) -> None:
         self.reader = reader
         self.writer = writer
@@ -182,20 +176,21 @@ class RpcConnection:
                 await self.notify("state", {"id": msg_id, "state": event.state})
 
         outcome = await self.node.turn(request, on_event)
-        return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain}
+        return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain.to_json()}
 
     async def _explain(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        return self.node.explain(_str_param(params, "cwd"))
+        explain = await self.node.explain(_str_param(params, "cwd"))
+        return None if explain is None else explain.to_json()
 
     async def _status(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        return self.node.status()
+        return await self.node.status()
 
     async def _stop(self, msg_id: Any, params: dict[str, Any]) -> Any:
         asyncio.get_running_loop().call_later(0.05, self.request_stop)
         return {"stopping": True}
 
     async def _pin(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        return {"pins": self.node.pin(_str_param(params, "cwd"), _str_param(params, "path"))}
+        return {"pins": list(await self.node.pin(_str_param(params, "cwd"), _str_param(params, "path")))}
 
     async def _unpin(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        return {"pins": self.node.unpin(_str_param(params, "cwd"), _str_param(params, "path"))}
+        return {"pins": list(await self.node.unpin(_str_param(params, "cwd"), _str_param(params, "path")))}

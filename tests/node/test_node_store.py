@@ -1,39 +1,33 @@
-"""Persisted workspace records and transcripts survive restarts and torn writes."""
+"""Persisted workspace records and prefixes survive restarts and torn writes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from contenox.node.paths import workspace_key, workspace_root
-from contenox.node.transcript import Exchange, WorkspaceStore
+from contenox.node.store import WorkspaceStore
 
 
-def test_record_transcript_and_prefix_round_trip(tmp_path: Path) -> None:
+def test_record_and_prefix_round_trip(tmp_path: Path) -> None:
     store = WorkspaceStore(tmp_path / "state")
     root = tmp_path / "repo"
     key = workspace_key(root)
     record = store.new_record(root, key)
     store.save(record)
-    store.append(key, Exchange(turn=1, user="q1", answer="a1", finish_reason="stop"))
-    store.append(key, Exchange(turn=2, user="q2", answer="a2", finish_reason="length", thread="acp-1"))
     store.save_prefix(key, [1, 2, 3])
 
     again = WorkspaceStore(tmp_path / "state")
     assert again.load(key) == record
-    assert [(e.turn, e.user, e.thread) for e in again.history(key)] == [(1, "q1", "main"), (2, "q2", "acp-1")]
     assert again.load_prefix(key) == [1, 2, 3]
     assert [r.key for r in again.load_all()] == [key]
 
 
-def test_torn_last_line_and_corrupt_files_are_skipped(tmp_path: Path) -> None:
+def test_corrupt_files_are_skipped(tmp_path: Path) -> None:
     store = WorkspaceStore(tmp_path / "state")
     key = "repo-0123456789ab"
-    store.append(key, Exchange(turn=1, user="q1", answer="a1", finish_reason="stop"))
-    with (store.base / key / "transcript.jsonl").open("ab") as fh:
-        fh.write(b'{"turn": 2, "user": "q2", "ans')  # killed mid-write
+    (store.base / key).mkdir(parents=True)
     (store.base / key / "workspace.json").write_bytes(b"{not json")
     (store.base / key / "prefix.json").write_bytes(b"[1, 2,")
-    assert [e.turn for e in store.history(key)] == [1]
     assert store.load(key) is None
     assert store.load_prefix(key) == []
     assert store.load_all() == []

@@ -1,39 +1,24 @@
 """What the node persists per workspace, so a restarted node resumes its sessions.
 
 ``$CONTENOX_HOME/state/node/workspaces/<key>/``: ``workspace.json`` (root, session id, pins, the last
-explain, the stable prefix to re-warm) written atomically, and ``transcript.jsonl`` appended one
-exchange per line and fsynced. A torn last line (the node was killed mid-write) is skipped on load.
+explain) and ``prefix.json`` (the stable prefix to re-warm), each written atomically. The turns
+themselves (questions, answers, manifests) are the planner's journal, the only transcript.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import time
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from contenox.node.persist import read_json, write_atomic
+from contenox.planner.explain import Explain
 
-__all__ = ["Exchange", "WorkspaceRecord", "WorkspaceStore"]
-
-log = logging.getLogger(__name__)
+__all__ = ["WorkspaceRecord", "WorkspaceStore"]
 
 _RECORD = "workspace.json"
-_TRANSCRIPT = "transcript.jsonl"
 _PREFIX = "prefix.json"
-
-
-class Exchange(msgspec.Struct, frozen=True, kw_only=True):
-    turn: int
-    user: str
-    answer: str
-    finish_reason: str
-    client_id: str = ""
-    thread: str = "main"
-    at: float = 0.0
 
 
 class WorkspaceRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,7 +29,7 @@ class WorkspaceRecord(msgspec.Struct, frozen=True, kw_only=True):
     turns: int = 0
     created: float = 0.0
     last_used: float = 0.0
-    last_explain: dict[str, Any] | None = None
+    last_explain: Explain | None = None
 
 
 class WorkspaceStore:
@@ -70,29 +55,6 @@ class WorkspaceStore:
 
     def save(self, record: WorkspaceRecord) -> None:
         write_atomic(self._dir(record.key) / _RECORD, msgspec.json.encode(record))
-
-    def history(self, key: str) -> list[Exchange]:
-        path = self._dir(key) / _TRANSCRIPT
-        if not path.is_file():
-            return []
-        exchanges: list[Exchange] = []
-        decoder = msgspec.json.Decoder(Exchange)
-        for number, line in enumerate(path.read_bytes().splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                exchanges.append(decoder.decode(line))
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                log.warning("%s:%d: skipping a torn or invalid line", path, number)
-        return exchanges
-
-    def append(self, key: str, exchange: Exchange) -> None:
-        directory = self._dir(key)
-        directory.mkdir(parents=True, exist_ok=True)
-        with (directory / _TRANSCRIPT).open("ab") as fh:
-            fh.write(msgspec.json.encode(exchange) + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
 
     def save_prefix(self, key: str, token_ids: list[int]) -> None:
         """The stable leading token ids of the last turn, re-warmed when a node restarts."""

@@ -1,0 +1,10 @@
+"""contenox.client: what runs in a client process (the CLI, ``contenox lsp``, ``contenox acp``).
+
+A socket client of the node's ``rpc`` protocol that starts the daemon on demand, and the stdio pipe
+that carries an editor's LSP or ACP stream to the node. Nothing here prints.
+"""
+
+from contenox.client.node_client import NodeClient, RemoteError, call, connect, ensure_node
+from contenox.client.stdio_pipe import pipe_stdio, pump
+
+__all__ = ["NodeClient", "RemoteError", "call", "connect", "ensure_node", "pipe_stdio", "pump"]

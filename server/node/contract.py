@@ -1,0 +1,95 @@
+"""The node's contract: what a protocol adapter hands the node, what comes back, and the port it calls.
+
+Adapters (``contenox.lsp``, ``contenox.acp``, ``contenox.rpc``) hold a :class:`NodePort`; the node core
+(:class:`contenox.node.Node`) implements it and test fakes implement it with the same types. Results stay
+typed (the planner's :class:`~contenox.planner.Explain`, the workspace's ``SymbolInfo`` / ``RelatedHit``)
+until an adapter puts them on its wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import msgspec
+
+from contenox.config import Config
+from contenox.planner.explain import Explain
+
+if TYPE_CHECKING:
+    from contenox.workspace import RelatedHit, SymbolInfo
+
+__all__ = ["EventCallback", "Exchange", "NodePort", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
+
+TurnState = Literal["queued", "indexing", "prefill", "decode", "idle"]
+"""``queued`` while the turn waits for its workspace or an engine slot; ``idle`` once it ended."""
+
+
+class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One turn for the workspace at ``root`` (any directory inside it; the node resolves the root)."""
+
+    root: str
+    prompt: str
+    client_id: str = "anonymous"
+    selection: str | None = None
+    """Selected text (or a file excerpt) the user asked about; goes into the user segment."""
+    pins: tuple[str, ...] = ()
+    """Extra files pinned for this turn only (paths relative to the root or absolute inside it)."""
+    terminal: str = ""
+    max_new_tokens: int | None = None
+    """None: the config's ``engine.max_new_tokens``."""
+    thread: str = "main"
+    """Conversation thread inside the workspace (an ACP session, a chat panel); threads share the
+    workspace's stable prefix and each keeps its own history."""
+
+
+class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """A streamed event: a state change (``kind="state"``) or answer text (``kind="chunk"``)."""
+
+    kind: Literal["state", "chunk"]
+    text: str = ""
+    state: TurnState | None = None
+
+
+class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    text: str
+    finish_reason: str
+    """"stop" | "length" (a cancelled turn raises :class:`contenox.errors.Cancelled` instead)."""
+    explain: Explain
+
+
+class Exchange(msgspec.Struct, frozen=True, kw_only=True):
+    """One recorded turn of a thread, as the planner's journal holds it (``session/load`` replays these)."""
+
+    turn: int
+    user: str
+    answer: str
+
+
+EventCallback = Callable[[TurnEvent], Awaitable[None]]
+"""``on_event``: a coroutine function; it must not block."""
+
+
+class NodePort(Protocol):
+    """The node core as every adapter sees it; all methods are coroutines."""
+
+    @property
+    def config(self) -> Config: ...
+
+    async def turn(self, request: TurnRequest, on_event: EventCallback | None = None) -> TurnOutcome: ...
+
+    async def explain(self, root: str) -> Explain | None: ...
+
+    async def history(self, root: str, thread: str) -> list[Exchange]: ...
+
+    async def pin(self, root: str, path: str) -> tuple[str, ...]: ...
+
+    async def unpin(self, root: str, path: str) -> tuple[str, ...]: ...
+
+    async def related(self, root: str, text: str) -> list[RelatedHit]: ...
+
+    async def symbol_info(self, root: str, name: str) -> SymbolInfo | None: ...
+
+    async def workspace_overlay(self, root: str, path: str, text: str | None) -> None: ...
+
+    async def status(self) -> dict[str, Any]: ...
