@@ -17,10 +17,10 @@ from pathlib import Path
 
 import msgspec
 
-from contenox.benchmark.floor import BarePipeline, BareRun
 from contenox.config import Config
 from contenox.planner import Pin, Planner, PlannerInputs, TurnPlan
 from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateRequest, InstalledModel, TokenEvent
+from contenox.runtime_ov.reference import BarePipeline, BareRun
 
 __all__ = ["Harness", "TurnRun"]
 
