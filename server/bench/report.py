@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from contenox.benchmark.stats import Comparison, Spread
+from contenox.bench.stats import Comparison, Spread
 
 __all__ = [
     "ColdFullPrefill", "Decode", "EditedStableSegment", "FailureCase", "Identity", "PeerSection", "ReplaySection",

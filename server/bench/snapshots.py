@@ -8,8 +8,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from contenox.benchmark.report import FailureCase, SnapshotCase
-from contenox.benchmark.stats import spread
+from contenox.bench.report import FailureCase, SnapshotCase
+from contenox.bench.stats import spread
 from contenox.errors import ContenoxError
 from contenox.runtime_ov import InstalledModel
 

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from contenox.benchmark.report import PeerSection
-from contenox.benchmark.stats import Spread, output_hash, spread
+from contenox.bench.report import PeerSection
+from contenox.bench.stats import Spread, output_hash, spread
 
 __all__ = ["run_peer"]
 

@@ -12,7 +12,7 @@ import msgspec
 import psutil
 
 from contenox import __version__
-from contenox.benchmark.report import Identity, Residency
+from contenox.bench.report import Identity, Residency
 from contenox.config import Config
 from contenox.runtime_ov import InstalledModel, ModelStore
 from contenox.runtime_ov.metrics import peak_rss_bytes
