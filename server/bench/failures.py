@@ -5,7 +5,6 @@ caller saw and the recovery time (from the failure to the next turn's first toke
 from __future__ import annotations
 
 import asyncio
-import logging
 import shutil
 import tempfile
 import time
@@ -23,8 +22,6 @@ from contenox.runtime_ov.profile import write_profile
 from contenox.runtime_ov.store import ModelStore
 
 __all__ = ["FailureRunner"]
-
-log = logging.getLogger(__name__)
 
 
 def _outcome(final: FinalEvent) -> dict[str, Any]:

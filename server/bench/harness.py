@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,8 +22,6 @@ from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateReque
 from contenox.runtime_ov.reference import BarePipeline, BareRun
 
 __all__ = ["Harness", "TurnRun"]
-
-log = logging.getLogger(__name__)
 
 
 class TurnRun(msgspec.Struct, frozen=True, kw_only=True):

@@ -6,7 +6,6 @@ base prompt followed by the same prompt with a new tail. TTFT is the first strea
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from pathlib import Path
@@ -16,8 +15,6 @@ from contenox.bench.report import PeerSection
 from contenox.bench.stats import Spread, output_hash, spread
 
 __all__ = ["run_peer"]
-
-log = logging.getLogger(__name__)
 
 
 def _absent(reason: str, version: str = "") -> PeerSection:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import os
 import sys
 import tempfile
@@ -23,8 +22,6 @@ from contenox.errors import ContenoxError
 from contenox.runtime_ov import InstalledModel, ModelStore
 
 __all__ = ["main", "run_report"]
-
-log = logging.getLogger(__name__)
 
 
 def _say(line: str) -> None:

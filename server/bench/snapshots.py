@@ -3,7 +3,6 @@ incompatible_snapshot failure (a corrupted snapshot restored)."""
 
 from __future__ import annotations
 
-import logging
 import tempfile
 import time
 from pathlib import Path
@@ -14,8 +13,6 @@ from contenox.errors import ContenoxError
 from contenox.runtime_ov import InstalledModel
 
 __all__ = ["SnapshotRun", "incompatible_snapshot_case", "snapshot_cases"]
-
-log = logging.getLogger(__name__)
 
 
 def _unavailable(reason: str) -> SnapshotCase:
