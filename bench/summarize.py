@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from contenox.benchmark.report import Report, decode_report
-from contenox.benchmark.stats import Spread
+from contenox.bench.report import Report, decode_report
+from contenox.bench.stats import Spread
 
 
 def _s(sp: Spread | None, unit: str = "ms") -> str:

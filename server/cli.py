@@ -216,7 +216,7 @@ def cmd_acp(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from contenox.benchmark import run_bench
+    from contenox.bench import run_bench
 
     return run_bench(_config(args), args)
 

@@ -180,7 +180,7 @@ class Node:
         await _emit(on_event, TurnEvent(kind="state", state="prefill"))
         final = await self._generate(engine, state, turn_plan, max_new, on_event)
         if self._warmer is not None:
-            self._warmer.after_turn([*turn_plan.token_ids, *final.token_ids])
+            self._warmer.after_turn()
         explain = planner.record(turn_plan, final.metrics, answer_text=final.text)
         state.record_turn(explain)
         self.store.save_prefix(state.key, turn_plan.resume_prefix())

@@ -1,6 +1,7 @@
 """Keeping workspaces' stable prefixes warm in the engine's prefix cache.
 
-Wraps the planner's :class:`~contenox.planner.CachePolicy` (a mirror of the engine's LRU): before a
+Wraps the planner's :class:`~contenox.planner.CachePolicy`, which reads the engine's block model (the
+engine thread records every request there, warm-ups included, so nothing is fed from here): before a
 turn, kept prefixes the turn would evict are re-touched first; after it, prefixes already evicted are
 re-prefilled in the background; after a restart, persisted sessions' prefixes are warmed again. All
 warm-ups are 1-token BACKGROUND requests (``engine.warm``); a failed warm-up is logged, never fatal.
@@ -29,8 +30,7 @@ class Warmer:
         from contenox.planner import CachePolicy
 
         self.engine = engine
-        stats = engine.stats()
-        self.policy: CachePolicy = CachePolicy(stats.cache_capacity_tokens, engine.profile.cache_block_size)
+        self.policy: CachePolicy = CachePolicy(engine.blocks)
         self._background: set[asyncio.Task[Any]] = set()
         self.warmed = 0
 
@@ -43,7 +43,6 @@ class Warmer:
         except ContenoxError as exc:
             log.warning("warm-up of %s failed: %s", session_id, exc.message)
             return False
-        self.policy.observe(ids)
         self.warmed += 1
         log.info("warmed %s (%d tokens)%s", session_id, len(ids), f": {reason}" if reason else "")
         return True
@@ -55,9 +54,8 @@ class Warmer:
         for order in self.policy.before_request(session_id, token_ids, max_new_tokens):
             await self.warm(order.session_id, order.token_ids, order.reason)
 
-    def after_turn(self, computed_ids: Sequence[int]) -> None:
-        """The engine computed ``computed_ids``; re-prefill evicted kept prefixes in the background."""
-        self.policy.observe(computed_ids)
+    def after_turn(self) -> None:
+        """A turn ended: re-prefill kept prefixes it evicted, in the background."""
         self.spawn(self.policy.after_request())
 
     def spawn(self, orders: Sequence[WarmOrder]) -> None:

@@ -8,7 +8,6 @@ does not fit is an :class:`OverContext` that says by how many tokens.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 
@@ -17,8 +16,6 @@ from contenox.planner.inputs import Pin
 from contenox.planner.segments import Draft
 
 __all__ = ["fit_budget", "rough_outline", "trim_head", "trim_tail"]
-
-log = logging.getLogger(__name__)
 
 Count = Callable[[str], int]
 _MIN_KEEP = 32

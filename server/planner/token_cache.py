@@ -9,7 +9,6 @@ the joined ids equal the ids of the whole text and no tokenizer length limit tru
 from __future__ import annotations
 
 import hashlib
-import logging
 from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -19,7 +18,6 @@ import msgspec
 
 __all__ = ["TokenCache", "TokenEntry", "TokenizerLike", "byte_hash", "token_hash"]
 
-log = logging.getLogger(__name__)
 
 class TokenizerLike(Protocol):
     """What the planner needs of :class:`contenox.runtime_ov.Tokenizer`."""

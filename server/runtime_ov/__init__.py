@@ -11,7 +11,6 @@ from contenox.runtime_ov.metrics import EngineStats, RequestMetrics
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.requests import FinalEvent, GenerateRequest, Priority, RequestHandle, TokenEvent
-from contenox.runtime_ov.session import Session
 from contenox.runtime_ov.snapshot import SnapshotInfo, StatefulKV, ensure_ir
 from contenox.runtime_ov.store import InstalledModel, ModelStore
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
@@ -29,7 +28,6 @@ __all__ = [
     "Profile",
     "RequestHandle",
     "RequestMetrics",
-    "Session",
     "SnapshotInfo",
     "StatefulKV",
     "TokenEvent",

@@ -7,6 +7,10 @@ ordered set of block keys (a key names a block together with its whole prefix), 
 blocks, a request's partial last block holding a slot. ``predict(ids)`` walks the prompt's
 blocks while they are present. Checked against the engine's step counts under eviction
 (tests/runtime_ov/test_engine.py::test_block_model_follows_eviction).
+
+The engine thread commits every finished request; other threads (the planner's prediction, the cache
+policy in :mod:`contenox.planner.cache_policy`) only read, through methods that take the model's lock.
+No openvino here: the planner may import this module.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-__all__ = ["BlockModel"]
+__all__ = ["BlockModel", "block_keys"]
 
 
-def _block_keys(ids: Sequence[int], block: int, limit: int | None = None) -> list[bytes]:
-    """Chained keys of the full blocks of ``ids`` (at most ``limit`` blocks)."""
+def block_keys(ids: Sequence[int], block: int, limit: int | None = None) -> list[bytes]:
+    """Chained keys of the full blocks of ``ids`` (at most ``limit`` blocks): a key names a block together
+    with its whole prefix."""
     count = len(ids) // block if limit is None else min(limit, len(ids) // block)
     keys: list[bytes] = []
     digest = hashlib.blake2b(digest_size=16)
@@ -59,13 +64,44 @@ class BlockModel:
     def predict(self, ids: Sequence[int]) -> int:
         """Prompt tokens the cache would serve now (full blocks; the last token is always computed)."""
         usable = max(0, len(ids) - 1) // self.block_size
-        cached = 0
+        return self.held(block_keys(ids, self.block_size, usable)) * self.block_size
+
+    def held(self, keys: Sequence[bytes]) -> int:
+        """How many of ``keys`` (a chain from :func:`block_keys`) are cached as a leading run."""
+        count = 0
         with self._lock:
-            for key in _block_keys(ids, self.block_size, usable):
+            for key in keys:
                 if key not in self._blocks:
                     break
-                cached += self.block_size
-        return cached
+                count += 1
+        return count
+
+    def missing(self, keys: Sequence[bytes]) -> bool:
+        """Whether any of ``keys`` was evicted (or never computed)."""
+        with self._lock:
+            return any(key not in self._blocks for key in keys)
+
+    def pressure(self, ids: Sequence[int], max_new_tokens: int = 0) -> tuple[int, set[bytes]]:
+        """What running ``ids`` (plus ``max_new_tokens``) now would do to the cache, without doing it.
+
+        Returns the number of blocks the request adds (its prompt blocks not cached, its partial last
+        block and the generated tokens' blocks) and the keys it would evict: the least recently used
+        first, never the request's own blocks (the request touches those).
+        """
+        request = block_keys(ids, self.block_size)
+        own = set(request)
+        slots = -(-(len(ids) + max(0, max_new_tokens)) // self.block_size)
+        with self._lock:
+            new_blocks = sum(1 for key in request if key not in self._blocks) + slots - len(request)
+            overflow = len(self._blocks) + new_blocks - self.capacity_blocks
+            victims: set[bytes] = set()
+            if overflow > 0:
+                for key in self._blocks:  # oldest first
+                    if len(victims) >= overflow:
+                        break
+                    if key not in own:
+                        victims.add(key)
+        return new_blocks, victims
 
     def commit(self, ids: Sequence[int], occupied_tokens: int | None = None) -> None:
         """Record that the engine computed KV for ``ids`` (prompt plus generated tokens, in order).
@@ -75,7 +111,7 @@ class BlockModel:
         head first, so under pressure a chain loses its head first and with it the whole chain:
         measured on OpenVINO 2026.4.1, a prompt whose blocks were partly evicted recomputes fully.
         """
-        keys = _block_keys(ids, self.block_size)
+        keys = block_keys(ids, self.block_size)
         occupied = len(ids) if occupied_tokens is None else max(occupied_tokens, len(ids))
         partial = -(-occupied // self.block_size) - len(keys)
         with self._lock:

@@ -29,7 +29,6 @@ from contenox.runtime_ov.metrics import EngineStats, RequestMetrics, peak_rss_by
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.requests import FinalEvent, GenerateRequest, Priority, RequestHandle
-from contenox.runtime_ov.session import Session
 from contenox.runtime_ov.store import InstalledModel
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
 
@@ -62,7 +61,8 @@ class Engine:
         self._cond = threading.Condition()
         self._closing = False
         self._running: RequestHandle | None = None
-        self._sessions: dict[str, Session] = {}
+        self._session_ids: set[str] = set()
+        """Distinct session ids of finished requests (EngineStats.sessions)."""
         self._done = 0
         self._ready = threading.Event()
         self._start_error: BaseException | None = None
@@ -161,23 +161,11 @@ class Engine:
         """Prompt tokens the prefix cache would serve if ``token_ids`` ran now (block model)."""
         return self.blocks.predict(token_ids)
 
-    def session(self, session_id: str) -> Session:
-        """The long-lived session of ``session_id`` (created on first use)."""
-        with self._cond:
-            found = self._sessions.get(session_id)
-            if found is None:
-                found = self._sessions[session_id] = Session(session_id, self)
-            return found
-
-    def _forget_session(self, session_id: str) -> None:
-        with self._cond:
-            self._sessions.pop(session_id, None)
-
     def stats(self) -> EngineStats:
         with self._cond:
             depth = len(self._queue)
             running = self._running is not None
-            sessions = len(self._sessions)
+            sessions = len(self._session_ids)
         return EngineStats(model=self.model.name, device=self.device,
                            cache_capacity_tokens=self.blocks.capacity_tokens,
                            cache_used_tokens=self.blocks.used_tokens, kv_bytes_per_token=self.kv_bytes_per_token,
@@ -234,9 +222,9 @@ class Engine:
             except Exception as exc:  # keep the engine alive; the caller gets the error
                 log.exception("engine request %d failed", handle.request_id)
                 error = EngineError(f"request {handle.request_id} failed: {exc!r}")
-            if final is not None and handle.request.session_id:
-                self.session(handle.request.session_id).commit(list(handle.request.token_ids) + final.token_ids)
             with self._cond:
+                if final is not None and handle.request.session_id:
+                    self._session_ids.add(handle.request.session_id)
                 self._running = None
                 self._done += 1
             if final is not None:

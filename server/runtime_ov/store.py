@@ -30,7 +30,8 @@ from contenox.errors import (
 from contenox.runtime_ov.catalog import Catalog, Source, load_catalog
 from contenox.runtime_ov.digests import model_digests
 from contenox.runtime_ov.profile import PROFILE_FILENAME, Profile, read_profile, write_profile
-from contenox.runtime_ov.sources import NullProgress, Progress, fetch_source
+from contenox.runtime_ov.progress import NullProgress, Progress
+from contenox.runtime_ov.sources import fetch_source
 
 __all__ = ["InstalledModel", "ModelStore"]
 

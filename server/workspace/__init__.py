@@ -6,15 +6,17 @@ This is the only package importing ``tree_sitter`` and ``pygit2``.
 """
 
 from contenox.workspace._model import (
-                                       ChangeEvent,
-                                       Definition,
-                                       FileTags,
-                                       IndexStatus,
-                                       RelatedHit,
-                                       SearchHit,
-                                       SkippedFile,
-                                       SymbolInfo,
-                                       SymbolLocation,
+    ChangeEvent,
+    Definition,
+    DiffFile,
+    DiffHunk,
+    FileTags,
+    IndexStatus,
+    RelatedHit,
+    SearchHit,
+    SkippedFile,
+    SymbolInfo,
+    SymbolLocation,
 )
 from contenox.workspace._state import INSTRUCTION_FILES
 from contenox.workspace._watch import watch

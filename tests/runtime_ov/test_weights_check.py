@@ -11,7 +11,7 @@ import pytest
 from contenox.errors import ProfileMismatch
 from contenox.runtime_ov.engine import Engine
 from contenox.runtime_ov.gguf_header import check_weights
-from contenox.runtime_ov.oneshot import answer
+from contenox.runtime_ov.reference import BarePipeline
 from contenox.runtime_ov.store import InstalledModel
 
 
@@ -36,8 +36,8 @@ def test_truncated_weights_are_refused_before_openvino_opens_them(default_model:
     assert info.value.details["needed"] > info.value.details["size"]
     with pytest.raises(ProfileMismatch, match="truncated"):
         Engine.start(broken)
-    with pytest.raises(ProfileMismatch, match="truncated"):
-        answer(broken, [1, 2, 3], max_new_tokens=1)
+    with pytest.raises(ProfileMismatch, match="truncated"):  # the bench's bare references check too
+        BarePipeline(broken.weights, prefix_caching=False, chunk_tokens=64, cache_size_gb=1.0)
 
 
 def test_a_cut_header_and_an_incomplete_ir_are_refused(default_model: InstalledModel, tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ caller saw and the recovery time (from the failure to the next turn's first toke
 from __future__ import annotations
 
 import asyncio
-import logging
 import shutil
 import tempfile
 import time
@@ -15,16 +14,14 @@ from typing import Any
 
 import msgspec
 
-from contenox.benchmark.harness import Harness
-from contenox.benchmark.report import FailureCase
+from contenox.bench.harness import Harness
+from contenox.bench.report import FailureCase
 from contenox.errors import ContenoxError
 from contenox.runtime_ov import FinalEvent, GenerateRequest, Priority, TokenEvent
 from contenox.runtime_ov.profile import write_profile
 from contenox.runtime_ov.store import ModelStore
 
 __all__ = ["FailureRunner"]
-
-log = logging.getLogger(__name__)
 
 
 def _outcome(final: FinalEvent) -> dict[str, Any]:
@@ -149,7 +146,7 @@ class FailureRunner:
 
         Loaded in a child process: a crash there is recorded, not shared.
         """
-        from contenox.benchmark.probe import run_probe
+        from contenox.bench.probe import run_probe
 
         scratch = Path(tempfile.mkdtemp(prefix="contenox-bench-profile-"))
         how = "a profile whose GGUF weights are truncated to 1 MiB, loaded by ModelStore.get + Engine.start"

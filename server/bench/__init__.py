@@ -1,7 +1,7 @@
-"""contenox.benchmark: the local-node benchmark report (``contenox bench``).
+"""contenox.bench: the local-node benchmark report (``contenox bench``).
 
 A top-level tool like the CLI: it drives the planner and the engine, and beside them a bare
-OpenVINO pipeline (the only openvino import here is in :mod:`contenox.benchmark.floor`) and, when
+OpenVINO pipeline (:mod:`contenox.runtime_ov.reference`; nothing here imports openvino) and, when
 installed, llama.cpp through llama-cpp-python. See bench/README.md for the figures.
 """
 
@@ -18,6 +18,6 @@ __all__ = ["run_bench"]
 
 def run_bench(config: Config, args: argparse.Namespace) -> int:
     """Entry point of ``contenox bench``: ``args.bench_args`` is the rest of the command line."""
-    from contenox.benchmark.runner import main
+    from contenox.bench.runner import main
 
     return main(config, list(getattr(args, "bench_args", []) or []))

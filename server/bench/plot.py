@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contenox.benchmark.report import Report
+from contenox.bench.report import Report
 
 __all__ = ["plot_suffix_curve"]
 

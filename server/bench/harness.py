@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
-from contenox.benchmark.floor import BarePipeline, BareRun
 from contenox.config import Config
 from contenox.planner import Pin, Planner, PlannerInputs, TurnPlan
 from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateRequest, InstalledModel, TokenEvent
+from contenox.runtime_ov.reference import BarePipeline, BareRun
 
 __all__ = ["Harness", "TurnRun"]
-
-log = logging.getLogger(__name__)
 
 
 class TurnRun(msgspec.Struct, frozen=True, kw_only=True):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from contenox.benchmark.report import Report, decode_report
+from contenox.bench.report import Report, decode_report
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FAILURES = {"over_context", "over_batch", "cancel_prefill", "cancel_decode", "missing_model",

@@ -3,7 +3,7 @@
 Timed figures are :class:`Spread` (n, median, p10/p90, min/max) in milliseconds unless the name says
 otherwise. ``ms`` is what the caller sees end to end (planning + submit + first token through the
 engine's asyncio API); ``ttft_ms`` is the engine's own time to first token; ``floor_ttft_ms`` is the
-bare pipeline's TTFT for the same ids (see :mod:`contenox.benchmark.floor`).
+bare pipeline's TTFT for the same ids (see :mod:`contenox.runtime_ov.reference`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from contenox.benchmark.stats import Comparison, Spread
+from contenox.bench.stats import Comparison, Spread
 
 __all__ = [
     "ColdFullPrefill", "Decode", "EditedStableSegment", "FailureCase", "Identity", "PeerSection", "ReplaySection",

@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from contenox.benchmark.options import ReplayOptions
-from contenox.benchmark.report import ReplaySection, ReplaySummary, ReplayTurn
-from contenox.benchmark.stats import spread
+from contenox.bench.options import ReplayOptions
+from contenox.bench.report import ReplaySection, ReplaySummary, ReplayTurn
+from contenox.bench.stats import spread
 from contenox.config import Config
 from contenox.errors import RepositoryError
 from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateRequest, InstalledModel, TokenEvent

@@ -1,15 +1,15 @@
-"""The raw-engine floor: a bare OpenVINO GenAI ``ContinuousBatchingPipeline``, no Contenox layers.
+"""Bare pipelines: no prefix policy, no planner, no engine thread.
 
-This is the only benchmark module that imports openvino (the benchmark is a top-level tool, like the
-CLI). It measures what the bare pipeline does with the same token ids the node sends: time to first
-token, prefill steps (chunks), and the greedy continuation. With ``prefix_caching=True`` it is the
-floor under our warm cases; with ``prefix_caching=False`` it is the cold reference whose output every
-warm case is compared with.
+A bare OpenVINO GenAI ``ContinuousBatchingPipeline`` driven step by step on the calling thread with
+the token ids it is given. ``contenox bench`` uses it as the references its warm cases are measured
+against: with ``prefix_caching=True`` it is the floor under the warm cases (the raw pipeline's TTFT for
+the same suffix); with ``prefix_caching=False`` it is the cold reference whose greedy output every warm
+case is compared with. The product never calls it. It lives here because only ``runtime_ov`` imports
+openvino.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,10 +18,9 @@ from typing import Any
 import msgspec
 
 from contenox.errors import EngineError
+from contenox.runtime_ov.gguf_header import check_weights
 
 __all__ = ["BarePipeline", "BareRun", "openvino_versions"]
-
-log = logging.getLogger(__name__)
 
 
 class BareRun(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,12 +46,17 @@ def openvino_versions() -> dict[str, str]:
 
 
 class BarePipeline:
-    """One bare pipeline on the model's weights, driven step by step on the calling thread."""
+    """One bare pipeline on the model's weights, driven step by step on the calling thread.
+
+    The weights are checked first (:func:`~contenox.runtime_ov.gguf_header.check_weights`), like
+    ``Engine.start`` does: weights OpenVINO would crash on raise ProfileMismatch instead.
+    """
 
     def __init__(self, weights: Path, *, prefix_caching: bool, chunk_tokens: int, cache_size_gb: float,
                  threads: int = 0, device: str = "CPU", repetition_penalty: float = 1.0) -> None:
         import openvino_genai as ov_genai
 
+        check_weights(weights)
         sc = ov_genai.SchedulerConfig()
         sc.enable_prefix_caching = prefix_caching
         sc.cache_size = max(1, round(cache_size_gb)) if cache_size_gb >= 1 else 1

@@ -6,18 +6,15 @@ base prompt followed by the same prompt with a new tail. TTFT is the first strea
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from pathlib import Path
 from typing import Any
 
-from contenox.benchmark.report import PeerSection
-from contenox.benchmark.stats import Spread, output_hash, spread
+from contenox.bench.report import PeerSection
+from contenox.bench.stats import Spread, output_hash, spread
 
 __all__ = ["run_peer"]
-
-log = logging.getLogger(__name__)
 
 
 def _absent(reason: str, version: str = "") -> PeerSection:

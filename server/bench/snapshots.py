@@ -3,19 +3,16 @@ incompatible_snapshot failure (a corrupted snapshot restored)."""
 
 from __future__ import annotations
 
-import logging
 import tempfile
 import time
 from pathlib import Path
 
-from contenox.benchmark.report import FailureCase, SnapshotCase
-from contenox.benchmark.stats import spread
+from contenox.bench.report import FailureCase, SnapshotCase
+from contenox.bench.stats import spread
 from contenox.errors import ContenoxError
 from contenox.runtime_ov import InstalledModel
 
 __all__ = ["SnapshotRun", "incompatible_snapshot_case", "snapshot_cases"]
-
-log = logging.getLogger(__name__)
 
 
 def _unavailable(reason: str) -> SnapshotCase:

@@ -9,9 +9,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from contenox.benchmark.corpus import QUESTIONS, edit_middle, log_text, source_files
-from contenox.benchmark.harness import Harness, TurnRun
-from contenox.benchmark.report import (
+from contenox.bench.corpus import QUESTIONS, edit_middle, log_text, source_files
+from contenox.bench.harness import Harness, TurnRun
+from contenox.bench.report import (
     ColdFullPrefill,
     Decode,
     EditedStableSegment,
@@ -19,7 +19,7 @@ from contenox.benchmark.report import (
     WarmChangedSuffix,
     WarmSamePrefix,
 )
-from contenox.benchmark.stats import compare_outputs, output_hash, spread
+from contenox.bench.stats import compare_outputs, output_hash, spread
 from contenox.runtime_ov.metrics import peak_rss_bytes
 
 __all__ = ["CaseRunner"]

@@ -1,7 +1,7 @@
 """Failure probes that may take the process down, run in a child process (``python -m``).
 
 A crash (a signal) is itself the finding: the parent records it instead of dying with it.
-Usage: ``python -m contenox.benchmark.probe profile_mismatch MODELS_DIR NAME``.
+Usage: ``python -m contenox.bench.probe profile_mismatch MODELS_DIR NAME``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ __all__ = ["run_probe"]
 def run_probe(args: list[str], timeout: float = 300.0) -> tuple[dict[str, Any] | None, str, float]:
     """(error dict or None, outcome, ms) of ``probe args`` in a child process."""
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "contenox.benchmark.probe", *args], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "contenox.bench.probe", *args], capture_output=True,
                           timeout=timeout, check=False)
     ms = (time.perf_counter() - started) * 1000.0
     line = proc.stdout.decode(errors="replace").strip().splitlines()[-1:] or [""]

@@ -3,28 +3,25 @@
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from contenox.benchmark.cases import CaseRunner
-from contenox.benchmark.failures import FailureRunner
-from contenox.benchmark.harness import Harness
-from contenox.benchmark.machine import SwapCounter, identity, residency
-from contenox.benchmark.options import BenchOptions, parse_bench_args
-from contenox.benchmark.report import FailureCase, Report, encode_report
-from contenox.benchmark.snapshots import snapshot_cases
-from contenox.benchmark.stats import output_hash
+from contenox.bench.cases import CaseRunner
+from contenox.bench.failures import FailureRunner
+from contenox.bench.harness import Harness
+from contenox.bench.machine import SwapCounter, identity, residency
+from contenox.bench.options import BenchOptions, parse_bench_args
+from contenox.bench.report import FailureCase, Report, encode_report
+from contenox.bench.snapshots import snapshot_cases
+from contenox.bench.stats import output_hash
 from contenox.config import Config
 from contenox.errors import ContenoxError
 from contenox.runtime_ov import InstalledModel, ModelStore
 
 __all__ = ["main", "run_report"]
-
-log = logging.getLogger(__name__)
 
 
 def _say(line: str) -> None:
@@ -70,7 +67,7 @@ def run_report(config: Config, store: ModelStore, model: InstalledModel, opts: B
             _say(f"failure {case.name}: provoked={case.provoked} {case.outcome} recovery {case.recovery_ms} ms")
         peer = None
         if opts.peer:
-            from contenox.benchmark.peer import run_peer
+            from contenox.bench.peer import run_peer
 
             peer = run_peer(model.weights, cold_ids=cases.cold_ids, warm_pairs=cases.warm_pairs,
                             max_new=opts.max_new_tokens, ours_cold=cold.ttft_ms, ours_warm=same.ttft_ms,
@@ -79,7 +76,7 @@ def run_report(config: Config, store: ModelStore, model: InstalledModel, opts: B
             _say(f"peer: {peer.reason}")
         replay = None
         if opts.replay is not None:
-            from contenox.benchmark.replay import run_replay
+            from contenox.bench.replay import run_replay
 
             try:
                 replay = run_replay(config, h.engine, opts.replay, say=_say)
@@ -111,7 +108,7 @@ def main(config: Config, argv: list[str]) -> int:
     out_dir = Path(opts.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if opts.replay_only and opts.replay is not None:
-        from contenox.benchmark.replay import replay_only
+        from contenox.bench.replay import replay_only
 
         section = replay_only(config, model, opts.replay, say=_say)
         json_path, _ = _paths(out_dir, model.name, "-replay")
@@ -122,7 +119,7 @@ def main(config: Config, argv: list[str]) -> int:
     json_path, png_path = _paths(out_dir, model.name, "-quick" if opts.quick else "")
     json_path.write_bytes(encode_report(report))
     try:
-        from contenox.benchmark.plot import plot_suffix_curve
+        from contenox.bench.plot import plot_suffix_curve
 
         plot_suffix_curve(report, png_path)
         _say(f"wrote {json_path} and {png_path}")

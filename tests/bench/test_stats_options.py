@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from contenox.benchmark.options import FULL_POINTS, parse_bench_args
-from contenox.benchmark.report import Report, decode_report
-from contenox.benchmark.stats import compare_outputs, output_hash, spread
+from contenox.bench.options import FULL_POINTS, parse_bench_args
+from contenox.bench.report import Report, decode_report
+from contenox.bench.stats import compare_outputs, output_hash, spread
 from contenox.errors import InvalidRequest
 
 

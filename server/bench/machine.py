@@ -12,11 +12,11 @@ import msgspec
 import psutil
 
 from contenox import __version__
-from contenox.benchmark.floor import openvino_versions
-from contenox.benchmark.report import Identity, Residency
+from contenox.bench.report import Identity, Residency
 from contenox.config import Config
 from contenox.runtime_ov import InstalledModel, ModelStore
 from contenox.runtime_ov.metrics import peak_rss_bytes
+from contenox.runtime_ov.reference import openvino_versions
 
 __all__ = ["SwapCounter", "identity", "residency"]
 
