@@ -60,7 +60,6 @@ class NodeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     output_reserve: int = 512
     repo_map_tokens: int = 1024
-    align_blocks: bool = False
     max_history_turns: int = 8
 
 
@@ -108,6 +107,8 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
 _POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_tokens", "planner.repo_map_tokens",
              "workspace.max_file_bytes"}
 _POSITIVE_FLOAT = {"engine.repetition_penalty"}
+_RETIRED = {"planner.align_blocks"}
+"""Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "node.idle_exit_s", "planner.output_reserve",
                  "planner.max_history_turns", "workspace.debounce_ms"}
 
@@ -142,6 +143,8 @@ def _section(name: str, raw: Any, warnings: list[str]) -> msgspec.Struct:
     fields = {f.name: f.type for f in msgspec.structs.fields(cls)}
     for key, value in raw.items():
         full = f"{name}.{key}"
+        if full in _RETIRED:
+            continue
         if key not in fields:
             warnings.append(f"{full}: unknown key; ignored")
             continue

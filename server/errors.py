@@ -30,7 +30,6 @@ __all__ = [
     "ProfileMismatch",
     "RepositoryError",
     "WorkspaceError",
-    "WriteConflict",
 ]
 
 
@@ -157,13 +156,6 @@ class RepositoryError(WorkspaceError):
 
     code = -32014
     kind = "repository_error"
-
-
-class WriteConflict(ContenoxError):
-    """Another client holds the workspace's write lock for these files."""
-
-    code = -32015
-    kind = "write_conflict"
 
 
 class NodeUnavailable(ContenoxError):

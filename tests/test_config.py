@@ -37,12 +37,12 @@ def test_contenox_home_overrides_the_root(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_good_values_are_read(tmp_path: Path) -> None:
-    _write(tmp_path, "[engine]\ncache_size_gb = 4\nchunk_tokens = 128\n[planner]\nalign_blocks = true\n")
+    _write(tmp_path, "[engine]\ncache_size_gb = 4\nchunk_tokens = 128\n[planner]\nrepo_map_tokens = 512\n")
     config = load_config(tmp_path)
     assert config.warnings == ()
     assert config.engine.cache_size_gb == 4.0
     assert config.engine.chunk_tokens == 128
-    assert config.planner.align_blocks is True
+    assert config.planner.repo_map_tokens == 512
     assert config.engine.max_num_seqs == 8  # untouched keys keep their default
 
 
@@ -117,3 +117,10 @@ def test_rendered_strings_are_escaped(tmp_path: Path) -> None:
     assert config.node.socket_dir == '/tmp/a "quoted" dir'
     _write(tmp_path / "again", render_config(config))
     assert load_config(tmp_path / "again", strict=True).node.socket_dir == '/tmp/a "quoted" dir'
+
+
+def test_retired_key_written_by_an_older_init_is_dropped_quietly(tmp_path: Path) -> None:
+    _write(tmp_path, "[planner]\nalign_blocks = false\nmax_history_turns = 4\n")
+    config = load_config(tmp_path, strict=True)
+    assert config.warnings == ()
+    assert config.planner.max_history_turns == 4

@@ -27,7 +27,6 @@ STABLE = {
     "WorkspaceError": (-32012, "workspace_error"),
     "PathOutsideWorkspace": (-32013, "path_outside_workspace"),
     "RepositoryError": (-32014, "repository_error"),
-    "WriteConflict": (-32015, "write_conflict"),
     "NodeUnavailable": (-32016, "node_unavailable"),
     "PeerNotAllowed": (-32017, "peer_not_allowed"),
     "InvalidRequest": (-32602, "invalid_request"),

@@ -3,7 +3,7 @@
 Each commit becomes one step in a scratch clone (the user's repository and working tree are only
 read): the clone's HEAD is the commit's first parent and its working tree and index hold the
 commit, so the workspace's diff is exactly that change. Per step the workspace index is refreshed
-and a turn "Review this change." runs the node's way (``contenox.node.backend.build_inputs`` ->
+and a turn "Review this change." runs the node's way (``contenox.planner.build_inputs`` ->
 planner -> engine), with the first changed file as the selection. Beside it, on the same engine,
 the naive ordering of generic chat clients: a timestamp in the system prompt and the volatile
 material (diff, open file) ahead of the stable context, the whole prompt tokenized as one string.

@@ -8,7 +8,6 @@ persists the turn. Unchanged segments cost a hash and a dict lookup, not a token
 from __future__ import annotations
 
 import hashlib
-import logging
 import math
 import threading
 import time
@@ -42,7 +41,6 @@ from contenox.runtime_ov.profile import Profile
 
 __all__ = ["MetricsLike", "Planner", "TurnPlan"]
 
-log = logging.getLogger(__name__)
 
 PredictCached = Callable[[Sequence[int]], int]
 STABLE_KINDS = ("system", "tools", "policy", "instructions", "repo_map", "pins")
@@ -113,8 +111,6 @@ class Planner:
         self._segment_cache: dict[tuple[str, ...], tuple[tuple[int, ...], str, str]] = {}
         self._last_ids: list[int] | None = None
         """The last recorded prompt plus its answer's ids (local block model; this process only)."""
-        if align := config.align_blocks:
-            log.info("planner: align_blocks=%s has no effect (boundaries are not padded; see bench)", align)
 
     # -- public --------------------------------------------------------------------------------
     @property
