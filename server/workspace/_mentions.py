@@ -1,8 +1,8 @@
 """What a retrieval query's texts point at: identifiers, paths, stack-trace frames and changed diff lines.
 
 Pure text parsing; the retriever resolves what is found against the index. Identifiers that look like code
-(``snake_case``, ``camelCase``, ``Dotted.name``, ``call(``, backticked) are told apart from plain words, so
-a question word (``the``, ``return``) never matches everything.
+(``snake_case``, ``camelCase``, ``Dotted.name``, ``call(``, backticked) are told apart from plain words
+(``thread``, ``SSL``), which count for less, and stop words (``the``, ``return``) never match.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from contenox.workspace._bm25 import STOP_WORDS
 __all__ = ["Frame", "Word", "changed_lines", "frames", "paths_in", "words_in"]
 
 _BACKTICK = re.compile(r"`([^`\n]+)`")
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(\s*\()?")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(\()?")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _PATH = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4}|(?:[\w.-]+/)+[\w.-]+)(?![\w/])")
 _PY_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -43,8 +43,7 @@ class Frame(NamedTuple):
 
 def _looks_like_code(token: str) -> bool:
     core = token.strip("_")
-    return ("_" in core or "." in token or "::" in token or _CAMEL.search(core) is not None
-            or (core.isupper() and len(core) > 2))
+    return "_" in core or "." in token or "::" in token or _CAMEL.search(core) is not None
 
 
 def words_in(text: str, *, all_code: bool = False) -> list[Word]:

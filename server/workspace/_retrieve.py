@@ -1,7 +1,7 @@
 """Question-driven retrieval: fuse the mention, BM25 and graph rankings of chunks and fit them to a budget.
 
-Weighted reciprocal-rank fusion (k=60; mentions weigh 2, graph neighbours 1.5, BM25 1): a chunk found by
-several rankings sums its shares and keeps every reason. Chunks partition their files, so no chosen chunk
+Weighted reciprocal-rank fusion (k=60; see :data:`WEIGHTS`): a chunk found by several rankings sums its
+shares and keeps every reason. Chunks partition their files, so no chosen chunk
 nests in another. Then, in fused order, each chunk that fits the token budget is taken and each that does
 not is reported dropped. Ties fall to path and line: the same index and query give the same result.
 """
@@ -21,7 +21,9 @@ from contenox.workspace._state import FileState
 __all__ = ["RRF_K", "Retriever"]
 
 RRF_K = 60
-WEIGHTS = {"mentions": 2.0, "graph": 1.5, "bm25": 1.0}
+WEIGHTS = {"defines": 3.0, "graph": 1.5, "uses": 1.0, "bm25": 1.0, "plain": 0.5}
+"""Named definitions and stack frames outrank everything; plain words that happen to name a definition
+(``thread``, ``usage``) count least."""
 MAX_CANDIDATES = 48
 """Fused candidates tried against the budget; the rest are reported in one line."""
 MIN_TOKENS = 24
@@ -84,9 +86,9 @@ class Retriever:
     def retrieve(self, index: SymbolIndex, query: RetrievalQuery, budget: int, count_tokens: Callable[[str], int],
                  exclude: Collection[str], read: Callable[[str], str | None]) -> Retrieval:
         reader = _Reader(read)
-        fused = fuse({"mentions": mention_hits(self.chunks, index, query),
-                      "graph": graph_hits(self.chunks, index, query, reader),
-                      "bm25": bm25_hits(self.chunks, query)})
+        mentions = mention_hits(self.chunks, index, query)
+        fused = fuse({"defines": mentions.defines, "graph": graph_hits(self.chunks, index, query, reader),
+                      "uses": mentions.uses, "bm25": bm25_hits(self.chunks, query), "plain": mentions.plain})
         order = sorted(fused, key=lambda k: (-fused[k][0], k[0], self.chunks.chunk(*k).start))
         excluded = set(exclude)
         chosen: list[RetrievedChunk] = []

@@ -1,11 +1,13 @@
-"""The three rankings retrieval fuses: what the query mentions, BM25, and graph neighbours of the selection
-and the diff. Each returns chunks ``(path, chunk number, reason)`` best first; repeats carry more reasons.
+"""The rankings retrieval fuses: what the query mentions (definitions, plain-word definitions, uses), BM25,
+and graph neighbours of the selection and the diff. Each lists chunks ``(path, chunk number, reason)`` best
+first; a chunk listed again adds its reason.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from contenox.workspace._bm25 import STOP_WORDS, text_terms
 from contenox.workspace._chunk_index import ChunkIndex
@@ -14,7 +16,7 @@ from contenox.workspace._graph import SymbolIndex
 from contenox.workspace._mentions import Word, changed_lines, frames, paths_in, words_in
 from contenox.workspace._model import RetrievalQuery
 
-__all__ = ["Hit", "bm25_hits", "graph_hits", "mention_hits"]
+__all__ = ["Hit", "Mentions", "bm25_hits", "graph_hits", "is_test", "mention_hits"]
 
 Hit = tuple[str, int, str]
 
@@ -47,43 +49,62 @@ def _words(query: RetrievalQuery) -> list[Word]:
     return found[:MAX_WORDS]
 
 
-def mention_hits(chunks: ChunkIndex, index: SymbolIndex, query: RetrievalQuery) -> list[Hit]:
-    """Stack-trace frames and ``path:line`` references, definitions of mentioned identifiers, chunks of
-    mentioned paths, then chunks using the mentioned identifiers."""
-    hits: list[Hit] = []
+def is_test(path: str) -> bool:
+    """Test code (``tests/``, ``test_x.py``, ``x_test.go``, ``a.spec.ts``): ranked after the code itself."""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    return (any(p in ("test", "tests", "testing", "__tests__", "spec") for p in parts[:-1])
+            or name.startswith("test_") or ".test." in name or ".spec." in name
+            or name.rsplit(".", 1)[0].endswith(("_test", "_tests")))
+
+
+class Mentions(NamedTuple):
+    """Rankings from what the query names: ``defines`` (frames, definitions of code-like identifiers),
+    ``plain`` (definitions of plain words), ``uses`` (chunks of mentioned paths, then users of the
+    mentioned identifiers)."""
+
+    defines: list[Hit]
+    plain: list[Hit]
+    uses: list[Hit]
+
+
+def mention_hits(chunks: ChunkIndex, index: SymbolIndex, query: RetrievalQuery) -> Mentions:
+    found = Mentions([], [], [])
     for source, trace in ((query.terminal, True), (query.text, False), (query.selection, False)):
         for frame in frames(source, trace=trace):
             rel = chunks.resolve(frame.path)
             local = chunks.at(rel, frame.line, near=True) if rel is not None else None
             if rel is not None and local is not None:
                 reason = f"stack trace line {frame.line}" if frame.trace else f"line {frame.line} mentioned"
-                hits.append((rel, local, reason))
+                found.defines.append((rel, local, reason))
     words = _words(query)
     defining: dict[str, set[tuple[str, int]]] = {}
     for word in words:
-        found = index.definitions(word.name)
-        if not found or len(found) > (CODE_DEFINERS if word.code else PLAIN_DEFINERS):
+        defs = index.definitions(word.name)
+        if not defs or len(defs) > (CODE_DEFINERS if word.code else PLAIN_DEFINERS):
             continue
-        located = [(path, local) for path, d in found if (local := chunks.at(path, d.line)) is not None]
+        located = sorted(((path, local) for path, d in defs if (local := chunks.at(path, d.line)) is not None),
+                         key=lambda loc: (is_test(loc[0]), loc))
         defining[word.name] = set(located)
         qualified = [loc for loc in located if word.dotted != word.name
                      and chunks.chunk(*loc).name.endswith(word.dotted)]
-        for path, local in qualified + [loc for loc in located if loc not in qualified]:
+        for path, local in qualified or located:
             name = chunks.chunk(path, local).name
-            hits.append((path, local, f"defines {word.name if name == MODULE else name} (mentioned)"))
+            (found.defines if word.code else found.plain).append(
+                (path, local, f"defines {word.name if name == MODULE else name} (mentioned)"))
     for raw in paths_in(f"{query.text}\n{query.selection}"):
         rel = chunks.resolve(raw)
         if rel is not None:
             count = min(PATH_CHUNKS, len(chunks.files[rel].chunks))
-            hits.extend((rel, local, "path mentioned") for local in range(count))
+            found.uses.extend((rel, local, "path mentioned") for local in range(count))
     for word in words:
-        if word.name not in defining or (not word.code and len(word.name) < 4):
+        if word.name not in defining or not word.code:
             continue
         users = index.referencers.get(word.name, {})
-        used = sorted((-tf, path, local) for tf, path, local in chunks.containing(word.name, users)
+        used = sorted((is_test(path), -tf, path, local) for tf, path, local in chunks.containing(word.name, users)
                       if (path, local) not in defining[word.name])
-        hits.extend((path, local, f"mentions {word.name}") for _, path, local in used[:REFERENCES])
-    return hits
+        found.uses.extend((path, local, f"mentions {word.name}") for _, _, path, local in used[:REFERENCES])
+    return found
 
 
 def bm25_hits(chunks: ChunkIndex, query: RetrievalQuery) -> list[Hit]:
@@ -125,7 +146,7 @@ def graph_hits(chunks: ChunkIndex, index: SymbolIndex, query: RetrievalQuery,
         for ident in dict.fromkeys(_IDENT.findall(text)):
             if ident == own or ident.lower() in STOP_WORDS or not 0 < len(index.definers.get(ident, ())) <= 3:
                 continue
-            for def_path, d in index.definitions(ident)[:3]:
+            for def_path, d in sorted(index.definitions(ident), key=lambda f: (is_test(f[0]), f[0]))[:3]:
                 found = chunks.at(def_path, d.line)
                 if found is not None and (def_path, found) not in seed_keys:
                     callees.append((def_path, found, f"callee of {chunk.name}"))
@@ -134,8 +155,9 @@ def graph_hits(chunks: ChunkIndex, index: SymbolIndex, query: RetrievalQuery,
         callers: list[Hit] = []
         if chunk.name != MODULE and own.lower() not in STOP_WORDS:
             users = index.referencers.get(own, {})
-            used = sorted((-tf, p, i) for tf, p, i in chunks.containing(own, users) if (p, i) not in seed_keys)
-            callers = [(p, i, f"caller of {chunk.name}") for _, p, i in used[:NEIGHBOURS]]
+            used = sorted((is_test(p), -tf, p, i) for tf, p, i in chunks.containing(own, users)
+                          if (p, i) not in seed_keys)
+            callers = [(p, i, f"caller of {chunk.name}") for _, _, p, i in used[:NEIGHBOURS]]
         for k in range(max(len(callees), len(callers))):
             hits.extend(found[k] for found in (callees, callers) if k < len(found))
     return hits
