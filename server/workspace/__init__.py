@@ -1,7 +1,8 @@
 """contenox.workspace: what the planner knows of a repository.
 
 Tree-sitter tags per file (cached by git blob id), a file graph ranked by personalized PageRank, a
-deterministic token-budgeted repo map, git-driven change events, editor overlays, search and symbol lookup.
+deterministic token-budgeted repo map, git-driven change events, editor overlays, search, symbol lookup and
+question-driven retrieval of code chunks.
 This is the only package importing ``tree_sitter`` and ``pygit2``.
 """
 
@@ -13,6 +14,9 @@ from contenox.workspace._model import (
     FileTags,
     IndexStatus,
     RelatedHit,
+    Retrieval,
+    RetrievalQuery,
+    RetrievedChunk,
     SearchHit,
     SkippedFile,
     SymbolInfo,
@@ -31,6 +35,9 @@ __all__ = [
     "FileTags",
     "IndexStatus",
     "RelatedHit",
+    "Retrieval",
+    "RetrievalQuery",
+    "RetrievedChunk",
     "SearchHit",
     "SkippedFile",
     "SymbolInfo",

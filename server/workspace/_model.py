@@ -1,4 +1,5 @@
-"""Data the workspace layer hands out: tags, index status, change events, search and symbol hits."""
+"""Data the workspace layer hands out: tags, index status, change events, search and symbol hits, retrieved
+code chunks."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ __all__ = [
     "FileTags",
     "IndexStatus",
     "RelatedHit",
+    "Retrieval",
+    "RetrievalQuery",
+    "RetrievedChunk",
     "SearchHit",
     "Segment",
     "SkippedFile",
@@ -150,3 +154,58 @@ class DiffFile(msgspec.Struct, frozen=True, kw_only=True):
     additions: int
     deletions: int
     hunks: tuple[DiffHunk, ...]
+
+
+class RetrievalQuery(msgspec.Struct, frozen=True, kw_only=True):
+    """What a turn is about: the question and the editor / terminal context that points into the code."""
+
+    text: str
+    """The question."""
+    selection: str = ""
+    """Selected text."""
+    open_file: str | None = None
+    """Workspace-relative path of the active editor file."""
+    selection_lines: tuple[int, int] | None = None
+    """1-based inclusive line range of the selection in ``open_file``."""
+    diff: str = ""
+    """Current unified diff (``Workspace.diff_text()``): its changed lines seed the graph neighbours."""
+    terminal: str = ""
+    """Terminal or test output: stack traces and ``path:line`` references."""
+
+
+class RetrievedChunk(msgspec.Struct, frozen=True, kw_only=True):
+    """One chunk of code chosen for a turn, with why it was chosen."""
+
+    path: str
+    start_line: int
+    end_line: int
+    name: str
+    kind: str
+    header: str
+    """The enclosing class (impl, namespace) line, or ''."""
+    text: str
+    """The chunk's source lines (editor overlays included)."""
+    tokens: int
+    """``count_tokens(self.render())``."""
+    score: float
+    """Fused reciprocal-rank score."""
+    reasons: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        """``path:start-end``: what ``exclude`` takes to leave a chunk out next time."""
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def render(self) -> str:
+        """The chunk as it goes into a prompt: its location, its enclosing line, its text."""
+        header = f"{self.header}\n    ...\n" if self.header else ""
+        return f"{self.id} ({self.name})\n{header}{self.text}\n"
+
+
+class Retrieval(msgspec.Struct, frozen=True, kw_only=True):
+    chunks: tuple[RetrievedChunk, ...]
+    """In fused order, best first."""
+    dropped: tuple[str, ...]
+    """Candidates left out, with why (``pkg/a.py:10-200 Foo (540 tokens) over budget``)."""
+    budget: int
+    used: int

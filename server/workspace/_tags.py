@@ -57,9 +57,11 @@ def _definitions(language: str, query: tree_sitter.Query, root: tree_sitter.Node
                 name = raw.decode("utf-8", errors="replace")
                 row = name_node.start_point.row
                 key = (name, row, kind)
-                if key not in defs:
-                    defs[key] = Definition(name=name, kind=kind, line=row + 1,
-                                           end_line=node.end_point.row + 1, text=_line_text(lines, row))
+                end_line = node.end_point.row + 1
+                found = defs.get(key)
+                if found is None or found.end_line < end_line:  # C++: the definition spans its body
+                    defs[key] = Definition(name=name, kind=kind, line=row + 1, end_line=end_line,
+                                           text=_line_text(lines, row))
             break
     return tuple(sorted(defs.values(), key=lambda d: (d.line, d.name, d.kind)))
 

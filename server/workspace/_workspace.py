@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from contenox.config import WorkspaceConfig
 from contenox.errors import PathOutsideWorkspace, WorkspaceError
 from contenox.workspace._indexer import Indexer
 from contenox.workspace._model import (
+    ChangeEvent,
     DiffFile,
     RelatedHit,
+    Retrieval,
+    RetrievalQuery,
+    RetrievedChunk,
     SearchHit,
     SymbolInfo,
     SymbolLocation,
 )
 from contenox.workspace._repo_map import render_repo_map
+from contenox.workspace._retrieve import Retriever
 from contenox.workspace._search import compile_pattern, related, search
 from contenox.workspace._state import INSTRUCTION_FILES, is_binary
 
@@ -31,7 +36,11 @@ __all__ = ["Workspace"]
 log = logging.getLogger(__name__)
 
 class Workspace(Indexer):
-    """Index, repo map, change tracking and search for one workspace root."""
+    """Index, repo map, change tracking, search and retrieval for one workspace root."""
+
+    def __init__(self, root: Path, config: WorkspaceConfig, cache_dir: Path | None) -> None:
+        super().__init__(root, config, cache_dir)
+        self._retriever = Retriever()
 
     @classmethod
     def open(cls, root: str | Path, config: WorkspaceConfig, cache_dir: str | Path | None) -> Workspace:
@@ -130,10 +139,42 @@ class Workspace(Indexer):
             return [SymbolLocation(name=d.name, kind=d.kind, path=path, line=d.line, end_line=d.end_line,
                                    text=d.text.strip()) for path, d in self._index.definitions(name)]
 
+    def refresh(self, paths: Iterable[str | Path] | None = None) -> list[ChangeEvent]:
+        with self._lock:
+            events = super().refresh(paths)
+            if self._retriever.active:  # chunks are built by the first retrieval, then kept current
+                self._retriever.sync(self._files, self._text_or_none)
+            return events
+
+    def retrieve(self, query: RetrievalQuery, budget_tokens: int, count_tokens: Callable[[str], int], *,
+                 exclude: Collection[str] = ()) -> Retrieval:
+        """The code chunks a turn about ``query`` should show, best first, within ``budget_tokens``
+        (``count_tokens`` of each chunk's ``render()``); chunk ids in ``exclude`` are left out."""
+        with self._lock:
+            self._retriever.sync(self._files, self._text_or_none)
+            return self._retriever.retrieve(self._index, query, budget_tokens, count_tokens, exclude,
+                                            self._text_or_none)
+
+    def chunk_at(self, rel_path: str | Path, line: int) -> RetrievedChunk | None:
+        """The chunk holding ``line`` (1-based) of a workspace file, or None (tokens and score are 0)."""
+        with self._lock:
+            rel = self._known_rel(str(rel_path))
+            if rel is None:
+                return None
+            self._retriever.sync(self._files, self._text_or_none)
+            local = self._retriever.chunks.at(rel, line)
+            if local is None:
+                return None
+            text = self._text_or_none(rel) or ""
+            return self._retriever.make_chunk(rel, local, text.split("\n"))
+
     def prepare(self) -> None:
         """Build the file graph now (it is otherwise built lazily by the first map or symbol query after a
-        definition change); the watcher calls this after each refresh, off the turn's critical path."""
+        definition change) and, once retrieval is in use, its BM25 postings; the watcher calls this after
+        each refresh, off the turn's critical path."""
         with self._lock:
+            if self._retriever.active:
+                self._retriever.chunks.bm25.compile()
             graph = self._index.compiled()
             key = (graph.version, (), ())
             if key != self._ranks_key:

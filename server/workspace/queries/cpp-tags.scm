@@ -3,6 +3,17 @@
 
 (declaration type: (union_specifier name: (type_identifier) @name)) @definition.class
 
+; Function definitions first (their node spans the body: end lines); declarators alone are declarations.
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @definition.function
+
+(function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @definition.function
+
+(function_definition declarator: (function_declarator declarator: (qualified_identifier name: (identifier) @name))) @definition.method
+
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))) @definition.function
+
+(function_definition declarator: (reference_declarator (function_declarator declarator: (identifier) @name))) @definition.function
+
 (function_declarator declarator: (identifier) @name) @definition.function
 
 (function_declarator declarator: (field_identifier) @name) @definition.function

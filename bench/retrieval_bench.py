@@ -1,0 +1,132 @@
+"""Retrieval bench: plan-time cost of ``Workspace.retrieve`` on a warm index of the Python standard library.
+
+    nice -n 10 .venv/bin/python bench/retrieval_bench.py [--repeat 5] [--budget 3000]
+
+Copies this interpreter's standard library (as bench/workspace_bench.py does; a plain folder, no git),
+opens it (tags cached under the temp dir), times the first retrieval (which chunks every file and builds
+the BM25 postings), then times ~20 varied questions (mentions, prose, stack traces, a selection, a diff,
+an edit between turns) ``--repeat`` times each on the warm index. Token counts use the real default model's
+tokenizer when present. Writes bench/results/retrieval_bench.json with median / p90 / spread and a hash of
+every answer (equal hashes across repeats: deterministic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import msgspec
+import psutil
+
+from contenox.config import WorkspaceConfig
+from contenox.workspace import RetrievalQuery, Workspace
+from workspace_bench import _copy_stdlib, _ms, _stats, _tokenizer
+
+REPO = Path(__file__).resolve().parents[1]
+TRACE = ('Traceback (most recent call last):\n  File "/usr/lib/python3.11/argparse.py", line 1880, in parse_known_args\n'
+         '  File "/usr/lib/python3.11/json/decoder.py", line 353, in raw_decode\n'
+         "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n")
+DIFF = ("--- a/json/decoder.py\n+++ b/json/decoder.py\n@@ -350,4 +350,5 @@ class JSONDecoder(object):\n"
+        "         try:\n-            obj, end = self.scan_once(s, idx)\n+            obj, end = self.scan_once(s, idx)\n"
+        "+            log(obj)\n         except StopIteration as err:\n")
+QUESTIONS = [
+    RetrievalQuery(text="How does json.loads decode a string?"),
+    RetrievalQuery(text="Where is `HTTPConnection.request` implemented?"),
+    RetrievalQuery(text="why does this fail?", terminal=TRACE),
+    RetrievalQuery(text="how are thread pools shut down in concurrent futures"),
+    RetrievalQuery(text="What does Path.resolve do with symlinks?"),
+    RetrievalQuery(text="explain parse_qsl and how it splits the query string"),
+    RetrievalQuery(text="what does this do?", open_file="asyncio/tasks.py", selection_lines=(420, 440)),
+    RetrievalQuery(text="how does the logging module format a record timestamp"),
+    RetrievalQuery(text="where is the default SSL context created"),
+    RetrievalQuery(text="how does subprocess handle timeouts when communicating with a child"),
+    RetrievalQuery(text="dataclass field with a default factory"),
+    RetrievalQuery(text="textwrap dedent implementation"),
+    RetrievalQuery(text="How does Decimal.quantize round?"),
+    RetrievalQuery(text="How does `shutil.copytree` handle symlinks?"),
+    RetrievalQuery(text="what is heapq.heappush"),
+    RetrievalQuery(text="csv DictReader fieldnames when the header row is missing"),
+    RetrievalQuery(text="review my change", diff=DIFF),
+    RetrievalQuery(text="urllib.parse.urlsplit netloc parsing"),
+    RetrievalQuery(text="extract all members of a zip archive in zipfile"),
+    RetrievalQuery(text="how does argparse format the usage line?", selection="def _format_usage(self, usage, actions"),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--budget", type=int, default=3000)
+    args = parser.parse_args()
+    count, tokenizer = _tokenizer()
+    proc = psutil.Process()
+    with tempfile.TemporaryDirectory(prefix="contenox-retrieval-bench-") as tmp:
+        work = Path(tmp)
+        root = _copy_stdlib(work / "stdlib")
+        config = WorkspaceConfig()
+        t0 = time.perf_counter()
+        ws = Workspace.open(root, config, work / "cache")
+        cold_open = time.perf_counter() - t0
+        rss0 = proc.memory_info().rss
+        t0 = time.perf_counter()
+        ws.retrieve(QUESTIONS[0], args.budget, count)
+        build = time.perf_counter() - t0
+        rss1 = proc.memory_info().rss
+        t0 = time.perf_counter()
+        ws.prepare()
+        prepare = time.perf_counter() - t0
+        status = ws.status()
+        chunks = len(ws._retriever.chunks)
+        times: list[float] = []
+        per_question: list[dict[str, object]] = []
+        deterministic = True
+        for query in QUESTIONS:
+            mine: list[float] = []
+            hashes: set[str] = set()
+            result = None
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                result = ws.retrieve(query, args.budget, count)
+                mine.append(time.perf_counter() - t0)
+                hashes.add(hashlib.sha256(msgspec.json.encode(result)).hexdigest())
+            assert result is not None
+            deterministic = deterministic and len(hashes) == 1
+            times.extend(mine)
+            per_question.append({"question": query.text, "median_ms": _ms(sorted(mine)[len(mine) // 2]),
+                                 "chunks": len(result.chunks), "used": result.used,
+                                 "top": [f"{c.id} {c.name} {list(c.reasons)}" for c in result.chunks[:3]],
+                                 "hash": sorted(hashes)[0][:16]})
+        edit = root / "json" / "decoder.py"
+        edit.write_text(edit.read_text() + "\n\ndef bench_added(x):\n    return x\n")
+        t0 = time.perf_counter()
+        ws.refresh([edit])
+        refresh = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ws.retrieve(QUESTIONS[0], args.budget, count)
+        after_edit = time.perf_counter() - t0
+    stats = {k: (_ms(v) if k != "n" else v) for k, v in _stats(times).items()}
+    report = {
+        "bench": "retrieval", "tokenizer": tokenizer, "python": platform.python_version(), "cpus": psutil.cpu_count(),
+        "budget_tokens": args.budget, "repeat": args.repeat, "corpus": "python-stdlib (copy, no git)",
+        "files": status.files, "tagged_files": status.tagged_files, "definitions": status.definitions,
+        "chunks": chunks, "cold_open_s": round(cold_open, 3), "chunk_index_build_s": round(build, 3),
+        "prepare_compile_ms": _ms(prepare), "rss_mb_chunk_index": round((rss1 - rss0) / 2**20, 1),
+        "retrieve_ms": stats, "refresh_after_edit_ms": _ms(refresh), "retrieve_after_edit_ms": _ms(after_edit),
+        "deterministic": deterministic, "questions": per_question,
+    }
+    out = REPO / "bench" / "results" / "retrieval_bench.json"
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "questions"}, indent=1))
+    for q in per_question:
+        print(f"{q['median_ms']:>8} ms  {q['question'][:60]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
