@@ -41,6 +41,13 @@ class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
     thread: str = "main"
     """Conversation thread inside the workspace (an ACP session, a chat panel); threads share the
     workspace's stable prefix and each keeps its own history."""
+    open_file: str | None = None
+    """The editor's active file (absolute, or relative to the root), which seeds retrieval's graph neighbours."""
+    selection_lines: tuple[int, int] | None = None
+    """1-based inclusive lines of ``selection`` in ``open_file``."""
+    plan_only: bool = False
+    """Plan the turn (index, retrieve, assemble) and report its explain without running the model;
+    nothing is recorded (``contenox eval --retrieval-only``)."""
 
 
 class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,8 +61,11 @@ class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     finish_reason: str
-    """"stop" | "length" (a cancelled turn raises :class:`contenox.errors.Cancelled` instead)."""
+    """"stop" | "length" | "planned" (``plan_only``); a cancelled turn raises
+    :class:`contenox.errors.Cancelled` instead."""
     explain: Explain
+    files_in_prompt: tuple[str, ...] = ()
+    """Workspace files whose code (not only a repo-map line) the prompt held: retrieved chunks and pins."""
 
 
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):

@@ -152,6 +152,7 @@ class Node:
     async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
                         on_event: EventCallback | None) -> TurnOutcome:
         from contenox.planner import build_inputs
+        from contenox.planner.citations import check_citations
 
         engine = await self.engine()
         workspace, reasons = await self._index(state, on_event)
@@ -164,16 +165,22 @@ class Node:
         def count(text: str) -> int:
             return len(engine.tokenizer.encode(text))
 
+        open_file = state.relative(request.open_file) if request.open_file else None
+
         def plan() -> TurnPlan:
             inputs = build_inputs(self.config.planner, workspace, count, root=state.root, prompt=request.prompt,
                                   selection=request.selection, pins=pins, terminal=request.terminal,
-                                  thread=request.thread, reasons=reasons)
+                                  thread=request.thread, reasons=reasons, open_file=open_file,
+                                  selection_lines=request.selection_lines)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
         pending = self._rewarming.get(state.session_id)
         if pending is not None:  # its prefix is already queued in the engine: plan once it is cached
             await pending.wait()
         turn_plan = await asyncio.to_thread(plan)
+        if request.plan_only:
+            return TurnOutcome(text="", finish_reason="planned", explain=planner.preview(turn_plan),
+                               files_in_prompt=turn_plan.files_in_prompt())
         max_new = request.max_new_tokens or self.config.engine.max_new_tokens
         if self._warmer is not None:
             await self._warmer.before_turn(state.session_id, turn_plan.stable_prefix(), turn_plan.token_ids, max_new)
@@ -181,14 +188,17 @@ class Node:
         final = await self._generate(engine, state, turn_plan, max_new, on_event)
         if self._warmer is not None:
             self._warmer.after_turn()
-        explain = planner.record(turn_plan, final.metrics, answer_text=final.text)
+        citations = await asyncio.to_thread(check_citations, final.text, workspace)
+        explain = planner.record(turn_plan, final.metrics, answer_text=final.text, citations=citations)
         state.record_turn(explain)
         self.store.save_prefix(state.key, turn_plan.resume_prefix())
         log.info("turn %s of %s (%s): %s tokens, %s cached, ttft %s ms, %s", explain.turn, state.root,
                  request.client_id, explain.totals.tokens, explain.totals.cached, explain.ttft_ms,
                  final.finish_reason)
         await _emit(on_event, TurnEvent(kind="state", state="idle"))
-        return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain)
+        self._spawn(asyncio.to_thread(workspace.prepare), "node-prepare")  # the next turn's index, off its path
+        return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain,
+                           files_in_prompt=turn_plan.files_in_prompt())
 
     async def _generate(self, engine: Engine, state: WorkspaceState, plan: TurnPlan, max_new: int,
                         on_event: EventCallback | None) -> FinalEvent:
@@ -216,6 +226,11 @@ class Node:
         if final.finish_reason == "cancelled":
             raise Cancelled("turn cancelled", workspace=str(state.root))
         return final
+
+    def _spawn(self, coro: Any, name: str) -> None:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # -- queries ---------------------------------------------------------------------------
     async def explain(self, root: str) -> Explain | None:
@@ -291,9 +306,7 @@ class Node:
             return
         self._warm = {"done": 0, "total": len(records)}
         self._rewarming = {r.session_id: asyncio.Event() for r in records}
-        task = asyncio.get_running_loop().create_task(self._rewarm(records), name="node-rewarm")
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._spawn(self._rewarm(records), "node-rewarm")
 
     async def _rewarm(self, records: list[WorkspaceRecord]) -> None:
         try:

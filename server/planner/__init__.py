@@ -5,10 +5,17 @@ pygit2: the tokenizer and the engine's cache prediction are handed in.
 """
 
 from contenox.planner.cache_policy import CachePolicy, WarmOrder
-from contenox.planner.explain import Explain, ExplainSegment, ExplainTotals, render_explain, render_markdown
-from contenox.planner.inputs import Pin, PlannerInputs, build_inputs, change_reasons
+from contenox.planner.explain import (
+    Citations,
+    Explain,
+    ExplainSegment,
+    ExplainTotals,
+    render_explain,
+    render_markdown,
+)
+from contenox.planner.inputs import Chunk, Pin, PlannerInputs, build_inputs, change_reasons
 from contenox.planner.journal import Journal, TurnRecord
-from contenox.planner.manifest import Identity, Manifest, SegmentRecord
+from contenox.planner.manifest import ChunkRecord, Identity, Manifest, SegmentRecord
 from contenox.planner.planner import MetricsLike, Planner, TurnPlan
 from contenox.planner.segments import CACHE_CLASS, SEGMENT_KINDS
 
@@ -16,6 +23,9 @@ __all__ = [
     "CACHE_CLASS",
     "SEGMENT_KINDS",
     "CachePolicy",
+    "Chunk",
+    "ChunkRecord",
+    "Citations",
     "Explain",
     "ExplainSegment",
     "ExplainTotals",

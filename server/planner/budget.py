@@ -1,8 +1,8 @@
 """Fit a turn into the profile's tested context minus the output reserve.
 
-Lowest value goes first: old turns, then the terminal output (its tail is kept), then the diff (its
-head is kept), then the repo map shrinks, then pinned files are summarised to their outlines,
-largest first. The system prompt, tools, policy and repo instructions are never cut. What still
+Lowest value goes first: old turns (summarised to one line each), then the terminal output (its
+tail is kept), then the diff (its head is kept), then the lowest-ranked retrieved chunks, then the
+repo map shrinks, then pinned files are summarised to their outlines, largest first. The system prompt, tools, policy and repo instructions are never cut. What still
 does not fit is an :class:`OverContext` that says by how many tokens.
 """
 
@@ -73,10 +73,11 @@ def fit_budget(draft: Draft, context: int, reserve: int, total: Callable[[Draft]
     dropped = 0
     while draft.history and size > limit:
         draft.history.pop(0)
+        draft.summary.append(draft.history_lines.pop(0) if draft.history_lines else "an earlier turn")
         dropped += 1
         size = total(draft)
     if dropped:
-        draft.note("history", f"dropped {dropped} old turn(s)")
+        draft.note("history", f"{dropped} older turn(s) summarised to fit the context (thread rebased)")
     for kind, keep_end in (("terminal", True), ("diff", False)):
         if size <= limit:
             return size
@@ -90,6 +91,13 @@ def fit_budget(draft: Draft, context: int, reserve: int, total: Callable[[Draft]
         draft.note(kind, f"cut to {'last' if keep_end else 'first'} {count(new)} of {own} tokens" if new
                    else f"dropped ({own} tokens)")
         size = total(draft)
+    cut = 0
+    while draft.retrieved and size > limit:
+        draft.retrieved.pop()
+        cut += 1
+        size = total(draft)
+    if cut:
+        draft.note("retrieved", f"{cut} lowest-ranked chunk(s) dropped to fit the context")
     if size > limit and draft.repo_map:
         own = count(draft.repo_map)
         budget = own - (size - limit)

@@ -11,9 +11,10 @@ from typing import Any
 
 import msgspec
 
-from contenox.planner.manifest import Manifest
+from contenox.planner.manifest import ChunkRecord, Manifest
 
-__all__ = ["Explain", "ExplainSegment", "ExplainTotals", "explain_from_manifest", "render_explain", "render_markdown"]
+__all__ = ["Citations", "Explain", "ExplainSegment", "ExplainTotals", "explain_from_manifest", "render_explain",
+           "render_markdown"]
 
 
 class ExplainSegment(msgspec.Struct, frozen=True, kw_only=True):
@@ -31,6 +32,33 @@ class ExplainTotals(msgspec.Struct, frozen=True, kw_only=True):
     hit_pct: float
 
 
+class Citations(msgspec.Struct, frozen=True, kw_only=True):
+    """The files, symbols and line ranges an answer names, checked against the workspace."""
+
+    files_real: tuple[str, ...] = ()
+    files_unknown: tuple[str, ...] = ()
+    """Paths the answer names that are not in the workspace (invented, or outside it)."""
+    symbols_real: tuple[str, ...] = ()
+    symbols_unknown: tuple[str, ...] = ()
+    """Code names the answer presents as the workspace's that nothing in it defines or uses."""
+    lines_unknown: tuple[str, ...] = ()
+    """``path:line`` references past the end of their file."""
+
+    @property
+    def real(self) -> int:
+        return len(self.files_real) + len(self.symbols_real)
+
+    @property
+    def unknown(self) -> int:
+        return len(self.files_unknown) + len(self.symbols_unknown) + len(self.lines_unknown)
+
+    def summary(self) -> str:
+        """``cited: N real, M unknown`` and the unknown names (the invented ones)."""
+        text = f"cited: {self.real} real, {self.unknown} unknown"
+        flagged = [*self.files_unknown, *self.symbols_unknown, *self.lines_unknown]
+        return text + (" (" + ", ".join(flagged[:8]) + (" ..." if len(flagged) > 8 else "") + ")" if flagged else "")
+
+
 class Explain(msgspec.Struct, frozen=True, kw_only=True):
     workspace: str
     turn: int
@@ -43,12 +71,16 @@ class Explain(msgspec.Struct, frozen=True, kw_only=True):
     ttft_ms: float | None
     context_size: int
     notes: tuple[str, ...] = ()
-    """What budget fitting cut (shown under the table; not part of the JSON)."""
+    """Every budget and layout decision of the turn, in words (what was cut, dropped, summarised, left out)."""
+    retrieved: tuple[ChunkRecord, ...] = ()
+    """The code retrieved for the question, best first, each with why it was chosen and whether this turn
+    entered it into the thread (``new``) or an earlier turn did (``in thread``, cached)."""
+    citations: Citations | None = None
+    """What the answer names, checked against the workspace (None before an answer exists)."""
 
     def to_json(self) -> dict[str, Any]:
         """The Explain JSON of docs/internal-api.md, as a JSON-ready dict."""
-        data: dict[str, Any] = msgspec.to_builtins(self)
-        data.pop("notes", None)
+        data: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(self))
         return data
 
 
@@ -60,7 +92,7 @@ def explain_from_manifest(manifest: Manifest, *, measured_recomputed_tokens: int
         for s in manifest.segments)
     cached = sum(s.cached for s in segments)
     total = manifest.total_tokens
-    notes = tuple(f"{s.kind}: {s.note}" for s in manifest.segments if s.note)
+    notes = (*manifest.notes, *(f"{s.kind}: {s.note}" for s in manifest.segments if s.note))
     return Explain(
         workspace=manifest.workspace, turn=manifest.turn, model=manifest.identity.profile_id, segments=segments,
         totals=ExplainTotals(tokens=total, cached=cached, new=total - cached,
@@ -68,7 +100,7 @@ def explain_from_manifest(manifest: Manifest, *, measured_recomputed_tokens: int
         predicted_cached_tokens=manifest.predicted_cached_tokens,
         measured_recomputed_tokens=measured_recomputed_tokens,
         ttft_ms=None if ttft_ms is None else round(ttft_ms, 1),
-        context_size=manifest.identity.context_size, notes=notes)
+        context_size=manifest.identity.context_size, notes=notes, retrieved=manifest.chunks)
 
 
 def render_explain(explain: Explain) -> str:
@@ -94,6 +126,12 @@ def render_explain(explain: Explain) -> str:
     facts.append(f"measured recomputed {measured}" if measured is not None else "measured recomputed -")
     facts.append(f"ttft {explain.ttft_ms:.1f} ms" if explain.ttft_ms is not None else "ttft -")
     out.append(", ".join(facts))
+    if explain.retrieved:
+        out += ["", "retrieved (why each chunk was chosen):"]
+        out += [f"  {c.id} {c.name}  {c.tokens if c.status == 'new' else 'cached'}"
+                f"{' tok' if c.status == 'new' else ''}  [{c.status}]  {'; '.join(c.reasons)}" for c in explain.retrieved]
+    if explain.citations is not None:
+        out.append(explain.citations.summary())
     out += [f"note: {note}" for note in explain.notes]
     return "\n".join(out) + "\n"
 
@@ -108,5 +146,12 @@ def render_markdown(explain: Explain) -> str:
     lines = [head, "", "| segment | tokens | cached | new | invalidated by |", "|---|---:|---:|---:|---|"]
     for seg in explain.segments:
         lines.append(f"| {seg.kind} | {seg.tokens} | {seg.cached} | {seg.new} | {seg.invalidated_by or ''} |")
-    lines += [f"\n_note: {note}_" for note in explain.notes]
+    if explain.retrieved:
+        lines += ["", "| retrieved chunk | tokens | status | why |", "|---|---:|---|---|"]
+        lines += [f"| `{c.id}` {c.name} | {c.tokens} | {c.status} | {'; '.join(c.reasons)} |"
+                  for c in explain.retrieved]
+    if explain.citations is not None:
+        lines += ["", explain.citations.summary()]
+    if explain.notes:
+        lines += ["", *(f"- {note}" for note in explain.notes)]
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from contenox.config import PlannerConfig
 if TYPE_CHECKING:
     from contenox.workspace import ChangeEvent, Workspace
 
-__all__ = ["Pin", "PlannerInputs", "as_pin", "build_inputs", "change_reasons"]
+__all__ = ["Chunk", "Pin", "PlannerInputs", "as_pin", "build_inputs", "change_reasons", "retrieve"]
 
 
 class Pin(msgspec.Struct, frozen=True, kw_only=True):
@@ -30,11 +30,31 @@ class Pin(msgspec.Struct, frozen=True, kw_only=True):
     """Signatures only (from the workspace's symbol index); empty: the planner derives a rough one."""
 
 
+class Chunk(msgspec.Struct, frozen=True, kw_only=True):
+    """A piece of code retrieved for the question (from ``Workspace.retrieve``), with why it was chosen."""
+
+    id: str
+    """``path:start-end``; with ``text`` it identifies the chunk in the thread."""
+    path: str
+    start_line: int
+    end_line: int
+    name: str
+    text: str
+    """The code as it goes into the prompt (the enclosing class line, then the source lines)."""
+    reasons: tuple[str, ...] = ()
+
+
 class PlannerInputs(msgspec.Struct, frozen=True, kw_only=True):
     user: str
-    """This turn's request (the prompt, with any selection the node folded in)."""
+    """This turn's question (the user's words)."""
     prompt: str = ""
     """The user's own words, as a replayed thread shows them (empty: ``user``)."""
+    selection: str = ""
+    """Selected code or attached context the question is about (its own section before the question)."""
+    retrieved: Sequence[Chunk] = ()
+    """Code chosen for the question, best first; chunks already in the thread are referenced, not repeated."""
+    retrieval_notes: tuple[str, ...] = ()
+    """What retrieval left out and why (named in explain-context)."""
     workspace: str = ""
     """Absolute workspace root (shown by explain-context)."""
     instructions: Sequence[tuple[str, str]] = ()
@@ -77,29 +97,57 @@ def change_reasons(events: Sequence[ChangeEvent]) -> dict[str, str]:
     return reasons
 
 
+def retrieve(workspace: Workspace, config: PlannerConfig, count: Callable[[str], int], *, prompt: str,
+             selection: str, diff: str, terminal: str, open_file: str | None = None,
+             selection_lines: tuple[int, int] | None = None) -> tuple[list[Chunk], tuple[str, ...]]:
+    """The code the question is about, fitted to ``planner.retrieval_tokens``, and what was left out."""
+    from contenox.workspace import RetrievalQuery
+
+    if config.retrieval_tokens <= 0:
+        return [], ("retrieval is off (planner.retrieval_tokens = 0)",)
+    query = RetrievalQuery(text=prompt, selection=selection, open_file=open_file,
+                           selection_lines=selection_lines, diff=diff, terminal=terminal)
+    found = workspace.retrieve(query, config.retrieval_tokens, count)
+    chunks = [Chunk(id=c.id, path=c.path, start_line=c.start_line, end_line=c.end_line, name=c.name,
+                    text=(f"{c.header}\n    ...\n" if c.header else "") + c.text.strip("\n"), reasons=c.reasons)
+              for c in found.chunks]
+    dropped = [f"retrieval left out {d}" for d in found.dropped[:3]]
+    if len(found.dropped) > 3:
+        dropped.append(f"retrieval left out {len(found.dropped) - 3} more candidate(s) over its budget")
+    return chunks, tuple(dropped)
+
+
 def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[str], int], *, root: Path,
                  prompt: str, selection: str | None, pins: Sequence[str], terminal: str, thread: str,
-                 reasons: dict[str, str]) -> PlannerInputs:
+                 reasons: dict[str, str], open_file: str | None = None,
+                 selection_lines: tuple[int, int] | None = None) -> PlannerInputs:
     """The planner's inputs for one turn (blocking: reads files and git state).
 
     The repo map is ranked by the pinned files only, never by the prompt's words: it must stay
-    byte-identical from turn to turn so the prefix cache keeps it. ``count`` is the model's token counter.
+    byte-identical from turn to turn so the prefix cache keeps it. The question's own code comes from
+    retrieval instead (its own segment, entered into the thread once). ``count`` is the model's token
+    counter.
     """
-    user = prompt if not selection else f"{prompt}\n\n```\n{selection}\n```"
     pinned = tuple(pins)
+    diff = workspace.diff_text()
 
     def repo_map_at(budget: int) -> str:
         return workspace.repo_map(budget, count, pinned=pinned)
 
+    chunks, notes = retrieve(workspace, config, count, prompt=prompt, selection=selection or "", diff=diff,
+                             terminal=terminal, open_file=open_file, selection_lines=selection_lines)
     return PlannerInputs(
-        user=user,
+        user=prompt,
         prompt=prompt,
+        selection=selection or "",
+        retrieved=chunks,
+        retrieval_notes=notes,
         workspace=str(root),
         instructions=workspace.instructions(),
         repo_map=repo_map_at(config.repo_map_tokens),
         repo_map_at=repo_map_at,
         pins=[(path, workspace.read_text(path)) for path in pinned],
-        diff=workspace.diff_text(),
+        diff=diff,
         terminal=terminal,
         thread=thread,
         change_reasons=reasons,

@@ -32,6 +32,12 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     answer: str
     prompt: str = ""
     """The user's own words (empty in records written before it was kept: ``user`` stands in)."""
+    chunks: tuple[tuple[str, str], ...] = ()
+    """(chunk id, byte hash) of the retrieved chunks this turn entered into the thread."""
+    diff_files: tuple[tuple[str, str], ...] = ()
+    """(path, byte hash) of the per-file diff patches this turn showed."""
+    base: int = 0
+    """How many of the thread's earlier turns were summarised (not in full) when this turn ran."""
     manifest: Manifest
     explain: Explain
     recorded_at: float

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["Identity", "Manifest", "SegmentRecord", "invalidation_reasons"]
+__all__ = ["ChunkRecord", "Identity", "Manifest", "SegmentRecord", "invalidation_reasons"]
 
-PLANNER_VERSION = 1
+PLANNER_VERSION = 2
 """Bump when the rendering of segments changes (it changes every segment's bytes)."""
 
 
@@ -54,6 +54,18 @@ class SegmentRecord(msgspec.Struct, frozen=True, kw_only=True):
         return self.token_end - self.token_start
 
 
+class ChunkRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One retrieved chunk of a turn: where, how big, whether this turn entered it, and why it was chosen."""
+
+    id: str
+    """``path:start-end``"""
+    name: str
+    tokens: int
+    status: str
+    """``new`` (entered into the thread by this turn) or ``in thread`` (entered by an earlier turn, cached)."""
+    reasons: tuple[str, ...] = ()
+
+
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     identity: Identity
     workspace: str
@@ -64,6 +76,10 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     predicted_cached_tokens: int
     token_hash: str
     """sha256 of all the turn's ids."""
+    chunks: tuple[ChunkRecord, ...] = ()
+    """The retrieved chunks relevant to this turn, best first."""
+    notes: tuple[str, ...] = ()
+    """Turn-level facts for explain-context (what retrieval left out, thread rebases, tools off)."""
 
     def segment(self, kind: str) -> SegmentRecord:
         for seg in self.segments:
@@ -101,7 +117,7 @@ def _items_diff(kind: str, old: SegmentRecord, new: SegmentRecord) -> str:
 
 _LABEL = {"system": "system prompt changed", "tools": "tool schemas changed", "policy": "policy changed",
           "repo_map": "repo map changed", "diff": "diff changed", "terminal": "terminal output changed",
-          "user": "new user turn"}
+          "retrieved": "new code for this question", "user": "new user turn"}
 
 
 def _own_reason(old: SegmentRecord, new: SegmentRecord, given: dict[str, str]) -> str:
@@ -113,7 +129,7 @@ def _own_reason(old: SegmentRecord, new: SegmentRecord, given: dict[str, str]) -
         grown = len(new.items) - len(old.items)
         if grown > 0 and new.items[: len(old.items)] == old.items:
             return f"history grew by {grown} turn(s)"
-        return "history window moved"
+        return "thread rebased (older turns summarised)"
     return _LABEL.get(new.kind, f"{new.kind} changed")
 
 

@@ -8,7 +8,6 @@ persists the turn. Unchanged segments cost a hash and a dict lookup, not a token
 from __future__ import annotations
 
 import hashlib
-import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,19 +22,22 @@ from contenox.config import PlannerConfig
 from contenox.errors import OverContext
 from contenox.planner.budget import fit_budget
 from contenox.planner.chat_frame import ChatFrame, derive_chat_frame
-from contenox.planner.explain import Explain, explain_from_manifest
+from contenox.planner.explain import Citations, Explain, explain_from_manifest
 from contenox.planner.inputs import PlannerInputs, as_pin
 from contenox.planner.journal import Journal, TurnRecord
-from contenox.planner.manifest import Identity, Manifest, SegmentRecord, invalidation_reasons
+from contenox.planner.manifest import ChunkRecord, Identity, Manifest, SegmentRecord, invalidation_reasons
 from contenox.planner.prompts import PromptTexts, load_prompts
 from contenox.planner.segments import (
     CACHE_CLASS,
     INVALIDATION,
     Draft,
     RenderedSegment,
+    chunk_part,
+    entry_of,
     messages_of,
     render_segments,
 )
+from contenox.planner.thread import diff_delta, partition_chunks, thread_view
 from contenox.planner.token_cache import TokenCache, TokenizerLike, byte_hash, token_hash
 from contenox.runtime_ov.profile import Profile
 
@@ -64,9 +66,15 @@ class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
     messages: list[dict[str, str]]
     """The chat messages these ids are the template rendering of (for checks and debugging)."""
     user: str
-    """The user text as it enters the history once recorded."""
+    """This turn's entry: the last user message as sent, which enters the thread once recorded."""
     prompt: str = ""
     """The user's own words (what a replayed thread shows)."""
+    chunks: tuple[tuple[str, str], ...] = ()
+    """(id, byte hash) of the retrieved chunks this turn enters into the thread."""
+    diff_files: tuple[tuple[str, str], ...] = ()
+    """(path, byte hash) of the per-file diff patches this turn shows."""
+    base: int = 0
+    """How many of the thread's earlier turns are summarised in this turn."""
 
     def stable_prefix(self) -> list[int]:
         """Ids of the stable segments (system .. pins): what the cache policy keeps warm."""
@@ -75,6 +83,13 @@ class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
     def resume_prefix(self) -> list[int]:
         """Ids a restarted node re-warms for this thread: the stable segments plus the history."""
         return self.token_ids[: self.manifest.segment("history").token_end]
+
+    def files_in_prompt(self) -> tuple[str, ...]:
+        """Paths whose code (not only a repo-map signature) is in this turn: retrieved chunks (new or
+        already in the thread) and pinned files."""
+        paths = [c.id.rsplit(":", 1)[0] for c in self.manifest.chunks]
+        paths += [name for name, _ in self.manifest.segment("pins").items]
+        return tuple(dict.fromkeys(paths))
 
 
 def _backend_version() -> str:
@@ -88,13 +103,15 @@ class Planner:
     """Plans the turns of one workspace session; its state lives under ``state_dir``."""
 
     def __init__(self, tokenizer: TokenizerLike, profile: Profile, config: PlannerConfig, state_dir: Path, *,
-                 backend: str = "openvino-genai", backend_version: str | None = None) -> None:
+                 backend: str = "openvino-genai", backend_version: str | None = None, tools: bool = False) -> None:
         self.tokenizer = tokenizer
         self.profile = profile
         self.config = config
         self.state_dir = Path(state_dir)
         self.frame: ChatFrame = derive_chat_frame(tokenizer)
         self.prompts: PromptTexts = load_prompts()
+        self.tools = tools
+        """Whether turns advertise the tool schemas (only for a model certified to call them)."""
         self.tokens = TokenCache(tokenizer)
         self.identity = Identity(
             profile_id=profile.id, backend=backend, backend_version=backend_version or _backend_version(),
@@ -126,12 +143,14 @@ class Planner:
     def _plan(self, inputs: PlannerInputs, predict_cached: PredictCached | None) -> TurnPlan:
         with self._lock:
             records = list(self._records)
-        draft = self._draft(inputs, records)
+        draft, turn_notes, diff_files = self._draft(inputs, records)
         rendered, built = self._assemble(draft)
         if sum(len(b[0]) for b in built) > self.context_limit:
             fit_budget(draft, self.identity.context_size, self.config.output_reserve, self._total,
                        self.tokens.count, repo_map_at=inputs.repo_map_at, pins=tuple(map(as_pin, inputs.pins)))
             rendered, built = self._assemble(draft)
+            if "diff" in draft.notes:  # cut: the next turn shows these files again
+                diff_files = tuple((path, "") for path, _ in diff_files)
         ids_by_segment: list[tuple[int, ...]] = []
         records_out: list[SegmentRecord] = []
         start = 0
@@ -157,27 +176,41 @@ class Planner:
         manifest = Manifest(identity=self.identity, workspace=inputs.workspace, thread=inputs.thread,
                             turn=len(records) + 1, segments=segments, total_tokens=len(token_ids),
                             predicted_cached_tokens=predicted,
-                            token_hash=hashlib.sha256("".join(r.token_hash for r in records_out).encode()).hexdigest())
-        return TurnPlan(token_ids=token_ids, manifest=manifest, user=draft.user.strip(),
+                            token_hash=hashlib.sha256("".join(r.token_hash for r in records_out).encode()).hexdigest(),
+                            chunks=self._chunk_records(draft, inputs), notes=tuple(turn_notes))
+        thread_turns = sum(1 for r in records if r.thread == inputs.thread)
+        return TurnPlan(token_ids=token_ids, manifest=manifest, user=entry_of(rendered),
                         prompt=(inputs.prompt or inputs.user).strip(),
-                        messages=messages_of(self.prompts, draft, rendered))
+                        chunks=tuple((c.id, byte_hash(c.text)) for c in draft.retrieved), diff_files=diff_files,
+                        base=thread_turns - len(draft.history), messages=messages_of(self.prompts, draft, rendered))
+
+    def _chunk_records(self, draft: Draft, inputs: PlannerInputs) -> tuple[ChunkRecord, ...]:
+        """Every retrieved chunk relevant to the turn, best first: entered now, or already in the thread."""
+        new = {c.id for c in draft.retrieved}
+        held = {c.id for c in draft.referenced}
+        return tuple(ChunkRecord(id=c.id, name=c.name, tokens=self.tokens.count(chunk_part(c)) if c.id in new else 0,
+                                 status="new" if c.id in new else "in thread", reasons=c.reasons)
+                     for c in inputs.retrieved if c.id in new or c.id in held)
 
     def preview(self, plan: TurnPlan) -> Explain:
         """The explain of a planned turn before the engine ran it (no measurement yet)."""
         return explain_from_manifest(plan.manifest)
 
-    def record(self, plan: TurnPlan, metrics: MetricsLike | None, answer_text: str) -> Explain:
-        """Persist the turn (manifest, measurement, answer) and return its explain."""
+    def record(self, plan: TurnPlan, metrics: MetricsLike | None, answer_text: str,
+               citations: Citations | None = None) -> Explain:
+        """Persist the turn (manifest, measurement, answer, what it cites) and return its explain."""
         measured = getattr(metrics, "measured_recomputed_tokens", None) if metrics is not None else None
         ttft = getattr(metrics, "ttft_ms", None) if metrics is not None else None
         explain = explain_from_manifest(plan.manifest, measured_recomputed_tokens=measured, ttft_ms=ttft)
+        explain = msgspec.structs.replace(explain, citations=citations)
         with self._lock:
             turn = len(self._records) + 1
             manifest = plan.manifest if plan.manifest.turn == turn else msgspec.structs.replace(plan.manifest,
                                                                                                 turn=turn)
             explain = msgspec.structs.replace(explain, turn=turn)
             record = TurnRecord(turn=turn, thread=manifest.thread, user=plan.user, prompt=plan.prompt,
-                                answer=answer_text.strip(),
+                                answer=answer_text.strip(), chunks=plan.chunks, diff_files=plan.diff_files,
+                                base=plan.base,
                                 manifest=manifest, explain=explain, recorded_at=time.time())
             self._journal.append(record)
             self._records.append(record)
@@ -196,28 +229,39 @@ class Planner:
             return self._records[-1].manifest if self._records else None
 
     # -- internals -----------------------------------------------------------------------------
-    def _history(self, records: list[TurnRecord], inputs: PlannerInputs) -> list[tuple[str, str]]:
-        if inputs.history is not None:
-            turns = [(str(u), str(a)) for u, a in inputs.history]
+    def _draft(self, inputs: PlannerInputs, records: list[TurnRecord]
+               ) -> tuple[Draft, list[str], tuple[tuple[str, str], ...]]:
+        """The turn's contents before budget fitting, turn-level notes, and the diff files it shows."""
+        notes: list[str] = []
+        if inputs.history is not None:  # the caller keeps the thread: take it as given
+            limit = self.config.max_history_turns
+            history = [(str(u), str(a)) for u, a in inputs.history][-limit:] if limit > 0 else []
+            view = None
         else:
-            turns = [(r.user, r.answer) for r in records if r.thread == inputs.thread]
-        limit = self.config.max_history_turns
-        if limit <= 0:
-            return []
-        if len(turns) <= limit:
-            return turns
-        step = max(1, limit // 2)  # the window jumps, so between jumps the history only grows
-        start = math.ceil((len(turns) - limit) / step) * step
-        return turns[start:]
-
-    def _draft(self, inputs: PlannerInputs, records: list[TurnRecord]) -> Draft:
-        return Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
-                     pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)],
-                     history=self._history(records, inputs), diff=inputs.diff, terminal=inputs.terminal,
-                     user=inputs.user)
+            view = thread_view([r for r in records if r.thread == inputs.thread],
+                               max_turns=self.config.max_history_turns, max_tokens=self.config.thread_tokens,
+                               count=self.tokens.count)
+            history = view.history
+            notes += view.notes
+        new, held = partition_chunks(inputs.retrieved, view.chunks_seen if view else {})
+        diff, diff_files, diff_notes = diff_delta(inputs.diff, view.diff_seen if view else {})
+        notes += list(inputs.retrieval_notes)
+        if not self.tools:
+            notes.append("tools: not advertised (this model is not certified for tool calls)")
+        draft = Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
+                      pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)], history=history,
+                      summary=list(view.summary) if view else [],
+                      history_lines=list(view.lines) if view else [f"turn {i + 1}" for i in range(len(history))],
+                      retrieved=new, referenced=held, diff=diff, terminal=inputs.terminal,
+                      selection=inputs.selection, user=inputs.user)
+        for note in diff_notes:
+            draft.note("diff", note)
+        if held:
+            draft.note("retrieved", f"{len(held)} chunk(s) already in the thread, referenced (not repeated)")
+        return draft, notes, diff_files
 
     def _assemble(self, draft: Draft) -> tuple[list[RenderedSegment], list[_Built]]:
-        rendered = render_segments(self.frame, self.prompts, draft)
+        rendered = render_segments(self.frame, self.prompts, draft, tools=self.tools)
         return rendered, [self._segment_ids(seg, draft) for seg in rendered]
 
     def _segment_ids(self, seg: RenderedSegment, draft: Draft) -> _Built:
@@ -234,6 +278,8 @@ class Planner:
             self._segment_cache[key] = hit
         if seg.kind == "pins":
             items = tuple((path, e.byte_hash) for (path, _), e in zip(draft.pins, entries[1:], strict=True))
+        elif seg.kind == "retrieved":
+            items = tuple((c.id, byte_hash(c.text)) for c in draft.retrieved)
         elif seg.kind == "history":
             items = tuple((f"turn {i + 1}", byte_hash(f"{u}\0{a}")) for i, (u, a) in enumerate(draft.history))
         else:

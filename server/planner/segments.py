@@ -1,9 +1,12 @@
-"""The ten segments of a turn, rendered as text parts that tokenize independently.
+"""The eleven segments of a turn, rendered as text parts that tokenize independently.
 
-Order: system, tools, policy, instructions, repo_map, pins, history, diff, terminal, user. The
-first six form the system message, history holds earlier turns of the thread as user/assistant
-messages, and diff, terminal and user form the last user message. Chat-template pieces sit at the
-edges of segments.
+Order: system, tools, policy, instructions, repo_map, pins, history, retrieved, diff, terminal,
+user. The first six form the system message; history holds the thread's earlier turns as
+user/assistant messages, each user message exactly as it was sent (the thread is append-only:
+what a turn entered never moves or changes, so the next turn's prefill starts where this one
+ended); retrieved, diff, terminal and user form the last user message, which becomes the thread's
+next entry. A rebased thread starts with a summary of its older turns, at the end of the system
+message. Chat-template pieces sit at the edges of segments.
 
 Every part is cut where the tokenizer cannot merge across the cut: a part never ends in
 whitespace, and a section after the first of a message starts with ``"\\n\\n#"``. So tokenizing the
@@ -13,11 +16,13 @@ parts one by one and joining the ids equals tokenizing the rendered chat templat
 from __future__ import annotations
 
 import functools
+from pathlib import PurePosixPath
 from typing import Literal
 
 import msgspec
 
 from contenox.planner.chat_frame import ChatFrame
+from contenox.planner.inputs import Chunk
 from contenox.planner.prompts import PromptTexts
 
 __all__ = [
@@ -27,19 +32,24 @@ __all__ = [
     "CacheClass",
     "Draft",
     "RenderedSegment",
+    "chunk_part",
+    "entry_of",
     "messages_of",
     "render_segments",
 ]
 
-SegmentKind = Literal["system", "tools", "policy", "instructions", "repo_map", "pins", "history", "diff",
-                      "terminal", "user"]
+SegmentKind = Literal["system", "tools", "policy", "instructions", "repo_map", "pins", "history", "retrieved",
+                      "diff", "terminal", "user"]
 SEGMENT_KINDS: tuple[SegmentKind, ...] = ("system", "tools", "policy", "instructions", "repo_map", "pins",
-                                          "history", "diff", "terminal", "user")
+                                          "history", "retrieved", "diff", "terminal", "user")
+TURN_KINDS = ("retrieved", "diff", "terminal", "user")
+"""The segments of the last user message: together they become the thread's entry for this turn."""
 
 CacheClass = Literal["highest", "high", "medium", "low"]
 CACHE_CLASS: dict[str, CacheClass] = {
     "system": "highest", "tools": "highest", "policy": "highest", "instructions": "highest",
-    "repo_map": "high", "pins": "high", "history": "low", "diff": "medium", "terminal": "medium", "user": "low",
+    "repo_map": "high", "pins": "high", "history": "medium", "retrieved": "medium", "diff": "medium",
+    "terminal": "medium", "user": "low",
 }
 INVALIDATION: dict[str, str] = {
     "system": "system prompt or chat template changes",
@@ -48,8 +58,10 @@ INVALIDATION: dict[str, str] = {
     "instructions": "AGENTS.md / CLAUDE.md / ... edited, added or removed",
     "repo_map": "indexed files change (symbols, ranks) or the repo-map budget shrinks",
     "pins": "a pinned file is edited, pinned, unpinned or summarised",
-    "history": "append-only: grows by each recorded turn; the window jumps every max_history_turns/2",
-    "diff": "working tree or index changes",
+    "history": "append-only: grows by each recorded turn as it was sent; a rebase (older turns summarised) "
+               "when the thread outgrows planner.thread_tokens or planner.max_history_turns",
+    "retrieved": "the question's code not yet in the thread (chunks already in it are referenced, not repeated)",
+    "diff": "working tree or index changes since the thread's last turn (files already shown are not repeated)",
     "terminal": "new terminal or test output",
     "user": "every turn",
 }
@@ -63,9 +75,18 @@ class Draft(msgspec.Struct, kw_only=True):
     pins: list[tuple[str, str]]
     """(path, text or outline shown)"""
     history: list[tuple[str, str]]
-    """(user, answer) of earlier turns, oldest first"""
+    """(entry, answer) of earlier turns kept in full, oldest first (entries exactly as they were sent)"""
+    summary: list[str]
+    """One line per older turn of the thread that a rebase summarised, oldest first."""
+    history_lines: list[str]
+    """A summary line for each turn in ``history`` (budget fitting summarises the oldest first)."""
+    retrieved: list[Chunk]
+    """Chunks this turn enters into the thread, best first."""
+    referenced: list[Chunk]
+    """Chunks relevant to this turn that the thread already holds (named, not repeated)."""
     diff: str
     terminal: str
+    selection: str
     user: str
     notes: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """What budget fitting did, by segment kind."""
@@ -93,11 +114,43 @@ def _fence(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{body}\n{fence}"
 
 
-def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft) -> list[RenderedSegment]:
+_LANGS = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+          ".ts": "typescript", ".tsx": "typescript", ".go": "go", ".rs": "rust", ".java": "java", ".c": "c",
+          ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cxx": "cpp"}
+
+
+def chunk_part(chunk: Chunk) -> str:
+    """A retrieved chunk as it goes into the prompt: its location and name, then its code, fenced."""
+    lang = _LANGS.get(PurePosixPath(chunk.path).suffix, "")
+    return f"\n\n## {chunk.id} ({chunk.name})\n{_fence(chunk.text, lang)}"
+
+
+def _retrieved_parts(first: bool, draft: Draft) -> tuple[str, ...]:
+    parts: list[str] = []
+    if draft.retrieved:
+        parts.append(_section(first, "# Code for this question (retrieved from the workspace)"))
+        parts += [chunk_part(chunk) for chunk in draft.retrieved]
+        first = False
+    if draft.referenced:
+        names = "".join(f"\n- {c.id} ({c.name})" for c in draft.referenced)
+        parts.append(_section(first, "# Also relevant, shown earlier in this thread" + names))
+    return tuple(parts)
+
+
+def entry_of(rendered: list[RenderedSegment]) -> str:
+    """The last user message's content: what this turn enters into the thread, byte for byte."""
+    return "".join(p for seg in rendered if seg.kind in TURN_KINDS
+                   for p in (seg.parts[:-1] if seg.kind == "user" else seg.parts))
+
+
+def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, tools: bool) -> list[RenderedSegment]:
+    """The segments of ``draft``; ``tools``: whether the model is certified to call the tool schemas (else
+    the tools segment is empty: no turn advertises tools that nothing executes)."""
     segs: list[RenderedSegment] = [
         RenderedSegment(kind="system", parts=(frame.open_system, prompts.system)),
         RenderedSegment(kind="tools", parts=("\n\n# Tools\nCall a tool by answering with one JSON object "
-                                             '{"tool": name, "arguments": {...}}.\n' + prompts.tools,)),
+                                             '{"tool": name, "arguments": {...}}.\n' + prompts.tools,) if tools
+                        else ()),
         RenderedSegment(kind="policy", parts=("\n\n# Policy\n" + prompts.policy,)),
     ]
     instructions = [f"\n\n## {path}\n{text.strip()}" for path, text in draft.instructions if text.strip()]
@@ -111,14 +164,20 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft) -> lis
     pins = tuple(f"\n\n## {path}\n{_fence(text)}" for path, text in draft.pins)
     segs.append(RenderedSegment(kind="pins", parts=(("\n\n# Pinned files", *pins) if pins else ()),
                                 items=tuple(draft.pins)))
-    history: list[str] = [frame.system_to_user]
+    history: list[str] = []
+    if draft.summary:
+        history.append("\n\n# Earlier in this thread (summarised)" + "".join(f"\n- {line}" for line in draft.summary))
+    history.append(frame.system_to_user)
     for asked, answered in draft.history:
         history += [asked.strip(), frame.user_to_assistant, answered.strip(), frame.assistant_to_user]
     segs.append(RenderedSegment(kind="history", parts=tuple(history)))
-    first = True
+    retrieved = _retrieved_parts(True, draft)
+    segs.append(RenderedSegment(kind="retrieved", parts=retrieved,
+                                items=tuple((c.id, c.text) for c in draft.retrieved)))
+    first = not retrieved
     diff = draft.diff.strip("\n")
     if diff.strip():
-        segs.append(RenderedSegment(kind="diff", parts=("# Current diff\n" + _fence(diff, "diff"),)))
+        segs.append(RenderedSegment(kind="diff", parts=(_section(first, "# Current diff\n" + _fence(diff, "diff")),)))
         first = False
     else:
         segs.append(RenderedSegment(kind="diff", parts=()))
@@ -129,9 +188,15 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft) -> lis
         first = False
     else:
         segs.append(RenderedSegment(kind="terminal", parts=()))
-    user = draft.user.strip()
-    parts = (_section(first, user), frame.generation) if user else (frame.generation,)
-    segs.append(RenderedSegment(kind="user", parts=parts))
+    user: list[str] = []
+    selection = draft.selection.strip("\n")
+    if selection.strip():
+        user.append(_section(first, "# Selected code\n" + _fence(selection)))
+        first = False
+    question = draft.user.strip()
+    if question:
+        user.append(_section(first, question))
+    segs.append(RenderedSegment(kind="user", parts=(*user, frame.generation)))
     return segs
 
 
@@ -139,9 +204,9 @@ def messages_of(prompts: PromptTexts, draft: Draft, rendered: list[RenderedSegme
     """The chat messages whose template rendering equals the joined segments (for checks)."""
     segs = {s.kind: s for s in rendered}
     system = prompts.system + "".join(p for k in SEGMENT_KINDS[1:6] for p in segs[k].parts)
+    system += "".join(segs["history"].parts[:1]) if draft.summary else ""
     messages = [{"role": "system", "content": system}]
     for asked, answered in draft.history:
         messages += [{"role": "user", "content": asked.strip()}, {"role": "assistant", "content": answered.strip()}]
-    last = "".join(segs["diff"].parts + segs["terminal"].parts + segs["user"].parts[:-1])
-    messages.append({"role": "user", "content": last})
+    messages.append({"role": "user", "content": entry_of(rendered)})
     return messages

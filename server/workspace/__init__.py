@@ -23,7 +23,6 @@ from contenox.workspace._model import (
     SymbolLocation,
 )
 from contenox.workspace._state import INSTRUCTION_FILES
-from contenox.workspace._watch import watch
 from contenox.workspace._workspace import Workspace
 
 __all__ = [
@@ -43,5 +42,4 @@ __all__ = [
     "SymbolInfo",
     "SymbolLocation",
     "Workspace",
-    "watch",
 ]

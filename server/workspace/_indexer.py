@@ -11,7 +11,7 @@ import logging
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -72,7 +72,6 @@ class Indexer:
         self._rendered: tuple[tuple[object, ...], str] | None = None
         self._ranks_key: tuple[object, ...] | None = None
         self._ranks: object = None
-        self._listeners: list[Callable[[], None]] = []
 
     def relpath(self, path: str | Path) -> str:
         """``path`` (absolute or relative to the root) as a normalized relative POSIX path inside the

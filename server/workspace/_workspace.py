@@ -91,21 +91,6 @@ class Workspace(Indexer):
                     return
                 self._overlays[rel] = data
             self._dirty.add(rel)
-            listeners = list(self._listeners)
-        for listener in listeners:
-            listener()
-
-    def add_overlay_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
-        """Call ``listener`` (from any thread) after each overlay change; returns the remover."""
-        with self._lock:
-            self._listeners.append(listener)
-
-        def remove() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return remove
 
     # ----------------------------------------------------------------- reads
 
@@ -133,6 +118,22 @@ class Workspace(Indexer):
         rx = compile_pattern(pattern, regex, word)
         with self._lock:
             return search(sorted(self._files), self._text_or_none, rx, limit)
+
+    def indexed_paths(self) -> list[str]:
+        """Every indexed file, as a root-relative POSIX path (what an answer may cite)."""
+        with self._lock:
+            return sorted(self._files)
+
+    def file_lines(self, rel_path: str) -> int | None:
+        """The number of lines of an indexed text file (overlay first); None when not an indexed text file."""
+        with self._lock:
+            text = self._text_or_none(rel_path) if rel_path in self._files else None
+        return None if text is None else text.count("\n") + (0 if text.endswith("\n") else 1)
+
+    def knows_symbol(self, name: str) -> bool:
+        """Whether the workspace defines or uses ``name`` (what makes a cited symbol real)."""
+        with self._lock:
+            return bool(self._index.definitions(name)) or name in self._index.referencers
 
     def find_symbol(self, name: str) -> list[SymbolLocation]:
         with self._lock:

@@ -29,7 +29,7 @@ def test_old_turns_go_first_then_terminal_keeps_its_tail(make_planner):
     plan = _small(make_planner).plan(sample_inputs(terminal=log, history=history))
     manifest = plan.manifest
     assert manifest.total_tokens <= LIMIT
-    assert manifest.segment("history").note == "dropped 3 old turn(s)"
+    assert manifest.segment("history").note == "3 older turn(s) summarised to fit the context (thread rebased)"
     assert manifest.segment("terminal").note.startswith("cut to last ")
     terminal_text = plan.messages[-1]["content"]
     assert "FAILED test_overdraft" in terminal_text and "line 0:" not in terminal_text

@@ -34,9 +34,10 @@ def _turn_two(make_planner):
 def test_rendered_segments_golden(make_planner):
     planner = _turn_two(make_planner)
     plan = planner.plan(sample_inputs(user="Show the fix as a diff."))
-    draft = planner._draft(sample_inputs(user="Show the fix as a diff."), planner._records)
+    draft, _, _ = planner._draft(sample_inputs(user="Show the fix as a diff."), planner._records)
     out = []
-    for seg, rec in zip(render_segments(planner.frame, planner.prompts, draft), plan.manifest.segments, strict=True):
+    rendered = render_segments(planner.frame, planner.prompts, draft, tools=planner.tools)
+    for seg, rec in zip(rendered, plan.manifest.segments, strict=True):
         out.append(f"===== {rec.kind} [{rec.token_start}:{rec.token_end}] {rec.cache_class} =====")
         out.append("".join(seg.parts))
     _check("segments.txt", "\n".join(out) + "\n")

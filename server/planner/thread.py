@@ -1,0 +1,141 @@
+"""A thread as the model sees it: an append-only log of turns, rebased deliberately when it outgrows its budget.
+
+Each recorded turn holds its *entry*, the last user message exactly as it was sent (retrieved code,
+diff, terminal output, selection, question), and its answer. The next turn's history is those
+entries and answers unchanged, so the engine's prefix cache serves everything up to the new turn.
+Large material is entered once: a retrieved chunk or a file's diff already shown by a turn still in
+the thread is referenced, not repeated. When the thread has more than ``max_history_turns`` turns or
+more than ``thread_tokens`` tokens, it is rebased: its older turns become one summary line each (at
+the end of the system message) and the newest half is kept in full; the rebase is named in
+explain-context and the thread is append-only again from there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from contenox.planner.inputs import Chunk
+from contenox.planner.journal import TurnRecord
+from contenox.planner.token_cache import byte_hash
+
+__all__ = ["ThreadView", "diff_delta", "partition_chunks", "split_diff", "summary_line", "thread_view"]
+
+Count = Callable[[str], int]
+_SUMMARY_LINES = 40
+"""At most this many summary lines are shown; older ones are counted, not listed."""
+_DIFF_FILE = re.compile(r"^diff --git a/(.*?) b/(.*)$", re.MULTILINE)
+
+
+class ThreadView(msgspec.Struct, kw_only=True):
+    """What the thread holds when a turn is planned."""
+
+    history: list[tuple[str, str]]
+    """(entry, answer) of the turns kept in full, oldest first."""
+    lines: list[str]
+    """A summary line for each turn in ``history`` (used when budget fitting summarises more)."""
+    summary: list[str]
+    """Summary lines of the older turns, oldest first."""
+    base: int
+    """How many of the thread's turns are summarised."""
+    chunks_seen: dict[str, str]
+    """Chunk id -> byte hash of its text, for the chunks the kept turns entered."""
+    diff_seen: dict[str, str]
+    """Path -> byte hash of the patch last shown for it by a kept turn ('' once shown as reverted)."""
+    notes: list[str]
+
+
+def summary_line(record: TurnRecord) -> str:
+    """One line for a summarised turn: its question and the first line of its answer."""
+    question = " ".join((record.prompt or record.user).split())
+    answer = next((line.strip() for line in record.answer.splitlines() if line.strip()), "")
+    return f"turn {record.turn}: {question[:160]} -> {answer[:200]}"
+
+
+def thread_view(records: Sequence[TurnRecord], *, max_turns: int, max_tokens: int, count: Count) -> ThreadView:
+    """The thread's layout for its next turn, from its recorded turns (oldest first)."""
+    notes: list[str] = []
+    if max_turns <= 0:
+        return ThreadView(history=[], lines=[], summary=[], base=len(records), chunks_seen={}, diff_seen={},
+                          notes=["history off (planner.max_history_turns = 0)"] if records else [])
+    base = min(records[-1].base, len(records)) if records else 0
+
+    def size(start: int) -> int:
+        return sum(count(r.user) + count(r.answer) for r in records[start:])
+
+    if len(records) - base > max_turns or (max_tokens > 0 and size(base) > max_tokens):
+        old = base
+        base = max(base, len(records) - max(1, max_turns // 2))
+        while max_tokens > 0 and base < len(records) - 1 and size(base) > max_tokens // 2:
+            base += 1
+        notes.append(f"thread rebased: turns {records[old].turn}-{records[base - 1].turn} summarised "
+                     f"({len(records) - base} kept in full)")
+    kept = records[base:]
+    chunks: dict[str, str] = {}
+    diff: dict[str, str] = {}
+    for record in kept:
+        chunks.update(dict(record.chunks))
+        diff.update(dict(record.diff_files))
+    lines = [summary_line(r) for r in records[:base]]
+    if len(lines) > _SUMMARY_LINES:
+        lines = [f"({len(lines) - _SUMMARY_LINES} earlier turns not listed)", *lines[-_SUMMARY_LINES:]]
+    return ThreadView(history=[(r.user, r.answer) for r in kept], lines=[summary_line(r) for r in kept],
+                      summary=lines, base=base, chunks_seen=chunks, diff_seen=diff, notes=notes)
+
+
+def partition_chunks(chunks: Sequence[Chunk], seen: dict[str, str]) -> tuple[list[Chunk], list[Chunk]]:
+    """(chunks to enter now, chunks the thread already holds unchanged), each in the given order."""
+    new: list[Chunk] = []
+    held: list[Chunk] = []
+    for chunk in chunks:
+        (held if seen.get(chunk.id) == byte_hash(chunk.text) else new).append(chunk)
+    return new, held
+
+
+def split_diff(diff: str) -> list[tuple[str, str]]:
+    """A unified git diff as (path, that file's patch) in order; text before the first file is dropped."""
+    starts = list(_DIFF_FILE.finditer(diff))
+    out = []
+    for i, match in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(diff)
+        out.append((match.group(2), diff[match.start():end].strip("\n")))
+    return out
+
+
+def diff_delta(diff: str, seen: dict[str, str]) -> tuple[str, tuple[tuple[str, str], ...], list[str]]:
+    """The part of ``diff`` the thread has not seen: (text, (path, hash) shown, notes).
+
+    A file whose patch the thread already shows unchanged is left out; a file the thread showed as
+    changed that no longer is (committed or reverted) is named, so the model's picture stays right.
+    """
+    files = split_diff(diff)
+    if not files and diff.strip():  # not a git diff: all or nothing
+        digest = byte_hash(diff)
+        if seen.get("", None) == digest:
+            return "", (), ["diff unchanged since an earlier turn of this thread"]
+        return diff, (("", digest),), []
+    shown: list[tuple[str, str]] = []
+    parts: list[str] = []
+    same: list[str] = []
+    current = set()
+    for path, patch in files:
+        current.add(path)
+        digest = byte_hash(patch)
+        if seen.get(path) == digest:
+            same.append(path)
+            continue
+        parts.append(patch)
+        shown.append((path, digest))
+    gone = sorted(p for p, h in seen.items() if p and h and p not in current)
+    for path in gone:
+        shown.append((path, ""))
+    notes = []
+    if same:
+        notes.append(f"{len(same)} file(s) unchanged since an earlier turn of this thread, not repeated: "
+                     + ", ".join(same[:5]) + (" ..." if len(same) > 5 else ""))
+    text = "\n".join(parts)
+    if gone:
+        text += ("\n" if text else "") + "# no longer changed (committed or reverted): " + ", ".join(gone)
+    return text, tuple(shown), notes

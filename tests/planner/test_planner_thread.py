@@ -1,0 +1,117 @@
+"""The thread as an append-only log: retrieved code and diffs are entered once, and the next turn of the
+thread starts with the previous turn's ids (real SmolLM2 tokenizer and chat template)."""
+
+from __future__ import annotations
+
+from planner_samples import sample_inputs
+
+from contenox.planner import Chunk, render_explain, render_markdown
+from contenox.planner.thread import diff_delta, split_diff
+
+A = Chunk(id="bank/accounts.py:8-11", path="bank/accounts.py", start_line=8, end_line=11, name="Account.deposit",
+          text="class Account:\n    ...\n    def deposit(self, amount: int) -> None:\n        if amount <= 0:\n"
+               "            raise ValueError(\"amount must be positive\")\n        self.balance += amount",
+          reasons=("defines deposit (mentioned)",))
+B = Chunk(id="bank/transfer.py:4-6", path="bank/transfer.py", start_line=4, end_line=6, name="transfer",
+          text="def transfer(src: Account, dst: Account, amount: int) -> None:\n    src.balance -= amount\n"
+               "    dst.deposit(amount)", reasons=("BM25 rank 1", "caller of Account.deposit"))
+C = Chunk(id="tests/test_transfer.py:10-14", path="tests/test_transfer.py", start_line=10, end_line=14,
+          name="test_overdraft", text="def test_overdraft():\n    a, b = Account('a', 50), Account('b')\n"
+                                      "    transfer(a, b, 100)\n    assert a.balance == 0",
+          reasons=("stack trace line 13",))
+
+GIT_DIFF = ("diff --git a/bank/transfer.py b/bank/transfer.py\n--- a/bank/transfer.py\n+++ b/bank/transfer.py\n"
+            "@@ -4,2 +4,3 @@\n def transfer(src, dst, amount):\n+    # TODO: check the balance\n"
+            "     src.balance -= amount\n"
+            "diff --git a/bank/accounts.py b/bank/accounts.py\n--- a/bank/accounts.py\n+++ b/bank/accounts.py\n"
+            "@@ -1,1 +1,1 @@\n-\"\"\"Accounts.\"\"\"\n+\"\"\"Bank accounts.\"\"\"\n")
+
+
+def _turn(**changes: object):
+    return sample_inputs(diff=GIT_DIFF, **changes)
+
+
+def test_ids_equal_the_template_rendering_with_retrieved_code_and_a_selection(make_planner, tokenizer):
+    planner = make_planner()
+    plan = planner.plan(_turn(retrieved=(A, B), selection="    src.balance -= amount\n"))
+    assert plan.token_ids == tokenizer.encode(tokenizer.apply_chat_template(plan.messages))
+    entry = plan.messages[-1]["content"]
+    assert entry.startswith("# Code for this question (retrieved from the workspace)\n\n## bank/accounts.py:8-11 "
+                            "(Account.deposit)\n```python\nclass Account:")
+    assert entry.index("# Current diff") < entry.index("# Terminal output") < entry.index("# Selected code")
+    assert entry.endswith("\n\nWhy does test_transfer fail when the amount is larger than the balance?")
+    assert plan.user == entry  # what the thread records is exactly what was sent
+    chunks = plan.manifest.chunks
+    assert [(c.id, c.status, c.reasons) for c in chunks] == [
+        (A.id, "new", A.reasons), (B.id, "new", B.reasons)]
+    assert all(c.tokens > 0 for c in chunks)
+    assert plan.manifest.segment("retrieved").tokens == sum(c.tokens for c in chunks) + len(
+        tokenizer.encode("# Code for this question (retrieved from the workspace)"))
+
+
+def test_next_turn_starts_with_the_last_turns_ids_and_references_chunks_it_holds(make_planner, tokenizer):
+    planner = make_planner()
+    first = planner.plan(_turn(retrieved=(A, B), selection="    src.balance -= amount\n"))
+    answer = "`transfer` in bank/transfer.py:4 never checks `src.balance`."
+    planner.record(first, None, answer_text=answer)
+    second = planner.plan(_turn(user="And the test?", retrieved=(A, C, B), terminal=""))
+    assert second.token_ids == tokenizer.encode(tokenizer.apply_chat_template(second.messages))
+    # append-only: the whole first turn (its entry, exactly as sent) leads the second turn's history
+    first_entry_end = first.manifest.segment("user").token_end - len(tokenizer.encode(planner.frame.generation))
+    assert second.token_ids[:first_entry_end] == first.token_ids[:first_entry_end]
+    assert second.messages[1] == {"role": "user", "content": first.user}
+    assert second.messages[2] == {"role": "assistant", "content": answer}
+    # only the chunk the thread lacks is entered; the others are named, not repeated
+    entry = second.messages[-1]["content"]
+    assert entry.count("```python") == 1 and "## tests/test_transfer.py:10-14 (test_overdraft)" in entry
+    assert "# Also relevant, shown earlier in this thread\n- bank/accounts.py:8-11 (Account.deposit)\n" \
+           "- bank/transfer.py:4-6 (transfer)" in entry
+    assert [(c.id, c.status) for c in second.manifest.chunks] == [(A.id, "in thread"), (C.id, "new"),
+                                                                  (B.id, "in thread")]
+    assert second.manifest.segment("retrieved").note == "2 chunk(s) already in the thread, referenced (not repeated)"
+    # the diff the thread already holds is not repeated either
+    assert "# Current diff" not in entry
+    assert "2 file(s) unchanged since an earlier turn of this thread" in second.manifest.segment("diff").note
+    explain = planner.preview(second)
+    table = render_explain(explain)
+    assert "tests/test_transfer.py:10-14 test_overdraft" in table and "[new]  stack trace line 13" in table
+    assert "bank/accounts.py:8-11 Account.deposit  cached  [in thread]  defines deposit (mentioned)" in table
+    assert "| `bank/transfer.py:4-6` transfer | 0 | in thread | BM25 rank 1; caller of Account.deposit |" in (
+        render_markdown(explain))
+
+
+def test_a_chunk_whose_code_changed_is_entered_again(make_planner):
+    planner = make_planner()
+    planner.record(planner.plan(_turn(retrieved=(A,))), None, answer_text="ok")
+    edited = Chunk(**{**{f: getattr(A, f) for f in A.__struct_fields__},
+                      "text": A.text.replace("amount <= 0", "amount < 1")})
+    plan = planner.plan(_turn(user="again?", retrieved=(edited,)))
+    assert [(c.id, c.status) for c in plan.manifest.chunks] == [(A.id, "new")]
+    assert "amount < 1" in plan.messages[-1]["content"]
+
+
+def test_chunks_of_summarised_turns_are_entered_again(make_planner):
+    planner = make_planner(max_history_turns=2)
+    for n in range(3):
+        planner.record(planner.plan(_turn(user=f"q{n}", retrieved=(A,) if n == 0 else ())), None, f"a{n}")
+    plan = planner.plan(_turn(user="and deposit?", retrieved=(A,)))
+    assert any(note.startswith("thread rebased") for note in plan.manifest.notes)
+    assert [(c.id, c.status) for c in plan.manifest.chunks] == [(A.id, "new")]  # its turn left the thread
+
+
+def test_diff_delta_shows_changed_files_and_names_reverted_ones() -> None:
+    files = split_diff(GIT_DIFF)
+    assert [path for path, _ in files] == ["bank/transfer.py", "bank/accounts.py"]
+    text, shown, notes = diff_delta(GIT_DIFF, {})
+    assert text == "\n".join(patch for _, patch in files) and notes == []
+    seen = dict(shown)
+    edited = GIT_DIFF.replace("# TODO: check the balance", "if amount > src.balance: raise ValueError")
+    only_transfer = edited.split("diff --git a/bank/accounts.py")[0]
+    text, shown, notes = diff_delta(only_transfer, seen)
+    assert text.startswith("diff --git a/bank/transfer.py") and "if amount > src.balance" in text
+    assert text.endswith("# no longer changed (committed or reverted): bank/accounts.py")
+    seen.update(dict(shown))
+    assert seen["bank/accounts.py"] == ""
+    text, shown, notes = diff_delta(only_transfer, seen)
+    assert text == "" and notes == ["1 file(s) unchanged since an earlier turn of this thread, not repeated: "
+                                    "bank/transfer.py"]
