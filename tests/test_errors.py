@@ -30,6 +30,7 @@ STABLE = {
     "WriteConflict": (-32015, "write_conflict"),
     "NodeUnavailable": (-32016, "node_unavailable"),
     "PeerNotAllowed": (-32017, "peer_not_allowed"),
+    "EvalSetupError": (-32018, "eval_setup_error"),
     "InvalidRequest": (-32602, "invalid_request"),
     "Cancelled": (-32800, "cancelled"),
 }
