@@ -54,7 +54,7 @@ def _symbol_pattern(name: str) -> str:
     n = re.escape(name).replace("\\_", "_")
     return (rf"((def|class|function|const|let|var|async def)[[:space:]]+{n}([^[:alnum:]_]|$))"
             rf"|(^[[:space:]]*{n}[[:space:]]*(\(|=[^=]|:))"
-            rf"|((exports|this)\.{n}[[:space:]]*=)")
+            rf"|((exports|this|self)\.{n}[[:space:]]*(=|:))")
 
 
 def _defined(repo: Path, sha: str, name: str) -> bool:
