@@ -19,7 +19,7 @@ from contenox.eval.checkout import (
     validate,
 )
 from contenox.eval.prepare import DEFAULT_TASKS_DIR, main, prepare
-from contenox.eval.repos import RepoSpec, RepoVersion, default_cache_dir, materialize
+from contenox.eval.repos import RepoSpec, RepoVersion, default_cache_dir, git, materialize
 from contenox.eval.tasks import (
     BUG_KINDS,
     EDIT_KINDS,
@@ -52,6 +52,7 @@ __all__ = [
     "checkout",
     "default_cache_dir",
     "describe",
+    "git",
     "load_task_set",
     "load_tasks",
     "main",
