@@ -66,15 +66,19 @@ def _defined(repo: Path, sha: str, name: str) -> bool:
     return True
 
 
-def _apply_to_index(repo: Path, sha: str, patch: str) -> str | None:
-    """Why ``patch`` does not apply to ``sha``'s tree, or None (a throwaway index; nothing is written)."""
+def _apply_to_index(repo: Path, sha: str, patches: list[tuple[str, str]]) -> str | None:
+    """Why one of the named ``patches`` does not apply in turn to ``sha``'s tree, or None.
+
+    The patches go to a throwaway index, so nothing in the repository is written.
+    """
     with tempfile.TemporaryDirectory(prefix="contenox-eval-idx-") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         git(repo, "read-tree", sha, extra_env=env)
-        try:
-            git(repo, "apply", "--cached", "--check", "-", stdin=patch.encode(), extra_env=env)
-        except EvalSetupError as exc:
-            return exc.message
+        for name, patch in patches:
+            try:
+                git(repo, "apply", "--cached", "-", stdin=patch.encode(), extra_env=env)
+            except EvalSetupError as exc:
+                return f"{name} does not apply: {exc.message}"
     return None
 
 
@@ -83,7 +87,7 @@ def validate(task: Task, repo_path: Path) -> None:
 
     The commit resolves; every must-cite file exists at it; every must-cite symbol is defined in
     the commit's tree (``def``/``class``/``function``/assignment/method text, each part of a dotted
-    name); the selection is in range; the injected patch applies.
+    name); the selection is in range; the injected patch applies, and the reference answer after it.
     """
     try:
         sha = resolve_commit(repo_path, task.commit)
@@ -103,10 +107,13 @@ def validate(task: Task, repo_path: Path) -> None:
         lines = git(repo_path, "show", f"{sha}:{sel.path}").count("\n")
         if sel.end_line > lines:
             raise _fail(task, f"selection {sel.path}:{sel.start_line}-{sel.end_line} is past its {lines} lines")
-    if task.inject:
-        why = _apply_to_index(repo_path, sha, task.inject)
+    patches = [("inject", task.inject)] if task.inject else []
+    if task.check is not None and task.check.reference:
+        patches.append(("check.reference", task.check.reference))
+    if patches:
+        why = _apply_to_index(repo_path, sha, patches)
         if why is not None:
-            raise _fail(task, f"inject does not apply at {task.commit}: {why}")
+            raise _fail(task, f"at {task.commit}: {why}")
 
 
 def checkout(task: Task, repo_path: Path, dest: Path, *, inject: bool = True) -> Path:

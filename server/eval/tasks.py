@@ -45,12 +45,15 @@ class Check(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     """How an answer's diff is checked: it applies, and ``test_command`` passes after applying it.
 
     ``test_command`` runs in the repository root with ``env`` added (``python`` is the running
-    interpreter); with ``inject`` applied and no fix it fails.
+    interpreter); at the task's commit (with ``inject`` applied) it fails. ``reference`` is a
+    known-good answer diff that applies and makes it pass: it proves the task answerable and is
+    never to be shown to the model.
     """
 
     apply: bool = False
     test_command: str = ""
     env: dict[str, str] = msgspec.field(default_factory=dict)
+    reference: str = ""
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -20,6 +20,7 @@ from contenox.eval import (
     KINDS,
     Task,
     TaskSet,
+    apply,
     apply_check,
     checkout,
     git,
@@ -32,7 +33,7 @@ from contenox.eval import (
 
 ALL_TASKS = load_tasks([DEFAULT_TASKS_DIR])
 INJECTED = [t for t in ALL_TASKS if t.inject]
-TESTED_EDITS = [t for t in ALL_TASKS if not t.inject and t.check is not None and t.check.test_command]
+WITH_REFERENCE = [t for t in ALL_TASKS if t.check is not None and t.check.reference]
 
 
 def test_the_set_has_at_least_five_tasks_of_each_kind_over_three_repositories(task_set: TaskSet) -> None:
@@ -66,12 +67,22 @@ def test_an_injected_bug_fails_its_test_and_the_commit_passes_it(task: Task, eva
     assert apply_check(clean, fix)[0] is False
 
 
-@pytest.mark.parametrize("task", TESTED_EDITS, ids=lambda t: t.id)
-def test_an_edit_tasks_test_command_passes_at_its_commit(task: Task, eval_repos: dict[str, Path],
-                                                         tmp_path: Path) -> None:
+def test_every_edit_task_has_a_test_and_a_reference_answer() -> None:
+    edits = [t for t in ALL_TASKS if t.kind in EDIT_KINDS]
+    assert edits and all(t in WITH_REFERENCE and t.check and t.check.test_command for t in edits)
+
+
+@pytest.mark.parametrize("task", WITH_REFERENCE, ids=lambda t: t.id)
+def test_an_edit_tasks_test_fails_at_its_commit_and_passes_with_the_reference(
+        task: Task, eval_repos: dict[str, Path], tmp_path: Path) -> None:
+    assert task.check is not None
     tree = checkout(task, eval_repos[task.repo], tmp_path / "tree")
-    outcome = run_test(task, tree)
-    assert outcome.passed, outcome.output
+    before = run_test(task, tree)
+    assert not before.passed, f"the test passes without any answer:\n{before.output}"
+    assert apply_check(tree, task.check.reference) == (True, "")
+    apply(tree, task.check.reference)
+    after = run_test(task, tree)
+    assert after.passed, after.output
 
 
 def _reverse(worktree: Path) -> str:
@@ -155,7 +166,7 @@ def test_duplicate_ids_and_broken_toml_are_refused(tmp_path: Path) -> None:
       'selection = { path = "classes/range.js", start_line = 1, end_line = 900 }'), "is past its 554 lines"),
     (('must_cite_symbols = ["testSet"]', 'must_cite_symbols = ["testSet"]\ncheck = { test_command = "true" }\n'
       "inject = '''\n--- a/classes/range.js\n+++ b/classes/range.js\n@@ -1,1 +1,1 @@\n-const NOPE = 1\n"
-      "+const NOPE = 2\n'''"), "inject does not apply at v7.6.3"),
+      "+const NOPE = 2\n'''"), "at v7.6.3: inject does not apply"),
 ])
 def test_a_task_that_does_not_match_its_repository_fails_validation(
         tmp_path: Path, eval_repos: dict[str, Path], change: tuple[str, str], message: str) -> None:
