@@ -40,6 +40,9 @@ class TestOutcome(msgspec.Struct, frozen=True, kw_only=True):
         return self.returncode == 0
 
 
+_INJECT_TIME = 1735689600  # 2025-01-01T00:00:00Z: the injected commit has a fixed id too
+
+
 def _fail(task: Task, message: str) -> EvalSetupError:
     return EvalSetupError(f"{task.source or '<task>'}: task {task.id!r}: {message}", file=task.source, task=task.id)
 
@@ -116,16 +119,23 @@ def validate(task: Task, repo_path: Path) -> None:
             raise _fail(task, f"at {task.commit}: {why}")
 
 
-def checkout(task: Task, repo_path: Path, dest: Path, *, inject: bool = True) -> Path:
-    """A scratch clone of the task's repository at its commit in ``dest`` (new), with ``inject`` applied."""
+def checkout(task: Task, repo_path: Path, dest: Path, *, inject: bool = True, commit_inject: bool = True) -> Path:
+    """A scratch clone of the task's repository at its commit in ``dest`` (new), with ``inject`` applied.
+
+    With ``commit_inject`` (the default) the injected bug is committed on a detached HEAD as an
+    ordinary-looking commit ("Local changes"), so the working tree is clean and ``git diff`` does
+    not hand the bug to the planner; otherwise it is left as an uncommitted change.
+    """
     sha = resolve_commit(repo_path, task.commit)
     git(dest.parent, "clone", "-q", "--shared", "--no-checkout", str(repo_path), str(dest))
     git(dest, "checkout", "-q", "--detach", sha)
     if inject and task.inject:
         try:
-            git(dest, "apply", "-", stdin=task.inject.encode())
+            git(dest, "apply", "--index", "-", stdin=task.inject.encode())
         except EvalSetupError as exc:
             raise _fail(task, f"inject does not apply: {exc.message}") from exc
+        if commit_inject:
+            git(dest, "commit", "-q", "-m", "Local changes", when=_INJECT_TIME)
     return dest
 
 

@@ -55,7 +55,7 @@ def test_every_task_validates_against_its_repository(task: Task, eval_repos: dic
 @pytest.mark.parametrize("task", INJECTED, ids=lambda t: t.id)
 def test_an_injected_bug_fails_its_test_and_the_commit_passes_it(task: Task, eval_repos: dict[str, Path],
                                                                  tmp_path: Path) -> None:
-    buggy = checkout(task, eval_repos[task.repo], tmp_path / "buggy")
+    buggy = checkout(task, eval_repos[task.repo], tmp_path / "buggy", commit_inject=False)
     failed = run_test(task, buggy)
     assert not failed.passed, failed.output
     clean = checkout(task, eval_repos[task.repo], tmp_path / "clean", inject=False)
@@ -86,7 +86,19 @@ def test_an_edit_tasks_test_fails_at_its_commit_and_passes_with_the_reference(
 
 
 def _reverse(worktree: Path) -> str:
-    return git(worktree, "diff", "-R")
+    return git(worktree, "diff", "-R", "HEAD")
+
+
+def test_a_committed_injection_leaves_a_clean_tree_with_the_bug_in_head(eval_repos: dict[str, Path],
+                                                                      tmp_path: Path) -> None:
+    task = next(t for t in INJECTED if t.id == "semver-bug-caret-zero")
+    tree = checkout(task, eval_repos["semver"], tmp_path / "tree")
+    assert git(tree, "status", "--porcelain") == ""
+    assert git(tree, "log", "-1", "--format=%s").strip() == "Local changes"
+    assert git(tree, "show", "--format=", "--name-only", "HEAD").split() == ["classes/range.js"]
+    assert not run_test(task, tree).passed
+    again = checkout(task, eval_repos["semver"], tmp_path / "again")
+    assert git(tree, "rev-parse", "HEAD") == git(again, "rev-parse", "HEAD")
 
 
 def test_prepare_materializes_and_validates_everything(eval_cache: Path, eval_repos: dict[str, Path]) -> None:
@@ -167,6 +179,9 @@ def test_duplicate_ids_and_broken_toml_are_refused(tmp_path: Path) -> None:
     (('must_cite_symbols = ["testSet"]', 'must_cite_symbols = ["testSet"]\ncheck = { test_command = "true" }\n'
       "inject = '''\n--- a/classes/range.js\n+++ b/classes/range.js\n@@ -1,1 +1,1 @@\n-const NOPE = 1\n"
       "+const NOPE = 2\n'''"), "at v7.6.3: inject does not apply"),
+    (('must_cite_symbols = ["testSet"]', 'must_cite_symbols = ["testSet"]\ncheck = { apply = true, reference = "'
+      '--- a/index.js\\n+++ b/index.js\\n@@ -1,1 +1,1 @@\\n-nope\\n+yes\\n" }'),
+     "at v7.6.3: check.reference does not apply"),
 ])
 def test_a_task_that_does_not_match_its_repository_fails_validation(
         tmp_path: Path, eval_repos: dict[str, Path], change: tuple[str, str], message: str) -> None:
