@@ -1,8 +1,8 @@
 """A task against its repository: validation at the pinned commit, a scratch checkout, the checks.
 
 :func:`validate` needs only the materialized repository (it reads the commit's tree and applies
-``inject`` to a throwaway index). :func:`checkout` makes a scratch clone at the task's commit with
-the injected bug applied; :func:`apply_check` and :func:`run_test` are the two checks of an edit
+``inject`` and ``check.reference`` to a throwaway index). :func:`checkout` makes a scratch clone at
+the task's commit with the injected bug applied; :func:`apply_check` and :func:`run_test` are the two checks of an edit
 answer (``git apply --check`` of the proposed diff, then the task's test command).
 """
 
