@@ -2,8 +2,8 @@
 
 :func:`validate` needs only the materialized repository (it reads the commit's tree and applies
 ``inject`` and ``check.reference`` to a throwaway index). :func:`checkout` makes a scratch clone at
-the task's commit with the injected bug applied; :func:`apply_check` and :func:`run_test` are the two checks of an edit
-answer (``git apply --check`` of the proposed diff, then the task's test command).
+the task's commit with the injected bug applied; :func:`apply_check` and :func:`run_test` are the
+two checks of an edit answer (``git apply --check`` of the proposed diff, then the test command).
 """
 
 from __future__ import annotations
