@@ -17,6 +17,7 @@ __all__ = [
     "ContenoxError",
     "EngineBusy",
     "EngineError",
+    "EvalSetupError",
     "IncompatibleSnapshot",
     "InvalidRequest",
     "ModelNotFound",
@@ -170,6 +171,13 @@ class PeerNotAllowed(ContenoxError):
 
     code = -32017
     kind = "peer_not_allowed"
+
+
+class EvalSetupError(ContenoxError):
+    """An eval task file is invalid or an eval repository cannot be obtained (file, task or tool is named)."""
+
+    code = -32018
+    kind = "eval_setup_error"
 
 
 class InvalidRequest(ContenoxError):

@@ -29,6 +29,7 @@ STABLE = {
     "RepositoryError": (-32014, "repository_error"),
     "NodeUnavailable": (-32016, "node_unavailable"),
     "PeerNotAllowed": (-32017, "peer_not_allowed"),
+    "EvalSetupError": (-32018, "eval_setup_error"),
     "InvalidRequest": (-32602, "invalid_request"),
     "Cancelled": (-32800, "cancelled"),
 }

@@ -1,0 +1,113 @@
+"""Materializing eval repositories: pinned commit ids, deterministic rebuilds, cache reuse, clear errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import contenox.eval.repos as repos_module
+from contenox.errors import ChecksumMismatch, EvalSetupError
+from contenox.eval import RepoSpec, TaskSet, git, materialize
+
+# What every machine must build from the pinned archives (fixed author, committer and dates).
+EXPECTED_COMMITS = {
+    "itsdangerous": {
+        "v2.0.1": "fba5ddd15954a5e0013022707ff53f21558e8041",
+        "v2.1.2": "71f7426fa4b26b2f649d46110cd24327ef6fc6b7",
+        "v2.2.0": "ddfcfdbb62e4fb27fbc7f4526211f6482164e6ed",
+    },
+    "python-dotenv": {
+        "v1.0.0": "ea04465e6e73bdfe72717ed744c901e17877041c",
+        "v1.0.1": "202c92adbafbfe919be2930c881472e5233c42e6",
+        "v1.1.0": "b08a691d3b53da855f3b4332b5cea085b2bc210e",
+    },
+    "semver": {
+        "v7.6.0": "079a881cd7c25e868d2b4f8f4e3f6f302c5eb7e6",
+        "v7.6.2": "e39ed6f3abe5c75d4d5aea04c285aef335897685",
+        "v7.6.3": "357f7c21a5c0f300d12d6cf0bf6caedacd29d247",
+    },
+}
+
+
+def _commits(repo: Path) -> dict[str, str]:
+    tags = git(repo, "tag").split()
+    return {tag: git(repo, "rev-parse", f"{tag}^{{commit}}").strip() for tag in tags}
+
+
+def test_the_set_uses_three_repositories_one_of_them_javascript(task_set: TaskSet) -> None:
+    assert {spec.name for spec in task_set.repos} == set(EXPECTED_COMMITS)
+    assert {spec.source for spec in task_set.repos} == {"pypi", "npm"}
+    assert all(len(spec.versions) >= 3 for spec in task_set.repos)
+
+
+def test_materialized_repositories_have_the_pinned_commit_ids(eval_repos: dict[str, Path]) -> None:
+    for name, expected in EXPECTED_COMMITS.items():
+        repo = eval_repos[name]
+        assert _commits(repo) == expected
+        log = git(repo, "log", "--format=%H", "main").split()
+        assert log == list(reversed(expected.values())), "one commit per version, oldest first"
+        assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_rebuild_gives_the_same_commits(task_set: TaskSet, eval_cache: Path, tmp_path: Path,
+                                          eval_repos: dict[str, Path]) -> None:
+    # Same verified archives, a fresh build in another place: identical history.
+    shutil.copytree(eval_cache / "_archives", tmp_path / "_archives")
+    for spec in task_set.repos:
+        again = materialize(spec, tmp_path)
+        assert again == tmp_path / spec.name
+        assert _commits(again) == _commits(eval_repos[spec.name])
+
+
+def test_the_cache_is_reused_while_the_spec_is_unchanged(task_set: TaskSet, eval_cache: Path,
+                                                         eval_repos: dict[str, Path],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_build(*args: object) -> None:
+        raise AssertionError("rebuilt a cached repository")
+
+    monkeypatch.setattr(repos_module, "_build", no_build)
+    for spec in task_set.repos:
+        assert materialize(spec, eval_cache) == eval_repos[spec.name]
+
+
+def test_a_changed_spec_rebuilds(task_set: TaskSet, eval_cache: Path, tmp_path: Path,
+                                 eval_repos: dict[str, Path]) -> None:
+    spec = task_set.repo("semver")
+    shutil.copytree(eval_cache / "_archives", tmp_path / "_archives")
+    first = materialize(spec, tmp_path)
+    two = msgspec.structs.replace(spec, versions=spec.versions[:2])
+    assert materialize(two, tmp_path) == first
+    assert set(_commits(first)) == {"v7.6.0", "v7.6.2"}
+    assert _commits(first)["v7.6.2"] == EXPECTED_COMMITS["semver"]["v7.6.2"]
+
+
+def test_a_wrong_digest_is_a_checksum_mismatch(task_set: TaskSet, tmp_path: Path) -> None:
+    spec = task_set.repo("semver")
+    bad = msgspec.structs.replace(spec, versions=(msgspec.structs.replace(spec.versions[0], sha256="0" * 64),))
+    with pytest.raises(ChecksumMismatch) as info:
+        materialize(bad, tmp_path)
+    assert info.value.details["expected"] == "0" * 64
+    assert info.value.details["actual"] == spec.versions[0].sha256
+    assert not (tmp_path / "semver").exists()
+
+
+def test_missing_npm_is_a_clear_setup_error(task_set: TaskSet, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(repos_module.shutil, "which", lambda name: None)
+    with pytest.raises(EvalSetupError) as info:
+        materialize(task_set.repo("semver"), tmp_path)
+    assert "npm is not installed" in info.value.message
+    assert info.value.to_dict()["kind"] == "eval_setup_error"
+    assert info.value.details["tool"] == "npm"
+
+
+def test_an_unknown_package_version_is_a_setup_error(tmp_path: Path) -> None:
+    spec = RepoSpec(name="nope", source="npm", package="semver",
+                    versions=(repos_module.RepoVersion(version="0.0.0-does-not-exist", sha256="0" * 64),))
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    with pytest.raises(EvalSetupError, match="could not fetch npm package semver"):
+        materialize(spec, tmp_path)
