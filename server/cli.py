@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-_COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "config"}
+_COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "eval", "config"}
 
 
 def _fail(exc: ContenoxError, json_output: bool) -> int:
@@ -221,6 +221,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench(_config(args), args)
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from contenox.eval.command import run
+
+    return run(_config(args), args)
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     config = _config(args)
     print(f"# {config_path(config.root)}")
@@ -286,6 +292,27 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="benchmark report (see bench/)")
     s.add_argument("bench_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("eval", help="the coding-context eval gate (bench/eval): recall, citations, pass rate")
+    s.add_argument("tasks", nargs="*", type=Path, help="task files or directories of *.toml "
+                                                       "(default: bench/eval/tasks of this checkout)")
+    s.add_argument("--model", help="model to evaluate (default: the configured default model)")
+    s.add_argument("--retrieval-only", action="store_true",
+                   help="plan each turn without running the model: score retrieval recall only")
+    s.add_argument("--mode", choices=["retrieval", "baseline", "both"], default=None,
+                   help="retrieval (the planner as shipped), baseline (repo map only) or both "
+                        "(default: both; retrieval with --retrieval-only)")
+    s.add_argument("--kind", action="append", choices=["bug_localization", "cross_file_edit", "trace_test",
+                                                       "refactor", "architecture"],
+                   help="only tasks of this kind (repeatable)")
+    s.add_argument("--task", action="append", metavar="ID", help="only this task (repeatable)")
+    s.add_argument("--max-new-tokens", type=int, default=512, help="answer length cap (default 512)")
+    s.add_argument("--cache", type=Path, help="where the task repositories are built")
+    s.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
+    s.add_argument("--out", type=Path, help="also write the JSON report to this file")
+    s.add_argument("--min-recall", type=float, default=None,
+                   help="exit 1 when the retrieval mode's recall of must-cite files is below this (0..1)")
+    s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("config", help="print the effective config")
     s.set_defaults(func=cmd_config)

@@ -1,7 +1,8 @@
 """The node's own ``rpc`` protocol (what the CLI speaks): Content-Length framed JSON-RPC 2.0.
 
-Methods: ``ask {cwd, prompt, pins?, json?, max_new_tokens?}`` streams ``chunk {text}`` (and ``state
-{state}``) notifications, then answers ``{text, finish_reason, explain}``; ``explain {cwd}``; ``status {}``;
+Methods: ``ask {cwd, prompt, pins?, terminal?, selection?, open_file?, selection_lines?, thread?, plan_only?,
+max_new_tokens?}`` streams ``chunk {text}`` (and ``state {state}``) notifications, then answers ``{text,
+finish_reason, explain, files_in_prompt}``; ``explain {cwd}``; ``status {}``;
 ``stop {}``; ``pin``/``unpin {cwd, path}``; ``$/cancelRequest {id}``. Requests run concurrently; bad
 frames, bad JSON, unknown methods and invalid params get JSON-RPC errors and the connection lives on.
 When the client goes away its running turns are cancelled.
@@ -165,9 +166,20 @@ class RpcConnection:
         max_new = params.get("max_new_tokens")
         if max_new is not None and (not isinstance(max_new, int) or isinstance(max_new, bool) or max_new <= 0):
             raise InvalidRequest("param 'max_new_tokens' must be a positive integer", param="max_new_tokens")
+        lines = params.get("selection_lines")
+        if lines is not None and not (isinstance(lines, list) and len(lines) == 2
+                                      and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in lines)):
+            raise InvalidRequest("param 'selection_lines' must be [first, last] line numbers", param="selection_lines")
+        plan_only = params.get("plan_only", False)
+        if not isinstance(plan_only, bool):
+            raise InvalidRequest("param 'plan_only' must be a boolean", param="plan_only")
         request = TurnRequest(root=_str_param(params, "cwd"), prompt=_str_param(params, "prompt"),
                               client_id=self.client_id, pins=tuple(pins),
-                              terminal=_str_param(params, "terminal", required=False), max_new_tokens=max_new)
+                              terminal=_str_param(params, "terminal", required=False), max_new_tokens=max_new,
+                              selection=_str_param(params, "selection", required=False) or None,
+                              open_file=_str_param(params, "open_file", required=False) or None,
+                              selection_lines=(lines[0], lines[1]) if lines else None,
+                              thread=_str_param(params, "thread", required=False) or "main", plan_only=plan_only)
 
         async def on_event(event: TurnEvent) -> None:
             if event.kind == "chunk":
@@ -176,7 +188,8 @@ class RpcConnection:
                 await self.notify("state", {"id": msg_id, "state": event.state})
 
         outcome = await self.node.turn(request, on_event)
-        return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain.to_json()}
+        return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain.to_json(),
+                "files_in_prompt": list(outcome.files_in_prompt)}
 
     async def _explain(self, msg_id: Any, params: dict[str, Any]) -> Any:
         explain = await self.node.explain(_str_param(params, "cwd"))

@@ -1,13 +1,17 @@
 """Question-driven retrieval: fuse the mention, BM25 and graph rankings of chunks and fit them to a budget.
 
 Weighted reciprocal-rank fusion (k=60; see :data:`WEIGHTS`): a chunk found by several rankings sums its
-shares and keeps every reason. Chunks partition their files, so no chosen chunk
-nests in another. Then, in fused order, each chunk that fits the token budget is taken and each that does
-not is reported dropped. Ties fall to path and line: the same index and query give the same result.
+shares and keeps every reason. Test code counts half unless the query is about tests (it names a test
+or a test file, or carries test output). Chunks partition their files, so no chosen chunk nests in
+another. Then the best remaining candidate is taken while it fits the token budget, each further chunk
+of a file already chosen counting :data:`SAME_FILE` times less, so the budget covers more of the files
+involved; a chunk that does not fit is reported dropped. Ties fall to path and line: the same index
+and query give the same result.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection
 
 import msgspec
@@ -15,7 +19,7 @@ import msgspec
 from contenox.workspace._chunk_index import ChunkIndex
 from contenox.workspace._graph import SymbolIndex
 from contenox.workspace._model import Retrieval, RetrievalQuery, RetrievedChunk
-from contenox.workspace._scorers import Hit, bm25_hits, graph_hits, mention_hits
+from contenox.workspace._scorers import Hit, bm25_hits, graph_hits, is_test, mention_hits
 from contenox.workspace._state import FileState
 
 __all__ = ["RRF_K", "Retriever"]
@@ -28,6 +32,11 @@ MAX_CANDIDATES = 48
 """Fused candidates tried against the budget; the rest are reported in one line."""
 MIN_TOKENS = 24
 """Stop trying once less than this much budget is left."""
+TEST_WEIGHT = 0.5
+"""Test code's share of its fused score when the query is not about tests."""
+SAME_FILE = 0.7
+"""A file's n-th chosen chunk competes with ``SAME_FILE ** n`` of its score."""
+_ABOUT_TESTS = re.compile(r"\btests?\b|\btest_\w+|\w+_test\b|\bspec\b", re.IGNORECASE)
 
 
 class _Reader:
@@ -87,29 +96,38 @@ class Retriever:
                  exclude: Collection[str], read: Callable[[str], str | None]) -> Retrieval:
         reader = _Reader(read)
         mentions = mention_hits(self.chunks, index, query)
-        fused = fuse({"defines": mentions.defines, "graph": graph_hits(self.chunks, index, query, reader),
+        fused = fuse({"defines": mentions.defines,
+                      "graph": graph_hits(self.chunks, index, query, reader, mentions.defines),
                       "uses": mentions.uses, "bm25": bm25_hits(self.chunks, query), "plain": mentions.plain})
+        if not (query.terminal.strip() or _ABOUT_TESTS.search(f"{query.text}\n{query.selection}")):
+            fused = {k: (score * TEST_WEIGHT if is_test(k[0]) else score, reasons)
+                     for k, (score, reasons) in fused.items()}
         order = sorted(fused, key=lambda k: (-fused[k][0], k[0], self.chunks.chunk(*k).start))
         excluded = set(exclude)
+        pool = order[:MAX_CANDIDATES]
         chosen: list[RetrievedChunk] = []
         dropped: list[str] = []
+        per_file: dict[str, int] = {}
         used = 0
-        tried = 0
-        for position, key in enumerate(order):
-            if budget - used < MIN_TOKENS or tried >= MAX_CANDIDATES:
-                dropped.append(f"{len(order) - position} more candidates not tried: budget "
-                               f"{'full' if budget - used < MIN_TOKENS else 'candidates exhausted'}")
-                break
+        while pool and budget - used >= MIN_TOKENS:
+            best = max(range(len(pool)), key=lambda i: (fused[pool[i]][0] * SAME_FILE ** per_file.get(pool[i][0], 0),
+                                                         -i))
+            key = pool.pop(best)
             score, reasons = fused[key]
             chunk = self.make_chunk(*key, reader(key[0]), score=score, reasons=tuple(reasons))
-            if chunk.id in excluded:
+            if chunk.id in excluded:  # already with the caller: it counts for its file, costs nothing here
+                per_file[key[0]] = per_file.get(key[0], 0) + 1
                 continue
-            tried += 1
             tokens = count_tokens(chunk.render())
             if used + tokens > budget:
                 dropped.append(f"{chunk.id} {chunk.name} ({tokens} tokens) over budget")
                 continue
             used += tokens
+            per_file[key[0]] = per_file.get(key[0], 0) + 1
             chosen.append(msgspec.structs.replace(chunk, tokens=tokens))
+        left = len(pool) + max(0, len(order) - MAX_CANDIDATES)
+        if left:
+            dropped.append(f"{left} more candidates not tried: "
+                           f"{'budget full' if budget - used < MIN_TOKENS else 'candidates exhausted'}")
         return Retrieval(chunks=tuple(chosen), dropped=tuple(dropped), budget=budget, used=used)
 

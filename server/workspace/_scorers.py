@@ -6,7 +6,7 @@ first; a chunk listed again adds its reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from contenox.workspace._bm25 import STOP_WORDS, text_terms
@@ -113,7 +113,11 @@ def bm25_hits(chunks: ChunkIndex, query: RetrievalQuery) -> list[Hit]:
     return [(path, local, f"BM25 rank {rank}") for rank, (_, path, local) in enumerate(found, start=1)]
 
 
-def _seeds(chunks: ChunkIndex, query: RetrievalQuery) -> list[Hit]:
+MENTION_SEEDS = 4
+"""Definitions the question names whose callees join the graph neighbours (one hop)."""
+
+
+def _seeds(chunks: ChunkIndex, query: RetrievalQuery, named: list[Hit]) -> list[Hit]:
     seeds: list[Hit] = []
     if query.open_file and query.selection_lines:
         rel = chunks.resolve(query.open_file)
@@ -128,17 +132,24 @@ def _seeds(chunks: ChunkIndex, query: RetrievalQuery) -> list[Hit]:
             local = chunks.at(rel, line, near=True)
             if local is not None and not any(s[:2] == (rel, local) for s in seeds):
                 seeds.append((rel, local, "in the diff"))
-    return seeds[:SEEDS]
+    seeds = seeds[:SEEDS]
+    for path, local, reason in named:  # what the question names: follow its calls one hop
+        if reason.startswith("defines ") and not is_test(path) and not any(s[:2] == (path, local) for s in seeds):
+            seeds.append((path, local, reason))
+            if len(seeds) >= SEEDS + MENTION_SEEDS:
+                break
+    return seeds
 
 
 def graph_hits(chunks: ChunkIndex, index: SymbolIndex, query: RetrievalQuery,
-               read_lines: Callable[[str], list[str]]) -> list[Hit]:
+               read_lines: Callable[[str], list[str]], named: Sequence[Hit] = ()) -> list[Hit]:
     """The selected / changed chunks, then the definitions they use (callees) and the chunks using what
-    they define (callers), alternating."""
-    seeds = _seeds(chunks, query)
-    seed_keys = {(path, local) for path, local, _ in seeds}
-    hits: list[Hit] = list(seeds)
-    for path, local, _ in seeds:
+    they define (callers), alternating; then the callees of the definitions the question names."""
+    seeds = _seeds(chunks, query, list(named))
+    hits: list[Hit] = [s for s in seeds if not s[2].startswith("defines ")]
+    seed_keys = {(path, local) for path, local, _ in hits}
+    for path, local, why in seeds:
+        named_seed = why.startswith("defines ")
         chunk = chunks.chunk(path, local)
         callees: list[Hit] = []
         text = "\n".join(read_lines(path)[chunk.start - 1:chunk.end])
@@ -153,7 +164,7 @@ def graph_hits(chunks: ChunkIndex, index: SymbolIndex, query: RetrievalQuery,
             if len(callees) >= NEIGHBOURS:
                 break
         callers: list[Hit] = []
-        if chunk.name != MODULE and own.lower() not in STOP_WORDS:
+        if not named_seed and chunk.name != MODULE and own.lower() not in STOP_WORDS:
             users = index.referencers.get(own, {})
             used = sorted((is_test(p), -tf, p, i) for tf, p, i in chunks.containing(own, users)
                           if (p, i) not in seed_keys)

@@ -1,0 +1,132 @@
+"""The eval report: one result per task and mode, a summary per mode, and the table ``contenox eval`` prints."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+import msgspec
+
+from contenox.eval.score import EditCheck
+from contenox.eval.tasks import KINDS
+
+__all__ = ["EvalReport", "ModeSummary", "TaskResult", "render_table", "summarize"]
+
+
+class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    repo: str
+    kind: str
+    mode: str
+    """``retrieval`` (the planner as shipped) or ``baseline`` (repo map only: retrieval off)."""
+    must_files: tuple[str, ...]
+    files_in_prompt: tuple[str, ...]
+    """Workspace files whose code (retrieved chunks, pins) the prompt held."""
+    recall: float
+    """Share of the must-cite files whose code was in the prompt."""
+    chunks: int
+    """Retrieved chunks in the prompt."""
+    prompt_tokens: int
+    cached_tokens: int
+    segment_tokens: dict[str, int]
+    notes: tuple[str, ...] = ()
+    generated: bool = False
+    files_named: tuple[str, ...] = ()
+    symbols_named: tuple[str, ...] = ()
+    must_symbols: tuple[str, ...] = ()
+    cited_real: int = 0
+    cited_unknown: tuple[str, ...] = ()
+    """Names the answer cites that the workspace does not have (invented files, symbols, lines)."""
+    precision: float | None = None
+    """Real citations / all citations of the answer (None: it cites nothing)."""
+    edit: EditCheck | None = None
+    passed: bool | None = None
+    """None when the model did not run (``--retrieval-only``)."""
+    ttft_ms: float | None = None
+    answer_tokens: int = 0
+    wall_s: float = 0.0
+    error: str | None = None
+    answer: str = ""
+
+
+class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
+    mode: str
+    tasks: int
+    errors: int
+    recall: float
+    """Must-cite files present in the prompt over all must-cite files of the set (micro average)."""
+    full_recall_tasks: int
+    pass_rate: float | None
+    passed_by_kind: dict[str, tuple[int, int]]
+    """kind -> (passed, tasks)"""
+    precision: float | None
+    ttft_ms_median: float | None
+    prompt_tokens_median: float
+
+
+class EvalReport(msgspec.Struct, frozen=True, kw_only=True):
+    model: str
+    date: str
+    retrieval_only: bool
+    task_files: tuple[str, ...]
+    machine: dict[str, object]
+    summaries: tuple[ModeSummary, ...]
+    results: tuple[TaskResult, ...]
+
+
+def summarize(mode: str, results: Sequence[TaskResult]) -> ModeSummary:
+    ok = [r for r in results if r.error is None]
+    files = sum(len(r.must_files) for r in ok)
+    present = sum(round(r.recall * len(r.must_files)) for r in ok)
+    judged = [r for r in ok if r.passed is not None]
+    by_kind = {kind: (sum(1 for r in judged if r.kind == kind and r.passed),
+                      sum(1 for r in judged if r.kind == kind)) for kind in KINDS}
+    precisions = [r.precision for r in ok if r.precision is not None]
+    ttfts = [r.ttft_ms for r in ok if r.ttft_ms is not None]
+    return ModeSummary(
+        mode=mode, tasks=len(results), errors=len(results) - len(ok),
+        recall=round(present / files, 4) if files else 0.0,
+        full_recall_tasks=sum(1 for r in ok if r.recall >= 1.0),
+        pass_rate=round(sum(1 for r in judged if r.passed) / len(judged), 4) if judged else None,
+        passed_by_kind={k: v for k, v in by_kind.items() if v[1]},
+        precision=round(statistics.fmean(precisions), 4) if precisions else None,
+        ttft_ms_median=round(statistics.median(ttfts), 1) if ttfts else None,
+        prompt_tokens_median=statistics.median([r.prompt_tokens for r in ok]) if ok else 0.0)
+
+
+def render_table(report: EvalReport) -> str:
+    """Per task and mode one line, then the summary per mode."""
+    lines = [f"contenox eval: {report.model}, {len(report.results)} runs"
+             + (" (retrieval only)" if report.retrieval_only else ""), ""]
+    head = f"{'task':<34}{'kind':<18}{'mode':<10}{'recall':>7}{'chunks':>7}{'tokens':>7}"
+    if not report.retrieval_only:
+        head += f"{'files':>6}{'syms':>6}{'prec':>6}{'edit':>6}{'pass':>6}{'ttft s':>8}"
+    lines.append(head)
+    for r in report.results:
+        row = f"{r.id[:33]:<34}{r.kind:<18}{r.mode:<10}{r.recall:>7.2f}{r.chunks:>7}{r.prompt_tokens:>7}"
+        if r.error is not None:
+            row += f"  error: {r.error[:80]}"
+        elif not report.retrieval_only:
+            edit = "-" if r.edit is None else ("ok" if r.edit.applies and r.edit.test_passed is not False
+                                               else "no" if r.edit.proposed else "none")
+            prec = "-" if r.precision is None else f"{r.precision:.2f}"
+            ttft = "-" if r.ttft_ms is None else f"{r.ttft_ms / 1000:.1f}"
+            row += (f"{len(r.files_named)}/{len(r.must_files):<4}".rjust(6) + f"{len(r.symbols_named)}/"
+                    f"{len(r.must_symbols)}".rjust(6) + f"{prec:>6}{edit:>6}{'yes' if r.passed else 'no':>6}{ttft:>8}")
+        lines.append(row)
+    lines.append("")
+    for s in report.summaries:
+        text = (f"{s.mode}: recall {s.recall:.1%} of must-cite files in the prompt "
+                f"({s.full_recall_tasks}/{s.tasks - s.errors} tasks complete)")
+        if s.pass_rate is not None:
+            kinds = ", ".join(f"{k} {p}/{n}" for k, (p, n) in s.passed_by_kind.items())
+            text += f"; pass {s.pass_rate:.1%} ({kinds})"
+        if s.precision is not None:
+            text += f"; citation precision {s.precision:.2f}"
+        if s.ttft_ms_median is not None:
+            text += f"; median TTFT {s.ttft_ms_median / 1000:.1f} s"
+        text += f"; median prompt {s.prompt_tokens_median:.0f} tokens"
+        if s.errors:
+            text += f"; {s.errors} error(s)"
+        lines.append(text)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,158 @@
+"""Running the task set through a real node, like a user's turns: ``contenox eval``.
+
+Each mode gets a private node (its own ``CONTENOX_HOME`` under ``$CONTENOX_HOME/eval/``, sharing the
+model store, its own socket directory), so the eval never disturbs the user's node and the model is
+the one asked for. ``retrieval`` is the planner as shipped; ``baseline`` is the same planner with
+retrieval off (the repo map only, what turns held before retrieval). Every task runs in a fresh
+scratch checkout of its repository at its commit (with its bug injected), so each is a new workspace
+and a fresh thread. ``--retrieval-only`` plans each turn without running the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import platform
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from contenox.client import call
+from contenox.config import Config, load_config, render_config
+from contenox.eval.checkout import checkout
+from contenox.eval.prepare import prepare
+from contenox.eval.report import EvalReport, TaskResult, summarize
+from contenox.eval.score import check_edit, files_named, recall, symbols_named
+from contenox.eval.tasks import Task
+
+__all__ = ["MODES", "EvalNode", "run_eval"]
+
+log = logging.getLogger(__name__)
+MODES = ("retrieval", "baseline")
+Progress = Callable[[str], None]
+
+
+class EvalNode:
+    """A private node for one eval mode: its own home (sharing the model store) and socket directory."""
+
+    def __init__(self, base: Config, model: str, mode: str, *, max_new_tokens: int) -> None:
+        home = base.root / "eval" / f"{model}-{mode}"
+        home.mkdir(parents=True, exist_ok=True)
+        models = home / "models"
+        if not models.exists():
+            base.models_dir.mkdir(parents=True, exist_ok=True)
+            models.symlink_to(base.models_dir.resolve(), target_is_directory=True)
+        self._sockets = tempfile.mkdtemp(prefix="cx-eval-")
+        planner = base.planner if mode == "retrieval" else msgspec.structs.replace(base.planner, retrieval_tokens=0)
+        config = msgspec.structs.replace(
+            base, model=msgspec.structs.replace(base.model, default=model), planner=planner,
+            engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens),
+            node=msgspec.structs.replace(base.node, socket_dir=self._sockets, idle_exit_s=300.0))
+        (home / "config.toml").write_text(render_config(config), encoding="utf-8")
+        self.config = load_config(home)
+
+    def ask(self, params: dict[str, Any]) -> Any:
+        _, result = call(self.config, "ask", params)
+        return result
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            call(self.config, "stop", start=False)
+        shutil.rmtree(self._sockets, ignore_errors=True)
+
+
+def _selection(task: Task, tree: Path) -> tuple[str, str | None, tuple[int, int] | None]:
+    if task.selection is None:
+        return "", None, None
+    sel = task.selection
+    lines = (tree / sel.path).read_text(encoding="utf-8").splitlines()
+    text = "\n".join(lines[sel.start_line - 1:sel.end_line])
+    return f"{sel.path} lines {sel.start_line}-{sel.end_line}:\n{text}", sel.path, (sel.start_line, sel.end_line)
+
+
+def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_only: bool) -> TaskResult:
+    selection, open_file, lines = _selection(task, tree)
+    started = time.monotonic()
+    result = node.ask({"cwd": str(tree), "prompt": task.ask, "terminal": task.terminal.strip("\n"),
+                       "selection": selection, "open_file": open_file,
+                       "selection_lines": list(lines) if lines else None, "thread": f"eval-{task.id}",
+                       "plan_only": retrieval_only})
+    explain = result["explain"]
+    in_prompt = tuple(result.get("files_in_prompt") or ())
+    present, total = recall(task.must_cite_files, in_prompt)
+    base = TaskResult(
+        id=task.id, repo=task.repo, kind=task.kind, mode=mode, must_files=task.must_cite_files,
+        files_in_prompt=in_prompt, recall=round(present / total, 4) if total else 1.0,
+        chunks=len(explain.get("retrieved") or ()), prompt_tokens=explain["totals"]["tokens"],
+        cached_tokens=explain["totals"]["cached"],
+        segment_tokens={s["kind"]: s["tokens"] for s in explain["segments"]}, notes=tuple(explain.get("notes") or ()),
+        must_symbols=task.must_cite_symbols, wall_s=round(time.monotonic() - started, 2))
+    if retrieval_only:
+        return base
+    answer = result["text"]
+    citations = explain.get("citations") or {}
+    real = [*citations.get("files_real", ()), *citations.get("symbols_real", ())]
+    unknown = tuple([*citations.get("files_unknown", ()), *citations.get("symbols_unknown", ()),
+                     *citations.get("lines_unknown", ())])
+    named = tuple(files_named(task.must_cite_files, citations.get("files_real", ())))
+    symbols = tuple(symbols_named(task.must_cite_symbols, answer))
+    edit = check_edit(task, tree, answer) if task.check is not None and task.check.apply else None
+    passed = (len(named) == len(task.must_cite_files) and len(symbols) == len(task.must_cite_symbols)
+              and (edit is None or (edit.applies and edit.test_passed is not False)))
+    return msgspec.structs.replace(
+        base, generated=True, files_named=named, symbols_named=symbols, cited_real=len(real), cited_unknown=unknown,
+        precision=round(len(real) / (len(real) + len(unknown)), 4) if real or unknown else None, edit=edit,
+        passed=passed, ttft_ms=explain.get("ttft_ms"), answer=answer)
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="cx-eval-trees-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def run_eval(config: Config, paths: Sequence[Path], *, model: str, modes: Sequence[str] = MODES,
+             retrieval_only: bool = False, only: Callable[[Task], bool] | None = None, max_new_tokens: int = 512,
+             cache_dir: Path | None = None, progress: Progress | None = None) -> EvalReport:
+    """Every selected task of ``paths`` in every mode; the report (results in task order per mode)."""
+    say = progress or (lambda _line: None)
+    task_set, repos = prepare(paths, cache_dir)
+    tasks = [t for t in task_set.tasks if only is None or only(t)]
+    results: list[TaskResult] = []
+    for mode in modes:
+        node = EvalNode(config, model, mode, max_new_tokens=max_new_tokens)
+        try:
+            with _scratch() as scratch:
+                for index, task in enumerate(tasks, 1):
+                    tree = checkout(task, repos[task.repo], scratch / f"{index:03d}-{task.id}")
+                    try:
+                        result = _run_task(node, mode, task, tree, retrieval_only=retrieval_only)
+                    except Exception as exc:  # one broken task must not sink the report
+                        log.exception("eval task %s failed", task.id)
+                        result = TaskResult(id=task.id, repo=task.repo, kind=task.kind, mode=mode,
+                                            must_files=task.must_cite_files, files_in_prompt=(), recall=0.0,
+                                            chunks=0, prompt_tokens=0, cached_tokens=0, segment_tokens={},
+                                            error=f"{type(exc).__name__}: {exc}")
+                    results.append(result)
+                    say(f"[{mode} {index}/{len(tasks)}] {task.id}: recall {result.recall:.2f}"
+                        + ("" if result.passed is None else f", {'pass' if result.passed else 'fail'}")
+                        + (f", error {result.error}" if result.error else ""))
+        finally:
+            node.close()
+    return EvalReport(
+        model=model, date=date.today().isoformat(), retrieval_only=retrieval_only,
+        task_files=tuple(str(p) for p in paths),
+        machine={"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+                 "load_avg": [round(x, 2) for x in os.getloadavg()]},
+        summaries=tuple(summarize(mode, [r for r in results if r.mode == mode]) for mode in modes),
+        results=tuple(results))

@@ -1,0 +1,83 @@
+"""Scoring one task: what the prompt held, what the answer cites, and whether a proposed edit works.
+
+A task passes when the answer names every must-cite file and symbol and, for a task with a check, its
+proposed unified diff applies to the task's tree (``git apply --check``) and the task's test passes
+after applying it. Retrieval recall is the share of must-cite files whose code was in the prompt.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from contenox.eval.checkout import apply, apply_check, run_test
+from contenox.eval.tasks import Task
+
+__all__ = ["EditCheck", "check_edit", "extract_diff", "files_named", "recall", "symbols_named"]
+
+_FENCED = re.compile(r"```+[ \t]*(?:diff|patch|udiff)?[ \t]*\n(.*?)```+", re.DOTALL)
+
+
+class EditCheck(msgspec.Struct, frozen=True, kw_only=True):
+    proposed: bool
+    """The answer holds a unified diff."""
+    applies: bool
+    test_passed: bool | None
+    """None: the task has no test command (or the diff did not apply)."""
+    detail: str = ""
+
+
+def _matches(must: str, paths: Iterable[str]) -> bool:
+    return any(must == p or must.endswith("/" + p) for p in paths)
+
+
+def recall(must_cite: Iterable[str], in_prompt: Iterable[str]) -> tuple[int, int]:
+    """(must-cite files whose code was in the prompt, must-cite files)."""
+    must = list(must_cite)
+    present = set(in_prompt)
+    return sum(1 for f in must if f in present), len(must)
+
+
+def files_named(must_cite: Iterable[str], cited: Iterable[str]) -> list[str]:
+    """The must-cite files the answer names (by path, or by a path suffix such as the file name)."""
+    cited = list(cited)
+    return [f for f in must_cite if _matches(f, cited)]
+
+
+def symbols_named(must_cite: Iterable[str], answer: str) -> list[str]:
+    """The must-cite symbols the answer names (the last dotted part, as a whole word)."""
+    return [s for s in must_cite if re.search(rf"(?<![\w]){re.escape(s.split('.')[-1])}(?![\w])", answer)]
+
+
+def extract_diff(answer: str) -> str:
+    """The unified diff an answer proposes: its fenced diff blocks (or the bare diff), joined; '' if none."""
+    blocks = [b for b in _FENCED.findall(answer) if re.search(r"^(?:---|\+\+\+|@@) ", b, re.MULTILINE)]
+    if not blocks:
+        start = re.search(r"^(?:diff --git |--- )", answer, re.MULTILINE)
+        blocks = [answer[start.start():]] if start else []
+    text = "\n".join(block.strip("\n") for block in blocks)
+    return text + "\n" if text else ""
+
+
+def check_edit(task: Task, tree: Path, answer: str) -> EditCheck:
+    """Apply the answer's diff to a copy of ``tree`` and run the task's test there."""
+    diff = extract_diff(answer)
+    if not diff:
+        return EditCheck(proposed=False, applies=False, test_passed=None, detail="no unified diff in the answer")
+    ok, why = apply_check(tree, diff)
+    if not ok:
+        return EditCheck(proposed=True, applies=False, test_passed=None, detail=why.strip()[:400])
+    if task.check is None or not task.check.test_command:
+        return EditCheck(proposed=True, applies=True, test_passed=None)
+    with tempfile.TemporaryDirectory(prefix="cx-eval-edit-") as scratch:
+        copy = Path(scratch) / "tree"
+        shutil.copytree(tree, copy, symlinks=True)
+        apply(copy, diff)
+        outcome = run_test(task, copy)
+    return EditCheck(proposed=True, applies=True, test_passed=outcome.passed,
+                     detail="" if outcome.passed else outcome.output[-400:])
