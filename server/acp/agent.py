@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from pathlib import Path
 from typing import Any
 
-from acp.helpers import plan_entry, update_user_message_text
+from acp.helpers import plan_entry, resource_link_block, update_agent_message, update_user_message_text
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
@@ -18,6 +19,7 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    Usage,
     UsageUpdate,
 )
 
@@ -38,6 +40,15 @@ _STEPS = (("indexing", "Index the workspace"), ("prefill", "Read the context (ca
 
 def _request_error(exc: ContenoxError) -> RequestError:
     return RequestError(exc.code, exc.message, exc.to_dict())
+
+
+def _cited_files(cwd: str, outcome: TurnOutcome) -> list[str]:
+    """Workspace files the answer cites that exist (each becomes a resource link under the answer)."""
+    cited = outcome.explain.citations
+    if cited is None:
+        return []
+    root = outcome.explain.workspace or cwd
+    return [p for p in cited.files_real if ".." not in Path(p).parts and Path(root, p).is_file()][:12]
 
 
 def _thread(session_id: str) -> str:
@@ -198,8 +209,14 @@ class ContenoxAgent:
                 del self.running[session_id]
         await self._plan(session_id, "done")
         explain = outcome.explain
+        for path in _cited_files(record.cwd, outcome):
+            await self.conn.session_update(session_id, update_agent_message(resource_link_block(
+                name=path, uri=Path(explain.workspace or record.cwd, path).as_uri(), title=f"{path} (cited)")))
         await self.conn.session_update(session_id, UsageUpdate(
             session_update="usage_update", used=explain.totals.tokens, size=explain.context_size,
             field_meta={"contenox": explain.to_json()}))
+        usage = Usage(input_tokens=explain.totals.tokens, output_tokens=outcome.output_tokens,
+                      total_tokens=explain.totals.tokens + outcome.output_tokens,
+                      cached_read_tokens=explain.totals.cached)
         return PromptResponse(stop_reason="max_tokens" if outcome.finish_reason == "length" else "end_turn",
-                              field_meta={"contenox": explain.to_json()})
+                              usage=usage, field_meta={"contenox": explain.to_json()})

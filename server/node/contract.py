@@ -66,6 +66,8 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
     explain: Explain
     files_in_prompt: tuple[str, ...] = ()
     """Workspace files whose code (not only a repo-map line) the prompt held: retrieved chunks and pins."""
+    output_tokens: int = 0
+    """Tokens the model generated."""
 
 
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):

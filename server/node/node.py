@@ -198,7 +198,7 @@ class Node:
         await _emit(on_event, TurnEvent(kind="state", state="idle"))
         self._spawn(asyncio.to_thread(workspace.prepare), "node-prepare")  # the next turn's index, off its path
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain,
-                           files_in_prompt=turn_plan.files_in_prompt())
+                           files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids))
 
     async def _generate(self, engine: Engine, state: WorkspaceState, plan: TurnPlan, max_new: int,
                         on_event: EventCallback | None) -> FinalEvent:

@@ -86,6 +86,21 @@ async def test_prompt_streams_chunks_usage_plan_and_uses_resources(session: tupl
     assert request.selection is not None and "The helper must stay pure." in request.selection
 
 
+async def test_cited_files_become_resource_links_and_usage_is_filled(session: tuple[Session, FakeNode],
+                                                                     workspace: Path) -> None:
+    s, node = session
+    node.cites = ("util.py", "gone.py")  # gone.py: cited as real but no longer on disk
+    new = await s.conn.new_session(cwd=str(workspace))
+    reply = await s.conn.prompt(session_id=new.session_id, prompt=[text_block("Where is helper?")])
+    links = [u.content for u in s.recorder.of("agent_message_chunk", new.session_id)
+             if u.content.type == "resource_link"]
+    assert [(link.name, link.uri, link.title) for link in links] == [
+        ("util.py", (workspace / "util.py").as_uri(), "util.py (cited)")]
+    assert reply.usage is not None
+    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cached_read_tokens,
+            reply.usage.total_tokens) == (100, 2, 0, 102)
+
+
 async def test_cancel_stops_the_turn_with_stop_reason_cancelled(session: tuple[Session, FakeNode],
                                                                 workspace: Path) -> None:
     s, node = session

@@ -6,10 +6,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from contenox.config import Config
 from contenox.errors import Cancelled, OverContext
 from contenox.node.contract import EventCallback, Exchange, TurnEvent, TurnOutcome, TurnRequest
-from contenox.planner import Explain, ExplainSegment, ExplainTotals
+from contenox.planner import Citations, Explain, ExplainSegment, ExplainTotals
 from contenox.workspace import RelatedHit, SymbolInfo, SymbolLocation
 
 
@@ -24,6 +26,8 @@ class FakeNode:
         self.pins: dict[str, list[str]] = {}
         self.explains: dict[str, Explain] = {}
         self.exchanges: dict[tuple[str, str], list[Exchange]] = {}
+        self.cites: tuple[str, ...] = ()
+        """Files every answer cites (as the node's citation check would report them real)."""
         self.hold = False
         self.started = asyncio.Event()
         self.cancelled = 0
@@ -63,11 +67,13 @@ class FakeNode:
             await asyncio.sleep(0)
         turn = sum(1 for r in self.requests if r.root == request.root)
         explain = self._explain(request.root, turn, 100)
+        if self.cites:
+            explain = msgspec.structs.replace(explain, citations=Citations(files_real=self.cites))
         self.explains[request.root] = explain
         text = "".join(self.chunks)
         thread = self.exchanges.setdefault((request.root, request.thread), [])
         thread.append(Exchange(turn=turn, user=request.prompt, answer=text))
-        return TurnOutcome(text=text, finish_reason="stop", explain=explain)
+        return TurnOutcome(text=text, finish_reason="stop", explain=explain, output_tokens=len(self.chunks))
 
     async def explain(self, root: str) -> Explain | None:
         return self.explains.get(root)

@@ -1,0 +1,62 @@
+"""Scoring an answer: the diff it proposes (applied to a real task tree, the task's test run), what it names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from contenox.eval import TaskSet, checkout
+from contenox.eval.report import TaskResult, render_table, summarize
+from contenox.eval.score import check_edit, extract_diff, files_named, recall, symbols_named
+
+
+def _task(task_set: TaskSet, task_id: str):
+    return next(t for t in task_set.tasks if t.id == task_id)
+
+
+def test_a_fenced_diff_is_extracted_from_prose() -> None:
+    answer = ("The loop only tries the newest key.\n\n```diff\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n```\n"
+              "and a second file:\n```\n--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-c\n+d\n```\n```python\nprint(1)\n```")
+    assert extract_diff(answer) == ("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+                                    "--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-c\n+d\n")
+    assert extract_diff("diff --git a/z b/z\n--- a/z\n+++ b/z\n@@ -1 +1 @@\n-x\n+y") .startswith("diff --git")
+    assert extract_diff("No change is needed.") == ""
+
+
+def test_names_recall_and_symbols() -> None:
+    must = ("src/itsdangerous/signer.py", "src/itsdangerous/timed.py")
+    assert recall(must, ("src/itsdangerous/signer.py", "tests/x.py")) == (1, 2)
+    assert files_named(must, ("signer.py", "src/itsdangerous/serializer.py")) == ["src/itsdangerous/signer.py"]
+    assert symbols_named(("verify_signature", "Signer.unsign", "sign"), "`Signer.unsign` calls "
+                         "verify_signature; signing happens elsewhere") == ["verify_signature", "Signer.unsign"]
+
+
+def test_the_reference_fix_passes_and_a_wrong_or_missing_one_does_not(
+        task_set: TaskSet, eval_repos: dict[str, Path], tmp_path: Path) -> None:
+    task = _task(task_set, "its-bug-key-rotation")
+    tree = checkout(task, eval_repos[task.repo], tmp_path / "tree")
+    fix = "\n".join(line for line in task.inject.splitlines() if not line.startswith("index "))
+    reverse = "\n".join("+" + l[1:] if l.startswith("-") and not l.startswith("---") else
+                        "-" + l[1:] if l.startswith("+") and not l.startswith("+++") else l
+                        for l in fix.strip("\n").splitlines()) + "\n"
+    good = check_edit(task, tree, f"Iterate over every key:\n```diff\n{reverse}```")
+    assert (good.proposed, good.applies, good.test_passed) == (True, True, True)
+    assert (tree / "src/itsdangerous/signer.py").read_text().count("self.secret_keys[-1:]") == 1  # tree untouched
+    stale = check_edit(task, tree, f"```diff\n{fix}\n```")  # the bug itself: its '-' lines are not in the tree
+    assert (stale.proposed, stale.applies, stale.test_passed) == (True, False, None)
+    none = check_edit(task, tree, "Look at verify_signature in signer.py.")
+    assert (none.proposed, none.applies) == (False, False) and none.detail == "no unified diff in the answer"
+
+
+def test_summary_and_table() -> None:
+    base = dict(repo="r", files_in_prompt=(), chunks=3, prompt_tokens=4000, cached_tokens=0, segment_tokens={})
+    results = [
+        TaskResult(id="a", kind="architecture", mode="retrieval", must_files=("x", "y"), recall=1.0, passed=True,
+                   precision=1.0, ttft_ms=2000.0, **base),
+        TaskResult(id="b", kind="refactor", mode="retrieval", must_files=("x",), recall=0.0, passed=False,
+                   precision=0.5, ttft_ms=4000.0, **base),
+        TaskResult(id="c", kind="refactor", mode="retrieval", must_files=("x",), recall=0.0, error="boom", **base),
+    ]
+    s = summarize("retrieval", results)
+    assert (s.tasks, s.errors, s.recall, s.full_recall_tasks, s.pass_rate) == (3, 1, round(2 / 3, 4), 1, 0.5)
+    assert s.passed_by_kind == {"architecture": (1, 1), "refactor": (0, 1)}
+    assert (s.precision, s.ttft_ms_median) == (0.75, 3000.0)
