@@ -111,8 +111,9 @@ def render_table(report: EvalReport) -> str:
                                                else "no" if r.edit.proposed else "none")
             prec = "-" if r.precision is None else f"{r.precision:.2f}"
             ttft = "-" if r.ttft_ms is None else f"{r.ttft_ms / 1000:.1f}"
-            row += (f"{len(r.files_named)}/{len(r.must_files):<4}".rjust(6) + f"{len(r.symbols_named)}/"
-                    f"{len(r.must_symbols)}".rjust(6) + f"{prec:>6}{edit:>6}{'yes' if r.passed else 'no':>6}{ttft:>8}")
+            files = f"{len(r.files_named)}/{len(r.must_files)}"
+            syms = f"{len(r.symbols_named)}/{len(r.must_symbols)}"
+            row += f"{files:>6}{syms:>6}{prec:>6}{edit:>6}{'yes' if r.passed else 'no':>6}{ttft:>8}"
         lines.append(row)
     lines.append("")
     for s in report.summaries:

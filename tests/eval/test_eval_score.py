@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contenox.eval import TaskSet, checkout
-from contenox.eval.report import TaskResult, render_table, summarize
+from contenox.eval.report import EvalReport, TaskResult, render_table, summarize
 from contenox.eval.score import check_edit, extract_diff, files_named, recall, symbols_named
 
 
@@ -35,9 +35,9 @@ def test_the_reference_fix_passes_and_a_wrong_or_missing_one_does_not(
     task = _task(task_set, "its-bug-key-rotation")
     tree = checkout(task, eval_repos[task.repo], tmp_path / "tree")
     fix = "\n".join(line for line in task.inject.splitlines() if not line.startswith("index "))
-    reverse = "\n".join("+" + l[1:] if l.startswith("-") and not l.startswith("---") else
-                        "-" + l[1:] if l.startswith("+") and not l.startswith("+++") else l
-                        for l in fix.strip("\n").splitlines()) + "\n"
+    reverse = "\n".join("+" + line[1:] if line.startswith("-") and not line.startswith("---") else
+                        "-" + line[1:] if line.startswith("+") and not line.startswith("+++") else line
+                        for line in fix.strip("\n").splitlines()) + "\n"
     good = check_edit(task, tree, f"Iterate over every key:\n```diff\n{reverse}```")
     assert (good.proposed, good.applies, good.test_passed) == (True, True, True)
     assert (tree / "src/itsdangerous/signer.py").read_text().count("self.secret_keys[-1:]") == 1  # tree untouched
@@ -60,3 +60,12 @@ def test_summary_and_table() -> None:
     assert (s.tasks, s.errors, s.recall, s.full_recall_tasks, s.pass_rate) == (3, 1, round(2 / 3, 4), 1, 0.5)
     assert s.passed_by_kind == {"architecture": (1, 1), "refactor": (0, 1)}
     assert (s.precision, s.ttft_ms_median) == (0.75, 3000.0)
+    report = EvalReport(model="m", date="d", retrieval_only=False, task_files=(), machine={}, summaries=(s,),
+                        results=tuple(results))
+    table = render_table(report)
+    assert "\na                                 architecture      retrieval    1.00      3   4000   0/2   0/0  1.00" \
+           "     -   yes     2.0\n" in table
+    assert "\nc                                 refactor          retrieval    0.00      3   4000  error: boom\n" in table
+    assert ("retrieval: recall 66.7% of must-cite files in the prompt (1/2 tasks complete); pass 50.0% "
+            "(refactor 0/1, architecture 1/1); citation precision 0.75; median TTFT 3.0 s; median prompt 4000 "
+            "tokens; 1 error(s)") in table
