@@ -51,12 +51,20 @@ def cited_paths(text: str) -> list[tuple[str, int | None, int | None]]:
     return list(seen)
 
 
+def _code_like(raw: str) -> bool:
+    """A name only code has: a call (``f()``), dotted, snake_case or CamelCase. A plain lowercase word in
+    backticks (``binascii``, ``hexdump``) may be a module, a tool or a package, not a claim about the code."""
+    name = raw.removesuffix("()")
+    return raw.endswith("()") or "." in name or "_" in name.strip("_") or any(c.isupper() for c in name)
+
+
 def cited_symbols(text: str) -> list[str]:
     """Code names the answer presents (in backticks, or written as calls ``name()``), in order."""
     names: dict[str, None] = {}
-    candidates = [m.group(1).strip() for m in _TICKED.finditer(text)] + [m.group(1) for m in _CALL.finditer(text)]
+    candidates = [m.group(1).strip() for m in _TICKED.finditer(text)] + [m.group(1) + "()" for m in
+                                                                         _CALL.finditer(text)]
     for raw in candidates:
-        if not _NAME.match(raw) or _PATH.fullmatch(raw):
+        if not _NAME.match(raw) or _PATH.fullmatch(raw) or not _code_like(raw):
             continue
         name = raw.removesuffix("()")
         if name.split(".")[-1].lower() in _COMMON or len(name) < 3:

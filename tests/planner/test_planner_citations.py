@@ -32,9 +32,10 @@ def workspace(tmp_path: Path) -> Workspace:
 
 def test_paths_and_symbols_are_read_from_prose_backticks_and_calls() -> None:
     text = ("See `itsdangerous/signer.py` (lines 4-6) and timed.py:5; `Signer.unsign` calls derive_key() "
-            "and hmac.compare_digest. Not `self` or `None`.")
+            "and hmac.compare_digest. Not `self` or `None`; plain words such as `binascii` or `hexdump` may name "
+            "a module or a tool, so they make no claim, but `loads()` and `Serializer` do.")
     assert cited_paths(text) == [("itsdangerous/signer.py", None, None), ("timed.py", 5, 5)]
-    assert cited_symbols(text) == ["Signer.unsign", "derive_key"]
+    assert cited_symbols(text) == ["Signer.unsign", "loads", "Serializer", "derive_key"]
 
 
 def test_real_and_invented_citations_are_told_apart(workspace: Workspace) -> None:
