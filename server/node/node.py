@@ -192,6 +192,10 @@ class Node:
         explain = planner.record(turn_plan, final.metrics, answer_text=final.text, citations=citations)
         state.record_turn(explain)
         self.store.save_prefix(state.key, turn_plan.resume_prefix())
+        rebased = await asyncio.to_thread(planner.next_prefix, turn_plan)
+        if rebased and self._warmer is not None:  # the next turn rebases the thread: have it cached by then
+            self._spawn(self._warmer.warm(state.session_id, rebased, f"thread {request.thread} rebased"),
+                        "node-rebase-warm")
         log.info("turn %s of %s (%s): %s tokens, %s cached, ttft %s ms, %s", explain.turn, state.root,
                  request.client_id, explain.totals.tokens, explain.totals.cached, explain.ttft_ms,
                  final.finish_reason)

@@ -34,6 +34,7 @@ from contenox.planner.segments import (
     RenderedSegment,
     chunk_part,
     entry_of,
+    history_parts,
     messages_of,
     render_segments,
 )
@@ -219,6 +220,22 @@ class Planner:
         with self._lock:
             self._last_ids = plan.token_ids + answer_ids
         return explain
+
+    def next_prefix(self, plan: TurnPlan) -> list[int] | None:
+        """When the thread's next turn will rebase it (``plan`` was just recorded), the ids that turn starts
+        with: this turn's stable prefix, then the rebased history. The node warms them in the background,
+        so the rebase costs no prefill when the user asks next. None when the next turn will not rebase."""
+        thread = plan.manifest.thread
+        with self._lock:
+            records = [r for r in self._records if r.thread == thread]
+        with self._plan_lock:
+            view = thread_view(records, max_turns=self.config.max_history_turns,
+                               max_tokens=self.config.thread_tokens, count=self.tokens.count)
+            if not any(note.startswith("thread rebased") for note in view.notes):
+                return None
+            parts = history_parts(self.frame, view.summary, view.history)
+            history = list(chain.from_iterable(self.tokens.lookup(part).ids for part in parts))
+        return plan.stable_prefix() + history
 
     def last_explain(self) -> Explain | None:
         with self._lock:

@@ -34,6 +34,7 @@ __all__ = [
     "RenderedSegment",
     "chunk_part",
     "entry_of",
+    "history_parts",
     "messages_of",
     "render_segments",
 ]
@@ -143,6 +144,18 @@ def entry_of(rendered: list[RenderedSegment]) -> str:
                    for p in (seg.parts[:-1] if seg.kind == "user" else seg.parts))
 
 
+def history_parts(frame: ChatFrame, summary: list[str], history: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The history segment: the summary of a rebased thread's older turns (still in the system message),
+    then each kept turn's entry and answer as user / assistant messages."""
+    parts: list[str] = []
+    if summary:
+        parts.append("\n\n# Earlier in this thread (summarised)" + "".join(f"\n- {line}" for line in summary))
+    parts.append(frame.system_to_user)
+    for asked, answered in history:
+        parts += [asked.strip(), frame.user_to_assistant, answered.strip(), frame.assistant_to_user]
+    return tuple(parts)
+
+
 def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, tools: bool) -> list[RenderedSegment]:
     """The segments of ``draft``; ``tools``: whether the model is certified to call the tool schemas (else
     the tools segment is empty: no turn advertises tools that nothing executes)."""
@@ -164,13 +177,7 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, too
     pins = tuple(f"\n\n## {path}\n{_fence(text)}" for path, text in draft.pins)
     segs.append(RenderedSegment(kind="pins", parts=(("\n\n# Pinned files", *pins) if pins else ()),
                                 items=tuple(draft.pins)))
-    history: list[str] = []
-    if draft.summary:
-        history.append("\n\n# Earlier in this thread (summarised)" + "".join(f"\n- {line}" for line in draft.summary))
-    history.append(frame.system_to_user)
-    for asked, answered in draft.history:
-        history += [asked.strip(), frame.user_to_assistant, answered.strip(), frame.assistant_to_user]
-    segs.append(RenderedSegment(kind="history", parts=tuple(history)))
+    segs.append(RenderedSegment(kind="history", parts=history_parts(frame, draft.summary, draft.history)))
     retrieved = _retrieved_parts(True, draft)
     segs.append(RenderedSegment(kind="retrieved", parts=retrieved,
                                 items=tuple((c.id, c.text) for c in draft.retrieved)))

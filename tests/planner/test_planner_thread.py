@@ -115,3 +115,20 @@ def test_diff_delta_shows_changed_files_and_names_reverted_ones() -> None:
     text, shown, notes = diff_delta(only_transfer, seen)
     assert text == "" and notes == ["1 file(s) unchanged since an earlier turn of this thread, not repeated: "
                                     "bank/transfer.py"]
+
+
+def test_the_turn_before_a_rebase_hands_out_the_rebased_prefix_to_warm(make_planner):
+    planner = make_planner(max_history_turns=2)
+    warm = []
+    plans = []
+    for n in range(4):
+        plan = planner.plan(sample_inputs(user=f"q{n}", diff="", terminal=""))
+        plans.append(plan)
+        planner.record(plan, None, answer_text=f"a{n}")
+        warm.append(planner.next_prefix(plan))
+    # 3 turns recorded and a limit of 2: the 4th turn rebases, so the 3rd hands out what the 4th starts with
+    assert warm[:2] == [None, None] and warm[2] is not None
+    fourth = plans[3]
+    assert any(note.startswith("thread rebased") for note in fourth.manifest.notes)
+    assert fourth.token_ids[:len(warm[2])] == warm[2]
+    assert len(warm[2]) == fourth.manifest.segment("history").token_end
