@@ -310,6 +310,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--cache", type=Path, help="where the task repositories are built")
     s.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     s.add_argument("--out", type=Path, help="also write the JSON report to this file")
+    s.add_argument("--resume", type=Path, metavar="FILE",
+                   help="append each result to FILE as it comes (JSON lines) and skip results already in it")
     s.add_argument("--min-recall", type=float, default=None,
                    help="exit 1 when the retrieval mode's recall of must-cite files is below this (0..1)")
     s.set_defaults(func=cmd_eval)

@@ -121,38 +121,72 @@ def _scratch() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def _failed(task: Task, mode: str, exc: Exception) -> TaskResult:
+    return TaskResult(id=task.id, repo=task.repo, kind=task.kind, mode=mode, must_files=task.must_cite_files,
+                      files_in_prompt=(), recall=0.0, chunks=0, prompt_tokens=0, cached_tokens=0, segment_tokens={},
+                      error=f"{type(exc).__name__}: {exc}")
+
+
+def _load_partial(path: Path | None) -> dict[tuple[str, str], TaskResult]:
+    """Results a previous, interrupted run already wrote (one JSON line each), by (task id, mode)."""
+    if path is None or not path.is_file():
+        return {}
+    decoder = msgspec.json.Decoder(TaskResult)
+    done: dict[tuple[str, str], TaskResult] = {}
+    for line in path.read_bytes().splitlines():
+        try:
+            result = decoder.decode(line)
+        except msgspec.DecodeError:
+            continue  # a torn last line
+        if result.error is None:
+            done[(result.id, result.mode)] = result
+    return done
+
+
 def run_eval(config: Config, paths: Sequence[Path], *, model: str, modes: Sequence[str] = MODES,
              retrieval_only: bool = False, only: Callable[[Task], bool] | None = None, max_new_tokens: int = 512,
-             cache_dir: Path | None = None, progress: Progress | None = None) -> EvalReport:
-    """Every selected task of ``paths`` in every mode; the report (results in task order per mode)."""
+             cache_dir: Path | None = None, progress: Progress | None = None,
+             partial: Path | None = None) -> EvalReport:
+    """Every selected task of ``paths`` in every mode, task by task (each task in every mode before the next);
+    the report. With ``partial`` each result is also appended there as it comes, and results already there
+    (from an interrupted run of the same set) are kept instead of run again."""
     say = progress or (lambda _line: None)
     task_set, repos = prepare(paths, cache_dir)
     tasks = [t for t in task_set.tasks if only is None or only(t)]
-    results: list[TaskResult] = []
-    for mode in modes:
-        node = EvalNode(config, model, mode, max_new_tokens=max_new_tokens)
-        try:
-            with _scratch() as scratch:
-                for index, task in enumerate(tasks, 1):
-                    tree = checkout(task, repos[task.repo], scratch / f"{index:03d}-{task.id}")
+    done = _load_partial(partial)
+    results: dict[tuple[str, str], TaskResult] = {}
+    nodes: dict[str, EvalNode] = {}
+    try:
+        with _scratch() as scratch:
+            for index, task in enumerate(tasks, 1):
+                for mode in modes:
+                    key = (task.id, mode)
+                    if key in done:
+                        results[key] = done[key]
+                        continue
+                    node = nodes.get(mode) or nodes.setdefault(
+                        mode, EvalNode(config, model, mode, max_new_tokens=max_new_tokens))
                     try:
+                        tree = checkout(task, repos[task.repo], scratch / f"{mode}-{index:03d}-{task.id}")
                         result = _run_task(node, mode, task, tree, retrieval_only=retrieval_only)
                     except Exception as exc:  # one broken task must not sink the report
                         log.exception("eval task %s failed", task.id)
-                        result = TaskResult(id=task.id, repo=task.repo, kind=task.kind, mode=mode,
-                                            must_files=task.must_cite_files, files_in_prompt=(), recall=0.0,
-                                            chunks=0, prompt_tokens=0, cached_tokens=0, segment_tokens={},
-                                            error=f"{type(exc).__name__}: {exc}")
-                    results.append(result)
-                    say(f"[{mode} {index}/{len(tasks)}] {task.id}: recall {result.recall:.2f}"
+                        result = _failed(task, mode, exc)
+                    results[key] = result
+                    if partial is not None:
+                        with partial.open("ab") as fh:
+                            fh.write(msgspec.json.encode(result) + b"\n")
+                    say(f"[{index}/{len(tasks)} {mode}] {task.id}: recall {result.recall:.2f}"
                         + ("" if result.passed is None else f", {'pass' if result.passed else 'fail'}")
                         + (f", error {result.error}" if result.error else ""))
-        finally:
+    finally:
+        for node in nodes.values():
             node.close()
+    ordered = [results[(t.id, m)] for m in modes for t in tasks if (t.id, m) in results]
     return EvalReport(
         model=model, date=date.today().isoformat(), retrieval_only=retrieval_only,
         task_files=tuple(str(p) for p in paths),
         machine={"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                  "load_avg": [round(x, 2) for x in os.getloadavg()]},
-        summaries=tuple(summarize(mode, [r for r in results if r.mode == mode]) for mode in modes),
-        results=tuple(results))
+        summaries=tuple(summarize(mode, [r for r in ordered if r.mode == mode]) for mode in modes),
+        results=tuple(ordered))
