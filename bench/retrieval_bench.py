@@ -7,7 +7,8 @@ opens it (tags cached under the temp dir), times the first retrieval (which chun
 the BM25 postings), then times ~20 varied questions (mentions, prose, stack traces, a selection, a diff,
 an edit between turns) ``--repeat`` times each on the warm index. Token counts use the real default model's
 tokenizer when present. Writes bench/results/retrieval_bench.json with median / p90 / spread and a hash of
-every answer (equal hashes across repeats: deterministic).
+every answer (equal hashes across repeats: deterministic). ``plan_turn_ms`` times a whole planned turn as the
+node plans it (instructions, repo map, diff, retrieval, segments, tokens, manifest) per question.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -57,6 +60,39 @@ QUESTIONS = [
     RetrievalQuery(text="extract all members of a zip archive in zipfile"),
     RetrievalQuery(text="how does argparse format the usage line?", selection="def _format_usage(self, usage, actions"),
 ]
+
+
+def _plan_turns(ws: Workspace, root: Path, count: Callable[[str], int], repeat: int) -> tuple[list[float], list[int]]:
+    """A whole planned turn as the node plans it (build_inputs: instructions, repo map, diff, retrieval; then
+    Planner.plan: segments, tokens, manifest) per question, on the warm index; [] without the real model."""
+    from contenox.config import PlannerConfig
+    from contenox.planner import Planner, build_inputs
+    from contenox.runtime_ov.store import ModelStore
+    from contenox.runtime_ov.tokenizer import load_tokenizer
+    from workspace_bench import REPO as _repo
+
+    home = Path(os.environ.get("CONTENOX_TEST_HOME", _repo / ".cache" / "test-home"))
+    try:
+        model = ModelStore(home / "models").ensure("smollm2-135m")
+    except Exception as exc:  # no model: the retrieval figures stand alone
+        print(f"plan_turn skipped: {exc}", file=sys.stderr)
+        return [], []
+    tokenizer = load_tokenizer(model.weights)
+    times: list[float] = []
+    tokens: list[int] = []
+    with tempfile.TemporaryDirectory(prefix="contenox-plan-bench-") as state:
+        config = PlannerConfig()
+        for i, query in enumerate(QUESTIONS):
+            planner = Planner(tokenizer, model.profile, config, Path(state) / f"q{i}", backend_version="bench")
+            for _ in range(repeat + 1):  # the first warms the planner's token cache for the fixed segments
+                t0 = time.perf_counter()
+                inputs = build_inputs(config, ws, count, root=root, prompt=query.text, selection=query.selection,
+                                      pins=(), terminal=query.terminal, thread="bench", reasons={})
+                plan = planner.plan(inputs)
+                elapsed = time.perf_counter() - t0
+            times.append(elapsed)
+            tokens.append(len(plan.token_ids))
+    return times, tokens
 
 
 def main() -> int:
@@ -102,6 +138,7 @@ def main() -> int:
                                  "chunks": len(result.chunks), "used": result.used,
                                  "top": [f"{c.id} {c.name} {list(c.reasons)}" for c in result.chunks[:3]],
                                  "hash": sorted(hashes)[0][:16]})
+        plan_times, plan_tokens = _plan_turns(ws, root, count, args.repeat)
         edit = root / "json" / "decoder.py"
         edit.write_text(edit.read_text() + "\n\ndef bench_added(x):\n    return x\n")
         t0 = time.perf_counter()
@@ -118,6 +155,8 @@ def main() -> int:
         "chunks": chunks, "cold_open_s": round(cold_open, 3), "chunk_index_build_s": round(build, 3),
         "prepare_compile_ms": _ms(prepare), "rss_mb_chunk_index": round((rss1 - rss0) / 2**20, 1),
         "retrieve_ms": stats, "refresh_after_edit_ms": _ms(refresh), "retrieve_after_edit_ms": _ms(after_edit),
+        "plan_turn_ms": {k: (_ms(v) if k != "n" else v) for k, v in _stats(plan_times).items()} if plan_times else None,
+        "plan_turn_prompt_tokens_median": sorted(plan_tokens)[len(plan_tokens) // 2] if plan_tokens else None,
         "deterministic": deterministic, "questions": per_question,
     }
     out = REPO / "bench" / "results" / "retrieval_bench.json"
