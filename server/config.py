@@ -60,6 +60,9 @@ class NodeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     output_reserve: int = 512
     repo_map_tokens: int = 1024
+    repo_map_delta_tokens: int = 512
+    """Definitions changed since the base repo map go into the turn as a delta up to this size; past it
+    the base map is rebuilt (named in explain-context)."""
     retrieval_tokens: int = 3072
     """Code retrieved for each question (chunks already in the thread are referenced, not repeated); 0: off."""
     max_history_turns: int = 8
@@ -115,7 +118,8 @@ _POSITIVE_FLOAT = {"engine.repetition_penalty"}
 _RETIRED = {"planner.align_blocks"}
 """Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "node.idle_exit_s", "planner.output_reserve",
-                 "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens", "workspace.debounce_ms"}
+                 "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
+                 "planner.repo_map_delta_tokens", "workspace.debounce_ms"}
 
 
 def contenox_home() -> Path:

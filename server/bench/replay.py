@@ -75,6 +75,7 @@ def _changed_file(clone: Path) -> str:
 class _Replayer:
     def __init__(self, config: Config, engine: Engine, clone: Path, state_dir: Path, max_new: int) -> None:
         from contenox.planner import Planner
+        from contenox.planner.map_base import MapBase
         from contenox.workspace import Workspace
 
         self.config = config
@@ -82,6 +83,7 @@ class _Replayer:
         self.clone = clone
         self.max_new = max_new
         self.planner = Planner(engine.tokenizer, engine.profile, config.planner, state_dir=state_dir / "planner")
+        self.map_base = MapBase()
         self.ws = Workspace.open(clone, config.workspace, state_dir / "index")
         self.naive_history: list[tuple[str, str]] = []
         self.history_user = PROMPT
@@ -122,7 +124,7 @@ class _Replayer:
 
         inputs = build_inputs(self.config.planner, self.ws, count, root=self.clone, prompt=PROMPT,
                               selection=selection, pins=(), terminal="", thread="replay",
-                              reasons=change_reasons(events))
+                              reasons=change_reasons(events), map_base=self.map_base)
         plan = self.planner.plan(inputs, predict_cached=self.engine.predict_cached)
         final = asyncio.run(self._run(plan.token_ids, "replay-contenox"))
         explain = self.planner.record(plan, final.metrics, answer_text=final.text)

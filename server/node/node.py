@@ -171,7 +171,7 @@ class Node:
             inputs = build_inputs(self.config.planner, workspace, count, root=state.root, prompt=request.prompt,
                                   selection=request.selection, pins=pins, terminal=request.terminal,
                                   thread=request.thread, reasons=reasons, open_file=open_file,
-                                  selection_lines=request.selection_lines)
+                                  selection_lines=request.selection_lines, map_base=state.map_base)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
         pending = self._rewarming.get(state.session_id)

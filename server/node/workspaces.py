@@ -11,6 +11,7 @@ import msgspec
 
 from contenox.errors import InvalidRequest, PathOutsideWorkspace
 from contenox.node.store import WorkspaceRecord, WorkspaceStore
+from contenox.planner.map_base import MapBase
 
 if TYPE_CHECKING:
     from contenox.planner import Explain, Planner
@@ -31,6 +32,8 @@ class WorkspaceState:
         self.workspace: Workspace | None = None
         self.planner: Planner | None = None
         self.overlays: dict[str, str | None] = {}
+        self.map_base = MapBase()
+        """The workspace's base repo map (shared by its threads), rebuilt deliberately."""
         self.busy_client: str | None = None
 
     @property

@@ -1,7 +1,8 @@
 """Fit a turn into the profile's tested context minus the output reserve.
 
 Lowest value goes first: old turns (summarised to one line each), then the terminal output (its
-tail is kept), then the diff (its head is kept), then the lowest-ranked retrieved chunks, then the
+tail is kept), then the diff and the repo-map delta (their heads are kept), then the lowest-ranked
+retrieved chunks, then the
 repo map shrinks, then pinned files are summarised to their outlines, largest first. The system prompt, tools, policy and repo instructions are never cut. What still
 does not fit is an :class:`OverContext` that says by how many tokens.
 """
@@ -78,7 +79,7 @@ def fit_budget(draft: Draft, context: int, reserve: int, total: Callable[[Draft]
         size = total(draft)
     if dropped:
         draft.note("history", f"{dropped} older turn(s) summarised to fit the context (thread rebased)")
-    for kind, keep_end in (("terminal", True), ("diff", False)):
+    for kind, keep_end in (("terminal", True), ("diff", False), ("map_delta", False)):
         if size <= limit:
             return size
         text: str = getattr(draft, kind)

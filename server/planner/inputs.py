@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from contenox.config import PlannerConfig
+from contenox.planner.map_base import MapBase, MapChange
 
 if TYPE_CHECKING:
     from contenox.workspace import ChangeEvent, Workspace
@@ -53,8 +54,12 @@ class PlannerInputs(msgspec.Struct, frozen=True, kw_only=True):
     """Selected code or attached context the question is about (its own section before the question)."""
     retrieved: Sequence[Chunk] = ()
     """Code chosen for the question, best first; chunks already in the thread are referenced, not repeated."""
-    retrieval_notes: tuple[str, ...] = ()
-    """What retrieval left out and why (named in explain-context)."""
+    notes: tuple[str, ...] = ()
+    """Turn-level facts from gathering the inputs (what retrieval left out, a rebuilt base map), for explain."""
+    map_changes: Sequence[MapChange] = ()
+    """Definitions added / removed since the base repo map (``repo_map``), per file."""
+    map_label: str = ""
+    """``base @abc1234 + 3 changed symbols`` (explain-context names the map so)."""
     workspace: str = ""
     """Absolute workspace root (shown by explain-context)."""
     instructions: Sequence[tuple[str, str]] = ()
@@ -120,11 +125,12 @@ def retrieve(workspace: Workspace, config: PlannerConfig, count: Callable[[str],
 def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[str], int], *, root: Path,
                  prompt: str, selection: str | None, pins: Sequence[str], terminal: str, thread: str,
                  reasons: dict[str, str], open_file: str | None = None,
-                 selection_lines: tuple[int, int] | None = None) -> PlannerInputs:
+                 selection_lines: tuple[int, int] | None = None, map_base: MapBase | None = None) -> PlannerInputs:
     """The planner's inputs for one turn (blocking: reads files and git state).
 
     The repo map is ranked by the pinned files only, never by the prompt's words: it must stay
-    byte-identical from turn to turn so the prefix cache keeps it. The question's own code comes from
+    byte-identical from turn to turn so the prefix cache keeps it: with ``map_base`` (the workspace's) the map
+    is that base and the definitions changed since it come as a delta. The question's own code comes from
     retrieval instead (its own segment, entered into the thread once). ``count`` is the model's token
     counter.
     """
@@ -136,15 +142,28 @@ def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[s
 
     chunks, notes = retrieve(workspace, config, count, prompt=prompt, selection=selection or "", diff=diff,
                              terminal=terminal, open_file=open_file, selection_lines=selection_lines)
+    changes: list[MapChange] = []
+    label = ""
+    if map_base is not None:
+        head, signatures = workspace.signatures()
+        repo_map, changes, map_notes = map_base.current(
+            (pinned, config.repo_map_tokens), head, signatures, lambda: repo_map_at(config.repo_map_tokens), count,
+            config.repo_map_delta_tokens)
+        notes = (*notes, *map_notes)
+        label = map_base.label(changes)
+    else:
+        repo_map = repo_map_at(config.repo_map_tokens)
     return PlannerInputs(
         user=prompt,
         prompt=prompt,
         selection=selection or "",
         retrieved=chunks,
-        retrieval_notes=notes,
+        notes=notes,
+        map_changes=changes,
+        map_label=label,
         workspace=str(root),
         instructions=workspace.instructions(),
-        repo_map=repo_map_at(config.repo_map_tokens),
+        repo_map=repo_map,
         repo_map_at=repo_map_at,
         pins=[(path, workspace.read_text(path)) for path in pinned],
         diff=diff,

@@ -38,6 +38,10 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     """(path, byte hash) of the per-file diff patches this turn showed."""
     base: int = 0
     """How many of the thread's earlier turns were summarised (not in full) when this turn ran."""
+    map_base: str = ""
+    """Byte hash of the repo map this turn was planned with (deltas are relative to it)."""
+    map_files: tuple[tuple[str, str], ...] = ()
+    """(path, byte hash) of the per-file repo-map changes this turn showed."""
     manifest: Manifest
     explain: Explain
     recorded_at: float

@@ -38,7 +38,7 @@ from contenox.planner.segments import (
     messages_of,
     render_segments,
 )
-from contenox.planner.thread import diff_delta, partition_chunks, thread_view
+from contenox.planner.thread import diff_delta, map_delta, partition_chunks, thread_view
 from contenox.planner.token_cache import TokenCache, TokenizerLike, byte_hash, token_hash
 from contenox.runtime_ov.profile import Profile
 
@@ -76,6 +76,10 @@ class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
     """(path, byte hash) of the per-file diff patches this turn shows."""
     base: int = 0
     """How many of the thread's earlier turns are summarised in this turn."""
+    map_base: str = ""
+    """Byte hash of the repo map this turn was planned with."""
+    map_files: tuple[tuple[str, str], ...] = ()
+    """(path, byte hash) of the per-file repo-map changes this turn shows."""
 
     def stable_prefix(self) -> list[int]:
         """Ids of the stable segments (system .. pins): what the cache policy keeps warm."""
@@ -144,7 +148,7 @@ class Planner:
     def _plan(self, inputs: PlannerInputs, predict_cached: PredictCached | None) -> TurnPlan:
         with self._lock:
             records = list(self._records)
-        draft, turn_notes, diff_files = self._draft(inputs, records)
+        draft, turn_notes, diff_files, map_files = self._draft(inputs, records)
         rendered, built = self._assemble(draft)
         if sum(len(b[0]) for b in built) > self.context_limit:
             fit_budget(draft, self.identity.context_size, self.config.output_reserve, self._total,
@@ -183,7 +187,9 @@ class Planner:
         return TurnPlan(token_ids=token_ids, manifest=manifest, user=entry_of(rendered),
                         prompt=(inputs.prompt or inputs.user).strip(),
                         chunks=tuple((c.id, byte_hash(c.text)) for c in draft.retrieved), diff_files=diff_files,
-                        base=thread_turns - len(draft.history), messages=messages_of(self.prompts, draft, rendered))
+                        base=thread_turns - len(draft.history), map_base=byte_hash(inputs.repo_map),
+                        map_files=map_files if draft.repo_map == inputs.repo_map else (),
+                        messages=messages_of(self.prompts, draft, rendered))
 
     def _chunk_records(self, draft: Draft, inputs: PlannerInputs) -> tuple[ChunkRecord, ...]:
         """Every retrieved chunk relevant to the turn, best first: entered now, or already in the thread."""
@@ -211,7 +217,7 @@ class Planner:
             explain = msgspec.structs.replace(explain, turn=turn)
             record = TurnRecord(turn=turn, thread=manifest.thread, user=plan.user, prompt=plan.prompt,
                                 answer=answer_text.strip(), chunks=plan.chunks, diff_files=plan.diff_files,
-                                base=plan.base,
+                                base=plan.base, map_base=plan.map_base, map_files=plan.map_files,
                                 manifest=manifest, explain=explain, recorded_at=time.time())
             self._journal.append(record)
             self._records.append(record)
@@ -247,8 +253,9 @@ class Planner:
 
     # -- internals -----------------------------------------------------------------------------
     def _draft(self, inputs: PlannerInputs, records: list[TurnRecord]
-               ) -> tuple[Draft, list[str], tuple[tuple[str, str], ...]]:
-        """The turn's contents before budget fitting, turn-level notes, and the diff files it shows."""
+               ) -> tuple[Draft, list[str], tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+        """The turn's contents before budget fitting, turn-level notes, and the diff files and repo-map
+        changes it shows."""
         notes: list[str] = []
         if inputs.history is not None:  # the caller keeps the thread: take it as given
             limit = self.config.max_history_turns
@@ -262,20 +269,24 @@ class Planner:
             notes += view.notes
         new, held = partition_chunks(inputs.retrieved, view.chunks_seen if view else {})
         diff, diff_files, diff_notes = diff_delta(inputs.diff, view.diff_seen if view else {})
-        notes += list(inputs.retrieval_notes)
+        map_text, map_files = map_delta(inputs.map_changes,
+                                        view.map_seen.get(byte_hash(inputs.repo_map), {}) if view else {})
+        notes += list(inputs.notes)
         if not self.tools:
             notes.append("tools: not advertised (this model is not certified for tool calls)")
         draft = Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
                       pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)], history=history,
                       summary=list(view.summary) if view else [],
                       history_lines=list(view.lines) if view else [f"turn {i + 1}" for i in range(len(history))],
-                      retrieved=new, referenced=held, diff=diff, terminal=inputs.terminal,
+                      map_delta=map_text, retrieved=new, referenced=held, diff=diff, terminal=inputs.terminal,
                       selection=inputs.selection, user=inputs.user)
         for note in diff_notes:
             draft.note("diff", note)
         if held:
             draft.note("retrieved", f"{len(held)} chunk(s) already in the thread, referenced (not repeated)")
-        return draft, notes, diff_files
+        if inputs.map_label:
+            draft.note("repo_map", inputs.map_label)
+        return draft, notes, diff_files, map_files
 
     def _assemble(self, draft: Draft) -> tuple[list[RenderedSegment], list[_Built]]:
         rendered = render_segments(self.frame, self.prompts, draft, tools=self.tools)

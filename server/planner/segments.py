@@ -1,11 +1,11 @@
-"""The eleven segments of a turn, rendered as text parts that tokenize independently.
+"""The twelve segments of a turn, rendered as text parts that tokenize independently.
 
-Order: system, tools, policy, instructions, repo_map, pins, history, retrieved, diff, terminal,
-user. The first six form the system message; history holds the thread's earlier turns as
+Order: system, tools, policy, instructions, repo_map, pins, history, map_delta, retrieved, diff,
+terminal, user. The first six form the system message; history holds the thread's earlier turns as
 user/assistant messages, each user message exactly as it was sent (the thread is append-only:
 what a turn entered never moves or changes, so the next turn's prefill starts where this one
-ended); retrieved, diff, terminal and user form the last user message, which becomes the thread's
-next entry. A rebased thread starts with a summary of its older turns, at the end of the system
+ended); map_delta (definitions changed since the base repo map), retrieved, diff, terminal and user
+form the last user message, which becomes the thread's next entry. A rebased thread starts with a summary of its older turns, at the end of the system
 message. Chat-template pieces sit at the edges of segments.
 
 Every part is cut where the tokenizer cannot merge across the cut: a part never ends in
@@ -39,17 +39,18 @@ __all__ = [
     "render_segments",
 ]
 
-SegmentKind = Literal["system", "tools", "policy", "instructions", "repo_map", "pins", "history", "retrieved",
-                      "diff", "terminal", "user"]
+SegmentKind = Literal["system", "tools", "policy", "instructions", "repo_map", "pins", "history", "map_delta",
+                      "retrieved", "diff", "terminal", "user"]
 SEGMENT_KINDS: tuple[SegmentKind, ...] = ("system", "tools", "policy", "instructions", "repo_map", "pins",
-                                          "history", "retrieved", "diff", "terminal", "user")
-TURN_KINDS = ("retrieved", "diff", "terminal", "user")
+                                          "history", "map_delta", "retrieved", "diff", "terminal", "user")
+TURN_KINDS = ("map_delta", "retrieved", "diff", "terminal", "user")
 """The segments of the last user message: together they become the thread's entry for this turn."""
 
 CacheClass = Literal["highest", "high", "medium", "low"]
 CACHE_CLASS: dict[str, CacheClass] = {
     "system": "highest", "tools": "highest", "policy": "highest", "instructions": "highest",
-    "repo_map": "high", "pins": "high", "history": "medium", "retrieved": "medium", "diff": "medium",
+    "repo_map": "high", "pins": "high", "history": "medium", "map_delta": "medium", "retrieved": "medium",
+    "diff": "medium",
     "terminal": "medium", "user": "low",
 }
 INVALIDATION: dict[str, str] = {
@@ -57,7 +58,8 @@ INVALIDATION: dict[str, str] = {
     "tools": "tool schemas change",
     "policy": "chain policy changes",
     "instructions": "AGENTS.md / CLAUDE.md / ... edited, added or removed",
-    "repo_map": "indexed files change (symbols, ranks) or the repo-map budget shrinks",
+    "repo_map": "a base rebuild: the delta outgrows planner.repo_map_delta_tokens, pins or the map budget change",
+    "map_delta": "definitions added or removed since the base map, as the thread has not seen them yet",
     "pins": "a pinned file is edited, pinned, unpinned or summarised",
     "history": "append-only: grows by each recorded turn as it was sent; a rebase (older turns summarised) "
                "when the thread outgrows planner.thread_tokens or planner.max_history_turns",
@@ -81,6 +83,8 @@ class Draft(msgspec.Struct, kw_only=True):
     """One line per older turn of the thread that a rebase summarised, oldest first."""
     history_lines: list[str]
     """A summary line for each turn in ``history`` (budget fitting summarises the oldest first)."""
+    map_delta: str
+    """Definitions changed since the base map that the thread has not seen yet."""
     retrieved: list[Chunk]
     """Chunks this turn enters into the thread, best first."""
     referenced: list[Chunk]
@@ -178,10 +182,13 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, too
     segs.append(RenderedSegment(kind="pins", parts=(("\n\n# Pinned files", *pins) if pins else ()),
                                 items=tuple(draft.pins)))
     segs.append(RenderedSegment(kind="history", parts=history_parts(frame, draft.summary, draft.history)))
-    retrieved = _retrieved_parts(True, draft)
+    delta = draft.map_delta.strip("\n")
+    segs.append(RenderedSegment(kind="map_delta", parts=(
+        "# Repository map changes since the map above\n" + _fence(delta),) if delta.strip() else ()))
+    retrieved = _retrieved_parts(not delta.strip(), draft)
     segs.append(RenderedSegment(kind="retrieved", parts=retrieved,
                                 items=tuple((c.id, c.text) for c in draft.retrieved)))
-    first = not retrieved
+    first = not retrieved and not delta.strip()
     diff = draft.diff.strip("\n")
     if diff.strip():
         segs.append(RenderedSegment(kind="diff", parts=(_section(first, "# Current diff\n" + _fence(diff, "diff")),)))

@@ -19,9 +19,10 @@ import msgspec
 
 from contenox.planner.inputs import Chunk
 from contenox.planner.journal import TurnRecord
+from contenox.planner.map_base import MapChange, render_changes
 from contenox.planner.token_cache import byte_hash
 
-__all__ = ["ThreadView", "diff_delta", "partition_chunks", "split_diff", "summary_line", "thread_view"]
+__all__ = ["ThreadView", "diff_delta", "map_delta", "partition_chunks", "split_diff", "summary_line", "thread_view"]
 
 Count = Callable[[str], int]
 _SUMMARY_LINES = 40
@@ -44,6 +45,8 @@ class ThreadView(msgspec.Struct, kw_only=True):
     """Chunk id -> byte hash of its text, for the chunks the kept turns entered."""
     diff_seen: dict[str, str]
     """Path -> byte hash of the patch last shown for it by a kept turn ('' once shown as reverted)."""
+    map_seen: dict[str, dict[str, str]]
+    """Base map hash -> (path -> byte hash of the map change last shown for it against that base)."""
     notes: list[str]
 
 
@@ -59,7 +62,7 @@ def thread_view(records: Sequence[TurnRecord], *, max_turns: int, max_tokens: in
     notes: list[str] = []
     if max_turns <= 0:
         return ThreadView(history=[], lines=[], summary=[], base=len(records), chunks_seen={}, diff_seen={},
-                          notes=["history off (planner.max_history_turns = 0)"] if records else [])
+                          map_seen={}, notes=["history off (planner.max_history_turns = 0)"] if records else [])
     base = min(records[-1].base, len(records)) if records else 0
 
     def size(start: int) -> int:
@@ -75,14 +78,16 @@ def thread_view(records: Sequence[TurnRecord], *, max_turns: int, max_tokens: in
     kept = records[base:]
     chunks: dict[str, str] = {}
     diff: dict[str, str] = {}
+    maps: dict[str, dict[str, str]] = {}
     for record in kept:
         chunks.update(dict(record.chunks))
         diff.update(dict(record.diff_files))
+        maps.setdefault(record.map_base, {}).update(dict(record.map_files))
     lines = [summary_line(r) for r in records[:base]]
     if len(lines) > _SUMMARY_LINES:
         lines = [f"({len(lines) - _SUMMARY_LINES} earlier turns not listed)", *lines[-_SUMMARY_LINES:]]
     return ThreadView(history=[(r.user, r.answer) for r in kept], lines=[summary_line(r) for r in kept],
-                      summary=lines, base=base, chunks_seen=chunks, diff_seen=diff, notes=notes)
+                      summary=lines, base=base, chunks_seen=chunks, diff_seen=diff, map_seen=maps, notes=notes)
 
 
 def partition_chunks(chunks: Sequence[Chunk], seen: dict[str, str]) -> tuple[list[Chunk], list[Chunk]]:
@@ -139,3 +144,27 @@ def diff_delta(diff: str, seen: dict[str, str]) -> tuple[str, tuple[tuple[str, s
     if gone:
         text += ("\n" if text else "") + "# no longer changed (committed or reverted): " + ", ".join(gone)
     return text, tuple(shown), notes
+
+
+def map_delta(changes: Sequence[MapChange], seen: dict[str, str]
+              ) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The repo-map changes the thread has not seen against the current base: (text, (path, hash) shown).
+    A file the thread saw changed that is back to the base is named as such."""
+    parts: list[str] = []
+    shown: list[tuple[str, str]] = []
+    current = set()
+    for change in changes:
+        current.add(change.path)
+        text = render_changes([change])
+        digest = byte_hash(text)
+        if seen.get(change.path) != digest:
+            if seen.get(change.path):  # the thread saw an earlier state of this file's change
+                text = text.replace(f"{change.path}:", f"{change.path} (replaces its earlier change):", 1)
+            parts.append(text)
+            shown.append((change.path, digest))
+    back = sorted(p for p, h in seen.items() if h and p not in current)
+    shown += [(p, "") for p in back]
+    text = "\n".join(parts)
+    if back:
+        text += ("\n" if text else "") + "back to the map above: " + ", ".join(back)
+    return text, tuple(shown)

@@ -130,6 +130,18 @@ class Workspace(Indexer):
             text = self._text_or_none(rel_path) if rel_path in self._files else None
         return None if text is None else text.count("\n") + (0 if text.endswith("\n") else 1)
 
+    def signatures(self) -> tuple[str | None, dict[str, tuple[str, ...]]]:
+        """(HEAD commit or None, the definition lines of every tagged file in line order): what the repo
+        map is made of, for telling which symbols changed since a base map was rendered."""
+        with self._lock:
+            head = self._snapshot.head if self._snapshot is not None else None
+            out: dict[str, tuple[str, ...]] = {}
+            for rel, state in self._files.items():
+                if state.tags is not None and state.tags.defs:
+                    lines = [d.text.strip() for d in sorted(state.tags.defs, key=lambda d: (d.line, d.name))]
+                    out[rel] = tuple(dict.fromkeys(lines))
+            return head, out
+
     def knows_symbol(self, name: str) -> bool:
         """Whether the workspace defines or uses ``name`` (what makes a cited symbol real)."""
         with self._lock:

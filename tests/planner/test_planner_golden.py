@@ -34,7 +34,7 @@ def _turn_two(make_planner):
 def test_rendered_segments_golden(make_planner):
     planner = _turn_two(make_planner)
     plan = planner.plan(sample_inputs(user="Show the fix as a diff."))
-    draft, _, _ = planner._draft(sample_inputs(user="Show the fix as a diff."), planner._records)
+    draft, *_ = planner._draft(sample_inputs(user="Show the fix as a diff."), planner._records)
     out = []
     rendered = render_segments(planner.frame, planner.prompts, draft, tools=planner.tools)
     for seg, rec in zip(rendered, plan.manifest.segments, strict=True):

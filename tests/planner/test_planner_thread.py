@@ -132,3 +132,16 @@ def test_the_turn_before_a_rebase_hands_out_the_rebased_prefix_to_warm(make_plan
     assert any(note.startswith("thread rebased") for note in fourth.manifest.notes)
     assert fourth.token_ids[:len(warm[2])] == warm[2]
     assert len(warm[2]) == fourth.manifest.segment("history").token_end
+
+
+def test_map_delta_shows_what_the_thread_has_not_seen_and_files_back_to_the_base() -> None:
+    from contenox.planner.map_base import MapChange
+    from contenox.planner.thread import map_delta
+
+    a = MapChange(path="a.py", added=("def f(x, y)",), removed=("def f(x)",))
+    b = MapChange(path="b.py", added=("def g()",), removed=())
+    text, shown = map_delta([a, b], {})
+    assert text == "a.py:\n+ def f(x, y)\n- def f(x)\nb.py:\n+ def g()"
+    seen = dict(shown)
+    text, shown = map_delta([a], seen)  # b.py is back to the base map; a.py was already shown
+    assert text == "back to the map above: b.py" and dict(shown) == {"b.py": ""}

@@ -146,7 +146,7 @@ def test_record_persists_and_explain_json_has_the_documented_shape(make_planner)
                           "citations"]
     assert data["notes"] == ["tools: not advertised (this model is not certified for tool calls)"]
     assert data["workspace"] == "/work/bank" and data["turn"] == 1 and data["model"] == "smollm2-135m"
-    assert [list(s) for s in data["segments"]] == [["kind", "tokens", "cached", "new", "invalidated_by"]] * 11
+    assert [list(s) for s in data["segments"]] == [["kind", "tokens", "cached", "new", "invalidated_by"]] * 12
     assert data["totals"] == {"tokens": len(plan.token_ids), "cached": 96, "new": len(plan.token_ids) - 96,
                               "hit_pct": round(9600 / len(plan.token_ids), 1)}
     assert data["ttft_ms"] == 410.2 and data["context_size"] == 8192
