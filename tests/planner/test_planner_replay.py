@@ -107,7 +107,7 @@ def test_a_replayed_history_keeps_the_base_map_and_the_thread_cached(engine: Eng
         turns.append((plan, final, explain))
 
     first_map = turns[0][0].manifest.segment("repo_map")
-    for step, (plan, final, explain) in enumerate(turns[1:4], 1):
+    for step, (plan, final, _explain) in enumerate(turns[1:4], 1):
         segs = {s.kind: s for s in plan.manifest.segments}
         assert segs["repo_map"].token_hash == first_map.token_hash, step  # the base map did not move
         assert segs["repo_map"].invalidated_by is None and segs["repo_map"].note.startswith("base @")
