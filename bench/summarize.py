@@ -98,6 +98,14 @@ def summarize(r: Report) -> str:
                 f"**{s2.mean_ttft_ratio:.2f}x**, median **{s2.median_ttft_ratio:.2f}x**; cached-token share "
                 f"{s2.contenox_cached_share:.0%} vs {s2.naive_cached_share:.0%} (**{s2.cached_share_ratio:.1f}x**); "
                 f"largest |predicted - measured| recomputed tokens {s2.prediction_max_error_tokens}."]
+        if s2.reuse_efficiency is not None:
+            out += [f"Reuse efficiency (cached / reusable tokens per turn): median "
+                    f"**{s2.reuse_efficiency.median:.0%}**, p10 **{s2.reuse_efficiency.p10:.0%}**"
+                    + (f"; contenox TTFT / suffix-only floor: median {s2.ttft_vs_floor.median:.2f}x, "
+                       f"p90 {s2.ttft_vs_floor.p90:.2f}x" if s2.ttft_vs_floor is not None else "")
+                    + (f"; naive / contenox TTFT per turn: median {s2.ttft_ratio_naive.median:.2f}x "
+                       f"(p10 {s2.ttft_ratio_naive.p10:.2f}x, p90 {s2.ttft_ratio_naive.p90:.2f}x)"
+                       if s2.ttft_ratio_naive is not None else "") + "."]
     for note in r.notes:
         out.append(f"Note: {note}")
     return "\n".join(out)

@@ -73,7 +73,8 @@ def _changed_file(clone: Path) -> str:
 
 
 class _Replayer:
-    def __init__(self, config: Config, engine: Engine, clone: Path, state_dir: Path, max_new: int) -> None:
+    def __init__(self, config: Config, engine: Engine, clone: Path, state_dir: Path, max_new: int,
+                 floor: bool = True) -> None:
         from contenox.planner import Planner
         from contenox.planner.map_base import MapBase
         from contenox.workspace import Workspace
@@ -82,6 +83,8 @@ class _Replayer:
         self.engine = engine
         self.clone = clone
         self.max_new = max_new
+        self.floor = floor
+        """Measure each turn's suffix-only floor (its new tokens alone, nothing cached)."""
         self.planner = Planner(engine.tokenizer, engine.profile, config.planner, state_dir=state_dir / "planner")
         self.map_base = MapBase()
         self.ws = Workspace.open(clone, config.workspace, state_dir / "index")
@@ -103,8 +106,9 @@ class _Replayer:
             text = self.engine.tokenizer.decode(ids[:_OPEN_FILE_TOKENS])
         return rel, text
 
-    async def _run(self, ids: list[int], session: str) -> FinalEvent:
-        handle = self.engine.submit(GenerateRequest(session_id=session, token_ids=ids, max_new_tokens=self.max_new))
+    async def _run(self, ids: list[int], session: str, max_new: int | None = None) -> FinalEvent:
+        handle = self.engine.submit(GenerateRequest(session_id=session, token_ids=ids,
+                                                    max_new_tokens=max_new or self.max_new))
         final: FinalEvent | None = None
         async for event in handle:
             if not isinstance(event, TokenEvent):
@@ -131,6 +135,10 @@ class _Replayer:
         self.history_user = plan.user
         m = final.metrics
         segs = explain.segments
+        reusable = plan.manifest.segment("history").token_end
+        cached = m.prompt_tokens - m.measured_recomputed_tokens
+        new = plan.token_ids[min(len(plan.token_ids) - 1, max(0, cached)):]
+        floor = asyncio.run(self._run(new, f"replay-floor-{sha[:8]}", max_new=1)) if self.floor else None
         return ReplayTurn(
             commit=sha[:12], subject=subject[:80], ordering="contenox", prompt_tokens=m.prompt_tokens,
             segments_cached=sum(1 for s in segs if s.tokens and s.new == 0),
@@ -139,7 +147,9 @@ class _Replayer:
             measured_recomputed_tokens=m.measured_recomputed_tokens,
             cached_share=round(plan.manifest.predicted_cached_tokens / m.prompt_tokens, 4), ttft_ms=round(m.ttft_ms, 1),
             changed_segments=[s.kind for s in segs if s.invalidated_by],
-            segment_tokens={s.kind: s.tokens for s in segs})
+            segment_tokens={s.kind: s.tokens for s in segs}, reusable_tokens=reusable,
+            reuse_efficiency=round(min(cached, reusable) / reusable, 4) if reusable else None,
+            floor_ttft_ms=round(floor.metrics.ttft_ms, 1) if floor is not None else None)
 
     def naive_turn(self, sha: str, subject: str) -> ReplayTurn:
         prompts = self.planner.prompts
@@ -183,7 +193,11 @@ def _summary(ours: list[ReplayTurn], naive: list[ReplayTurn], chunk: int) -> Rep
     n_share = _mean([t.cached_share for t in naive])
     error = max(abs(t.measured_recomputed_tokens - t.predicted_recomputed_tokens) for t in ours + naive)
     del chunk
+    reuse = [t.reuse_efficiency for t in ours if t.reuse_efficiency is not None]
+    floors = [t.ttft_ms / t.floor_ttft_ms for t in ours if t.floor_ttft_ms]
     return ReplaySummary(
+        reuse_efficiency=spread(reuse) if reuse else None, ttft_vs_floor=spread(floors) if floors else None,
+        ttft_ratio_naive=spread([b.ttft_ms / a.ttft_ms for a, b in zip(ours, naive, strict=True) if a.ttft_ms]),
         turns=len(ours), contenox_ttft_ms=spread(o), naive_ttft_ms=spread(n),
         mean_ttft_ratio=round(_mean(n) / _mean(o), 3) if _mean(o) else 0.0,
         median_ttft_ratio=round(spread(n).median / spread(o).median, 3) if spread(o).median else 0.0,

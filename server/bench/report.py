@@ -168,6 +168,12 @@ class ReplayTurn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     changed_segments: list[str]
     segment_tokens: dict[str, int]
     """contenox: tokens per planner segment; naive: the number of chat messages."""
+    reusable_tokens: int = 0
+    """contenox: material earlier turns of the thread already sent (everything before this turn's entry)."""
+    reuse_efficiency: float | None = None
+    """contenox: measured cached tokens / reusable tokens (capped at 1)."""
+    floor_ttft_ms: float | None = None
+    """contenox: the turn's new tokens alone, prefilled with nothing cached (the suffix-only floor)."""
 
 
 class ReplaySummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -181,6 +187,12 @@ class ReplaySummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     naive_cached_share: float
     cached_share_ratio: float
     prediction_max_error_tokens: int
+    reuse_efficiency: Spread | None = None
+    """Per-turn cached / reusable tokens of the contenox ordering (median and p10 are the gate)."""
+    ttft_vs_floor: Spread | None = None
+    """Per-turn contenox TTFT / suffix-only floor TTFT (target: median <= 1.2)."""
+    ttft_ratio_naive: Spread | None = None
+    """Per-turn naive TTFT / contenox TTFT."""
 
 
 class ReplaySection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
