@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 _COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "eval", "config"}
+_SUBCOMMANDS = {"status": "node status", "stop": "node stop", "serve": "node serve", "pull": "model pull",
+                "list": "model list", "models": "model list", "explain": "explain-context"}
+"""Words users type at the top level that live one level down (for "did you mean")."""
 
 
 def _fail(exc: ContenoxError, json_output: bool) -> int:
@@ -321,10 +324,32 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _bare(argv: list[str]) -> list[str] | int:
+    """A first word that is no command: a quoted question of several words is asked; anything else (a
+    typo of a command, ``help``, unquoted words) is never sent to the model."""
+    word = argv[0]
+    if len(argv) == 1 and len(word.split()) > 1:
+        return ["ask", word]  # `contenox "How does the planner order segments?"`
+    if word in ("help", "version"):
+        return ["--help" if word == "help" else "--version"]
+    import difflib
+
+    known = {c: c for c in _COMMANDS} | _SUBCOMMANDS
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.6)
+    hint = f"; did you mean `contenox {known[close[0]]}`?" if close else ""
+    print(f"contenox: unknown command {word!r}{hint}\n"
+          f"To ask a question, quote it (contenox \"{' '.join(argv)}\") or use `contenox ask ...`; "
+          f"`contenox --help` lists the commands.", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in _COMMANDS and not argv[0].startswith("-"):
-        argv = ["ask", *argv]  # bare `contenox "question"`
+        bare = _bare(argv)
+        if isinstance(bare, int):
+            return bare
+        argv = bare
     parser = _parser()
     if argv and argv[0] == "bench" and not {"-h", "--help"} & set(argv[1:2]):
         # argparse's REMAINDER refuses leading options (`bench --quick`): hand the rest over untouched
