@@ -22,7 +22,7 @@ from contenox.node import backend
 from contenox.node.contract import EventCallback, Exchange, TurnEvent, TurnOutcome, TurnRequest
 from contenox.node.paths import workspace_key, workspace_root
 from contenox.node.queue import TurnQueue
-from contenox.node.store import WorkspaceRecord, WorkspaceStore
+from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState
 
@@ -191,7 +191,10 @@ class Node:
         citations = await asyncio.to_thread(check_citations, final.text, workspace)
         explain = planner.record(turn_plan, final.metrics, answer_text=final.text, citations=citations)
         state.record_turn(explain)
-        self.store.save_prefix(state.key, turn_plan.resume_prefix())
+        profile = engine.profile
+        self.store.save_prefix(state.key, SavedPrefix(model=profile.id, model_digest=profile.model_digest,
+                                                      tokenizer_digest=profile.tokenizer_digest,
+                                                      ids=turn_plan.resume_prefix()))
         rebased = await asyncio.to_thread(planner.next_prefix, turn_plan)
         if rebased and self._warmer is not None:  # the next turn rebases the thread: have it cached by then
             self._spawn(self._warmer.warm(state.session_id, rebased, f"thread {request.thread} rebased"),
@@ -317,7 +320,9 @@ class Node:
             await self.engine()
             assert self._warmer is not None
             for record in records:
-                ids = self.store.load_prefix(record.key)
+                profile = self._engine.profile if self._engine is not None else None
+                ids = self.store.load_prefix(record.key, profile.id, profile.model_digest,
+                                             profile.tokenizer_digest) if profile is not None else []
                 if ids and await self._warmer.warm(record.session_id, ids, "resuming a persisted session"):
                     self._warmer.policy.keep(record.session_id, ids)
                 self._warm["done"] += 1

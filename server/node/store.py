@@ -7,6 +7,7 @@ themselves (questions, answers, manifests) are the planner's journal, the only t
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -15,7 +16,9 @@ import msgspec
 from contenox.node.persist import read_json, write_atomic
 from contenox.planner.explain import Explain
 
-__all__ = ["WorkspaceRecord", "WorkspaceStore"]
+__all__ = ["SavedPrefix", "WorkspaceRecord", "WorkspaceStore"]
+
+log = logging.getLogger(__name__)
 
 _RECORD = "workspace.json"
 _PREFIX = "prefix.json"
@@ -30,6 +33,16 @@ class WorkspaceRecord(msgspec.Struct, frozen=True, kw_only=True):
     created: float = 0.0
     last_used: float = 0.0
     last_explain: Explain | None = None
+
+
+class SavedPrefix(msgspec.Struct, frozen=True, kw_only=True):
+    """Token ids to re-warm after a restart, and the model they are ids of (ids of another tokenizer are
+    out of range or mean other text: such a prefix is ignored, never sent)."""
+
+    model: str
+    model_digest: str
+    tokenizer_digest: str
+    ids: list[int]
 
 
 class WorkspaceStore:
@@ -56,10 +69,17 @@ class WorkspaceStore:
     def save(self, record: WorkspaceRecord) -> None:
         write_atomic(self._dir(record.key) / _RECORD, msgspec.json.encode(record))
 
-    def save_prefix(self, key: str, token_ids: list[int]) -> None:
+    def save_prefix(self, key: str, prefix: SavedPrefix) -> None:
         """The stable leading token ids of the last turn, re-warmed when a node restarts."""
-        write_atomic(self._dir(key) / _PREFIX, msgspec.json.encode(token_ids))
+        write_atomic(self._dir(key) / _PREFIX, msgspec.json.encode(prefix))
 
-    def load_prefix(self, key: str) -> list[int]:
-        return read_json(self._dir(key) / _PREFIX, list[int]) or []
+    def load_prefix(self, key: str, model: str, model_digest: str, tokenizer_digest: str) -> list[int]:
+        """The saved ids if they were made for this model and tokenizer; else [] (logged)."""
+        saved = read_json(self._dir(key) / _PREFIX, SavedPrefix)
+        if saved is None:
+            return []
+        if (saved.model, saved.model_digest, saved.tokenizer_digest) != (model, model_digest, tokenizer_digest):
+            log.info("not re-warming %s: its saved prefix is for %s, the engine runs %s", key, saved.model, model)
+            return []
+        return saved.ids
 

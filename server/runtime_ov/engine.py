@@ -17,13 +17,24 @@ import itertools
 import logging
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from contenox.errors import ContenoxError, EngineBusy, EngineError, InvalidRequest, OverBatch, OverContext
+import msgspec
+
+from contenox.errors import (
+    ContenoxError,
+    EngineBusy,
+    EngineError,
+    InvalidRequest,
+    OverBatch,
+    OverContext,
+    ProfileMismatch,
+)
 from contenox.runtime_ov._ov_errors import translate_ov_error
 from contenox.runtime_ov._runner import RequestRunner, load_pipeline
 from contenox.runtime_ov.block_model import BlockModel
-from contenox.runtime_ov.gguf_header import check_weights
+from contenox.runtime_ov.gguf_header import check_weights, gguf_metadata
 from contenox.runtime_ov.kv_layout import read_kv_layout
 from contenox.runtime_ov.metrics import EngineStats, RequestMetrics, peak_rss_bytes
 from contenox.runtime_ov.options import EngineOptions
@@ -39,6 +50,21 @@ log = logging.getLogger(__name__)
 _DEFAULT_BYTES_PER_TOKEN = 64 * 1024
 
 
+def _vocab_size(weights: Path) -> int | None:
+    """The model's vocabulary size: the GGUF token list, or an IR directory's config.json (None: unknown)."""
+    try:
+        if weights.is_file():
+            tokens = gguf_metadata(weights).get("tokenizer.ggml.tokens")
+            return len(tokens) if isinstance(tokens, list) else None
+        config = weights / "config.json"
+        if config.is_file():
+            size = msgspec.json.decode(config.read_bytes()).get("vocab_size")
+            return int(size) if isinstance(size, int) else None
+    except (OSError, ValueError, msgspec.DecodeError, ProfileMismatch):
+        return None
+    return None
+
+
 class Engine:
     """One loaded model. Create with :meth:`start`; ``close()`` when done."""
 
@@ -47,6 +73,8 @@ class Engine:
         self.profile: Profile = model.profile
         self.options = options
         self.tokenizer = tokenizer
+        self.vocab_size = _vocab_size(model.weights)
+        """Token ids at or above this are refused before they reach the pipeline (None: unknown)."""
         layout = read_kv_layout(model.weights)
         self.kv_bytes_per_token = (layout.bytes_per_token(model.profile.kv_precision) if layout
                                    else _DEFAULT_BYTES_PER_TOKEN)
@@ -135,6 +163,11 @@ class Engine:
     def _check_fits(self, ids: Sequence[int], max_new: int) -> None:
         if not ids:
             raise InvalidRequest("the prompt has no tokens")
+        if self.vocab_size is not None and (min(ids) < 0 or max(ids) >= self.vocab_size):
+            bad = next(i for i in ids if i < 0 or i >= self.vocab_size)
+            raise InvalidRequest(f"token id {bad} is outside the vocabulary of {self.profile.id} "
+                                 f"({self.vocab_size} tokens): ids made by another tokenizer?",
+                                 token_id=bad, vocab_size=self.vocab_size)
         limit = self.profile.max_tested_context
         need = len(ids) + max_new
         if need > limit:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contenox.node.paths import workspace_key, workspace_root
-from contenox.node.store import WorkspaceStore
+from contenox.node.store import SavedPrefix, WorkspaceStore
 
 
 def test_record_and_prefix_round_trip(tmp_path: Path) -> None:
@@ -14,11 +14,12 @@ def test_record_and_prefix_round_trip(tmp_path: Path) -> None:
     key = workspace_key(root)
     record = store.new_record(root, key)
     store.save(record)
-    store.save_prefix(key, [1, 2, 3])
+    store.save_prefix(key, SavedPrefix(model="qwen2.5-coder-0.5b", model_digest="m1", tokenizer_digest="t1",
+                                       ids=[1, 2, 3]))
 
     again = WorkspaceStore(tmp_path / "state")
     assert again.load(key) == record
-    assert again.load_prefix(key) == [1, 2, 3]
+    assert again.load_prefix(key, "qwen2.5-coder-0.5b", "m1", "t1") == [1, 2, 3]
     assert [r.key for r in again.load_all()] == [key]
 
 
@@ -29,7 +30,7 @@ def test_corrupt_files_are_skipped(tmp_path: Path) -> None:
     (store.base / key / "workspace.json").write_bytes(b"{not json")
     (store.base / key / "prefix.json").write_bytes(b"[1, 2,")
     assert store.load(key) is None
-    assert store.load_prefix(key) == []
+    assert store.load_prefix(key, "m", "d", "t") == []
     assert store.load_all() == []
 
 
@@ -43,3 +44,16 @@ def test_workspace_root_is_the_git_root_or_the_directory(tmp_path: Path) -> None
     assert workspace_root(plain) == plain.resolve()
     assert workspace_key(repo) != workspace_key(tmp_path / "other" / "repo")
     assert workspace_key(repo).startswith("repo-")
+
+
+def test_a_prefix_saved_for_another_model_is_not_rewarmed(tmp_path: Path, caplog) -> None:
+    """Regression: a Qwen prefix re-warmed into SmolLM2 after switching models bricked the engine."""
+    store = WorkspaceStore(tmp_path / "state")
+    key = "repo-0123456789ab"
+    store.save_prefix(key, SavedPrefix(model="qwen2.5-coder-0.5b", model_digest="m1", tokenizer_digest="t1",
+                                       ids=[151643, 2, 3]))
+    with caplog.at_level("INFO"):
+        assert store.load_prefix(key, "smollm2-135m", "m2", "t2") == []
+    assert "its saved prefix is for qwen2.5-coder-0.5b, the engine runs smollm2-135m" in caplog.text
+    (store.base / key / "prefix.json").write_bytes(b"[1, 2, 3]")  # the format before ids carried their model
+    assert store.load_prefix(key, "smollm2-135m", "m2", "t2") == []

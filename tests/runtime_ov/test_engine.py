@@ -80,6 +80,16 @@ def test_engine_reports_its_model_and_cache(engine: Engine, default_model: Insta
     assert engine.tokenizer.decode(engine.tokenizer.encode("def f(x):")) == "def f(x):"
 
 
+def test_token_ids_outside_the_vocabulary_are_refused_before_the_pipeline(engine: Engine) -> None:
+    assert engine.vocab_size == 49152  # SmolLM2's GGUF token list
+    with pytest.raises(InvalidRequest, match="token id 151643 is outside the vocabulary of smollm2-135m"):
+        engine.submit(GenerateRequest(session_id="s", token_ids=[1, 151643, 2], max_new_tokens=4))
+    with pytest.raises(InvalidRequest):
+        engine.submit(GenerateRequest(session_id="s", token_ids=[-1], max_new_tokens=4))
+    final = engine.generate(GenerateRequest(session_id="s", token_ids=chat(engine, "Say hi."), max_new_tokens=4))
+    assert final.finish_reason in ("stop", "length")  # the engine is still usable
+
+
 async def test_streaming_equals_final_text(engine: Engine) -> None:
     prompt = chat(engine, "Write a Python function that returns the sum of a list.")
     tokens, final = await collect(engine, GenerateRequest(session_id="stream", token_ids=prompt,
