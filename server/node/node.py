@@ -254,7 +254,8 @@ class Node:
         return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer) for r in records if r.thread == thread]
 
     async def pin(self, root: str, path: str) -> tuple[str, ...]:
-        return self.workspace(root).pin(path)
+        state = self.workspace(root)
+        return await asyncio.to_thread(state.pin, path, self.config.workspace.max_file_bytes)
 
     async def unpin(self, root: str, path: str) -> tuple[str, ...]:
         return self.workspace(root).unpin(path)

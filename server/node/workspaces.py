@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,34 @@ if TYPE_CHECKING:
     from contenox.workspace import Workspace
 
 __all__ = ["WorkspaceState"]
+
+
+def unpinnable(path: Path, max_bytes: int) -> str:
+    """Why ``path`` cannot be pinned ('' when it can): it must be a regular UTF-8 text file within the cap.
+    Never opens anything but a regular file (a FIFO would block)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if stat.S_ISDIR(info.st_mode):
+        return "a directory, not a file"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a FIFO, socket or device)"
+    if info.st_size > max_bytes:
+        return f"{info.st_size} bytes, over the workspace.max_file_bytes cap of {max_bytes}"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if b"\0" in data[:8192]:
+        return "a binary file"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 text (invalid byte at offset {exc.start})"
+    return ""
 
 
 class WorkspaceState:
@@ -60,10 +89,13 @@ class WorkspaceState:
         self.record = msgspec.structs.replace(self.record, **changes)
         self.store.save(self.record)
 
-    def pin(self, path: str) -> tuple[str, ...]:
+    def pin(self, path: str, max_bytes: int) -> tuple[str, ...]:
+        """Pin a file into every turn; refused with the reason unless it is a UTF-8 text file of at most
+        ``max_bytes`` (a binary, huge or special file would fail every later turn)."""
         rel = self.relative(path)
-        if not (self.root / rel).is_file():
-            raise InvalidRequest(f"cannot pin {path}: not a file in {self.root}", path=path)
+        why = unpinnable(self.root / rel, max_bytes)
+        if why:
+            raise InvalidRequest(f"cannot pin {path}: {why}", path=path, reason=why)
         if rel not in self.record.pins:
             self.update(pins=(*self.record.pins, rel))
         return self.record.pins

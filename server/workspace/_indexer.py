@@ -10,6 +10,7 @@ import ctypes
 import logging
 import multiprocessing
 import os
+import stat
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -95,7 +96,13 @@ class Indexer:
             return overlay
         path = self.root / rel
         try:
-            size = path.stat().st_size
+            info = path.stat()
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(rel)
+            if not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device: reading it could block forever
+                raise WorkspaceError(f"{rel} is not a regular file (a FIFO, socket or device)", path=rel,
+                                     reason="special")
+            size = info.st_size
             if size > self.config.max_file_bytes:
                 raise WorkspaceError(f"{rel} is {size} bytes, over the workspace.max_file_bytes cap of "
                                      f"{self.config.max_file_bytes}", path=rel, reason="too_large")

@@ -91,3 +91,46 @@ async def test_cancelling_a_queued_turn_raises_cancelled(home: Path, repo: Path)
     release.set()
     await holder
     await node.close()
+
+
+async def test_pins_refuse_special_binary_huge_and_non_utf8_files_with_the_reason(home: Path, repo: Path) -> None:
+    """Regression: a FIFO pin hung a worker under the workspace lock; binary or huge pins failed every turn."""
+    import os
+
+    node = Node(load_config(home))
+    os.mkfifo(repo / "fifo")
+    (repo / "blob.bin").write_bytes(b"\x7fELF\x00\x01")
+    (repo / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (repo / "huge.txt").write_text("x" * (load_config(home).workspace.max_file_bytes + 1))
+    for name, why in (("fifo", "not a regular file (a FIFO, socket or device)"), ("blob.bin", "a binary file"),
+                      ("latin1.txt", "not UTF-8 text (invalid byte at offset 3)"),
+                      ("huge.txt", "over the workspace.max_file_bytes cap"), ("pkg", "a directory, not a file")):
+        with pytest.raises(InvalidRequest, match=f"cannot pin {name}: .*{why.split(' (')[0]}"):
+            await node.pin(str(repo), name)
+    assert await node.pin(str(repo), "main.py") == ("main.py",)
+    await node.close()
+
+
+def test_reading_a_fifo_through_the_workspace_fails_at_once(repo: Path) -> None:
+    import os
+    import threading
+
+    from contenox.config import WorkspaceConfig
+    from contenox.errors import WorkspaceError
+    from contenox.workspace import Workspace
+
+    os.mkfifo(repo / "fifo")
+    ws = Workspace.open(repo, WorkspaceConfig(), None)
+    outcome: list[object] = []
+
+    def read() -> None:
+        try:
+            ws.read_text("fifo")
+        except WorkspaceError as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "reading a FIFO blocked"
+    assert len(outcome) == 1 and outcome[0].details["reason"] == "special"  # type: ignore[attr-defined]
