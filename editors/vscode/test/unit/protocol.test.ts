@@ -1,5 +1,7 @@
+import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  type Explain,
   isExplain,
   isFromWebview,
   isSafeRelativePath,
@@ -8,6 +10,7 @@ import {
   SEGMENT_KINDS,
   toExplain,
 } from '../../src/protocol';
+import { renderExplainTable } from '../../src/webview/render';
 import { EXPLAIN } from './fixtures';
 
 describe('workspace locations', () => {
@@ -82,5 +85,24 @@ describe('Explain guards', () => {
     expect(isFromWebview({ type: 'open', path: 'a.py' })).toBe(true);
     expect(isFromWebview({ type: 'open', path: '../a.py' })).toBe(false);
     expect(isFromWebview({ type: 'open', path: 'a.py', line: -1 })).toBe(false);
+  });
+});
+
+describe('the node\'s own Explain JSON (scripts/golden-explain.py)', () => {
+  const golden: unknown = JSON.parse(fs.readFileSync(new URL('./explain.golden.json', import.meta.url), 'utf8'));
+
+  it('passes the strict guard unchanged', () => {
+    expect(isExplain(golden)).toBe(true);
+    expect(toExplain(golden)).toEqual(golden);
+  });
+
+  it('renders every chunk, the citations and the notes', () => {
+    const explain = golden as Explain;
+    const html = renderExplainTable(explain);
+    expect(html).toContain('data-path="itsdangerous/signer.py" data-line="120"');
+    expect(html).toContain('<span class="reason">stack trace line 42</span>');
+    expect(html).toContain('cited: 2 real, 3 unknown');
+    for (const note of explain.notes) expect(html).toContain(`<li>${note}</li>`);
+    for (const s of explain.segments) expect(SEGMENT_KINDS).toContain(s.kind);
   });
 });
