@@ -2,8 +2,10 @@
 // chat-like server commands, forwards `$/contenox/chatChunk` to the page, cancels on Stop.
 
 import * as vscode from 'vscode';
+import { openInWorkspace } from './openLocation';
 import {
   isFromWebview,
+  toExplain,
   type ChatChunk,
   type ChatParams,
   type ChatResult,
@@ -31,7 +33,7 @@ export function resultToAnswer(result: unknown, streamed = ''): ChatResult {
   if (result && typeof result === 'object' && !Array.isArray(result)) {
     const r = result as Record<string, unknown>;
     if (typeof r.text === 'string') {
-      return { text: r.text, explain: (r.explain as Explain | undefined) ?? null };
+      return { text: r.text, explain: toExplain(r.explain) };
     }
     if (Array.isArray(r.related)) return resultToAnswer(r.related, streamed); // contenox.findRelated
   }
@@ -77,6 +79,8 @@ export class ChatSession implements vscode.Disposable {
     private readonly post: (msg: ToWebview) => void,
     /** Told about failed (not cancelled) requests, e.g. to show "model missing" in the status bar. */
     private readonly onError: (err: unknown) => void = () => undefined,
+    /** Opens a workspace-relative file at a 1-based line (the page's links). */
+    private readonly open: (path: string, line?: number) => Promise<unknown> = openInWorkspace,
   ) {}
 
   /** Messages from the webview. Unknown shapes are ignored. */
@@ -92,6 +96,14 @@ export class ChatSession implements vscode.Disposable {
         return;
       case 'stop':
         this.stop(raw.chatId);
+        return;
+      case 'open':
+        // The guard already refused absolute paths, schemes and `..`.
+        try {
+          await this.open(raw.path, raw.line);
+        } catch (err) {
+          this.send({ type: 'error', message: `Could not open ${raw.path}: ${errorMessage(err)}` });
+        }
         return;
     }
   }
@@ -141,7 +153,7 @@ export class ChatSession implements vscode.Disposable {
 
   async showExplain(uri?: string): Promise<void> {
     try {
-      this.send({ type: 'explain', explain: await this.backend.explainContext(uri) });
+      this.send({ type: 'explain', explain: toExplain(await this.backend.explainContext(uri)) });
     } catch (err) {
       this.send({ type: 'error', message: `Explain context failed: ${errorMessage(err)}` });
     }
@@ -161,7 +173,7 @@ export class ChatSession implements vscode.Disposable {
         this.send({ type: 'cancelled', chatId });
       } else {
         const streamed = this.running.get(chatId)?.streamed ?? '';
-        this.send({ type: 'done', chatId, text: result?.text ?? streamed, explain: result?.explain ?? null });
+        this.send({ type: 'done', chatId, text: result?.text ?? streamed, explain: toExplain(result?.explain) });
       }
     } catch (err) {
       if (source.token.isCancellationRequested || isCancelError(err)) {

@@ -8,7 +8,14 @@ export interface Range { start: Position; end: Position }
 /** `contenox/chat` request params. */
 export interface ChatParams { chatId: string; prompt: string; uri?: string; range?: Range }
 
+/** The prompt's segments, in prompt order (server/planner/segments.py SEGMENT_KINDS). */
+export const SEGMENT_KINDS = [
+  'system', 'tools', 'policy', 'instructions', 'repo_map', 'pins', 'history', 'retrieved', 'diff', 'terminal', 'user',
+] as const;
+export type SegmentKind = (typeof SEGMENT_KINDS)[number];
+
 export interface ExplainSegment {
+  /** One of SEGMENT_KINDS (a string: a newer node may add kinds). */
   kind: string;
   tokens: number;
   cached: number;
@@ -18,6 +25,27 @@ export interface ExplainSegment {
 
 export interface ExplainTotals { tokens: number; cached: number; new: number; hit_pct: number }
 
+/** One retrieved chunk: `new` = entered into the thread by this turn, `in thread` = by an earlier one (cached). */
+export interface RetrievedChunk {
+  /** `path:start-end` (workspace-relative path, 1-based lines). */
+  id: string;
+  name: string;
+  tokens: number;
+  status: 'new' | 'in thread';
+  /** Why it was chosen: "defines Signer.unsign (mentioned)", "BM25 rank 2", "caller of sign", ... */
+  reasons: string[];
+}
+
+/** What an answer cites, checked against the workspace; `*_unknown` are names it does not have. */
+export interface Citations {
+  files_real: string[];
+  files_unknown: string[];
+  symbols_real: string[];
+  symbols_unknown: string[];
+  /** `path:line` references past the end of their file. */
+  lines_unknown: string[];
+}
+
 /** The Explain JSON: hover, `contenox/explainContext`, chat results. */
 export interface Explain {
   workspace: string;
@@ -26,9 +54,15 @@ export interface Explain {
   segments: ExplainSegment[];
   totals: ExplainTotals;
   predicted_cached_tokens?: number;
-  measured_recomputed_tokens?: number;
+  measured_recomputed_tokens?: number | null;
   ttft_ms?: number | null;
   context_size?: number;
+  /** Every budget/layout decision of the turn, in words. */
+  notes: string[];
+  /** The code retrieved for the question, best first. */
+  retrieved: RetrievedChunk[];
+  /** Null before an answer exists. */
+  citations: Citations | null;
 }
 
 /** `contenox/chat` result (also what the chat-like workspace commands return). */
@@ -87,7 +121,9 @@ export type ToWebview =
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'send'; prompt: string }
-  | { type: 'stop'; chatId: string };
+  | { type: 'stop'; chatId: string }
+  /** Open a workspace file (relative path, no `..`) at a 1-based line. */
+  | { type: 'open'; path: string; line?: number };
 
 export function isFromWebview(value: unknown): value is FromWebview {
   if (typeof value !== 'object' || value === null) return false;
@@ -99,6 +135,9 @@ export function isFromWebview(value: unknown): value is FromWebview {
       return typeof msg.prompt === 'string';
     case 'stop':
       return typeof msg.chatId === 'string';
+    case 'open':
+      return typeof msg.path === 'string' && isSafeRelativePath(msg.path) &&
+        (msg.line === undefined || isLineNumber(msg.line));
     default:
       return false;
   }
@@ -113,14 +152,132 @@ export function isToWebview(value: unknown): value is ToWebview {
     case 'chunk':
       return typeof msg.chatId === 'string' && typeof msg.text === 'string';
     case 'done':
-      return typeof msg.chatId === 'string' && typeof msg.text === 'string';
+      return typeof msg.chatId === 'string' && typeof msg.text === 'string' &&
+        (msg.explain === null || isExplain(msg.explain));
     case 'cancelled':
       return typeof msg.chatId === 'string';
     case 'error':
       return typeof msg.message === 'string';
     case 'explain':
-      return true;
+      return msg.explain === null || isExplain(msg.explain);
     default:
       return false;
   }
+}
+
+// -- workspace locations -------------------------------------------------------------------
+
+/** A 1-based line number. */
+export function isLineNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 10_000_000;
+}
+
+/**
+ * A workspace-relative path that stays inside the workspace: not absolute, no scheme or drive,
+ * no backslashes or control characters, no empty or `..` segments.
+ */
+export function isSafeRelativePath(path: string): boolean {
+  if (path.length === 0 || path.length > 1024) return false;
+  if (/[\\\u0000-\u001f\u007f]/.test(path)) return false;
+  if (path.startsWith('/') || path.startsWith('~') || /^[A-Za-z][\w+.-]*:/.test(path)) return false;
+  return path.split('/').every((segment) => segment !== '' && segment !== '..');
+}
+
+export interface Location { path: string; line?: number; endLine?: number }
+
+/** `path:line` or `path:start-end` (a chunk id, a citation) as a safe location, or null. */
+export function parseLocation(text: string): Location | null {
+  const m = /^(.+?):(\d+)(?:[-\u2013](\d+))?$/.exec(text);
+  const path = (m ? m[1] : text)?.replace(/^(\.\/)+/, '') ?? '';
+  if (!isSafeRelativePath(path)) return null;
+  if (!m) return { path };
+  const line = Number(m[2]);
+  const endLine = m[3] === undefined ? undefined : Number(m[3]);
+  if (!isLineNumber(line)) return { path };
+  return endLine !== undefined && isLineNumber(endLine) && endLine > line ? { path, line, endLine } : { path, line };
+}
+
+// -- Explain: strict guard (webview side) and tolerant normaliser (host side) ---------------
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const optNum = (v: unknown, nullable: boolean): boolean => v === undefined || isNum(v) || (nullable && v === null);
+
+export function isExplainSegment(v: unknown): v is ExplainSegment {
+  return isObj(v) && typeof v.kind === 'string' && isNum(v.tokens) && isNum(v.cached) && isNum(v.new) &&
+    (v.invalidated_by === null || typeof v.invalidated_by === 'string');
+}
+
+export function isRetrievedChunk(v: unknown): v is RetrievedChunk {
+  return isObj(v) && typeof v.id === 'string' && typeof v.name === 'string' && isNum(v.tokens) &&
+    (v.status === 'new' || v.status === 'in thread') && isStrings(v.reasons);
+}
+
+const CITATION_LISTS = ['files_real', 'files_unknown', 'symbols_real', 'symbols_unknown', 'lines_unknown'] as const;
+
+export function isCitations(v: unknown): v is Citations {
+  return isObj(v) && CITATION_LISTS.every((key) => isStrings(v[key]));
+}
+
+function isTotals(v: unknown): v is ExplainTotals {
+  return isObj(v) && isNum(v.tokens) && isNum(v.cached) && isNum(v.new) && isNum(v.hit_pct);
+}
+
+/** Exactly the Explain shape (what the webview accepts). */
+export function isExplain(v: unknown): v is Explain {
+  return isObj(v) && typeof v.workspace === 'string' && isNum(v.turn) && typeof v.model === 'string' &&
+    Array.isArray(v.segments) && v.segments.every(isExplainSegment) && isTotals(v.totals) &&
+    optNum(v.predicted_cached_tokens, false) && optNum(v.measured_recomputed_tokens, true) &&
+    optNum(v.ttft_ms, true) && optNum(v.context_size, false) &&
+    isStrings(v.notes) && Array.isArray(v.retrieved) && v.retrieved.every(isRetrievedChunk) &&
+    (v.citations === null || isCitations(v.citations));
+}
+
+/**
+ * What the node sent, as an Explain (or null when it is not one): an older node's missing
+ * notes/retrieved/citations become empty, malformed entries are dropped. The result passes isExplain.
+ */
+export function toExplain(value: unknown): Explain | null {
+  if (!isObj(value) || !isTotals(value.totals) || typeof value.workspace !== 'string' || !isNum(value.turn) ||
+    typeof value.model !== 'string' || !Array.isArray(value.segments)) return null;
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  const explain: Explain = {
+    workspace: value.workspace,
+    turn: value.turn,
+    model: value.model,
+    segments: value.segments.filter(isExplainSegment),
+    totals: value.totals,
+    notes: strings(value.notes),
+    retrieved: (Array.isArray(value.retrieved) ? value.retrieved : [])
+      .filter((c): c is Obj => isObj(c) && typeof c.id === 'string' && isNum(c.tokens))
+      .map((c) => ({
+        id: c.id as string,
+        name: typeof c.name === 'string' ? c.name : '',
+        tokens: c.tokens as number,
+        status: c.status === 'in thread' ? 'in thread' : 'new',
+        reasons: strings(c.reasons),
+      })),
+    citations: isObj(value.citations)
+      ? {
+        files_real: strings(value.citations.files_real),
+        files_unknown: strings(value.citations.files_unknown),
+        symbols_real: strings(value.citations.symbols_real),
+        symbols_unknown: strings(value.citations.symbols_unknown),
+        lines_unknown: strings(value.citations.lines_unknown),
+      }
+      : null,
+  };
+  if (optNum(value.predicted_cached_tokens, false) && value.predicted_cached_tokens !== undefined) {
+    explain.predicted_cached_tokens = value.predicted_cached_tokens as number;
+  }
+  if (optNum(value.measured_recomputed_tokens, true) && value.measured_recomputed_tokens !== undefined) {
+    explain.measured_recomputed_tokens = value.measured_recomputed_tokens as number | null;
+  }
+  if (optNum(value.ttft_ms, true) && value.ttft_ms !== undefined) explain.ttft_ms = value.ttft_ms as number | null;
+  if (optNum(value.context_size, false) && value.context_size !== undefined) {
+    explain.context_size = value.context_size as number;
+  }
+  return explain;
 }

@@ -1,7 +1,7 @@
 // Runs inside the chat webview (browser context). Talks to the extension host only through
 // postMessage; renders with the escape-first renderer in ./render.
 
-import { isToWebview, type FromWebview, type ToWebview } from '../protocol';
+import { isFromWebview, isToWebview, type FromWebview, type ToWebview } from '../protocol';
 import { renderExplainTable, renderMarkdown, escapeHtml } from './render';
 
 interface VsCodeApi { postMessage(message: FromWebview): void }
@@ -135,6 +135,18 @@ function stop(): void {
   if (active !== null) vscode.postMessage({ type: 'stop', chatId: active });
 }
 
+/** A location button (answer text, retrieved code, cited files) asks the host to open the file. */
+function openLocation(event: MouseEvent): void {
+  const target = event.target instanceof Element ? event.target.closest('button.loc') : null;
+  if (!(target instanceof HTMLElement)) return;
+  event.preventDefault();
+  const { path, line } = target.dataset;
+  const msg: unknown = line === undefined ? { type: 'open', path } : { type: 'open', path, line: Number(line) };
+  // The same guard the host applies: only workspace-relative paths without `..`.
+  if (isFromWebview(msg)) vscode.postMessage(msg);
+}
+
+log.addEventListener('click', openLocation);
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   send();

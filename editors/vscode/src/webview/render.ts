@@ -1,8 +1,9 @@
 // Pure HTML rendering for the chat webview: a small, escape-first markdown subset and the
 // explain-context table. Everything from the model is escaped before any markup is added, so no
-// model output can inject elements, attributes, scripts or remote resources.
+// model output can inject elements, attributes, scripts or remote resources. Workspace locations
+// become `button.loc` elements (data-path, data-line) that the page turns into `open` messages.
 
-import type { Explain } from '../protocol';
+import { parseLocation, type Citations, type Explain, type Location, type RetrievedChunk } from '../protocol';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -16,20 +17,45 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
-/** Inline markdown on already-escaped text: code spans, bold, italics, links (as inert text). */
-function renderInline(escaped: string): string {
-  const codeSpans: string[] = [];
-  let out = escaped.replace(/`([^`\n]+)`/g, (_m, code: string) => {
-    codeSpans.push(`<code>${code}</code>`);
-    return `\u0000${codeSpans.length - 1}\u0000`;
+/**
+ * A button that asks the host to open `loc` (the page's click handler posts `{type: 'open'}`).
+ * `labelHtml` must already be escaped.
+ */
+export function locationButton(loc: Location, labelHtml: string): string {
+  const line = loc.line !== undefined ? ` data-line="${loc.line}"` : '';
+  const title = `Open ${loc.path}${loc.line !== undefined ? ` at line ${loc.line}` : ''}`;
+  return `<button type="button" class="loc" data-path="${escapeHtml(loc.path)}"${line} title="${escapeHtml(title)}">` +
+    `${labelHtml}</button>`;
+}
+
+/** `path/to/file.ext:12` or `file.ext:3-9` in running text (a file extension is required). */
+const LOCATION_REF = /(?<![\w./:\\-])((?:[\w.-]+\/)*[\w.-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,7}):(\d+)(?:[-\u2013](\d+))?(?![\w/])/g;
+
+/** Location references in already-escaped text as buttons (only safe workspace-relative paths). */
+function linkLocations(escaped: string, hold: (html: string) => string = (h) => h): string {
+  return escaped.replace(LOCATION_REF, (match: string) => {
+    const loc = parseLocation(match);
+    return loc ? hold(locationButton(loc, match)) : match;
   });
+}
+
+/** Inline markdown on already-escaped text: code spans, locations, bold, italics, links (as inert text). */
+function renderInline(escaped: string): string {
+  const held: string[] = [];
+  const hold = (html: string): string => {
+    held.push(html);
+    return `\u0000${held.length - 1}\u0000`;
+  };
+  let out = escaped.replace(/\u0000/g, '').replace(/`([^`\n]+)`/g, (_m, code: string) => hold(`<code>${linkLocations(code)}</code>`));
+  // Held, so emphasis cannot reach into a path (`pkg/__init__.py:3`) or its attributes.
+  out = linkLocations(out, hold);
   out = out
     .replace(/\*\*([^*\n]+)\*\*/g, '<strong>$1</strong>')
     .replace(/(^|[^\w])__([^_\n]+)__(?!\w)/g, '$1<strong>$2</strong>')
     .replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, '$1<em>$2</em>')
     // Links stay inert: the webview loads nothing and navigates nowhere; the target is shown as text.
     .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, '<span class="link">$1</span> <span class="link-target">($2)</span>');
-  return out.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => codeSpans[Number(i)] ?? '');
+  return out.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => held[Number(i)] ?? '');
 }
 
 const FENCE = /^\s*(```|~~~)\s*([\w+#.-]*)\s*$/;
@@ -159,5 +185,57 @@ export function renderExplainTable(explain: Explain | null | undefined): string 
     `<th scope="col">new</th><th scope="col">invalidated by</th></tr></thead>` +
     `<tbody>${rows}</tbody>` +
     `<tfoot><tr><th scope="row">total</th><td>${fmtInt(t?.tokens)}</td><td>${fmtInt(t?.cached)}</td>` +
-    `<td>${fmtInt(t?.new)}</td><td>${formatPct(t?.hit_pct)}</td></tr></tfoot></table></div>`;
+    `<td>${fmtInt(t?.new)}</td><td>${formatPct(t?.hit_pct)}</td></tr></tfoot></table></div>` +
+    renderRetrieved(explain.retrieved ?? []) + renderCitations(explain.citations ?? null) + renderNotes(explain.notes ?? []);
+}
+
+/** `path:start-end` as an open-file button, or escaped text when it is not a safe workspace location. */
+function locationOrText(text: string): string {
+  const loc = parseLocation(text);
+  return loc ? locationButton(loc, escapeHtml(text)) : `<code>${escapeHtml(text)}</code>`;
+}
+
+/** The retrieved code, best first: where, what, its size (or "cached"), status and why it was chosen. */
+export function renderRetrieved(chunks: readonly RetrievedChunk[]): string {
+  if (chunks.length === 0) return '';
+  const items = chunks.map((c) => {
+    const cached = c.status === 'in thread';
+    const size = cached ? 'cached' : `${fmtInt(c.tokens)} tok`;
+    const reasons = (c.reasons ?? []).map((r) => `<span class="reason">${escapeHtml(r)}</span>`).join('; ');
+    return `<li class="chunk" data-status="${escapeHtml(c.status)}">${locationOrText(c.id)} ` +
+      `<span class="chunk-name">${escapeHtml(c.name)}</span> ` +
+      `<span class="chunk-tokens">${size}</span> ` +
+      `<span class="chunk-status">${escapeHtml(c.status)}</span>` +
+      (reasons ? ` <span class="reasons">${reasons}</span>` : '') + '</li>';
+  });
+  return `<div class="retrieved"><div class="explain-heading">retrieved code</div>` +
+    `<ol class="retrieved" aria-label="Retrieved code">${items.join('')}</ol></div>`;
+}
+
+/** "cited: N real, M unknown", the real files as links, and the unknown names flagged. */
+export function renderCitations(c: Citations | null): string {
+  if (!c) return '';
+  const real = c.files_real.length + c.symbols_real.length;
+  const unknownNames = [...c.files_unknown, ...c.symbols_unknown, ...c.lines_unknown];
+  const parts = [`<span class="cited-summary">cited: ${real} real, ${unknownNames.length} unknown</span>`];
+  const realHtml = [
+    ...c.files_real.map(locationOrText),
+    ...c.symbols_real.map((s) => `<code>${escapeHtml(s)}</code>`),
+  ];
+  if (realHtml.length > 0) parts.push(`<div class="cited-real">${realHtml.join(' ')}</div>`);
+  if (unknownNames.length > 0) {
+    const flagged = unknownNames
+      .map((n) => `<span class="unknown" title="not in the workspace">${escapeHtml(n)}</span>`)
+      .join(', ');
+    parts.push(`<div class="cited-unknown" role="note"><span class="warn-label">\u26a0 not in the workspace:</span> ${flagged}</div>`);
+  }
+  const cls = unknownNames.length > 0 ? 'citations has-unknown' : 'citations';
+  return `<div class="${cls}" data-real="${real}" data-unknown="${unknownNames.length}">${parts.join('')}</div>`;
+}
+
+/** Every budget/layout decision of the turn, in words. */
+export function renderNotes(notes: readonly string[]): string {
+  if (notes.length === 0) return '';
+  return `<div class="notes"><div class="explain-heading">notes</div>` +
+    `<ul class="notes">${notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul></div>`;
 }

@@ -31,6 +31,27 @@ const EXPLAIN: Explain = {
   ],
   totals: { tokens: 900, cached: 832, new: 68, hit_pct: 92.4 },
   predicted_cached_tokens: 832, measured_recomputed_tokens: 68, ttft_ms: 410.2, context_size: 8192,
+  notes: [], retrieved: [], citations: null,
+};
+
+/** A grounded turn: retrieved code, citations with an invented name, and the planner's notes. */
+const GROUNDED: Explain = {
+  ...EXPLAIN,
+  turn: 3,
+  segments: [...EXPLAIN.segments.slice(0, 3), { kind: 'retrieved', tokens: 210, cached: 150, new: 60, invalidated_by: 'new code for this question' },
+    ...EXPLAIN.segments.slice(3)],
+  totals: { tokens: 1110, cached: 982, new: 128, hit_pct: 88.5 },
+  notes: ['retrieved: 1 chunk(s) already in the thread, referenced (not repeated)',
+    'tools: not advertised (this model is not certified for tool calls)'],
+  retrieved: [
+    { id: 'src/parser.py:10-42', name: 'Parser.parse', tokens: 60, status: 'new', reasons: ['defines Parser.parse (mentioned)', 'BM25 rank 1'] },
+    { id: 'src/lexer.py:1-30', name: 'tokenize', tokens: 150, status: 'in thread', reasons: ['callee of parse'] },
+    { id: '../outside.py:1-2', name: '<b>x</b>', tokens: 1, status: 'new', reasons: ['<img src=x>'] },
+  ],
+  citations: {
+    files_real: ['src/parser.py'], files_unknown: ['src/ast_magic.py'],
+    symbols_real: ['Parser.parse'], symbols_unknown: ['Parser.fast_path'], lines_unknown: [],
+  },
 };
 
 function chromiumPath(): string {
@@ -197,6 +218,43 @@ describe('chat webview in headless Chromium', () => {
     expect(await answer.locator('.explain-context').count()).toBe(0); // no model turn, no table
   });
 
+  it('shows retrieved code, citations and notes; locations open the file at the line', async () => {
+    await post({ type: 'start', chatId: 'c4', prompt: 'Where is parsing done?' });
+    await post({ type: 'done', chatId: 'c4', explain: GROUNDED,
+      text: 'In `src/parser.py:12` (see also src/lexer.py:3-9); not ../etc/passwd:1.' });
+    const answer = page.locator('section.answer[data-chat-id="c4"]');
+    await expect.poll(() => answer.getAttribute('class')).toContain('done');
+
+    const chunks = answer.locator('ol.retrieved > li');
+    expect(await chunks.count()).toBe(3);
+    expect(await chunks.nth(0).textContent()).toBe('src/parser.py:10-42 Parser.parse 60 tok new defines Parser.parse (mentioned); BM25 rank 1');
+    expect(await chunks.nth(1).locator('.chunk-tokens').textContent()).toBe('cached');
+    expect(await chunks.nth(1).locator('.chunk-status').textContent()).toBe('in thread');
+    expect(await chunks.nth(2).locator('button.loc').count()).toBe(0); // `..` is never a link
+    expect(await chunks.nth(2).locator('b, img').count()).toBe(0);
+
+    expect(await answer.locator('.cited-summary').textContent()).toBe('cited: 2 real, 2 unknown');
+    const unknown = answer.locator('.cited-unknown');
+    expect(await unknown.textContent()).toBe('\u26a0 not in the workspace: src/ast_magic.py, Parser.fast_path');
+    // Flagged in the theme's warning colour, not the normal text colour.
+    expect(await unknown.evaluate((el) => getComputedStyle(el).color)).toBe('rgb(204, 167, 0)');
+    expect(await answer.locator('ul.notes li').allTextContents()).toEqual(GROUNDED.notes);
+
+    const before = (await posted()).length;
+    await chunks.nth(0).locator('button.loc').click();
+    await answer.locator('.cited-real button.loc').click();
+    await answer.locator('.markdown button.loc', { hasText: 'src/lexer.py:3-9' }).click();
+    await answer.locator('.markdown code button.loc').press('Enter'); // keyboard works too
+    expect((await posted()).slice(before)).toEqual([
+      { type: 'open', path: 'src/parser.py', line: 10 },
+      { type: 'open', path: 'src/parser.py' },
+      { type: 'open', path: 'src/lexer.py', line: 3 },
+      { type: 'open', path: 'src/parser.py', line: 12 },
+    ]);
+    expect(await answer.locator('.markdown button.loc').count()).toBe(2);
+    expect(await answer.locator('.markdown').textContent()).toContain('not ../etc/passwd:1.');
+  });
+
   it('loaded nothing remote, broke no CSP rule, logged no errors; screenshot is written', async () => {
     await post({ type: 'explain', explain: EXPLAIN });
     for (const url of requests) expect(url.startsWith(origin)).toBe(true);
@@ -206,7 +264,7 @@ describe('chat webview in headless Chromium', () => {
     fs.mkdirSync(RESULTS, { recursive: true });
     const shot = path.join(RESULTS, 'chat-webview.png');
     fs.rmSync(shot, { force: true });
-    await page.locator('section.answer[data-chat-id="c1"]').scrollIntoViewIfNeeded();
+    await page.locator('section.answer[data-chat-id="c4"]').scrollIntoViewIfNeeded();
     await page.screenshot({ path: shot });
     const buf = fs.readFileSync(shot);
     expect(buf.length).toBeGreaterThan(5_000);

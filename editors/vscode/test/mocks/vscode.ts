@@ -60,10 +60,28 @@ export class MockStatusBarItem {
   dispose(): void { this.disposed = true; }
 }
 
-export const created: { statusBarItems: MockStatusBarItem[]; messages: { level: string; text: string }[] } = {
+export class Position {
+  constructor(readonly line: number, readonly character: number) {}
+}
+
+export class Range {
+  constructor(readonly start: Position, readonly end: Position) {}
+}
+
+export enum FileType { Unknown = 0, File = 1, Directory = 2, SymbolicLink = 64 }
+
+export const created: {
+  statusBarItems: MockStatusBarItem[];
+  messages: { level: string; text: string }[];
+  shown: { uri: string; options: { selection?: Range; preview?: boolean } | undefined }[];
+} = {
   statusBarItems: [],
   messages: [],
+  shown: [],
 };
+
+/** The fake file system behind workspace.fs and workspace.findFiles: URI strings of existing files. */
+export const files = new Set<string>();
 
 export class Uri {
   private constructor(readonly scheme: string, readonly path: string) {}
@@ -86,11 +104,28 @@ export const window = {
   showErrorMessage: async (text: string): Promise<undefined> => { created.messages.push({ level: 'error', text }); return undefined; },
   showWarningMessage: async (text: string): Promise<undefined> => { created.messages.push({ level: 'warning', text }); return undefined; },
   showInformationMessage: async (text: string): Promise<undefined> => { created.messages.push({ level: 'info', text }); return undefined; },
+  showTextDocument: async (uri: Uri, options?: { selection?: Range; preview?: boolean }): Promise<undefined> => {
+    created.shown.push({ uri: uri.toString(), options });
+    return undefined;
+  },
   activeTextEditor: undefined as unknown,
 };
 
 export const workspace = {
   getConfiguration: () => ({ get: <T>(_key: string, fallback: T): T => fallback }),
+  workspaceFolders: undefined as { uri: Uri; name: string; index: number }[] | undefined,
+  fs: {
+    stat: async (uri: Uri): Promise<{ type: FileType }> => {
+      if (files.has(uri.toString())) return { type: FileType.File };
+      throw Object.assign(new Error(`ENOENT ${uri.toString()}`), { code: 'FileNotFound' });
+    },
+  },
+  /** Only the `**\/suffix` patterns openLocation uses. */
+  findFiles: async (include: string, _exclude?: string, maxResults?: number): Promise<Uri[]> => {
+    const suffix = include.replace(/^\*\*\//, '');
+    const hits = [...files].filter((f) => f.endsWith(`/${suffix}`)).map((f) => Uri.parse(f));
+    return hits.slice(0, maxResults ?? hits.length);
+  },
 };
 
 export const commands = {

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CacheStatus, ChatChunk, ChatResult, Explain } from '../../src/protocol';
+import { isExplain, SEGMENT_KINDS, type CacheStatus, type ChatChunk, type ChatResult, type Explain } from '../../src/protocol';
 import { LspSession, NodeHome } from './harness';
 
 let home: NodeHome;
@@ -13,11 +13,14 @@ let capabilities: Record<string, unknown>;
 let firstTurn: ChatResult;
 
 function expectExplain(explain: Explain): void {
+  // The node's JSON has exactly the shape the panel's guard accepts (notes, retrieved, citations).
+  expect(isExplain(explain)).toBe(true);
   expect(explain.model).toBe('smollm2-135m');
   expect(explain.segments.length).toBeGreaterThan(0);
   const kinds = explain.segments.map((s) => s.kind);
   expect(kinds[0]).toBe('system');
   expect(kinds).toContain('user');
+  for (const kind of kinds) expect(SEGMENT_KINDS).toContain(kind);
   let tokens = 0;
   for (const s of explain.segments) {
     expect(s.cached + s.new).toBe(s.tokens);

@@ -54,8 +54,8 @@ describe('renderExplainTable', () => {
     for (const s of EXPLAIN.segments) expect(html).toContain(`<tr data-kind="${s.kind}"><th scope="row">${s.kind}</th>`);
     expect(html).toContain('<td>700</td><td>700</td><td>0</td>');
     expect(html).toContain('<td>src/a.py</td>');
-    expect(html).toContain('<th scope="row">total</th><td>900</td><td>832</td><td>68</td><td>92%</td>');
-    expect(html).toContain('<caption>turn 3 · smollm2-135m · 92% cached · ttft 0.4 s</caption>');
+    expect(html).toContain('<th scope="row">total</th><td>1,140</td><td>1,012</td><td>128</td><td>89%</td>');
+    expect(html).toContain('<caption>turn 3 · smollm2-135m · 89% cached · ttft 0.4 s</caption>');
   });
   it('escapes segment names', () => {
     const html = renderExplainTable({ ...EXPLAIN, segments: [{ kind: '<b>x', tokens: 1, cached: 0, new: 1, invalidated_by: '"y"' }] });
@@ -64,6 +64,120 @@ describe('renderExplainTable', () => {
   });
   it('explains the empty state', () => {
     expect(renderExplainTable(null)).toContain('No turn yet');
+  });
+});
+
+describe('renderExplainTable: retrieved code, citations, notes', () => {
+  const html = renderExplainTable(EXPLAIN);
+
+  it('lists each retrieved chunk best first: location button, name, tokens or cached, status, reasons', () => {
+    const items = html.match(/<li class="chunk"[\s\S]*?<\/li>/g) ?? [];
+    expect(items).toHaveLength(2);
+    expect(items[0]).toBe('<li class="chunk" data-status="new">' +
+      '<button type="button" class="loc" data-path="pkg/signer.py" data-line="40" title="Open pkg/signer.py at line 40">' +
+      'pkg/signer.py:40-72</button> <span class="chunk-name">Signer.unsign</span> <span class="chunk-tokens">60 tok</span> ' +
+      '<span class="chunk-status">new</span> <span class="reasons"><span class="reason">defines Signer.unsign (mentioned)</span>; ' +
+      '<span class="reason">BM25 rank 2</span></span></li>');
+    expect(items[1]).toContain('data-status="in thread"');
+    expect(items[1]).toContain('data-path="pkg/keys.py" data-line="3"');
+    expect(items[1]).toContain('<span class="chunk-tokens">cached</span> <span class="chunk-status">in thread</span>');
+    expect(items[1]).not.toContain('180');
+    expect(html.indexOf('</table>')).toBeLessThan(html.indexOf('retrieved code'));
+  });
+
+  it('summarises citations like the CLI and flags the unknown names', () => {
+    expect(html).toContain('<span class="cited-summary">cited: 2 real, 3 unknown</span>');
+    expect(html).toContain('<div class="cited-real"><button type="button" class="loc" data-path="pkg/signer.py" ' +
+      'title="Open pkg/signer.py">pkg/signer.py</button> <code>Signer.unsign</code></div>');
+    const unknown = /<div class="cited-unknown" role="note">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '';
+    expect(unknown).toContain('not in the workspace');
+    for (const name of ['pkg/crypto.py', 'Signer.verify_fast', 'pkg/keys.py:400']) {
+      expect(unknown).toContain(`<span class="unknown" title="not in the workspace">${name}</span>`);
+    }
+    expect(unknown).not.toContain('class="loc"'); // invented names are not links
+    expect(html).toContain('class="citations has-unknown" data-real="2" data-unknown="3"');
+  });
+
+  it('shows a clean citation line and nothing flagged when everything is real', () => {
+    const clean = renderExplainTable({ ...EXPLAIN, citations: { files_real: ['a.py'], files_unknown: [], symbols_real: [], symbols_unknown: [], lines_unknown: [] } });
+    expect(clean).toContain('cited: 1 real, 0 unknown');
+    expect(clean).not.toContain('cited-unknown');
+    expect(clean).toContain('<div class="citations" ');
+  });
+
+  it('lists the notes', () => {
+    expect(html).toContain('<ul class="notes"><li>thread rebased: turns 1-3 summarised (2 kept in full)</li>' +
+      '<li>retrieved: 1 chunk(s) already in the thread, referenced (not repeated)</li></ul>');
+  });
+
+  it('leaves out empty sections (no retrieval, no answer yet, no notes)', () => {
+    const bare = renderExplainTable({ ...EXPLAIN, retrieved: [], citations: null, notes: [] });
+    expect(bare).not.toContain('retrieved code');
+    expect(bare).not.toContain('cited:');
+    expect(bare).not.toContain('class="notes"');
+  });
+
+  it('escapes every new field and links only safe workspace-relative paths', () => {
+    const evil = renderExplainTable({
+      ...EXPLAIN,
+      notes: ['<img src=x onerror=alert(1)>'],
+      retrieved: [
+        { id: '../../etc/passwd:1-2', name: '<b>n</b>', tokens: 1, status: 'new', reasons: ['"><script>x</script>'] },
+        { id: '/abs/a.py:1-2', name: 'abs', tokens: 1, status: 'new', reasons: [] },
+        { id: 'a"onclick="x.py:1-2', name: 'q', tokens: 1, status: 'new', reasons: [] },
+      ],
+      citations: { files_real: ['../up.py', 'ok/<i>.py'], files_unknown: ['<svg onload=x>'], symbols_real: ['a<b'], symbols_unknown: ["'x'"], lines_unknown: [] },
+    });
+    expect(evil).not.toMatch(/<(img|script|b|i|svg)\b/);
+    expect(evil).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(evil).toContain('<code>../../etc/passwd:1-2</code>');
+    expect(evil).toContain('<code>/abs/a.py:1-2</code>');
+    expect(evil).toContain('<code>../up.py</code>');
+    expect(evil).toContain('&#39;x&#39;');
+    const paths = [...evil.matchAll(/data-path="([^"]*)"/g)].map((m) => m[1]);
+    expect(paths).toEqual(['a&quot;onclick=&quot;x.py', 'ok/&lt;i&gt;.py']);
+    expect(evil).not.toMatch(/\sonclick=/);
+  });
+});
+
+describe('renderMarkdown links workspace locations', () => {
+  const paths = (html: string): string[] => [...html.matchAll(/<button type="button" class="loc" data-path="([^"]*)"(?: data-line="(\d+)")?/g)]
+    .map((m) => (m[2] ? `${m[1]}@${m[2]}` : m[1] ?? ''));
+
+  it('turns path:line and path:start-end in text, lists and code spans into open buttons', () => {
+    const html = renderMarkdown('See pkg/signer.py:120 and `pkg/keys.py:3-18`.\n- `src/a.py:4` parse\n- in b.ts:7\u20139 too');
+    expect(paths(html)).toEqual(['pkg/signer.py@120', 'pkg/keys.py@3', 'src/a.py@4', 'b.ts@7']);
+    expect(html).toContain('<code><button type="button" class="loc" data-path="pkg/keys.py" data-line="3" title="Open pkg/keys.py at line 3">pkg/keys.py:3-18</button></code>');
+  });
+
+  it('keeps dunder paths intact (no emphasis inside a location)', () => {
+    const html = renderMarkdown('look at pkg/__init__.py:3 now');
+    expect(paths(html)).toEqual(['pkg/__init__.py@3']);
+    expect(html).not.toContain('<strong>');
+  });
+
+  it('does not link unsafe, absolute, URL or non-file references', () => {
+    const html = renderMarkdown('../secret.py:1 and /etc/hosts.txt:2 and https://example.com/a.py:3 and a/../b.py:4 ' +
+      'at 10:30 and localhost:8080 and C:\\x.py:5');
+    expect(paths(html)).toEqual([]);
+  });
+
+  it('leaves fenced code verbatim', () => {
+    const html = renderMarkdown('```\nsrc/a.py:4\n```');
+    expect(paths(html)).toEqual([]);
+    expect(html).toContain('<code>src/a.py:4</code>');
+  });
+
+  it('still escapes everything around a location', () => {
+    const html = renderMarkdown('<script>x</script> a.py:3 "quoted" b.py:4<img>');
+    expect(html).not.toMatch(/<(script|img)\b/);
+    expect(paths(html)).toEqual(['a.py@3', 'b.py@4']);
+  });
+
+  it('ignores NUL bytes that would collide with the renderer\'s placeholders', () => {
+    const html = renderMarkdown('x \u00000\u0000 `a.py:1`');
+    expect(html).not.toContain('\u0000');
+    expect(paths(html)).toEqual(['a.py@1']);
   });
 });
 

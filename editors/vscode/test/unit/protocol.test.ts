@@ -1,0 +1,108 @@
+import * as fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  type Explain,
+  isExplain,
+  isFromWebview,
+  isSafeRelativePath,
+  isToWebview,
+  parseLocation,
+  SEGMENT_KINDS,
+  toExplain,
+} from '../../src/protocol';
+import { renderExplainTable } from '../../src/webview/render';
+import { EXPLAIN } from './fixtures';
+
+describe('workspace locations', () => {
+  it('accepts only workspace-relative paths without ..', () => {
+    for (const ok of ['a.py', 'pkg/signer.py', './pkg/a.py', 'src/my..name.ts', '.github/workflows/ci.yml']) {
+      expect(isSafeRelativePath(ok), ok).toBe(true);
+    }
+    for (const bad of ['', '/etc/passwd', '../x.py', 'a/../../x.py', 'a/..', 'a//b.py', 'C:/x.py', 'c:x.py',
+      'file:///etc/passwd', 'https://evil.example/x.py', 'a\\b.py', '~/x.py', 'a\u0000.py', 'a\nb.py', 'x'.repeat(1025)]) {
+      expect(isSafeRelativePath(bad), bad).toBe(false);
+    }
+  });
+  it('parses path:line and path:start-end', () => {
+    expect(parseLocation('pkg/signer.py:40-72')).toEqual({ path: 'pkg/signer.py', line: 40, endLine: 72 });
+    expect(parseLocation('pkg/signer.py:12')).toEqual({ path: 'pkg/signer.py', line: 12 });
+    expect(parseLocation('a.py:3\u20139')).toEqual({ path: 'a.py', line: 3, endLine: 9 });
+    expect(parseLocation('./a.py:7')).toEqual({ path: 'a.py', line: 7 });
+    expect(parseLocation('a.py:0')).toEqual({ path: 'a.py' });
+    expect(parseLocation('pkg/signer.py')).toEqual({ path: 'pkg/signer.py' });
+    expect(parseLocation('../a.py:3')).toBeNull();
+    expect(parseLocation('/abs/a.py:3-4')).toBeNull();
+    expect(parseLocation('https://x.example/a.py:3')).toBeNull();
+  });
+});
+
+describe('Explain guards', () => {
+  it('knows the eleven segment kinds in prompt order', () => {
+    expect(SEGMENT_KINDS).toEqual(['system', 'tools', 'policy', 'instructions', 'repo_map', 'pins', 'history',
+      'retrieved', 'diff', 'terminal', 'user']);
+  });
+  it('accepts the full shape, with and without citations', () => {
+    expect(isExplain(EXPLAIN)).toBe(true);
+    expect(isExplain({ ...EXPLAIN, citations: null, measured_recomputed_tokens: null, ttft_ms: null })).toBe(true);
+  });
+  it('rejects missing or mistyped new fields', () => {
+    const { notes: _n, ...noNotes } = EXPLAIN;
+    expect(isExplain(noNotes)).toBe(false);
+    expect(isExplain({ ...EXPLAIN, notes: [1] })).toBe(false);
+    expect(isExplain({ ...EXPLAIN, retrieved: [{ ...EXPLAIN.retrieved[0], status: 'maybe' }] })).toBe(false);
+    expect(isExplain({ ...EXPLAIN, retrieved: [{ ...EXPLAIN.retrieved[0], reasons: 'BM25' }] })).toBe(false);
+    expect(isExplain({ ...EXPLAIN, citations: { ...EXPLAIN.citations, lines_unknown: undefined } })).toBe(false);
+    expect(isExplain({ ...EXPLAIN, citations: undefined })).toBe(false);
+  });
+  it('the page drops done/explain messages whose explain is malformed', () => {
+    expect(isToWebview({ type: 'done', chatId: 'c', text: 't', explain: EXPLAIN })).toBe(true);
+    expect(isToWebview({ type: 'done', chatId: 'c', text: 't', explain: null })).toBe(true);
+    expect(isToWebview({ type: 'done', chatId: 'c', text: 't', explain: { turn: 1 } })).toBe(false);
+    expect(isToWebview({ type: 'explain', explain: EXPLAIN })).toBe(true);
+    expect(isToWebview({ type: 'explain', explain: 'x' })).toBe(false);
+  });
+  it('the host fills an older node\'s missing fields and drops malformed entries', () => {
+    const { notes: _n, retrieved: _r, citations: _c, ...old } = EXPLAIN;
+    const filled = toExplain(old);
+    expect(filled).toEqual({ ...old, notes: [], retrieved: [], citations: null });
+    expect(isExplain(filled)).toBe(true);
+    const messy = toExplain({
+      ...EXPLAIN,
+      notes: ['kept', 3],
+      retrieved: [{ id: 'a.py:1-2', tokens: 5, status: 'odd', reasons: ['x', null] }, { name: 'no id' }],
+      citations: { files_real: ['a.py'] },
+    });
+    expect(messy?.notes).toEqual(['kept']);
+    expect(messy?.retrieved).toEqual([{ id: 'a.py:1-2', name: '', tokens: 5, status: 'new', reasons: ['x'] }]);
+    expect(messy?.citations).toEqual({ files_real: ['a.py'], files_unknown: [], symbols_real: [], symbols_unknown: [], lines_unknown: [] });
+    expect(isExplain(messy)).toBe(true);
+    expect(toExplain(EXPLAIN)).toEqual(EXPLAIN);
+    expect(toExplain(null)).toBeNull();
+    expect(toExplain({ turn: 1 })).toBeNull();
+  });
+  it('accepts a well-formed open message only', () => {
+    expect(isFromWebview({ type: 'open', path: 'a.py', line: 3 })).toBe(true);
+    expect(isFromWebview({ type: 'open', path: 'a.py' })).toBe(true);
+    expect(isFromWebview({ type: 'open', path: '../a.py' })).toBe(false);
+    expect(isFromWebview({ type: 'open', path: 'a.py', line: -1 })).toBe(false);
+  });
+});
+
+describe('the node\'s own Explain JSON (scripts/golden-explain.py)', () => {
+  const golden: unknown = JSON.parse(fs.readFileSync(new URL('./explain.golden.json', import.meta.url), 'utf8'));
+
+  it('passes the strict guard unchanged', () => {
+    expect(isExplain(golden)).toBe(true);
+    expect(toExplain(golden)).toEqual(golden);
+  });
+
+  it('renders every chunk, the citations and the notes', () => {
+    const explain = golden as Explain;
+    const html = renderExplainTable(explain);
+    expect(html).toContain('data-path="itsdangerous/signer.py" data-line="120"');
+    expect(html).toContain('<span class="reason">stack trace line 42</span>');
+    expect(html).toContain('cited: 2 real, 3 unknown');
+    for (const note of explain.notes) expect(html).toContain(`<li>${note}</li>`);
+    for (const s of explain.segments) expect(SEGMENT_KINDS).toContain(s.kind);
+  });
+});
