@@ -37,9 +37,9 @@ describe('workspace locations', () => {
 });
 
 describe('Explain guards', () => {
-  it('knows the eleven segment kinds in prompt order', () => {
+  it('knows the twelve segment kinds in prompt order', () => {
     expect(SEGMENT_KINDS).toEqual(['system', 'tools', 'policy', 'instructions', 'repo_map', 'pins', 'history',
-      'retrieved', 'diff', 'terminal', 'user']);
+      'map_delta', 'retrieved', 'diff', 'terminal', 'user']);
   });
   it('accepts the full shape, with and without citations', () => {
     expect(isExplain(EXPLAIN)).toBe(true);
