@@ -66,7 +66,7 @@ def register(ls: ContenoxLanguageServer) -> None:
         word = ls.workspace.get_text_document(uri).word_at_position(params.position) or None
         explain = await node.explain(root)
         info = await node.symbol_info(root, word) if word else None
-        text = hover_markdown(explain, info)
+        text = hover_markdown(explain, info, word)
         if text is None:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))

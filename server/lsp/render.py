@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from contenox.planner import Explain, render_markdown
+from contenox.planner import Explain
 
 if TYPE_CHECKING:
     from contenox.workspace import SymbolInfo
 
-__all__ = ["cache_status", "hover_markdown", "symbol_markdown"]
+__all__ = ["cache_status", "hover_markdown", "last_turn_markdown", "symbol_markdown"]
 
 
 def symbol_markdown(info: SymbolInfo) -> str:
@@ -25,12 +25,30 @@ def symbol_markdown(info: SymbolInfo) -> str:
     return "\n".join(lines)
 
 
-def hover_markdown(explain: Explain | None, info: SymbolInfo | None) -> str | None:
+def last_turn_markdown(explain: Explain, word: str | None) -> str:
+    """One line on the last turn (cache share, retrieved code, citations) and, when the hovered name was
+    part of its retrieved code, why it was chosen; the full table is the panel's (``contenox/explainContext``)."""
+    t = explain.totals
+    facts = [f"last turn {explain.turn}: {t.cached}/{t.tokens} tokens cached ({t.hit_pct:.0f}%)"]
+    if explain.retrieved:
+        facts.append(f"{len(explain.retrieved)} retrieved chunk(s)")
+    if explain.citations is not None:
+        facts.append(explain.citations.summary())
+    lines = ["_" + " · ".join(facts) + "_"]
+    if word:
+        for chunk in explain.retrieved:
+            if chunk.name.rsplit(".", 1)[-1] == word:
+                lines.append(f"`{chunk.id}` ({chunk.name}) was in that turn's context: {'; '.join(chunk.reasons)}")
+    return "\n\n".join(lines)
+
+
+def hover_markdown(explain: Explain | None, info: SymbolInfo | None, word: str | None = None) -> str | None:
+    """The hovered symbol's place in the repo graph, then a line on the last turn (not the whole table)."""
     parts = []
     if info is not None:
         parts.append(symbol_markdown(info))
     if explain is not None:
-        parts.append(render_markdown(explain))
+        parts.append(last_turn_markdown(explain, word))
     return "\n\n---\n\n".join(parts) if parts else None
 
 

@@ -91,11 +91,13 @@ async def test_hover_shows_symbol_and_last_turn(conn: tuple[Conn, FakeNode], wor
     pos = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 6}}
     first = await c.peer.request("textDocument/hover", pos)
     value = first["result"]["contents"]["value"]
-    assert "`helper`" in value and "util.py:1" in value and "Contenox context" not in value
+    assert "`helper`" in value and "util.py:1" in value and "last turn" not in value
+    assert "rank: 2 of 3 files" in value  # a position, not a raw PageRank float
     await c.peer.request("contenox/chat", {"chatId": "x", "prompt": "hi"})
     second = await c.peer.request("textDocument/hover", pos)
     value = second["result"]["contents"]["value"]
-    assert "| system | 92 |" in value and "turn 1" in value
+    assert "_last turn 1: 0/100 tokens cached (0%)_" in value
+    assert "| system |" not in value  # the full table is the panel's, not every hover's
 
 
 async def test_second_turn_reports_cached_tokens(conn: tuple[Conn, FakeNode]) -> None:
