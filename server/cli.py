@@ -126,8 +126,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             sys.stdout.flush()
 
     pinned = [str((cwd / p).resolve()) for p in args.pin]  # as the user typed them: relative to cwd
-    _, result = call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": pinned, "json": args.json},
-                     on_notification=on_notification)
+    _, result = call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": pinned, "json": args.json,
+                                     "thread": args.thread}, on_notification=on_notification)
     if args.json:
         print(msgspec.json.encode(result).decode())
     else:
@@ -252,6 +252,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("prompt", nargs="+")
     s.add_argument("--json", action="store_true", help="one JSON object: text and explain-context")
     s.add_argument("--pin", action="append", default=[], metavar="PATH", help="pin a file into the context")
+    s.add_argument("--thread", default="cli", metavar="NAME",
+                   help="conversation thread in this workspace (default: cli; the editors keep their own)")
     s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_ask)
 

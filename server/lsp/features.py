@@ -26,6 +26,8 @@ ASK_SELECTION = "contenox.askSelection"
 PIN = "contenox.pin"
 UNPIN = "contenox.unpin"
 COMMANDS = (EXPLAIN_SELECTION, FIND_RELATED, ASK_SELECTION, PIN, UNPIN)
+PANEL_THREAD = "panel"
+"""The chat panel's thread (the CLI's is "cli", each ACP session its own)."""
 _SELECTION_ACTIONS = (("Explain selection", EXPLAIN_SELECTION), ("Find related code", FIND_RELATED),
                       ("Ask Contenox about selection", ASK_SELECTION))
 
@@ -92,7 +94,8 @@ def register(ls: ContenoxLanguageServer) -> None:
         where = f"{file_path(uri)} lines {span[0] + 1}-{span[2] + 1}"
         chat_id = param_str(arg, "chatId", required=False)
         request = TurnRequest(root=root_for(ls, uri), prompt=f"{instruction} ({where})",
-                              client_id=ls.client_id, selection=f"{where}:\n{text}")
+                              client_id=ls.client_id, selection=f"{where}:\n{text}", thread=PANEL_THREAD,
+                              open_file=file_path(uri), selection_lines=(span[0] + 1, span[2] + 1))
         return await run_turn(ls, request, title=title, chat_id=chat_id)
 
     @ls.command(EXPLAIN_SELECTION)
@@ -138,14 +141,19 @@ def register(ls: ContenoxLanguageServer) -> None:
         assert prompt is not None
         uri = param_str(params, "uri", required=False)
         sel = None
+        lines = None
         if uri and isinstance(params, dict) and params.get("range") is not None:
             span = parse_range(params["range"])
             sel = f"{file_path(uri)} lines {span[0] + 1}-{span[2] + 1}:\n{selection(ls, uri, span)}"
+            lines = (span[0] + 1, span[2] + 1)
         limit = params.get("maxNewTokens") if isinstance(params, dict) else None
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
             raise InvalidRequest("parameter 'maxNewTokens' must be a positive integer", param="maxNewTokens")
+        thread = param_str(params, "thread", required=False) or PANEL_THREAD
         request = TurnRequest(root=root_for(ls, uri), prompt=prompt, client_id=ls.client_id, selection=sel,
-                              max_new_tokens=limit)
+                              max_new_tokens=limit, thread=thread,
+                              open_file=file_path(uri) if uri and uri.startswith("file:") else None,
+                              selection_lines=lines)
         return await run_turn(ls, request, title="Contenox: chat", chat_id=chat_id)
 
     @ls.feature("contenox/explainContext")

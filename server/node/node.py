@@ -165,7 +165,10 @@ class Node:
         def count(text: str) -> int:
             return len(engine.tokenizer.encode(text))
 
-        open_file = state.relative(request.open_file) if request.open_file else None
+        try:
+            open_file = state.relative(request.open_file) if request.open_file else None
+        except ContenoxError:  # an editor file outside the workspace seeds nothing
+            open_file = None
 
         def plan() -> TurnPlan:
             inputs = build_inputs(self.config.planner, workspace, count, root=state.root, prompt=request.prompt,
