@@ -178,6 +178,10 @@ class Bm25:
             self._stats = (alive_n + self._delta.n, alive_len + float(self._delta.lengths.sum()))
         return self._base, self._delta
 
+    def has_term(self, ident: str) -> bool:
+        """Whether some indexed chunk holds the identifier ``ident`` (as a whole word, any case)."""
+        return ident.strip("_").lower() in self._vocab
+
     def search(self, terms: Iterable[str], limit: int) -> list[tuple[float, str, int]]:
         """The best ``limit`` chunks for the query terms: (score, path, chunk number), best first, ties by
         path and position."""

@@ -143,9 +143,12 @@ class Workspace(Indexer):
             return head, out
 
     def knows_symbol(self, name: str) -> bool:
-        """Whether the workspace defines or uses ``name`` (what makes a cited symbol real)."""
+        """Whether the workspace defines, uses or otherwise holds the identifier ``name`` (an attribute, a
+        parameter): what makes a cited symbol real."""
         with self._lock:
-            return bool(self._index.definitions(name)) or name in self._index.referencers
+            if self._index.definitions(name) or name in self._index.referencers:
+                return True
+            return self._retriever.active and self._retriever.chunks.bm25.has_term(name)
 
     def find_symbol(self, name: str) -> list[SymbolLocation]:
         with self._lock:

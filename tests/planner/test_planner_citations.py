@@ -11,7 +11,7 @@ from contenox.planner.citations import check_citations, cited_paths, cited_symbo
 from contenox.workspace import Workspace
 
 FILES = {
-    "itsdangerous/signer.py": "import hmac\n\n\nclass Signer:\n    def unsign(self, value):\n"
+    "itsdangerous/signer.py": "import hmac\n\n\nclass Signer:\n    def unsign(self, value, fallback_signers=None):\n"
                               "        return hmac.compare_digest(value, value)\n\n\n"
                               "def derive_key(secret):\n    return secret\n",
     "itsdangerous/timed.py": "from .signer import Signer\n\n\nclass TimestampSigner(Signer):\n"
@@ -60,3 +60,12 @@ def test_a_partial_path_resolves_to_the_file_it_names(workspace: Workspace, tmp_
     cited = check_citations("signer.py, timed.py, dangerous/timed.py and docs/timed.py", workspace)
     assert cited.files_real == ("signer.py", "itsdangerous/timed.py")  # two signer.py: kept as written
     assert cited.files_unknown == ("dangerous/timed.py", "docs/timed.py")
+
+
+def test_attributes_and_parameters_are_real_once_the_code_is_indexed_for_retrieval(workspace: Workspace) -> None:
+    from contenox.workspace import RetrievalQuery
+
+    answer = "`Signer.unsign` takes `fallback_signers`; `Signer.rotate_keys()` does not exist."
+    assert check_citations(answer, workspace).symbols_unknown == ("fallback_signers", "Signer.rotate_keys")
+    workspace.retrieve(RetrievalQuery(text="unsign"), 1000, len)  # the node always retrieves before it checks
+    assert check_citations(answer, workspace).symbols_unknown == ("Signer.rotate_keys",)
