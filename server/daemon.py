@@ -202,7 +202,7 @@ class Daemon:
 
 def _setup_logging(config: Config) -> None:
     logs = Path(config.logs_dir)
-    logs.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(mode=0o700, parents=True, exist_ok=True)
     handler = logging.handlers.RotatingFileHandler(logs / "node.log", maxBytes=5_000_000, backupCount=3)
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
@@ -212,6 +212,8 @@ def _setup_logging(config: Config) -> None:
     for other in root.handlers:
         if other is not handler and isinstance(other, logging.StreamHandler) and other.level < logging.WARNING:
             other.setLevel(logging.WARNING)
+    if root.level > logging.DEBUG:  # pygls logs whole message bodies (file contents) at INFO
+        logging.getLogger("pygls").setLevel(logging.WARNING)
 
 
 def serve(config: Config) -> int:
@@ -220,6 +222,7 @@ def serve(config: Config) -> int:
     State is persisted as it changes, so once the daemon has stopped nothing is left to flush: a
     worker thread still busy (a model load that was under way) does not hold the exit up.
     """
+    os.umask(0o077)  # transcripts, sessions, indexes and logs are the user's alone: files 0600, folders 0700
     _setup_logging(config)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)

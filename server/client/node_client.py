@@ -26,6 +26,7 @@ from contenox.node.paths import ensure_private_dir, socket_dir, socket_path, spa
 __all__ = ["NodeClient", "RemoteError", "call", "connect", "ensure_node"]
 
 _START_TIMEOUT_S = 60.0
+_NODE_OUT_BYTES = 5_000_000
 
 
 class RemoteError(ContenoxError):
@@ -61,9 +62,13 @@ def _try_connect(path: Path, protocol: str) -> socket.socket | None:
 
 def _spawn(config: Config) -> subprocess.Popen[bytes]:
     logs = Path(config.logs_dir)
-    logs.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(mode=0o700, parents=True, exist_ok=True)
     env = dict(os.environ, CONTENOX_HOME=config.home)
-    with (logs / "node.out").open("ab") as out:
+    node_out = logs / "node.out"
+    with contextlib.suppress(FileNotFoundError):
+        if node_out.stat().st_size > _NODE_OUT_BYTES:  # keep one old copy, like node.log's rotation
+            os.replace(node_out, logs / "node.out.1")
+    with os.fdopen(os.open(node_out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
         return subprocess.Popen([sys.executable, "-m", "contenox", "node", "serve"], stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env,
                                 close_fds=True, cwd="/")
