@@ -235,18 +235,3 @@ def test_clients_racing_to_start_the_node_get_one_node(node_config: Config) -> N
     pids = {int(p.communicate(timeout=120)[0].strip()) for p in racers}
     assert pids == {node_pid(node_config)}
     assert (Path(node_config.logs_dir) / "node.log").read_text().count("serving on") == 1
-
-
-def test_state_and_logs_are_private(node_config: Config, tmp_path: Path) -> None:
-    """Regression: transcripts, ACP sessions and logs were 0644 (another user read them)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "notes.py").write_text("SECRET = 1\n")
-    with client.NodeClient(client.ensure_node(node_config)) as conn:
-        assert conn.call("pin", {"cwd": str(repo), "path": str(repo / "notes.py")}) == {"pins": ["notes.py"]}
-    logs = Path(node_config.logs_dir)
-    state = Path(node_config.state_dir)
-    record = next(state.rglob("workspace.json"))
-    for path in (logs, logs / "node.log", logs / "node.out", record, record.parent, state / "node"):
-        expected = 0o700 if path.is_dir() else 0o600
-        assert stat.S_IMODE(path.stat().st_mode) == expected, path
