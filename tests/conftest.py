@@ -15,6 +15,8 @@ import pytest
 
 from contenox.runtime_ov.store import InstalledModel, ModelStore
 
+pytest.register_assert_rewrite("support")  # the shared kits' asserts (tests/support) report like the tests'
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEST_MODEL = "smollm2-135m"
 

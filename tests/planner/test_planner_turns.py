@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import msgspec
-from planner_samples import PIN_A, PIN_B, sample_inputs
 
 from contenox.planner import SEGMENT_KINDS, Pin, render_explain
+from support.planner_samples import PIN_A, PIN_B, sample_inputs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,7 +29,7 @@ def test_same_inputs_give_identical_ids_and_hashes_across_processes(make_planner
         import json, sys
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from planner_samples import sample_inputs
+        from support.planner_samples import sample_inputs
         from contenox.config import PlannerConfig
         from contenox.planner import Planner
         from contenox.runtime_ov.store import ModelStore

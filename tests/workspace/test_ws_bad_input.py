@@ -7,10 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wsrepo import count_tokens, git, write
 
 from contenox.errors import PathOutsideWorkspace, WorkspaceError
 from contenox.workspace import SkippedFile, Workspace
+from support.gitrepo import git, write
+from support.wsrepo import count_tokens
 
 OpenWs = Callable[..., Workspace]
 
