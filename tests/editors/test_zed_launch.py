@@ -147,6 +147,7 @@ def test_shipped_settings_and_registry_entry_agree() -> None:
     assert colours and set(colours) <= {"currentColor", "none", "inherit"}
 
 
+@pytest.mark.slow
 async def test_zed_session_new_prompt_cancel_load(zed_launch: tuple[str, list[str], dict[str, str], Path]) -> None:
     command, args, env, workspace = zed_launch
     util = workspace / "util.py"

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from contenox.planner import SEGMENT_KINDS, Pin, render_explain
 from support.planner_samples import PIN_A, PIN_B, sample_inputs
@@ -23,6 +24,7 @@ def _fingerprint(plan) -> dict:
                          for s in plan.manifest.segments]}
 
 
+@pytest.mark.slow
 def test_same_inputs_give_identical_ids_and_hashes_across_processes(make_planner, default_model, tmp_path):
     here = _fingerprint(make_planner().plan(sample_inputs()))
     script = textwrap.dedent(f"""

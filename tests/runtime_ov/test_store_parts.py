@@ -105,6 +105,7 @@ def test_wrong_joined_digest_is_a_checksum_mismatch(tmp_path: Path, parts: Path)
     assert not list(store.root.glob(".partial-*"))
 
 
+@pytest.mark.slow
 def test_a_profile_pin_that_does_not_match_is_reported(tmp_path: Path, parts: Path) -> None:
     actual = model_digests(parts).chat_template_digest
     store = ModelStore(tmp_path / "models",

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from networkx.algorithms.link_analysis.pagerank_alg import _pagerank_python
 
+from contenox.runtime_ov.tokenizer import Tokenizer
 from contenox.workspace import Workspace
 from contenox.workspace._graph import pagerank
 from support import golden
@@ -159,10 +160,8 @@ def test_parallel_cold_index_equals_serial(make_repo: Callable[..., Path], open_
     assert parallel._index.edges_by_path() == serial._index.edges_by_path()
 
 
-def test_budget_with_the_real_tokenizer(make_repo: Callable[..., Path], open_ws: OpenWs, default_model: object) -> None:
-    from contenox.runtime_ov.tokenizer import load_tokenizer
-
-    encode = load_tokenizer(default_model.weights).encode  # type: ignore[attr-defined]
+def test_budget_with_the_real_tokenizer(make_repo: Callable[..., Path], open_ws: OpenWs, tokenizer: Tokenizer) -> None:
+    encode = tokenizer.encode
 
     def count(text: str) -> int:
         return len(encode(text))
