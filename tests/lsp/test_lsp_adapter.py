@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_fake_node import FakeNode
-from lsp_rpc_peer import RpcPeer
 
 from contenox.jsonrpc import MAX_MESSAGE_BYTES
 from contenox.lsp import serve_connection
+from support.lsp_fake_node import FakeNode
+from support.lsp_rpc_peer import RpcPeer
 
 
 @pytest.fixture

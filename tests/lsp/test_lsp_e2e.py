@@ -8,10 +8,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from lsp_client import chat, plain, request, start_window
-from lsp_e2e_kit import NodeHome, make_repo
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+
+from support.lsp_client import chat, plain, request, start_window
+from support.lsp_e2e_kit import NodeHome, make_repo
 
 pytestmark = pytest.mark.slow
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import msgspec
-from lsp_fake_node import FakeNode
 
 from contenox.lsp.render import hover_markdown
 from contenox.planner import ChunkRecord, Citations
+from support.lsp_fake_node import FakeNode
 
 
 def test_hover_names_why_the_hovered_symbol_was_in_the_last_turn() -> None:

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from nodekit import RawConnection, kill_node, write_config
 
 from contenox.config import Config
+from support.nodekit import RawConnection, kill_node, write_config
 
 
 @pytest.fixture

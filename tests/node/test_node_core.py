@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,16 +10,14 @@ import pytest
 from contenox.config import load_config
 from contenox.errors import Cancelled, InvalidRequest, PathOutsideWorkspace
 from contenox.node import Node, TurnRequest
+from support.gitrepo import make_repo
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    (root / "main.py").write_text("from pkg.calc import add\n\nprint(add(1, 2))\n")
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+    return make_repo(tmp_path / "repo", {"pkg/calc.py": "def add(a, b):\n    return a + b\n",
+                                         "main.py": "from pkg.calc import add\n\nprint(add(1, 2))\n"},
+                     commit=False)
 
 
 async def test_workspace_is_resolved_to_its_root_and_pins_persist(home: Path, repo: Path) -> None:

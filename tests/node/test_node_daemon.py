@@ -13,12 +13,14 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from nodekit import RawConnection, connect_plain, node_pid, pid_alive, wait_gone, write_config
 
 from contenox import cli, client
 from contenox.config import Config
 from contenox.jsonrpc import MAX_MESSAGE_BYTES
 from contenox.node.paths import socket_dir, socket_path
+from support.nodekit import RawConnection, connect_plain, node_pid, pid_alive, wait_gone, write_config
+
+pytestmark = pytest.mark.slow  # every test starts a real node subprocess (1.5-3.5 s each)
 
 
 def test_status_starts_nothing_then_ask_starts_node_and_stop_stops_it(node_config: Config,

@@ -12,24 +12,20 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from nodekit import RawConnection, node_pid, wait_gone
 
 from contenox import cli, client
 from contenox.config import Config
 from contenox.node.paths import socket_path
+from support.gitrepo import make_repo
+from support.nodekit import RawConnection, node_pid, wait_gone
 
 pytestmark = pytest.mark.slow
 
 
-def make_repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    (path / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
-    (path / "main.py").write_text("from calc import add\n\nprint(add(1, 2))\n")
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t")
-    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "init"]):
-        subprocess.run(cmd, cwd=path, check=True, env=env)
-    return path
+CALC_APP = {
+    "calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    "main.py": "from calc import add\n\nprint(add(1, 2))\n",
+}
 
 
 def ask_json(config: Config, cwd: Path, prompt: str, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
@@ -39,7 +35,7 @@ def ask_json(config: Config, cwd: Path, prompt: str, capsys: pytest.CaptureFixtu
 
 def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
         node_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", CALC_APP)
 
     # Streaming: chunks arrive as notifications, then the result with the explain.
     conn = RawConnection(node_config)
@@ -128,7 +124,7 @@ _SLOW_CLIENT = textwrap.dedent("""
 
 def test_a_client_killed_mid_turn_does_not_disturb_another_and_sigterm_cancels_in_flight_turns(
         node_config: Config, tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", CALC_APP)
     client.ensure_node(node_config).close()
     slow = subprocess.Popen([sys.executable, "-c", _SLOW_CLIENT, str(repo)], stdout=subprocess.PIPE, text=True)
     try:

@@ -1,4 +1,4 @@
-"""Planner fixtures: the real SmolLM2 tokenizer (loaded once) and a planner factory."""
+"""Planner fixtures: a planner factory on the real SmolLM2 tokenizer (``tokenizer``, tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,7 @@ from contenox.config import PlannerConfig
 from contenox.planner import Planner
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.store import InstalledModel
-from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
-
-
-@pytest.fixture(scope="session")
-def tokenizer(default_model: InstalledModel) -> Tokenizer:
-    return load_tokenizer(default_model.weights)
+from contenox.runtime_ov.tokenizer import Tokenizer
 
 
 @pytest.fixture(scope="session")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from planner_samples import sample_inputs
 
 from contenox.errors import OverContext
 from contenox.planner import Pin
+from support.planner_samples import sample_inputs
 
 SMALL = {"max_tested_context": 1400, "default_context": 1024}
 RESERVE = 200

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from planner_samples import sample_inputs
 
 from contenox.errors import ProfileMismatch
 from contenox.planner import Pin
 from contenox.planner.chat_frame import derive_chat_frame
+from support.planner_samples import sample_inputs
 
 
 def test_smollm2_frame_pieces(tokenizer):

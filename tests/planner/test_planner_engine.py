@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from planner_samples import sample_inputs
 
 from contenox.config import PlannerConfig
 from contenox.planner import CachePolicy, Pin, Planner, TurnPlan
 from contenox.runtime_ov import Engine, EngineOptions, GenerateRequest, InstalledModel, Priority
 from contenox.runtime_ov.kv_layout import read_kv_layout
+from support.planner_samples import sample_inputs
 
 pytestmark = pytest.mark.slow
 

@@ -1,28 +1,27 @@
 """Golden files: the rendered segments of a sample turn and its explain-context table and JSON.
 
 Regenerate after an intended change with ``CONTENOX_UPDATE_GOLDEN=1 pytest tests/planner`` and
-review the diff.
+review the diff (refused when ``CI`` is set: CI never rewrites goldens).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import msgspec
-from planner_samples import GOLDEN, sample_inputs
+import pytest
 
 from contenox.planner import render_explain
 from contenox.planner.segments import render_segments
+from support.golden import check_golden
+from support.planner_samples import sample_inputs
+
+GOLDEN = Path(__file__).parent / "golden"
 
 
 def _check(name: str, text: str) -> None:
-    path: Path = GOLDEN / name
-    if os.environ.get("CONTENOX_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"missing golden file {path}; run with CONTENOX_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8")
+    check_golden(GOLDEN / name, text)
 
 
 def _turn_two(make_planner):
@@ -56,3 +55,13 @@ def test_explain_table_and_json_golden(make_planner):
                              answer_text="Here it is.")
     _check("explain.txt", render_explain(explain))
     _check("explain.json", json.dumps(explain.to_json(), indent=2) + "\n")
+
+
+def test_update_golden_is_refused_under_ci(monkeypatch, tmp_path):
+    monkeypatch.setenv("CONTENOX_UPDATE_GOLDEN", "1")
+    monkeypatch.setenv("CI", "true")
+    path = tmp_path / "golden.txt"
+    path.write_text("old\n", encoding="utf-8")
+    with pytest.raises(pytest.fail.Exception, match="refused when CI is set"):
+        check_golden(path, "new\n")
+    assert path.read_text(encoding="utf-8") == "old\n"

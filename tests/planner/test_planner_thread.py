@@ -3,10 +3,9 @@ thread starts with the previous turn's ids (real SmolLM2 tokenizer and chat temp
 
 from __future__ import annotations
 
-from planner_samples import sample_inputs
-
 from contenox.planner import Chunk, render_explain, render_markdown
 from contenox.planner.thread import diff_delta, split_diff
+from support.planner_samples import sample_inputs
 
 A = Chunk(id="bank/accounts.py:8-11", path="bank/accounts.py", start_line=8, end_line=11, name="Account.deposit",
           text="class Account:\n    ...\n    def deposit(self, amount: int) -> None:\n        if amount <= 0:\n"

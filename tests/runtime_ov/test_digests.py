@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import gguf
@@ -16,9 +15,7 @@ from contenox.runtime_ov.catalog import load_catalog
 from contenox.runtime_ov.digests import file_sha256, model_digests
 from contenox.runtime_ov.gguf_header import gguf_metadata, read_gguf_header
 from contenox.runtime_ov.store import InstalledModel
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
-from tiny_models import TEMPLATE, build_gguf, build_ir
+from support.tiny_models import TEMPLATE, build_gguf, build_ir
 
 
 def test_file_sha256_streams_and_reports_progress(tmp_path: Path) -> None:

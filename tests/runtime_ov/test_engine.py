@@ -70,6 +70,7 @@ def test_options_from_config() -> None:
     assert (options.cache_size_gb, options.chunk_tokens, options.device) == (0.5, 128, "CPU")
 
 
+@pytest.mark.slow
 def test_engine_reports_its_model_and_cache(engine: Engine, default_model: InstalledModel) -> None:
     stats = engine.stats()
     assert stats.model == default_model.name and stats.device == "CPU"
@@ -80,6 +81,7 @@ def test_engine_reports_its_model_and_cache(engine: Engine, default_model: Insta
     assert engine.tokenizer.decode(engine.tokenizer.encode("def f(x):")) == "def f(x):"
 
 
+@pytest.mark.slow
 def test_token_ids_outside_the_vocabulary_are_refused_before_the_pipeline(engine: Engine) -> None:
     assert engine.vocab_size == 49152  # SmolLM2's GGUF token list
     with pytest.raises(InvalidRequest, match="token id 151643 is outside the vocabulary of smollm2-135m"):
@@ -90,6 +92,7 @@ def test_token_ids_outside_the_vocabulary_are_refused_before_the_pipeline(engine
     assert final.finish_reason in ("stop", "length")  # the engine is still usable
 
 
+@pytest.mark.slow
 async def test_streaming_equals_final_text(engine: Engine) -> None:
     prompt = chat(engine, "Write a Python function that returns the sum of a list.")
     tokens, final = await collect(engine, GenerateRequest(session_id="stream", token_ids=prompt,
@@ -104,6 +107,7 @@ async def test_streaming_equals_final_text(engine: Engine) -> None:
     assert m.ttft_ms > 0 and m.total_ms >= m.ttft_ms and m.peak_rss_bytes > 0
 
 
+@pytest.mark.slow
 async def test_greedy_determinism(engine: Engine) -> None:
     prompt = chat(engine, "Explain what a Python generator is, in two sentences, and show how `yield` "
                           "differs from `return` in a function that reads a large file line by line.")
@@ -118,6 +122,7 @@ async def test_greedy_determinism(engine: Engine) -> None:
     assert cold.token_ids == warm1.token_ids  # measured on SmolLM2: warm equals cold here
 
 
+@pytest.mark.slow
 async def test_cancel_during_prefill_then_a_normal_request(engine: Engine) -> None:
     prompt = filler(engine, 11, 3000)  # 47 chunks of 64
     handle = engine.submit(GenerateRequest(session_id="cancel-p", token_ids=prompt, max_new_tokens=8))
@@ -136,6 +141,7 @@ async def test_cancel_during_prefill_then_a_normal_request(engine: Engine) -> No
     assert ok.finish_reason in ("stop", "length") and ok.token_ids
 
 
+@pytest.mark.slow
 async def test_cancel_during_decode_then_a_normal_request(engine: Engine) -> None:
     prompt = engine.tokenizer.encode("hello world " * 40)  # the model repeats it without stopping
     handle = engine.submit(GenerateRequest(session_id="cancel-d", token_ids=prompt, max_new_tokens=60))
@@ -155,6 +161,7 @@ async def test_cancel_during_decode_then_a_normal_request(engine: Engine) -> Non
     assert ok.finish_reason in ("stop", "length") and ok.token_ids
 
 
+@pytest.mark.slow
 async def test_shared_prefix_recomputes_only_the_suffix(engine: Engine) -> None:
     base = filler(engine, 21, 500)
     first = await engine.submit(GenerateRequest(session_id="pfx", token_ids=base, max_new_tokens=2)).result()
@@ -176,6 +183,7 @@ async def test_shared_prefix_recomputes_only_the_suffix(engine: Engine) -> None:
     assert third.metrics.prefill_steps == math.ceil((500 - 224) / CHUNK)
 
 
+@pytest.mark.slow
 async def test_interleaved_sessions_keep_their_prefixes(engine: Engine) -> None:
     prefixes = {f"ws-{i}": filler(engine, 100 + i, 300) for i in range(3)}
     for sid, ids in prefixes.items():
@@ -188,6 +196,7 @@ async def test_interleaved_sessions_keep_their_prefixes(engine: Engine) -> None:
         assert final.metrics.prefill_steps == 1  # only the suffix; cold it is ceil(300 / 64) = 5
 
 
+@pytest.mark.slow
 def test_default_scheduler_keeps_only_the_last_prompt(default_model: InstalledModel) -> None:
     """What LLMPipeline does without cache_size: A, B, then A + suffix is a full miss."""
     import openvino as ov
@@ -215,6 +224,7 @@ def test_default_scheduler_keeps_only_the_last_prompt(default_model: InstalledMo
     assert steps(a + [5] * 20) == 4  # a's blocks are gone: everything recomputed
 
 
+@pytest.mark.slow
 def test_block_model_follows_eviction(default_model: InstalledModel) -> None:
     """A 66-block cache under pressure: predicted recomputation matches the step count, chunk 32."""
     from contenox.runtime_ov.kv_layout import read_kv_layout
@@ -240,6 +250,7 @@ def test_block_model_follows_eviction(default_model: InstalledModel) -> None:
             assert final.metrics.prefill_steps == math.ceil((len(ids) - predicted) / 32), name
 
 
+@pytest.mark.slow
 async def test_priority_interactive_before_background(engine: Engine) -> None:
     blocker = engine.submit(GenerateRequest(session_id="prio", token_ids=filler(engine, 31, 200),
                                             max_new_tokens=2))
@@ -253,6 +264,7 @@ async def test_priority_interactive_before_background(engine: Engine) -> None:
     assert blocker.run_index < interactive.run_index < background.run_index
 
 
+@pytest.mark.slow
 async def test_warm_retouches_a_prefix(engine: Engine) -> None:
     ids = filler(engine, 41, 300)
     final = await engine.warm("warm", ids)
@@ -260,6 +272,7 @@ async def test_warm_retouches_a_prefix(engine: Engine) -> None:
     assert engine.predict_cached([*ids, 5]) == 288
 
 
+@pytest.mark.slow
 async def test_cancel_while_queued_ends_at_once(engine: Engine) -> None:
     blocker = engine.submit(GenerateRequest(session_id="q", token_ids=filler(engine, 51, 300), max_new_tokens=8))
     queued = engine.submit(GenerateRequest(session_id="q", token_ids=chat(engine, "queued"), max_new_tokens=8))
@@ -277,6 +290,7 @@ def test_choose_device() -> None:
     assert choose_device(["NPU"], "GPU", ["CPU"]) == "CPU"
 
 
+@pytest.mark.slow
 def test_over_context_says_by_how_much(engine: Engine) -> None:
     limit = engine.profile.max_tested_context
     with pytest.raises(OverContext, match=r"by 100 tokens") as info:
@@ -284,17 +298,20 @@ def test_over_context_says_by_how_much(engine: Engine) -> None:
     assert info.value.details["over_by"] == 100
 
 
+@pytest.mark.slow
 def test_request_larger_than_the_cache_is_over_batch(engine: Engine) -> None:
     capacity = engine.stats().cache_capacity_tokens
     with pytest.raises(OverBatch, match="KV cache"):
         engine.submit(GenerateRequest(session_id="big", token_ids=[5] * capacity, max_new_tokens=10))
 
 
+@pytest.mark.slow
 def test_empty_prompt_is_invalid(engine: Engine) -> None:
     with pytest.raises(InvalidRequest):
         engine.submit(GenerateRequest(session_id="x", token_ids=[]))
 
 
+@pytest.mark.slow
 def test_blocking_generate_outside_an_event_loop(engine: Engine) -> None:
     final = engine.generate(GenerateRequest(session_id="sync", token_ids=chat(engine, "Say hi."),
                                             max_new_tokens=4), timeout=120)
@@ -308,6 +325,7 @@ def test_start_with_missing_weights_is_model_not_found(default_model: InstalledM
         Engine.start(missing, EngineOptions(cache_size_gb=0.01))
 
 
+@pytest.mark.slow
 def test_close_refuses_new_requests(engine: Engine) -> None:
     """Runs last in this module: the module's engine is closed afterwards anyway."""
     engine.close()

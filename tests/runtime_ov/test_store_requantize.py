@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import gguf
@@ -14,9 +13,7 @@ from contenox.errors import ModelSourceUnavailable
 from contenox.runtime_ov.digests import model_digests
 from contenox.runtime_ov.requantize import requantize_q5_0_to_q8_0
 from contenox.runtime_ov.store import ModelStore
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the helpers beside this file, in any import mode
-from tiny_models import build_gguf
+from support.tiny_models import build_gguf
 
 Q5, Q8 = gguf.GGMLQuantizationType.Q5_0, gguf.GGMLQuantizationType.Q8_0
 

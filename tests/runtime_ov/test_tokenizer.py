@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from contenox.runtime_ov.store import InstalledModel
-from contenox.runtime_ov.tokenizer import Tokenizer, cut_points, load_tokenizer
-
-
-@pytest.fixture(scope="module")
-def tokenizer(default_model: InstalledModel) -> Tokenizer:
-    return load_tokenizer(default_model.weights)
+from contenox.runtime_ov.tokenizer import Tokenizer, cut_points
 
 
 def _code(functions: int) -> str:

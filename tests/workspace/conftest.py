@@ -6,10 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wsrepo import APP_FILES, git, write
 
 from contenox.config import WorkspaceConfig
 from contenox.workspace import Workspace
+from support import gitrepo
+from support.wsrepo import APP_FILES
 
 
 @pytest.fixture
@@ -17,15 +18,8 @@ def make_repo(tmp_path: Path) -> Callable[..., Path]:
     """A git repository with ``files`` committed (the app fixture by default)."""
 
     def make(files: dict[str, str | bytes] | None = None, name: str = "repo", commit: bool = True) -> Path:
-        root = tmp_path / name
-        root.mkdir()
-        git(root, "init", "-q")
-        for rel, text in (APP_FILES if files is None else files).items():
-            write(root, rel, text)
-        if commit:
-            git(root, "add", "-A")
-            git(root, "commit", "-q", "-m", "initial")
-        return root
+        return gitrepo.make_repo(tmp_path / name, APP_FILES if files is None else files, commit=commit,
+                                 message="initial")
 
     return make
 

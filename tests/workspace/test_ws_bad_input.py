@@ -7,10 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wsrepo import count_tokens, git, write
 
 from contenox.errors import PathOutsideWorkspace, WorkspaceError
-from contenox.workspace import SkippedFile, Workspace
+from contenox.workspace import Workspace
+from support.gitrepo import git, write
+from support.wsrepo import count_tokens
 
 OpenWs = Callable[..., Workspace]
 
@@ -158,10 +159,6 @@ def test_unwritable_cache_dir_is_not_fatal(make_repo: Callable[..., Path], open_
 def test_root_must_be_a_directory(tmp_path: Path, open_ws: OpenWs) -> None:
     with pytest.raises(WorkspaceError, match="not a directory"):
         open_ws(tmp_path / "missing")
-
-
-def test_skipped_file_type_is_public() -> None:
-    assert SkippedFile(path="x", reason="binary").reason == "binary"
 
 
 def test_paths_through_a_symlinked_root(tmp_path: Path, make_repo: Callable[..., Path], open_ws: OpenWs) -> None:

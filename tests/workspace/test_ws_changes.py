@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from wsrepo import git, write
-
 from contenox.workspace import ChangeEvent, Workspace
+from support.gitrepo import git, write
 
 OpenWs = Callable[..., Workspace]
 

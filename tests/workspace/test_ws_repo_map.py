@@ -13,21 +13,20 @@ import networkx as nx
 import numpy as np
 import pytest
 from networkx.algorithms.link_analysis.pagerank_alg import _pagerank_python
-from wsrepo import APP_FILES, count_tokens, git, write
 
+from contenox.runtime_ov.tokenizer import Tokenizer
 from contenox.workspace import Workspace
 from contenox.workspace._graph import pagerank
+from support import golden
+from support.gitrepo import git, write
+from support.wsrepo import APP_FILES, count_tokens
 
 OpenWs = Callable[..., Workspace]
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("CONTENOX_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), "".join(
-        difflib.unified_diff(path.read_text(encoding="utf-8").splitlines(True), text.splitlines(True)))
+    golden.check_golden(GOLDEN / name, text)
 
 
 def test_golden_maps(make_repo: Callable[..., Path], open_ws: OpenWs) -> None:
@@ -161,10 +160,8 @@ def test_parallel_cold_index_equals_serial(make_repo: Callable[..., Path], open_
     assert parallel._index.edges_by_path() == serial._index.edges_by_path()
 
 
-def test_budget_with_the_real_tokenizer(make_repo: Callable[..., Path], open_ws: OpenWs, default_model: object) -> None:
-    from contenox.runtime_ov.tokenizer import load_tokenizer
-
-    encode = load_tokenizer(default_model.weights).encode  # type: ignore[attr-defined]
+def test_budget_with_the_real_tokenizer(make_repo: Callable[..., Path], open_ws: OpenWs, tokenizer: Tokenizer) -> None:
+    encode = tokenizer.encode
 
     def count(text: str) -> int:
         return len(encode(text))

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from wsrepo import APP_FILES, count_tokens, write
 
 from contenox.workspace import Retrieval, RetrievalQuery, Workspace
+from support.gitrepo import write
+from support.wsrepo import APP_FILES, count_tokens
 
 EXTRA = {
     "web/headers.js": (

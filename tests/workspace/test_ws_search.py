@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wsrepo import write
 
 from contenox.errors import InvalidRequest
 from contenox.workspace import SearchHit, Workspace
+from support.gitrepo import write
 
 OpenWs = Callable[..., Workspace]
 

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import msgspec
 
 from contenox.planner import Pin, PlannerInputs
-
-GOLDEN = Path(__file__).parent / "golden"
 
 PIN_A = '''"""Accounts."""
 

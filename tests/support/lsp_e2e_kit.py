@@ -17,21 +17,16 @@ import pytest
 from contenox.config import Config, load_config
 from contenox.node.paths import daemon_lock_path
 from contenox.runtime_ov.store import InstalledModel
-from node_cleanup import terminate_pid
+from support import gitrepo
+from support.node_cleanup import terminate_pid
 
 PYTHON = sys.executable
 CONFIG = "[engine]\nmax_new_tokens = 6\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 120\n"
 
 
 def make_repo(root: Path) -> Path:
-    root.mkdir(parents=True)
-    (root / "util.py").write_text("def helper(x):\n    \"\"\"Add one.\"\"\"\n    return x + 1\n")
-    (root / "main.py").write_text("from util import helper\n\n\ndef run():\n    return helper(41)\n")
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t")
-    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "init"]):
-        subprocess.run(["git", *args], cwd=root, env=env, check=True)
-    return root
+    """The end-to-end workspace: the tiny two-file app, committed."""
+    return gitrepo.make_repo(root, gitrepo.TINY_APP)
 
 
 class NodeHome:

@@ -6,10 +6,11 @@ import asyncio
 from pathlib import Path
 from typing import Any, Union
 
-from lsp_e2e_kit import PYTHON
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import make_test_lsp_client
+
+from support.lsp_e2e_kit import PYTHON
 
 
 class Recorded:

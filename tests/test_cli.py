@@ -1,0 +1,126 @@
+"""``contenox`` argument handling in process: the command functions are replaced, so nothing runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from contenox import cli
+from contenox.eval import KINDS
+
+
+@pytest.fixture
+def called(monkeypatch: pytest.MonkeyPatch) -> list[argparse.Namespace]:
+    """Every ``cmd_*`` function records its arguments (and returns 0) instead of running."""
+    seen: list[argparse.Namespace] = []
+
+    def record(args: argparse.Namespace) -> int:
+        seen.append(args)
+        return 0
+
+    for name in dir(cli):
+        if name.startswith("cmd_"):
+            monkeypatch.setattr(cli, name, record)
+    return seen
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    [action] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
+
+
+def _option(parser: argparse.ArgumentParser, dest: str) -> argparse.Action:
+    [action] = [a for a in parser._actions if a.dest == dest]
+    return action
+
+
+def test_a_quoted_question_with_options_is_ask(called: list[argparse.Namespace]) -> None:
+    assert cli.main(["why does transfer fail?", "--json", "--pin", "a.py"]) == 0
+    [args] = called
+    assert args.command == "ask" and args.func.__name__ == "record"
+    assert args.prompt == ["why does transfer fail?"]
+    assert args.json is True and args.pin == ["a.py"]
+    assert cli.main(["why", "does", "transfer", "fail?"]) == 2  # unquoted words are never asked
+    assert len(called) == 1
+
+
+def test_a_question_in_one_argument_is_ask(called: list[argparse.Namespace]) -> None:
+    assert cli.main(["What calls helper()?"]) == 0
+    assert [(a.command, a.prompt, a.json) for a in called] == [("ask", ["What calls helper()?"], False)]
+
+
+@pytest.mark.parametrize("argv", [["config"], ["node", "status", "--json"], ["model", "list"],
+                                  ["explain-context", "--json"]])
+def test_command_words_are_not_rewritten(called: list[argparse.Namespace], argv: list[str]) -> None:
+    assert cli.main(argv) == 0
+    [args] = called
+    assert args.command == argv[0]
+
+
+def test_options_first_are_not_a_question(called: list[argparse.Namespace]) -> None:
+    assert cli.main(["-v", "config"]) == 0
+    [args] = called
+    assert args.command == "config" and args.verbose is True
+
+
+def test_no_command_prints_help(called: list[argparse.Namespace], capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([]) == 0
+    assert called == [] and "usage: contenox" in capsys.readouterr().out
+
+
+def test_commands_known_to_main_are_the_parser_commands() -> None:
+    assert set(_subparsers(cli._parser())) == cli._COMMANDS
+
+
+@pytest.mark.parametrize("rest", [[], ["--quick"], ["--quick", "--points", "0,32,96", "--no-peer"],
+                                  ["report", "-v", "--out", "x"], ["--", "--json"]])
+def test_bench_arguments_pass_through_untouched(called: list[argparse.Namespace], rest: list[str]) -> None:
+    assert cli.main(["bench", *rest]) == 0
+    [args] = called
+    assert args.command == "bench" and args.bench_args == rest and args.verbose is False
+
+
+def test_bench_help_is_argparse_help(called: list[argparse.Namespace], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["bench", "--help"])
+    assert exit_.value.code == 0 and called == []
+    assert "usage: contenox bench" in capsys.readouterr().out
+
+
+def test_eval_defaults(called: list[argparse.Namespace]) -> None:
+    assert cli.main(["eval"]) == 0
+    [args] = called
+    assert args.command == "eval" and args.tasks == [] and args.model is None
+    assert args.retrieval_only is False and args.mode is None and args.kind is None and args.task is None
+    assert args.max_new_tokens == 512 and args.cache is None and args.json is False and args.out is None
+    assert args.min_recall is None
+
+
+def test_eval_options(called: list[argparse.Namespace]) -> None:
+    assert cli.main(["eval", "tasks/a.toml", "more", "--model", "m", "--retrieval-only", "--mode", "baseline",
+                     "--kind", "refactor", "--kind", "trace_test", "--task", "t1", "--task", "t2",
+                     "--max-new-tokens", "64", "--cache", "c", "--json", "--out", "r.json",
+                     "--min-recall", "0.75"]) == 0
+    [args] = called
+    assert args.tasks == [Path("tasks/a.toml"), Path("more")] and args.model == "m"
+    assert args.retrieval_only is True and args.mode == "baseline"
+    assert args.kind == ["refactor", "trace_test"] and args.task == ["t1", "t2"]
+    assert args.max_new_tokens == 64 and args.cache == Path("c") and args.out == Path("r.json")
+    assert args.json is True and args.min_recall == 0.75
+
+
+@pytest.mark.parametrize("bad", [["--kind", "poetry"], ["--mode", "fast"], ["--max-new-tokens", "many"],
+                                 ["--min-recall", "most"]])
+def test_eval_rejects_bad_options(called: list[argparse.Namespace], capsys: pytest.CaptureFixture[str],
+                                  bad: list[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["eval", *bad])
+    assert exit_.value.code == 2 and called == []
+    assert "invalid" in capsys.readouterr().err
+
+
+def test_eval_kind_choices_are_the_task_kinds() -> None:
+    kind = _option(_subparsers(cli._parser())["eval"], "kind")
+    assert kind.choices is not None and tuple(kind.choices) == KINDS
