@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 
 
 class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    default: str = "smollm2-135m"
+    default: str = "qwen2.5-coder-0.5b"
+    """The smallest model that gives useful coding answers; smollm2-135m is the fast test model."""
     device: str = "CPU"
 
 

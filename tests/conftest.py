@@ -20,6 +20,8 @@ pytest.register_assert_rewrite("support")  # the shared kits' asserts (tests/sup
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEST_MODEL = "smollm2-135m"
+TEST_CONFIG = f'[model]\ndefault = "{TEST_MODEL}"\n'
+"""What every test home starts with; a test writing its own config keeps this section (nodekit.write_config)."""
 
 
 def _shared_home() -> Path:
@@ -41,9 +43,11 @@ def tokenizer(default_model: InstalledModel) -> Tokenizer:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, default_model: InstalledModel) -> Iterator[Path]:
-    """A fresh CONTENOX_HOME whose store already holds the default model (symlinked)."""
+    """A fresh CONTENOX_HOME whose store already holds the test model (symlinked) and whose config makes it
+    the default (the shipped default, qwen2.5-coder-0.5b, is for users)."""
     root = tmp_path / "contenox-home"
     (root / "models").mkdir(parents=True)
     (root / "models" / TEST_MODEL).symlink_to(default_model.path, target_is_directory=True)
+    (root / "config.toml").write_text(TEST_CONFIG, encoding="utf-8")
     monkeypatch.setenv("CONTENOX_HOME", str(root))
     yield root

@@ -22,7 +22,7 @@ def test_missing_file_gives_every_default(tmp_path: Path) -> None:
     config = load_config(tmp_path)
     assert config.warnings == ()
     assert config.engine.cache_size_gb == 2.0
-    assert config.model.default == "smollm2-135m"
+    assert config.model.default == "qwen2.5-coder-0.5b"
     assert config.models_dir == tmp_path.resolve() / "models"
     assert config.state_dir == tmp_path.resolve() / "state"
 
@@ -30,8 +30,8 @@ def test_missing_file_gives_every_default(tmp_path: Path) -> None:
 def test_contenox_home_overrides_the_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONTENOX_HOME", str(tmp_path / "elsewhere"))
     assert contenox_home() == tmp_path / "elsewhere"
-    _write(tmp_path / "elsewhere", "[model]\ndefault = \"qwen2.5-coder-0.5b\"\n")
-    assert load_config().model.default == "qwen2.5-coder-0.5b"
+    _write(tmp_path / "elsewhere", "[model]\ndefault = \"smollm2-135m\"\n")
+    assert load_config().model.default == "smollm2-135m"
     monkeypatch.delenv("CONTENOX_HOME")
     assert contenox_home() == Path.home() / ".contenox"
 

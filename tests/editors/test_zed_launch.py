@@ -39,7 +39,7 @@ from support.node_cleanup import terminate_pid
 REPO = Path(__file__).resolve().parents[2]
 ZED = REPO / "editors" / "zed"
 VENV_BIN = Path(sys.executable).parent
-CONFIG = "[engine]\nmax_new_tokens = 512\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n"
+CONFIG = "[model]\ndefault = \"smollm2-135m\"\n\n[engine]\nmax_new_tokens = 512\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n"
 SHORT = {"maxNewTokens": 8}  # _meta.contenox.maxNewTokens: keep ordinary answers short
 
 

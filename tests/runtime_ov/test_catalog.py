@@ -24,7 +24,7 @@ SHA256 = re.compile(r"[0-9a-f]{64}")
 def test_shipped_catalog_names_and_default() -> None:
     catalog = load_catalog()
     assert catalog.names() == ["smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "qwen2.5-coder-7b"]
-    assert catalog.default == "smollm2-135m"
+    assert catalog.default == "qwen2.5-coder-0.5b"
     assert load_catalog() is catalog  # loaded once
 
 

@@ -21,7 +21,7 @@ from support import gitrepo
 from support.node_cleanup import terminate_pid
 
 PYTHON = sys.executable
-CONFIG = "[engine]\nmax_new_tokens = 6\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 120\n"
+CONFIG = "[model]\ndefault = \"smollm2-135m\"\n\n[engine]\nmax_new_tokens = 6\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 120\n"
 
 
 def make_repo(root: Path) -> Path:

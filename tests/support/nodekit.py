@@ -53,6 +53,9 @@ def kill_node(config: Config) -> None:
 
 
 def write_config(home: Path, text: str) -> Config:
+    """Write ``text`` as the home's config; the test model stays the default unless ``text`` names one."""
+    if "[model]" not in text:
+        text = '[model]\ndefault = "smollm2-135m"\n\n' + text
     (home / "config.toml").write_text(text, encoding="utf-8")
     return load_config(home)
 

@@ -18,7 +18,7 @@ export const TEST_MODEL = 'smollm2-135m';
 const VENV_BIN = path.join(REPO_ROOT, '.venv', 'bin');
 
 /** Small answers keep the suite fast; long enough that a cancel lands mid-generation. */
-const CONFIG = '[engine]\nmax_new_tokens = 48\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n';
+const CONFIG = `[model]\ndefault = "${TEST_MODEL}"\n\n[engine]\nmax_new_tokens = 48\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n`;
 
 export function contenoxBin(): string {
   return process.env.CONTENOX_BIN ?? path.join(VENV_BIN, 'contenox');
