@@ -42,6 +42,11 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     """Byte hash of the repo map this turn was planned with (deltas are relative to it)."""
     map_files: tuple[tuple[str, str], ...] = ()
     """(path, byte hash) of the per-file repo-map changes this turn showed."""
+    entry_parts: tuple[str, ...] = ()
+    """``user`` as the parts it was tokenized in (the next turn's history tokenizes it the same way)."""
+
+    def entry(self) -> tuple[str, ...]:
+        return self.entry_parts or (self.user,)
     manifest: Manifest
     explain: Explain
     recorded_at: float

@@ -34,6 +34,7 @@ from contenox.planner.segments import (
     RenderedSegment,
     chunk_part,
     entry_of,
+    entry_parts,
     history_parts,
     messages_of,
     render_segments,
@@ -68,6 +69,8 @@ class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
     """The chat messages these ids are the template rendering of (for checks and debugging)."""
     user: str
     """This turn's entry: the last user message as sent, which enters the thread once recorded."""
+    entry_parts: tuple[str, ...] = ()
+    """``user`` as the parts it was tokenized in."""
     prompt: str = ""
     """The user's own words (what a replayed thread shows)."""
     chunks: tuple[tuple[str, str], ...] = ()
@@ -185,6 +188,7 @@ class Planner:
                             chunks=self._chunk_records(draft, inputs), notes=tuple(turn_notes))
         thread_turns = sum(1 for r in records if r.thread == inputs.thread)
         return TurnPlan(token_ids=token_ids, manifest=manifest, user=entry_of(rendered),
+                        entry_parts=entry_parts(rendered),
                         prompt=(inputs.prompt or inputs.user).strip(),
                         chunks=tuple((c.id, byte_hash(c.text)) for c in draft.retrieved), diff_files=diff_files,
                         base=thread_turns - len(draft.history), map_base=byte_hash(inputs.repo_map),
@@ -218,6 +222,7 @@ class Planner:
             record = TurnRecord(turn=turn, thread=manifest.thread, user=plan.user, prompt=plan.prompt,
                                 answer=answer_text.strip(), chunks=plan.chunks, diff_files=plan.diff_files,
                                 base=plan.base, map_base=plan.map_base, map_files=plan.map_files,
+                                entry_parts=plan.entry_parts,
                                 manifest=manifest, explain=explain, recorded_at=time.time())
             self._journal.append(record)
             self._records.append(record)
@@ -257,9 +262,11 @@ class Planner:
         """The turn's contents before budget fitting, turn-level notes, and the diff files and repo-map
         changes it shows."""
         notes: list[str] = []
+        history: list[tuple[tuple[str, ...], str]]
         if inputs.history is not None:  # the caller keeps the thread: take it as given
             limit = self.config.max_history_turns
-            history = [(str(u), str(a)) for u, a in inputs.history][-limit:] if limit > 0 else []
+            given: list[tuple[tuple[str, ...], str]] = [((str(u),), str(a)) for u, a in inputs.history]
+            history = given[-limit:] if limit > 0 else []
             view = None
         else:
             view = thread_view([r for r in records if r.thread == inputs.thread],
@@ -309,7 +316,7 @@ class Planner:
         elif seg.kind == "retrieved":
             items = tuple((c.id, byte_hash(c.text)) for c in draft.retrieved)
         elif seg.kind == "history":
-            items = tuple((f"turn {i + 1}", byte_hash(f"{u}\0{a}")) for i, (u, a) in enumerate(draft.history))
+            items = tuple((f"turn {i + 1}", byte_hash(f"{''.join(u)}\0{a}")) for i, (u, a) in enumerate(draft.history))
         else:
             items = tuple((name, byte_hash(text)) for name, text in seg.items)
         return (*hit, items)

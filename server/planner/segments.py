@@ -34,6 +34,7 @@ __all__ = [
     "RenderedSegment",
     "chunk_part",
     "entry_of",
+    "entry_parts",
     "history_parts",
     "messages_of",
     "render_segments",
@@ -77,8 +78,9 @@ class Draft(msgspec.Struct, kw_only=True):
     repo_map: str
     pins: list[tuple[str, str]]
     """(path, text or outline shown)"""
-    history: list[tuple[str, str]]
-    """(entry, answer) of earlier turns kept in full, oldest first (entries exactly as they were sent)"""
+    history: list[tuple[tuple[str, ...], str]]
+    """(entry parts, answer) of earlier turns kept in full, oldest first: each entry as the parts it was sent
+    in, so it tokenizes to the very ids the engine cached (a tokenizer may merge across a part boundary)."""
     summary: list[str]
     """One line per older turn of the thread that a rebase summarised, oldest first."""
     history_lines: list[str]
@@ -142,13 +144,19 @@ def _retrieved_parts(first: bool, draft: Draft) -> tuple[str, ...]:
     return tuple(parts)
 
 
+def entry_parts(rendered: list[RenderedSegment]) -> tuple[str, ...]:
+    """The last user message's parts: what this turn enters into the thread, part for part."""
+    return tuple(p for seg in rendered if seg.kind in TURN_KINDS
+                 for p in (seg.parts[:-1] if seg.kind == "user" else seg.parts))
+
+
 def entry_of(rendered: list[RenderedSegment]) -> str:
-    """The last user message's content: what this turn enters into the thread, byte for byte."""
-    return "".join(p for seg in rendered if seg.kind in TURN_KINDS
-                   for p in (seg.parts[:-1] if seg.kind == "user" else seg.parts))
+    """The last user message's content, byte for byte."""
+    return "".join(entry_parts(rendered))
 
 
-def history_parts(frame: ChatFrame, summary: list[str], history: list[tuple[str, str]]) -> tuple[str, ...]:
+def history_parts(frame: ChatFrame, summary: list[str],
+                  history: list[tuple[tuple[str, ...], str]]) -> tuple[str, ...]:
     """The history segment: the summary of a rebased thread's older turns (still in the system message),
     then each kept turn's entry and answer as user / assistant messages."""
     parts: list[str] = []
@@ -156,8 +164,17 @@ def history_parts(frame: ChatFrame, summary: list[str], history: list[tuple[str,
         parts.append("\n\n# Earlier in this thread (summarised)" + "".join(f"\n- {line}" for line in summary))
     parts.append(frame.system_to_user)
     for asked, answered in history:
-        parts += [asked.strip(), frame.user_to_assistant, answered.strip(), frame.assistant_to_user]
+        parts += [*_entry(asked), frame.user_to_assistant, answered.strip(), frame.assistant_to_user]
     return tuple(parts)
+
+
+def _entry(parts: tuple[str, ...]) -> list[str]:
+    """An entry's parts with the whole stripped at its ends (as a message's content is)."""
+    out = [p for p in parts if p]
+    if out:
+        out[0] = out[0].lstrip()
+        out[-1] = out[-1].rstrip()
+    return [p for p in out if p]
 
 
 def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, tools: bool) -> list[RenderedSegment]:
@@ -221,6 +238,7 @@ def messages_of(prompts: PromptTexts, draft: Draft, rendered: list[RenderedSegme
     system += "".join(segs["history"].parts[:1]) if draft.summary else ""
     messages = [{"role": "system", "content": system}]
     for asked, answered in draft.history:
-        messages += [{"role": "user", "content": asked.strip()}, {"role": "assistant", "content": answered.strip()}]
+        messages += [{"role": "user", "content": "".join(asked).strip()},
+                     {"role": "assistant", "content": answered.strip()}]
     messages.append({"role": "user", "content": entry_of(rendered)})
     return messages

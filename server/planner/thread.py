@@ -33,8 +33,8 @@ _DIFF_FILE = re.compile(r"^diff --git a/(.*?) b/(.*)$", re.MULTILINE)
 class ThreadView(msgspec.Struct, kw_only=True):
     """What the thread holds when a turn is planned."""
 
-    history: list[tuple[str, str]]
-    """(entry, answer) of the turns kept in full, oldest first."""
+    history: list[tuple[tuple[str, ...], str]]
+    """(entry parts, answer) of the turns kept in full, oldest first."""
     lines: list[str]
     """A summary line for each turn in ``history`` (used when budget fitting summarises more)."""
     summary: list[str]
@@ -86,7 +86,7 @@ def thread_view(records: Sequence[TurnRecord], *, max_turns: int, max_tokens: in
     lines = [summary_line(r) for r in records[:base]]
     if len(lines) > _SUMMARY_LINES:
         lines = [f"({len(lines) - _SUMMARY_LINES} earlier turns not listed)", *lines[-_SUMMARY_LINES:]]
-    return ThreadView(history=[(r.user, r.answer) for r in kept], lines=[summary_line(r) for r in kept],
+    return ThreadView(history=[(r.entry(), r.answer) for r in kept], lines=[summary_line(r) for r in kept],
                       summary=lines, base=base, chunks_seen=chunks, diff_seen=diff, map_seen=maps, notes=notes)
 
 

@@ -144,3 +144,48 @@ def test_map_delta_shows_what_the_thread_has_not_seen_and_files_back_to_the_base
     seen = dict(shown)
     text, shown = map_delta([a], seen)  # b.py is back to the base map; a.py was already shown
     assert text == "back to the map above: b.py" and dict(shown) == {"b.py": ""}
+
+
+class _MergingTokenizer:
+    """The real SmolLM2 tokenizer plus one merge across a part boundary, as Qwen2.5's tokenizer has: a code
+    fence followed by a blank line becomes one token (Qwen encodes "```" + "\\n\\n## x" differently whole)."""
+
+    MERGED = 49151
+
+    def __init__(self, real) -> None:  # type: ignore[no-untyped-def]
+        self.real = real
+        self.chat_template = real.chat_template
+        self.pair = real.encode("```") + real.encode("\n\n## x")[:2]  # the fence, then the blank line before "#"
+
+    def apply_chat_template(self, messages, *, add_generation_prompt=True):  # type: ignore[no-untyped-def]
+        return self.real.apply_chat_template(messages, add_generation_prompt=add_generation_prompt)
+
+    def encode(self, text: str) -> list[int]:
+        ids = self.real.encode(text)
+        pair = self.pair
+        out: list[int] = []
+        i = 0
+        while i < len(ids):
+            if ids[i:i + len(pair)] == pair:
+                out.append(self.MERGED)
+                i += len(pair)
+            else:
+                out.append(ids[i])
+                i += 1
+        return out
+
+
+def test_history_tokenizes_an_entry_in_the_parts_it_was_sent_in(tokenizer, profile, tmp_path):
+    """Regression: with Qwen's tokenizer the history re-tokenized the last entry as one string, which merged
+    across its part boundaries, so the whole previous turn missed the prefix cache (22% instead of ~60%)."""
+    from contenox.config import PlannerConfig
+    from contenox.planner import Planner
+
+    merging = _MergingTokenizer(tokenizer)
+    assert merging.encode("```\n\n## x") != merging.encode("```") + merging.encode("\n\n## x")
+    planner = Planner(merging, profile, PlannerConfig(), tmp_path / "state", backend_version="test")
+    first = planner.plan(_turn(retrieved=(A, B)))
+    planner.record(first, None, answer_text="ok")
+    second = planner.plan(_turn(user="and then?", retrieved=(A, B)))
+    entry_end = first.manifest.segment("user").token_end - len(merging.encode(planner.frame.generation))
+    assert second.token_ids[:entry_end] == first.token_ids[:entry_end]
