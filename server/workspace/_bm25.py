@@ -19,7 +19,13 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["STOP_WORDS", "Bm25", "ident_terms", "text_terms"]
+__all__ = [
+    "STOP_WORDS",
+    "Bm25",
+    "ident_terms",
+    "stems",
+    "text_terms",
+]
 
 K1 = 1.2
 B = 0.75
@@ -50,6 +56,22 @@ def ident_terms(ident: str) -> tuple[str, ...]:
     whole = ident.strip("_").lower()
     terms = {whole, *(p.lower() for p in _PART.findall(ident))}
     return tuple(sorted(t for t in terms if len(t) > 1 and not t.isdigit() and t not in STOP_WORDS))
+
+
+_SUFFIXES = ("ings", "ing", "ied", "ies", "ed", "es", "s", "ly", "er", "ers")
+
+
+def stems(term: str) -> list[str]:
+    """Plain-English inflections stripped from a lowercase word, most likely first: ``planned`` -> ``plann``,
+    ``plan``; ``parsing`` -> ``pars``, ``parse``; ``entries`` -> ``entry``. Only tried for words the index lacks."""
+    out: list[str] = []
+    for suffix in _SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
+            root = term[: -len(suffix)]
+            out += [root + "y"] if suffix in ("ied", "ies") else [root, root + "e"]
+            if len(root) > 3 and root[-1] == root[-2]:  # doubled consonant: planned -> plan
+                out.append(root[:-1])
+    return out
 
 
 def text_terms(text: str) -> Counter[str]:
@@ -178,6 +200,15 @@ class Bm25:
             self._stats = (alive_n + self._delta.n, alive_len + float(self._delta.lengths.sum()))
         return self._base, self._delta
 
+    def _known(self, term: str) -> str:
+        """``term``, or the indexed word it inflects (a question says "planned", the code says ``plan``)."""
+        if term in self._vocab:
+            return term
+        for stem in stems(term):
+            if stem in self._vocab:
+                return stem
+        return term
+
     def has_term(self, ident: str) -> bool:
         """Whether some indexed chunk holds the identifier ``ident`` (as a whole word, any case)."""
         return ident.strip("_").lower() in self._vocab
@@ -191,7 +222,7 @@ class Bm25:
             return []
         avgdl = total / n
         scores = (np.zeros(base.n), np.zeros(delta.n))
-        for term in sorted(set(terms)):
+        for term in sorted({self._known(t) for t in terms}):
             tid = self._vocab.get(term)
             found = [part.postings(tid) for part in (base, delta)]
             df = sum(len(rows) for rows, _ in found)

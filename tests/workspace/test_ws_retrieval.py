@@ -165,3 +165,11 @@ def test_a_folder_without_git_retrieves_too(tmp_path: Path, open_ws: Callable[..
     ws = open_ws(tmp_path / "plain")
     result = ask(ws, "Where is format_name defined?")
     assert result.chunks[0].name == "format_name"
+
+
+def test_an_inflected_word_finds_the_code_word_it_inflects(ws: Workspace) -> None:
+    from contenox.workspace._bm25 import stems
+
+    assert stems("planned")[-1] == "plan" and stems("entries")[0] == "entry" and "parse" in stems("parsing")
+    result = ask(ws, "which greetings are shown?")
+    assert any(c.name == "User.greeting" and any(r.startswith("BM25") for r in c.reasons) for c in result.chunks)
