@@ -81,6 +81,8 @@ def mention_hits(chunks: ChunkIndex, index: SymbolIndex, query: RetrievalQuery) 
     defining: dict[str, set[tuple[str, int]]] = {}
     for word in words:
         defs = index.definitions(word.name)
+        if not defs and not word.code and word.name.islower():  # "the engine" names the class ``Engine``
+            defs = index.definitions(word.name.capitalize())
         if not defs or len(defs) > (CODE_DEFINERS if word.code else PLAIN_DEFINERS):
             continue
         located = sorted(((path, local) for path, d in defs if (local := chunks.at(path, d.line)) is not None),

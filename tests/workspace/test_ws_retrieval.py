@@ -173,3 +173,8 @@ def test_an_inflected_word_finds_the_code_word_it_inflects(ws: Workspace) -> Non
     assert stems("planned")[-1] == "plan" and stems("entries")[0] == "entry" and "parse" in stems("parsing")
     result = ask(ws, "which greetings are shown?")
     assert any(c.name == "User.greeting" and any(r.startswith("BM25") for r in c.reasons) for c in result.chunks)
+
+
+def test_a_plain_word_finds_the_class_it_names(ws: Workspace) -> None:
+    result = ask(ws, "how is a user made?")
+    assert any(c.name == "User" and "defines User (mentioned)" in c.reasons for c in result.chunks)
