@@ -72,6 +72,9 @@ class ContenoxAgent:
         self.store = SessionStore(node.config.state_dir / "acp" / "sessions")
         self.sessions: dict[str, SessionRecord] = {}
         self.running: dict[str, asyncio.Task[TurnOutcome]] = {}
+        self._starting: set[str] = set()
+        """Sessions whose prompt is being set up (its turn not yet running): a cancel then is remembered."""
+        self._early_cancel: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
         self._conn: Client | None = None
 
@@ -133,6 +136,8 @@ class ContenoxAgent:
         task = self.running.get(session_id)
         if task is not None:
             task.cancel()
+        elif session_id in self._starting:
+            self._early_cancel.add(session_id)
 
     # -- internals ------------------------------------------------------------------------
     def _session(self, session_id: str) -> SessionRecord:
@@ -191,9 +196,16 @@ class ContenoxAgent:
             elif event.kind == "state" and event.state in ("indexing", "prefill", "decode"):
                 await self._plan(session_id, event.state)
 
-        await self._plan(session_id, None)
+        self._starting.add(session_id)  # a session/cancel from now on is for this turn
+        try:
+            await self._plan(session_id, None)
+        finally:
+            self._starting.discard(session_id)
         task = asyncio.ensure_future(self.node.turn(request, on_event))
         self.running[session_id] = task
+        if session_id in self._early_cancel:  # Stop pressed before the turn was under way
+            self._early_cancel.discard(session_id)
+            task.cancel()
         try:
             outcome = await task
         except (Cancelled, asyncio.CancelledError) as exc:

@@ -116,6 +116,22 @@ async def test_cancel_stops_the_turn_with_stop_reason_cancelled(session: tuple[S
     assert again.stop_reason == "end_turn"
 
 
+async def test_a_cancel_sent_right_after_the_prompt_is_honoured(session: tuple[Session, FakeNode],
+                                                                  workspace: Path) -> None:
+    """Regression: a session/cancel right after session/prompt (before the first plan update went out) was
+    dropped and the turn ran to its end (9 of 9 tries)."""
+    s, node = session
+    new = await s.conn.new_session(cwd=str(workspace))
+    node.hold = True
+    prompt = asyncio.ensure_future(s.conn.prompt(session_id=new.session_id, prompt=[text_block("slow")]))
+    await asyncio.sleep(0)  # the prompt is on its way; nothing has answered yet
+    await s.conn.cancel(session_id=new.session_id)
+    reply = await asyncio.wait_for(prompt, 10)
+    assert reply.stop_reason == "cancelled"
+    node.hold = False
+    assert (await s.conn.prompt(session_id=new.session_id, prompt=[text_block("again")])).stop_reason == "end_turn"
+
+
 async def test_commands_and_load_replays_transcript(tmp_path: Path, workspace: Path) -> None:
     node = FakeNode(state_dir=tmp_path / "home" / "state")
     s = await _connect(node)
