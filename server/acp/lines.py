@@ -38,8 +38,9 @@ async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamReader, writer
                 continue
             try:
                 message = json.loads(line)
-            except ValueError:
-                _reply_error(writer, ErrorCode.PARSE_ERROR, "Parse error: the line is not JSON", "parse_error")
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than any real message
+                _reply_error(writer, ErrorCode.PARSE_ERROR, "Parse error: the line is not JSON (or nested too "
+                             "deeply)", "parse_error")
                 continue
             if not isinstance(message, dict):
                 _reply_error(writer, ErrorCode.INVALID_REQUEST, "Invalid Request: expected a JSON object",

@@ -58,8 +58,9 @@ async def _next_body(reader: asyncio.StreamReader, writer: _StreamWriter) -> byt
 def _dispatch(ls: ContenoxLanguageServer, writer: _StreamWriter, body: bytes) -> None:
     try:
         raw = json.loads(body)
-    except ValueError:
-        _error(writer, None, ErrorCode.PARSE_ERROR, "Parse error: body is not JSON", "parse_error")
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than any real message
+        _error(writer, None, ErrorCode.PARSE_ERROR, "Parse error: body is not JSON (or nested too deeply)",
+               "parse_error")
         return
     if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
         _error(writer, raw.get("id") if isinstance(raw, dict) else None, ErrorCode.INVALID_REQUEST, "Invalid Request",

@@ -105,7 +105,7 @@ class RpcConnection:
     async def _dispatch(self, body: bytes) -> None:
         try:
             message = msgspec.json.decode(body)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # RecursionError: nested beyond any real message
             await self.send(error_frame(None, PARSE_ERROR, f"invalid JSON: {exc}", "parse_error"))
             return
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
@@ -118,7 +118,8 @@ class RpcConnection:
         if params is None:
             params = {}
         if method == "$/cancelRequest":
-            task = self._tasks.get(params.get("id") if isinstance(params, dict) else None)
+            target = params.get("id") if isinstance(params, dict) else None
+            task = self._tasks.get(target) if isinstance(target, (int, str)) else None
             if task is not None:
                 task.cancel()
             return

@@ -203,10 +203,11 @@ async def test_malformed_and_huge_lines_get_errors_and_connection_survives(tmp_p
     cw.write(b"[1, 2]\n")
     cw.write(b'{"jsonrpc": "2.0", "id": 7, "method": "nope/unknown", "params": {}}\n')
     cw.write(b'{"x": "' + b"y" * (MAX_LINE_BYTES + 10) + b'"}\n')
+    cw.write(b"[" * 5000 + b"]" * 5000 + b"\n")  # regression: a RecursionError closed the connection
     cw.write(b'{"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {"protocolVersion": 1}}\n')
-    replies = [json.loads(await asyncio.wait_for(cr.readline(), 30)) for _ in range(5)]
+    replies = [json.loads(await asyncio.wait_for(cr.readline(), 30)) for _ in range(6)]
     by_id = {r["id"]: r for r in replies if r["id"] is not None}
-    assert [r["error"]["code"] for r in replies if r["id"] is None] == [-32700, -32600, -32600]
+    assert [r["error"]["code"] for r in replies if r["id"] is None] == [-32700, -32600, -32600, -32700]
     assert by_id[7]["error"]["code"] == -32601
     assert by_id[8]["result"]["agentCapabilities"]["loadSession"] is True
     cw.close()

@@ -157,10 +157,12 @@ async def test_errors_are_json_rpc_errors_and_connection_survives(conn: tuple[Co
     c.peer.send_raw(b"Content-Length: 9\r\n\r\n{not json")
     huge = MAX_MESSAGE_BYTES + 1
     c.peer.send_raw(b"Content-Length: %d\r\n\r\n" % huge + b"x" * huge)
+    deep = b"[" * 5000 + b"]" * 5000  # regression: a RecursionError closed the connection
+    c.peer.send_raw(b"Content-Length: %d\r\n\r\n" % len(deep) + deep)
     ok = await asyncio.wait_for(c.peer.request("contenox/explainContext", {}), 10)
     assert ok["result"] is None
     errors = [n["params"]["error"]["code"] for n in c.peer.notifications if n["method"] == "<error>"]
-    assert errors == [-32700, -32600]
+    assert errors == [-32700, -32600, -32700]
 
 
 async def test_pin_overlay_and_related(conn: tuple[Conn, FakeNode], workspace: Path) -> None:

@@ -118,6 +118,10 @@ def test_bad_input_gets_errors_and_the_node_survives(raw: RawConnection) -> None
     raw.send_json_text(b"[1, 2]")
     assert raw.receive()["error"]["code"] == -32600
 
+    raw.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": [1]}})  # regression: closed it
+    raw.send_json_text(b"[" * 5000 + b"]" * 5000)
+    assert raw.receive()["error"]["code"] in (-32700, -32600)
+
     reply = raw.request(1, "no/such/method")
     assert reply["error"]["code"] == -32601
 
