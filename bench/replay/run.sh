@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 13's replay gate: >= 30 consecutive commits of two real repositories of different languages, each turn
 # "Review this change." through the node's turn assembly, the naive ordering beside it and each turn's
-# suffix-only floor. Repositories: this repository's own history (Python) and semver's npm release history
+# suffix-only floor. Repositories: this repository's own history (the 30 commits up to 1ffd0f4, the first
+# build; COMMITS=A..B for others; Python) and semver's npm release history
 # 7.0.0 -> 7.7.4 (JavaScript; bench/replay/semver-history.toml, built offline from the npm registry).
 # Writes bench/results/<date>-<model>-replay-{contenox,semver}.json; reads: reuse efficiency median / p10.
 #   MODEL=qwen2.5-coder-0.5b bench/replay/run.sh        (default: the fast smollm2-135m)
@@ -14,7 +15,7 @@ TURNS="${TURNS:-30}"
 .venv/bin/python -m contenox.eval --cache .cache/replay-repos bench/replay/semver-history.toml
 out=bench/results
 day=$(date +%F)
-.venv/bin/contenox bench replay "$PWD" --commits "HEAD~$((TURNS + 1))..HEAD" --max-turns "$TURNS" \
+.venv/bin/contenox bench replay "$PWD" --commits "${COMMITS:-1ffd0f4~$((TURNS + 1))..1ffd0f4}" --max-turns "$TURNS" \
     --model "$MODEL" --out "$out/replay-contenox" "$@"
 .venv/bin/contenox bench replay "$PWD/.cache/replay-repos/semver-history" --commits "v7.0.0..v7.7.4" \
     --max-turns "$TURNS" --model "$MODEL" --out "$out/replay-semver" "$@"

@@ -25,6 +25,7 @@ from contenox.bench.report import ReplaySection, ReplaySummary, ReplayTurn
 from contenox.bench.stats import spread
 from contenox.config import Config
 from contenox.errors import RepositoryError
+from contenox.planner.budget import trim_head
 from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateRequest, InstalledModel, TokenEvent
 
 __all__ = ["replay_only", "run_replay"]
@@ -159,25 +160,43 @@ class _Replayer:
         instructions = "\n\n".join(f"# {path}\n{body}" for path, body in self.ws.instructions())
         repo_map = self.ws.repo_map(self.config.planner.repo_map_tokens,
                                     lambda s: len(self.engine.tokenizer.encode(s)))
-        user = "\n\n".join(part for part in (
-            f"Current diff:\n{self.ws.diff_text()}", f"Open file {rel}:\n{text}" if text else "",
-            instructions, f"Repository map:\n{repo_map}", PROMPT) if part)
-        messages = [{"role": "system", "content": system}]
-        for question, answer in self.naive_history[-self.config.planner.max_history_turns:]:
-            messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
-        messages.append({"role": "user", "content": user})
-        ids = self.engine.tokenizer.encode(self.engine.tokenizer.apply_chat_template(messages))
+        encode = self.engine.tokenizer.encode
+        # a naive client's sliding window: the newest turns within the thread budget contenox has too
+        history: list[tuple[str, str]] = []
+        used = 0
+        for question, answer in reversed(self.naive_history[-self.config.planner.max_history_turns:]):
+            used += len(encode(question)) + len(encode(answer))
+            if used > self.config.planner.thread_tokens:
+                break
+            history.insert(0, (question, answer))
+        diff = self.ws.diff_text()
+
+        def prompt_ids(diff_text: str) -> list[int]:
+            user = "\n\n".join(part for part in (
+                f"Current diff:\n{diff_text}", f"Open file {rel}:\n{text}" if text else "",
+                instructions, f"Repository map:\n{repo_map}", PROMPT) if part)
+            messages = [{"role": "system", "content": system}]
+            for question, answer in history:
+                messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+            messages.append({"role": "user", "content": user})
+            return encode(self.engine.tokenizer.apply_chat_template(messages))
+
+        ids = prompt_ids(diff)
+        limit = self.engine.profile.max_tested_context - self.max_new - self.config.planner.output_reserve
+        if len(ids) > limit:  # a naive client cuts the diff to fit, as the planner does
+            ids = prompt_ids(trim_head(diff, max(0, len(encode(diff)) - (len(ids) - limit)),
+                                       lambda t: len(encode(t))))
         predicted = self.engine.predict_cached(ids)
         final = asyncio.run(self._run(ids, "replay-naive"))
         self.naive_history.append((self.history_user, final.text.strip()))
         m = final.metrics
         return ReplayTurn(
             commit=sha[:12], subject=subject[:80], ordering="naive", prompt_tokens=m.prompt_tokens,
-            segments_cached=0, segments_new=len(messages), predicted_cached_tokens=predicted,
+            segments_cached=0, segments_new=2 + 2 * len(history), predicted_cached_tokens=predicted,
             predicted_recomputed_tokens=m.prompt_tokens - predicted,
             measured_recomputed_tokens=m.measured_recomputed_tokens,
             cached_share=round(predicted / m.prompt_tokens, 4), ttft_ms=round(m.ttft_ms, 1), changed_segments=[],
-            segment_tokens={"messages": len(messages)})
+            segment_tokens={"messages": 2 + 2 * len(history)})
 
 
 def _mean(values: list[float]) -> float:
