@@ -183,7 +183,10 @@ class _Replayer:
 
         ids = prompt_ids(diff)
         limit = self.engine.profile.max_tested_context - self.max_new - self.config.planner.output_reserve
-        if len(ids) > limit:  # a naive client cuts the diff to fit, as the planner does
+        while len(ids) > limit and history:  # a naive client drops its oldest turns to fit ...
+            history.pop(0)
+            ids = prompt_ids(diff)
+        if len(ids) > limit:  # ... and cuts the diff, as the planner does
             ids = prompt_ids(trim_head(diff, max(0, len(encode(diff)) - (len(ids) - limit)),
                                        lambda t: len(encode(t))))
         predicted = self.engine.predict_cached(ids)
