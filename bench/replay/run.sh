@@ -12,6 +12,11 @@ export CONTENOX_HOME="${CONTENOX_HOME:-$PWD/.cache/bench-home}"
 MODEL="${MODEL:-smollm2-135m}"
 TURNS="${TURNS:-30}"
 .venv/bin/contenox init --model "$MODEL" >/dev/null
+if [ "$MODEL" = smollm2-135m ]; then
+  # an 8k-context model: room for the thread to keep its last turns beside the retrieved code
+  printf '[model]\ndefault = "smollm2-135m"\n\n[planner]\nretrieval_tokens = 1024\nthread_tokens = 2048\n' \
+    > "$CONTENOX_HOME/config.toml"
+fi
 .venv/bin/python -m contenox.eval --cache .cache/replay-repos bench/replay/semver-history.toml
 out=bench/results
 day=$(date +%F)

@@ -93,6 +93,8 @@ class _Replayer:
         self.history_user = PROMPT
         """What the contenox turn put into its history for this step (the prompt with the selection): the
         naive history carries the same text, so both orderings send the same material."""
+        self.retrieved_code = ""
+        """The code contenox retrieved for this step: the naive ordering sends the same material."""
 
     def _open_file(self) -> tuple[str, str]:
         rel = _changed_file(self.clone)
@@ -134,6 +136,7 @@ class _Replayer:
         final = asyncio.run(self._run(plan.token_ids, "replay-contenox"))
         explain = self.planner.record(plan, final.metrics, answer_text=final.text)
         self.history_user = plan.user
+        self.retrieved_code = "\n\n".join(f"{c.id} ({c.name}):\n{c.text}" for c in inputs.retrieved)
         m = final.metrics
         segs = explain.segments
         reusable = plan.manifest.segment("history").token_end
@@ -174,6 +177,7 @@ class _Replayer:
         def prompt_ids(diff_text: str) -> list[int]:
             user = "\n\n".join(part for part in (
                 f"Current diff:\n{diff_text}", f"Open file {rel}:\n{text}" if text else "",
+                f"Relevant code:\n{self.retrieved_code}" if self.retrieved_code else "",
                 instructions, f"Repository map:\n{repo_map}", PROMPT) if part)
             messages = [{"role": "system", "content": system}]
             for question, answer in history:
