@@ -135,6 +135,9 @@ class _Replayer:
         plan = self.planner.plan(inputs, predict_cached=self.engine.predict_cached)
         final = asyncio.run(self._run(plan.token_ids, "replay-contenox"))
         explain = self.planner.record(plan, final.metrics, answer_text=final.text)
+        rebased = self.planner.next_prefix(plan)
+        if rebased:  # the node re-warms a rebased thread in the background, between the user's turns
+            asyncio.run(self.engine.warm("replay-contenox", rebased))
         self.history_user = plan.user
         self.retrieved_code = "\n\n".join(f"{c.id} ({c.name}):\n{c.text}" for c in inputs.retrieved)
         m = final.metrics
