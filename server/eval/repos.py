@@ -191,7 +191,7 @@ def materialize(spec: RepoSpec, cache_dir: Path | None = None) -> Path:
     """
     if not spec.versions:
         raise EvalSetupError(f"eval repository {spec.name!r} lists no versions", repo=spec.name)
-    root = (cache_dir or default_cache_dir()).expanduser()
+    root = (cache_dir or default_cache_dir()).expanduser().resolve()
     dest = root / spec.name
     if _is_current(spec, dest):
         log.debug("eval repos: reusing %s", dest)

@@ -111,3 +111,12 @@ def test_an_unknown_package_version_is_a_setup_error(tmp_path: Path) -> None:
         pytest.skip("npm is not installed")
     with pytest.raises(EvalSetupError, match="could not fetch npm package semver"):
         materialize(spec, tmp_path)
+
+
+def test_a_relative_cache_dir_gives_an_absolute_repository(task_set: TaskSet, eval_cache: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: `contenox eval --cache .cache/eval-repos` handed checkout a relative path it cloned from
+    another directory."""
+    monkeypatch.chdir(eval_cache.parent)
+    path = materialize(task_set.repos[0], Path(eval_cache.name))
+    assert path.is_absolute() and path == eval_cache / task_set.repos[0].name
