@@ -149,7 +149,7 @@ describe('chat webview in headless Chromium', () => {
   it('loads under its CSP with the stylesheet and theme colours applied', async () => {
     const bg = await page.$eval('#send', (el) => getComputedStyle(el).backgroundColor);
     expect(bg).toBe('rgb(14, 99, 156)');
-    expect(await page.isDisabled('#stop')).toBe(true);
+    await expect.poll(() => page.isDisabled('#stop')).toBe(true);
     // The focused prompt box means keyboard users can type right away.
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('prompt');
   });
@@ -161,7 +161,7 @@ describe('chat webview in headless Chromium', () => {
     expect(await page.inputValue('#prompt')).toBe('');
 
     await post({ type: 'start', chatId: 'c1', prompt: 'How does the parser work?' });
-    expect(await page.isEnabled('#stop')).toBe(true);
+    await expect.poll(() => page.isEnabled('#stop')).toBe(true);
     await post({ type: 'chunk', chatId: 'c1', text: 'The parser reads **tokens** and ' });
     await post({ type: 'chunk', chatId: 'c1', text: 'builds a tree:\n```python\ndef parse(src):\n    return a < b' });
     const answer = page.locator('section.answer[data-chat-id="c1"]');
@@ -174,7 +174,7 @@ describe('chat webview in headless Chromium', () => {
     await expect.poll(() => answer.getAttribute('class')).toContain('done');
     expect(await answer.locator('.code-block[data-lang="python"] pre:not(.streaming)').count()).toBe(1);
     expect(await answer.locator('.markdown p').last().textContent()).toBe('That is all.');
-    expect(await page.isDisabled('#stop')).toBe(true);
+    await expect.poll(() => page.isDisabled('#stop')).toBe(true);
   });
 
   it('shows the explain-context table under the answer', async () => {
@@ -200,7 +200,7 @@ describe('chat webview in headless Chromium', () => {
     await expect.poll(() => answer.getAttribute('class')).toContain('cancelled');
     expect(await answer.locator('.note.cancelled').textContent()).toBe('Stopped.');
     expect(await answer.locator('.markdown').textContent()).toBe('Once upon');
-    expect(await page.isDisabled('#stop')).toBe(true);
+    await expect.poll(() => page.isDisabled('#stop')).toBe(true);
   });
 
   it('renders hostile model output inert', async () => {
