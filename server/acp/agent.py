@@ -158,6 +158,9 @@ class ContenoxAgent:
             session_update="available_commands_update", available_commands=COMMANDS))
 
     async def _command(self, record: SessionRecord, command: Command) -> str:
+        if command.name not in {c.name for c in COMMANDS}:
+            known = ", ".join(f"/{c.name}" for c in COMMANDS)
+            return f"Unknown command /{command.name}. The commands are {known}; anything else is asked as a question."
         try:
             if command.name == "explain-context":
                 explain = await self.node.explain(record.cwd)

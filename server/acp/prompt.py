@@ -79,10 +79,11 @@ def parse_prompt(blocks: Sequence[Any], cwd: str) -> PromptParts:
 
 
 def parse_command(text: str) -> Command | None:
-    """``/explain-context``, ``/pin PATH``, ``/unpin PATH``; None for an ordinary prompt."""
+    """``/explain-context``, ``/pin PATH``, ``/unpin PATH``; an unknown ``/word`` is a command too (answered
+    with the list, never sent to the model); None for an ordinary prompt (a path like ``/etc/x is...`` included)."""
     if not text.startswith("/"):
         return None
     name, _, argument = text[1:].partition(" ")
-    if name not in {c.name for c in COMMANDS}:
+    if not name or "/" in name or not name.replace("-", "").isalnum():
         return None
     return Command(name=name, argument=argument.strip())

@@ -132,6 +132,18 @@ async def test_a_cancel_sent_right_after_the_prompt_is_honoured(session: tuple[S
     assert (await s.conn.prompt(session_id=new.session_id, prompt=[text_block("again")])).stop_reason == "end_turn"
 
 
+async def test_an_unknown_slash_command_is_answered_not_asked(session: tuple[Session, FakeNode],
+                                                              workspace: Path) -> None:
+    s, node = session
+    new = await s.conn.new_session(cwd=str(workspace))
+    reply = await s.conn.prompt(session_id=new.session_id, prompt=[text_block("/explian-context")])
+    assert reply.stop_reason == "end_turn" and node.requests == []
+    assert s.recorder.text(new.session_id).startswith("Unknown command /explian-context. The commands are "
+                                                      "/explain-context, /pin, /unpin")
+    await s.conn.prompt(session_id=new.session_id, prompt=[text_block("/etc/hosts has a typo?")])
+    assert [r.prompt for r in node.requests] == ["/etc/hosts has a typo?"]  # a path is a question
+
+
 async def test_commands_and_load_replays_transcript(tmp_path: Path, workspace: Path) -> None:
     node = FakeNode(state_dir=tmp_path / "home" / "state")
     s = await _connect(node)
