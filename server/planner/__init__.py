@@ -14,7 +14,7 @@ from contenox.planner.explain import (
     render_markdown,
 )
 from contenox.planner.inputs import Chunk, Pin, PlannerInputs, build_inputs, change_reasons
-from contenox.planner.journal import Journal, TurnRecord
+from contenox.planner.journal import Journal, ThreadEntry, TurnRecord
 from contenox.planner.manifest import ChunkRecord, Identity, Manifest, SegmentRecord
 from contenox.planner.planner import MetricsLike, Planner, TurnPlan
 from contenox.planner.segments import CACHE_CLASS, SEGMENT_KINDS
@@ -37,6 +37,7 @@ __all__ = [
     "Planner",
     "PlannerInputs",
     "SegmentRecord",
+    "ThreadEntry",
     "TurnPlan",
     "TurnRecord",
     "WarmOrder",

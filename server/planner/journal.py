@@ -16,11 +16,30 @@ import msgspec
 from contenox.planner.explain import Explain
 from contenox.planner.manifest import Manifest
 
-__all__ = ["Journal", "TurnRecord"]
+__all__ = ["Journal", "ThreadEntry", "TurnRecord"]
 
 log = logging.getLogger(__name__)
 
 JOURNAL_VERSION = 1
+
+
+class ThreadEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """What one turn entered into its thread and what of the workspace it showed, so the thread's next turn
+    repeats none of it (see :mod:`contenox.planner.thread`)."""
+
+    parts: tuple[str, ...] = ()
+    """The last user message as the parts it was tokenized in (the next turn's history tokenizes it the same
+    way: a tokenizer may merge across a part boundary)."""
+    chunks: tuple[tuple[str, str], ...] = ()
+    """(chunk id, byte hash) of the retrieved chunks the turn entered."""
+    diff_files: tuple[tuple[str, str], ...] = ()
+    """(path, byte hash) of the per-file diff patches the turn showed ('' once shown as no longer changed)."""
+    map_base: str = ""
+    """Byte hash of the repo map the turn was planned with (its map changes are relative to it)."""
+    map_files: tuple[tuple[str, str], ...] = ()
+    """(path, byte hash) of the per-file repo-map changes the turn showed."""
+    base: int = 0
+    """How many of the thread's earlier turns were summarised (not in full) in the turn."""
 
 
 class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -30,26 +49,16 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     user: str
     """What entered the thread's history (the prompt with any selection folded in)."""
     answer: str
-    prompt: str = ""
-    """The user's own words (empty in records written before it was kept: ``user`` stands in)."""
-    chunks: tuple[tuple[str, str], ...] = ()
-    """(chunk id, byte hash) of the retrieved chunks this turn entered into the thread."""
-    diff_files: tuple[tuple[str, str], ...] = ()
-    """(path, byte hash) of the per-file diff patches this turn showed."""
-    base: int = 0
-    """How many of the thread's earlier turns were summarised (not in full) when this turn ran."""
-    map_base: str = ""
-    """Byte hash of the repo map this turn was planned with (deltas are relative to it)."""
-    map_files: tuple[tuple[str, str], ...] = ()
-    """(path, byte hash) of the per-file repo-map changes this turn showed."""
-    entry_parts: tuple[str, ...] = ()
-    """``user`` as the parts it was tokenized in (the next turn's history tokenizes it the same way)."""
-
-    def entry(self) -> tuple[str, ...]:
-        return self.entry_parts or (self.user,)
     manifest: Manifest
     explain: Explain
     recorded_at: float
+    prompt: str = ""
+    """The user's own words (empty in records written before it was kept: ``user`` stands in)."""
+    entry: ThreadEntry = msgspec.field(default_factory=lambda: ThreadEntry())
+
+    def entry_parts(self) -> tuple[str, ...]:
+        """``user`` as the parts it was tokenized in (one part for records written before parts were kept)."""
+        return self.entry.parts or (self.user,)
 
 
 class Journal:

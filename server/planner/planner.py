@@ -24,7 +24,7 @@ from contenox.planner.budget import fit_budget
 from contenox.planner.chat_frame import ChatFrame, derive_chat_frame
 from contenox.planner.explain import Citations, Explain, explain_from_manifest
 from contenox.planner.inputs import PlannerInputs, as_pin
-from contenox.planner.journal import Journal, TurnRecord
+from contenox.planner.journal import Journal, ThreadEntry, TurnRecord
 from contenox.planner.manifest import ChunkRecord, Identity, Manifest, SegmentRecord, invalidation_reasons
 from contenox.planner.prompts import PromptTexts, load_prompts
 from contenox.planner.segments import (
@@ -69,20 +69,10 @@ class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
     """The chat messages these ids are the template rendering of (for checks and debugging)."""
     user: str
     """This turn's entry: the last user message as sent, which enters the thread once recorded."""
-    entry_parts: tuple[str, ...] = ()
-    """``user`` as the parts it was tokenized in."""
     prompt: str = ""
     """The user's own words (what a replayed thread shows)."""
-    chunks: tuple[tuple[str, str], ...] = ()
-    """(id, byte hash) of the retrieved chunks this turn enters into the thread."""
-    diff_files: tuple[tuple[str, str], ...] = ()
-    """(path, byte hash) of the per-file diff patches this turn shows."""
-    base: int = 0
-    """How many of the thread's earlier turns are summarised in this turn."""
-    map_base: str = ""
-    """Byte hash of the repo map this turn was planned with."""
-    map_files: tuple[tuple[str, str], ...] = ()
-    """(path, byte hash) of the per-file repo-map changes this turn shows."""
+    entry: ThreadEntry = msgspec.field(default_factory=lambda: ThreadEntry())
+    """What the turn enters into its thread (recorded as is)."""
 
     def stable_prefix(self) -> list[int]:
         """Ids of the stable segments (system .. pins): what the cache policy keeps warm."""
@@ -187,12 +177,12 @@ class Planner:
                             token_hash=hashlib.sha256("".join(r.token_hash for r in records_out).encode()).hexdigest(),
                             chunks=self._chunk_records(draft, inputs), notes=tuple(turn_notes))
         thread_turns = sum(1 for r in records if r.thread == inputs.thread)
+        entry = ThreadEntry(parts=entry_parts(rendered), chunks=tuple((c.id, byte_hash(c.text)) for c in draft.retrieved),
+                            diff_files=diff_files, map_base=byte_hash(inputs.repo_map),
+                            map_files=map_files if draft.repo_map == inputs.repo_map else (),
+                            base=thread_turns - len(draft.history))
         return TurnPlan(token_ids=token_ids, manifest=manifest, user=entry_of(rendered),
-                        entry_parts=entry_parts(rendered),
-                        prompt=(inputs.prompt or inputs.user).strip(),
-                        chunks=tuple((c.id, byte_hash(c.text)) for c in draft.retrieved), diff_files=diff_files,
-                        base=thread_turns - len(draft.history), map_base=byte_hash(inputs.repo_map),
-                        map_files=map_files if draft.repo_map == inputs.repo_map else (),
+                        prompt=(inputs.prompt or inputs.user).strip(), entry=entry,
                         messages=messages_of(self.prompts, draft, rendered))
 
     def _chunk_records(self, draft: Draft, inputs: PlannerInputs) -> tuple[ChunkRecord, ...]:
@@ -220,9 +210,7 @@ class Planner:
                                                                                                 turn=turn)
             explain = msgspec.structs.replace(explain, turn=turn)
             record = TurnRecord(turn=turn, thread=manifest.thread, user=plan.user, prompt=plan.prompt,
-                                answer=answer_text.strip(), chunks=plan.chunks, diff_files=plan.diff_files,
-                                base=plan.base, map_base=plan.map_base, map_files=plan.map_files,
-                                entry_parts=plan.entry_parts,
+                                answer=answer_text.strip(), entry=plan.entry,
                                 manifest=manifest, explain=explain, recorded_at=time.time())
             self._journal.append(record)
             self._records.append(record)

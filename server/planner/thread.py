@@ -63,7 +63,7 @@ def thread_view(records: Sequence[TurnRecord], *, max_turns: int, max_tokens: in
     if max_turns <= 0:
         return ThreadView(history=[], lines=[], summary=[], base=len(records), chunks_seen={}, diff_seen={},
                           map_seen={}, notes=["history off (planner.max_history_turns = 0)"] if records else [])
-    base = min(records[-1].base, len(records)) if records else 0
+    base = min(records[-1].entry.base, len(records)) if records else 0
 
     def size(start: int) -> int:
         return sum(count(r.user) + count(r.answer) for r in records[start:])
@@ -80,13 +80,13 @@ def thread_view(records: Sequence[TurnRecord], *, max_turns: int, max_tokens: in
     diff: dict[str, str] = {}
     maps: dict[str, dict[str, str]] = {}
     for record in kept:
-        chunks.update(dict(record.chunks))
-        diff.update(dict(record.diff_files))
-        maps.setdefault(record.map_base, {}).update(dict(record.map_files))
+        chunks.update(dict(record.entry.chunks))
+        diff.update(dict(record.entry.diff_files))
+        maps.setdefault(record.entry.map_base, {}).update(dict(record.entry.map_files))
     lines = [summary_line(r) for r in records[:base]]
     if len(lines) > _SUMMARY_LINES:
         lines = [f"({len(lines) - _SUMMARY_LINES} earlier turns not listed)", *lines[-_SUMMARY_LINES:]]
-    return ThreadView(history=[(r.entry(), r.answer) for r in kept], lines=[summary_line(r) for r in kept],
+    return ThreadView(history=[(r.entry_parts(), r.answer) for r in kept], lines=[summary_line(r) for r in kept],
                       summary=lines, base=base, chunks_seen=chunks, diff_seen=diff, map_seen=maps, notes=notes)
 
 
