@@ -26,13 +26,13 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementatio
 
 from acp import (
     PROTOCOL_VERSION,
-    RequestError,
     embedded_text_resource,
     resource_block,
     resource_link_block,
     spawn_agent_process,
     text_block,
 )
+from support.acp_recorder import Recorder
 from support.gitrepo import TINY_APP, make_repo
 from support.node_cleanup import terminate_pid
 
@@ -41,35 +41,6 @@ ZED = REPO / "editors" / "zed"
 VENV_BIN = Path(sys.executable).parent
 CONFIG = "[model]\ndefault = \"smollm2-135m\"\n\n[engine]\nmax_new_tokens = 512\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n"
 SHORT = {"maxNewTokens": 8}  # _meta.contenox.maxNewTokens: keep ordinary answers short
-
-
-class ZedRecorder:
-    """The client side Zed plays: records session updates, grants nothing."""
-
-    def __init__(self) -> None:
-        self.updates: list[tuple[str, Any]] = []
-        self.changed = asyncio.Event()
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        self.updates.append((session_id, update))
-        self.changed.set()
-
-    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("session/request_permission")
-
-    def of(self, kind: str, session_id: str) -> list[Any]:
-        return [u for s, u in self.updates if s == session_id and u.session_update == kind]
-
-    def text(self, session_id: str, since: int = 0) -> str:
-        return "".join(u.content.text for s, u in self.updates[since:]
-                       if s == session_id and u.session_update == "agent_message_chunk")
-
-    async def wait_until(self, predicate: Any, timeout: float = 600) -> None:
-        async def loop() -> None:
-            while not predicate():
-                self.changed.clear()
-                await self.changed.wait()
-        await asyncio.wait_for(loop(), timeout)
 
 
 def zed_entry() -> dict[str, Any]:
@@ -111,8 +82,8 @@ def zed_launch(home: Path, tmp_path: Path) -> Iterator[tuple[str, list[str], dic
 
 
 @asynccontextmanager
-async def zed(command: str, args: list[str], env: dict[str, str], cwd: Path) -> AsyncIterator[tuple[Any, ZedRecorder]]:
-    recorder = ZedRecorder()
+async def zed(command: str, args: list[str], env: dict[str, str], cwd: Path) -> AsyncIterator[tuple[Any, Recorder]]:
+    recorder = Recorder()
     async with spawn_agent_process(recorder, command, *args, env=env, cwd=str(cwd)) as (conn, _process):
         init = await conn.initialize(
             protocol_version=PROTOCOL_VERSION,

@@ -24,8 +24,18 @@ class Recorder:
         return [u for s, u in self.updates
                 if u.session_update == kind and (session_id is None or s == session_id)]
 
-    def text(self, session_id: str) -> str:
-        return "".join(u.content.text for u in self.of("agent_message_chunk", session_id))
+    def text(self, session_id: str, since: int = 0) -> str:
+        """The agent's text in the session (from update ``since`` on); resource links are not text."""
+        return "".join(u.content.text for s, u in self.updates[since:]
+                       if s == session_id and u.session_update == "agent_message_chunk"
+                       and getattr(u.content, "type", "") == "text")
+
+    async def wait_until(self, predicate: Any, timeout: float = 600) -> None:
+        async def loop() -> None:
+            while not predicate():
+                self.changed.clear()
+                await self.changed.wait()
+        await asyncio.wait_for(loop(), timeout)
 
     async def wait_for(self, kind: str, count: int = 1, timeout: float = 30) -> list[Any]:
         async def ready() -> list[Any]:
