@@ -9,7 +9,7 @@ from typing import Any
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from contenox.errors import InvalidRequest
+from contenox.errors import InvalidRequest, PathOutsideWorkspace
 
 __all__ = ["Span", "file_path", "param_str", "parse_range", "root_for", "selection", "uri_of"]
 
@@ -37,14 +37,20 @@ def _folders(ls: LanguageServer) -> list[str]:
 
 
 def root_for(ls: LanguageServer, uri: str | None) -> str:
-    """The editor's workspace folder holding ``uri`` (the node resolves the repository root from it)."""
+    """The editor's workspace folder holding ``uri`` (the node resolves the repository root from it).
+
+    Requests are scoped to the client's workspace folders: a document outside them (``/etc/passwd``, a file
+    in the home directory) is refused, so nothing outside what the editor opened is indexed or pinned.
+    """
     folders = _folders(ls)
     if uri:
         path = Path(file_path(uri))
         inside = [f for f in folders if path.is_relative_to(f)]
         if inside:
             return max(inside, key=len)
-        return str(path.parent)
+        raise PathOutsideWorkspace(
+            f"{path} is outside the editor's workspace folders" if folders else
+            f"{path}: open a folder to use Contenox (no workspace folder is open)", path=str(path))
     if folders:
         return folders[0]
     raise InvalidRequest("no workspace folder is open and no document was given")

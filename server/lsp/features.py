@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import msgspec
 from lsprotocol import types
 
-from contenox.errors import ContenoxError, InvalidRequest
+from contenox.errors import ContenoxError, InvalidRequest, PathOutsideWorkspace
 from contenox.node.contract import TurnRequest
 
 from .documents import file_path, param_str, parse_range, root_for, selection
@@ -64,7 +64,10 @@ def register(ls: ContenoxLanguageServer) -> None:
     @translated
     async def hover(params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
-        root = root_for(ls, uri)
+        try:
+            root = root_for(ls, uri)
+        except PathOutsideWorkspace:
+            return None  # a file outside the workspace folders: nothing to say, nothing indexed
         word = ls.workspace.get_text_document(uri).word_at_position(params.position) or None
         explain = await node.explain(root)
         info = await node.symbol_info(root, word) if word else None
@@ -164,8 +167,13 @@ def register(ls: ContenoxLanguageServer) -> None:
         return None if explain is None else explain.to_json()
 
     async def overlay(uri: str, text: str | None) -> None:
-        if uri.startswith("file:"):
-            await node.workspace_overlay(root_for(ls, uri), file_path(uri), text)
+        if not uri.startswith("file:"):
+            return
+        try:
+            root = root_for(ls, uri)
+        except PathOutsideWorkspace:
+            return  # an editor buffer outside the workspace folders is not the node's business
+        await node.workspace_overlay(root, file_path(uri), text)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(params: types.DidOpenTextDocumentParams) -> None:

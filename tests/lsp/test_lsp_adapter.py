@@ -226,3 +226,21 @@ async def test_chat_max_new_tokens(conn: tuple[Conn, FakeNode]) -> None:
     bad = await c.peer.request("contenox/chat", {"chatId": "m", "prompt": "short", "maxNewTokens": "x"})
     assert bad["error"]["code"] == -32602 and "maxNewTokens" in bad["error"]["message"]
     assert [r.max_new_tokens for r in node.requests] == [4]
+
+
+async def test_requests_are_scoped_to_the_workspace_folders(conn: tuple[Conn, FakeNode], tmp_path: Path) -> None:
+    """Regression: a hover outside the folders made the node index that file's directory (/etc, the home
+    directory), and `contenox.pin file:///etc/passwd` succeeded."""
+    c, node = conn
+    outside = tmp_path / "elsewhere" / "secret.py"
+    outside.parent.mkdir()
+    outside.write_text("TOKEN = 'x'\n")
+    uri = outside.as_uri()
+    c.peer.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                            "text": "TOKEN = 'x'\n"}})
+    hover = await c.peer.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                        "position": {"line": 0, "character": 1}})
+    assert hover["result"] is None
+    pin = await c.peer.request("workspace/executeCommand", {"command": "contenox.pin", "arguments": [uri]})
+    assert pin["error"]["data"]["kind"] == "path_outside_workspace"
+    assert node.overlays == {} and node.pins == {}
