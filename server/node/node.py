@@ -83,6 +83,9 @@ class Node:
         if not path.is_dir():
             raise InvalidRequest(f"not a directory: {root}")
         resolved = workspace_root(path)
+        if resolved == Path(resolved.anchor) or (resolved == Path.home() and not (resolved / ".git").exists()):
+            raise InvalidRequest(f"{resolved} is not a project folder: run Contenox inside a repository or a "
+                                 f"project directory", root=str(resolved))
         state = self._workspaces.get(str(resolved))
         if state is None:
             key = workspace_key(resolved)

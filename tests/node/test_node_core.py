@@ -131,3 +131,11 @@ def test_reading_a_fifo_through_the_workspace_fails_at_once(repo: Path) -> None:
     reader.join(10)
     assert not reader.is_alive(), "reading a FIFO blocked"
     assert len(outcome) == 1 and outcome[0].details["reason"] == "special"  # type: ignore[attr-defined]
+
+
+async def test_the_filesystem_root_and_the_home_directory_are_never_workspaces(home: Path) -> None:
+    node = Node(load_config(home))
+    for root in ("/", str(Path.home())):
+        with pytest.raises(InvalidRequest, match="is not a project folder"):
+            node.workspace(root)
+    await node.close()
