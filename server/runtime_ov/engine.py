@@ -42,6 +42,7 @@ from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.requests import FinalEvent, GenerateRequest, Priority, RequestHandle
 from contenox.runtime_ov.store import InstalledModel
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
+from contenox.runtime_ov.verify import verify_weights
 
 __all__ = ["Engine"]
 
@@ -102,6 +103,7 @@ class Engine:
         """Load ``model`` on a new engine thread; returns once the pipeline is ready."""
         options = options or EngineOptions()
         check_weights(model.weights)
+        verify_weights(model)
         engine = cls(model, options, load_tokenizer(model.weights))
         engine._thread.start()
         engine._ready.wait()
