@@ -132,7 +132,44 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(msgspec.json.encode(result).decode())
     else:
         print("\n")
+        _print_edits(result)
         print(_explain_table(result["explain"]))
+    if args.apply and result.get("edits"):
+        return _apply_edits(Path(result["explain"]["workspace"]), result["edits"])
+    return 0
+
+
+def _print_edits(result: dict[str, Any]) -> None:
+    """The answer's edit blocks as the diffs the node made of them, and the blocks it could not place."""
+    edits = result.get("edits") or []
+    if edits:
+        print(f"proposed edits ({len(edits)} file(s); `contenox ask --apply` applies them):")
+        for edit in edits:
+            sys.stdout.write(edit["diff"])
+        print()
+    for problem in result.get("edit_problems") or []:
+        print(f"edit not applied: {problem}")
+
+
+def _apply_edits(root: Path, edits: list[dict[str, Any]]) -> int:
+    """Apply the proposed diffs to the workspace with ``git apply`` (checked first: all or nothing)."""
+    import subprocess
+    import tempfile
+
+    patch = "".join(edit["diff"] for edit in edits)
+    with tempfile.NamedTemporaryFile("w", suffix=".patch", delete=False, encoding="utf-8") as fh:
+        fh.write(patch)
+    try:
+        for check in (True, False):
+            cmd = ["git", "apply", *(["--check"] if check else []), fh.name]
+            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                print(f"contenox: ask --apply: the edits do not apply to {root}: {done.stderr.strip()}",
+                      file=sys.stderr)
+                return 1
+    finally:
+        os.unlink(fh.name)
+    print(f"applied edits to {', '.join(edit['path'] for edit in edits)}", file=sys.stderr)
     return 0
 
 
@@ -254,6 +291,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--pin", action="append", default=[], metavar="PATH", help="pin a file into the context")
     s.add_argument("--thread", default="cli", metavar="NAME",
                    help="conversation thread in this workspace (default: cli; the editors keep their own)")
+    s.add_argument("--apply", action="store_true",
+                   help="apply the answer's proposed edits to the working tree (git apply; all or nothing)")
     s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_ask)
 

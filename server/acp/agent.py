@@ -28,6 +28,7 @@ from contenox.errors import Cancelled, ContenoxError, InvalidRequest
 from contenox.node.contract import NodePort, TurnEvent, TurnOutcome, TurnRequest
 from contenox.planner import render_markdown
 
+from .edits import offer_edits
 from .prompt import COMMANDS, Command, PromptParts, parse_command, parse_prompt
 from .sessions import SessionRecord, SessionStore
 
@@ -77,6 +78,7 @@ class ContenoxAgent:
         self._early_cancel: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
         self._conn: Client | None = None
+        self._client_capabilities: Any = None
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
@@ -88,6 +90,7 @@ class ContenoxAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None,
                          client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+        self._client_capabilities = client_capabilities
         caps = AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True))
         return InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION), agent_capabilities=caps,
                                   agent_info=Implementation(name="contenox", title="Contenox", version="0.1.0"))
@@ -227,6 +230,12 @@ class ContenoxAgent:
         for path in _cited_files(record.cwd, outcome):
             await self.conn.session_update(session_id, update_agent_message(resource_link_block(
                 name=path, uri=Path(explain.workspace or record.cwd, path).as_uri(), title=f"{path} (cited)")))
+        if outcome.edits.problems:
+            await self.conn.session_update(session_id, update_agent_message_text(
+                "\n\n" + "\n".join(f"- Edit not applied: {p}" for p in outcome.edits.problems)))
+        if outcome.edits.edits:
+            await offer_edits(self.conn, session_id, explain.workspace or record.cwd, explain.turn,
+                              outcome.edits.edits, self._client_capabilities)
         await self.conn.session_update(session_id, UsageUpdate(
             session_update="usage_update", used=explain.totals.tokens, size=explain.context_size,
             field_meta={"contenox": explain.to_json()}))

@@ -44,6 +44,8 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     """None when the model did not run (``--retrieval-only``)."""
     ttft_ms: float | None = None
     answer_tokens: int = 0
+    edit_problems: tuple[str, ...] = ()
+    """Edit blocks of the answer the node could not place in the workspace."""
     wall_s: float = 0.0
     error: str | None = None
     answer: str = ""

@@ -103,13 +103,15 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
                      *citations.get("lines_unknown", ())])
     named = tuple(files_named(task.must_cite_files, citations.get("files_real", ())))
     symbols = tuple(symbols_named(task.must_cite_symbols, answer))
-    edit = check_edit(task, tree, answer) if task.check is not None and task.check.apply else None
+    proposed = "".join(e["diff"] for e in result.get("edits") or ())
+    edit = check_edit(task, tree, answer, proposed) if task.check is not None and task.check.apply else None
     passed = (len(named) == len(task.must_cite_files) and len(symbols) == len(task.must_cite_symbols)
               and (edit is None or (edit.applies and edit.test_passed is not False)))
     return msgspec.structs.replace(
         base, generated=True, files_named=named, symbols_named=symbols, cited_real=len(real), cited_unknown=unknown,
         precision=round(len(real) / (len(real) + len(unknown)), 4) if real or unknown else None, edit=edit,
-        passed=passed, ttft_ms=explain.get("ttft_ms"), answer=answer)
+        passed=passed, ttft_ms=explain.get("ttft_ms"), answer=answer,
+        answer_tokens=int(result.get("output_tokens") or 0), edit_problems=tuple(result.get("edit_problems") or ()))
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """Scoring one task: what the prompt held, what the answer cites, and whether a proposed edit works.
 
 A task passes when the answer names every must-cite file and symbol and, for a task with a check, its
-proposed unified diff applies to the task's tree (``git apply --check``) and the task's test passes
+proposed change (the node's diff of its edit blocks, else a unified diff it wrote) applies to the task's tree (``git apply --check``) and the task's test passes
 after applying it. Retrieval recall is the share of must-cite files whose code was in the prompt.
 """
 
@@ -64,11 +64,13 @@ def extract_diff(answer: str) -> str:
     return text + "\n" if text else ""
 
 
-def check_edit(task: Task, tree: Path, answer: str) -> EditCheck:
-    """Apply the answer's diff to a copy of ``tree`` and run the task's test there."""
-    diff = extract_diff(answer)
+def check_edit(task: Task, tree: Path, answer: str, proposed: str = "") -> EditCheck:
+    """Apply the answer's change to a copy of ``tree`` and run the task's test there: ``proposed`` (the diff
+    the node made of the answer's edit blocks) or else the unified diff the answer wrote itself."""
+    diff = proposed or extract_diff(answer)
     if not diff:
-        return EditCheck(proposed=False, applies=False, test_passed=None, detail="no unified diff in the answer")
+        return EditCheck(proposed=False, applies=False, test_passed=None,
+                         detail="no edit blocks or unified diff in the answer")
     ok, why = apply_check(tree, diff)
     if not ok:
         return EditCheck(proposed=True, applies=False, test_passed=None, detail=why.strip()[:400])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -103,4 +104,8 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
         if msg_id is not None:
             ls.turn_tasks.pop(msg_id, None)
     notify(CACHE_STATUS, cache_status(request.root, outcome.explain, "idle"))
-    return {"text": outcome.text, "explain": outcome.explain.to_json(), "finishReason": outcome.finish_reason}
+    root = Path(outcome.explain.workspace or request.root)
+    return {"text": outcome.text, "explain": outcome.explain.to_json(), "finishReason": outcome.finish_reason,
+            "edits": [{"path": e.path, "uri": (root / e.path).as_uri(), "diff": e.diff, "oldText": e.old_text,
+                       "newText": e.new_text} for e in outcome.edits.edits],
+            "editProblems": list(outcome.edits.problems)}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import msgspec
 
 from contenox.config import Config
+from contenox.planner.edits import ProposedEdits
 from contenox.planner.explain import Explain
 
 if TYPE_CHECKING:
@@ -61,13 +62,17 @@ class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     finish_reason: str
-    """"stop" | "length" | "planned" (``plan_only``); a cancelled turn raises
+    """"stop" | "length" | "repetition" (stopped in a loop; the repeats dropped) | "planned" (``plan_only``);
+    a cancelled turn raises
     :class:`contenox.errors.Cancelled` instead."""
     explain: Explain
     files_in_prompt: tuple[str, ...] = ()
     """Workspace files whose code (not only a repo-map line) the prompt held: retrieved chunks and pins."""
     output_tokens: int = 0
     """Tokens the model generated."""
+    edits: ProposedEdits = ProposedEdits()
+    """The answer's edit blocks resolved against the workspace: per-file diffs, and the blocks that did not
+    resolve. Nothing is written: the client shows them and applies what the developer accepts."""
 
 
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):

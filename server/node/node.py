@@ -22,9 +22,11 @@ from contenox.node import backend
 from contenox.node.contract import EventCallback, Exchange, TurnEvent, TurnOutcome, TurnRequest
 from contenox.node.paths import workspace_key, workspace_root
 from contenox.node.queue import TurnQueue
+from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState
+from contenox.planner.edits import ProposedEdits, propose_edits
 
 if TYPE_CHECKING:
     from contenox.planner import Explain, TurnPlan
@@ -37,6 +39,20 @@ log = logging.getLogger(__name__)
 
 _CANCEL_CONFIRM_S = 30.0
 _REWARM_LIMIT = 4
+
+
+def _proposed_edits(answer: str, workspace: Workspace) -> ProposedEdits:
+    """The answer's edit blocks as diffs against the workspace's current text (editor buffers first)."""
+    def read(path: str) -> str | None:
+        try:
+            return workspace.read_text(path)
+        except ContenoxError:  # no such file, outside the root, binary: the block does not resolve there
+            return None
+
+    def locate(name: str) -> list[tuple[str, int, int]]:
+        return [(found.path, found.line, found.end_line) for found in workspace.find_symbol(name)]
+
+    return propose_edits(answer, read, workspace.indexed_paths(), locate)
 
 
 async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
@@ -195,7 +211,11 @@ class Node:
         if self._warmer is not None:
             self._warmer.after_turn()
         citations = await asyncio.to_thread(check_citations, final.text, workspace)
+        edits = await asyncio.to_thread(_proposed_edits, final.text, workspace)
         explain = planner.record(turn_plan, final.metrics, answer_text=final.text, citations=citations)
+        if final.finish_reason == "repetition":
+            explain = msgspec.structs.replace(explain, notes=(
+                *explain.notes, "answer stopped: it began repeating itself; the repeats were dropped"))
         state.record_turn(explain)
         profile = engine.profile
         self.store.save_prefix(state.key, SavedPrefix(model=profile.id, model_digest=profile.model_digest,
@@ -211,13 +231,15 @@ class Node:
         await _emit(on_event, TurnEvent(kind="state", state="idle"))
         self._spawn(asyncio.to_thread(workspace.prepare), "node-prepare")  # the next turn's index, off its path
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain,
-                           files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids))
+                           files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids),
+                           edits=edits)
 
     async def _generate(self, engine: Engine, state: WorkspaceState, plan: TurnPlan, max_new: int,
                         on_event: EventCallback | None) -> FinalEvent:
         from contenox.runtime_ov import FinalEvent
 
         handle = backend.submit(engine, state.session_id, list(plan.token_ids), max_new)
+        guard = RepetitionGuard()
         try:
             decoding = False
             async for event in handle:
@@ -228,6 +250,9 @@ class Node:
                     await _emit(on_event, TurnEvent(kind="state", state="decode"))
                 if event.text:
                     await _emit(on_event, TurnEvent(kind="chunk", text=event.text))
+                    if guard.feed(event.text):  # a loop: stop the engine, keep the text before it
+                        handle.cancel()
+                        break
             final = await handle.result()
         except asyncio.CancelledError:
             handle.cancel()
@@ -236,6 +261,8 @@ class Node:
             except (TimeoutError, ContenoxError):
                 log.warning("engine did not confirm the cancel of %s in time", state.session_id)
             raise Cancelled("turn cancelled", workspace=str(state.root)) from None
+        if guard.unit:
+            return msgspec.structs.replace(final, text=guard.kept(), finish_reason="repetition")
         if final.finish_reason == "cancelled":
             raise Cancelled("turn cancelled", workspace=str(state.root))
         return final

@@ -18,6 +18,8 @@ class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
     tools: str
     """Canonical JSON of the tool schemas, one tool per line."""
     policy: str
+    answer: str = ""
+    """The answer format, restated after each question (small models follow the last instruction best)."""
 
 
 def _read(name: str) -> str:
@@ -27,4 +29,5 @@ def _read(name: str) -> str:
 def load_prompts() -> PromptTexts:
     tools = msgspec.json.decode(_read("tools.json").encode())
     lines = [msgspec.json.encode(msgspec.to_builtins(tool, order="sorted")).decode() for tool in tools]
-    return PromptTexts(system=_read("system.md").strip(), tools="\n".join(lines), policy=_read("policy.md").strip())
+    return PromptTexts(system=_read("system.md").strip(), tools="\n".join(lines), policy=_read("policy.md").strip(),
+                       answer=_read("answer.md").strip())

@@ -227,6 +227,8 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, too
     question = draft.user.strip()
     if question:
         user.append(_section(first, question))
+        if prompts.answer:
+            user.append("\n\n" + prompts.answer)
     segs.append(RenderedSegment(kind="user", parts=(*user, frame.generation)))
     return segs
 

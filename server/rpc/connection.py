@@ -190,7 +190,10 @@ class RpcConnection:
 
         outcome = await self.node.turn(request, on_event)
         return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain.to_json(),
-                "files_in_prompt": list(outcome.files_in_prompt)}
+                "files_in_prompt": list(outcome.files_in_prompt), "output_tokens": outcome.output_tokens,
+                "edits": [{"path": e.path, "diff": e.diff, "new_file": e.old_text is None, "blocks": e.blocks}
+                          for e in outcome.edits.edits],
+                "edit_problems": list(outcome.edits.problems)}
 
     async def _explain(self, msg_id: Any, params: dict[str, Any]) -> Any:
         explain = await self.node.explain(_str_param(params, "cwd"))

@@ -13,6 +13,7 @@ import pytest
 from acp.schema import (
     ClientCapabilities,
     EmbeddedResourceContentBlock,
+    FileSystemCapabilities,
     ResourceContentBlock,
     TextResourceContents,
 )
@@ -20,6 +21,7 @@ from acp.schema import (
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from contenox.acp import serve_connection
 from contenox.jsonrpc import MAX_MESSAGE_BYTES as MAX_LINE_BYTES
+from contenox.planner.edits import ProposedEdit, ProposedEdits, unified_diff
 from support.acp_recorder import Recorder
 from support.lsp_fake_node import FakeNode
 
@@ -33,14 +35,16 @@ class Session:
         await asyncio.wait_for(self.server, 10)
 
 
-async def _connect(node: FakeNode) -> Session:
+async def _connect(node: FakeNode, *, permit: str | None = None,
+                   capabilities: ClientCapabilities | None = None) -> Session:
     a, b = socket.socketpair()
     sr, sw = await asyncio.open_unix_connection(sock=a, limit=1 << 24)
     server = asyncio.ensure_future(serve_connection(sr, sw, node))
     cr, cw = await asyncio.open_unix_connection(sock=b, limit=1 << 24)
-    recorder = Recorder()
+    recorder = Recorder(permit=permit)
     conn = connect_to_agent(recorder, cw, cr)
-    init = await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+    init = await conn.initialize(protocol_version=PROTOCOL_VERSION,
+                                 client_capabilities=capabilities or ClientCapabilities())
     caps = init.agent_capabilities
     assert caps is not None and caps.load_session and caps.prompt_capabilities is not None
     assert caps.prompt_capabilities.embedded_context and not caps.prompt_capabilities.image
@@ -232,3 +236,60 @@ async def test_prompt_meta_caps_the_answer(session: tuple[Session, FakeNode], wo
     await s.conn.prompt(session_id=new.session_id, prompt=[text_block("short")], contenox={"maxNewTokens": 3})
     await s.conn.prompt(session_id=new.session_id, prompt=[text_block("default")])
     assert [r.max_new_tokens for r in node.requests] == [3, None]
+
+
+def _helper_edit(workspace: Path) -> ProposedEdits:
+    old = (workspace / "util.py").read_text()
+    new = old.replace("x + 1", "x + 2")
+    return ProposedEdits(edits=(ProposedEdit(path="util.py", old_text=old, new_text=new,
+                                             diff=unified_diff("util.py", old, new), blocks=1),),
+                         problems=("edit block 2: its search lines are not in gone.py",))
+
+
+@pytest.mark.parametrize("permit", ["apply", "reject", "cancelled"])
+async def test_proposed_edits_are_tool_calls_applied_only_when_permitted(tmp_path: Path, workspace: Path,
+                                                                         permit: str) -> None:
+    node = FakeNode(state_dir=tmp_path / "home" / "state")
+    node.edits = _helper_edit(workspace)
+    s = await _connect(node, permit=permit)
+    try:
+        new = await s.conn.new_session(cwd=str(workspace))
+        reply = await s.conn.prompt(session_id=new.session_id, prompt=[text_block("Make helper add two")])
+        assert reply.stop_reason == "end_turn"
+        [start] = s.recorder.of("tool_call", new.session_id)
+        assert (start.kind, start.status, start.title) == ("edit", "pending", "Edit util.py")
+        [diff] = start.content
+        assert (diff.type, diff.path, diff.new_text) == ("diff", str(workspace / "util.py"),
+                                                         "def helper(x):\n    return x + 2\n")
+        assert start.locations[0].line == 2
+        [(asked, options)] = s.recorder.permission_requests
+        assert asked.tool_call_id == start.tool_call_id and [o.option_id for o in options] == ["apply", "reject"]
+        statuses = [u.status for u in s.recorder.of("tool_call_update", new.session_id)]
+        text = (workspace / "util.py").read_text()
+        if permit == "apply":
+            assert statuses == ["in_progress", "completed"] and text.endswith("x + 2\n")
+        else:
+            assert statuses == ["failed"] and text.endswith("x + 1\n")
+        assert "Edit not applied: edit block 2: its search lines are not in gone.py" in s.recorder.text(new.session_id)
+    finally:
+        await s.close()
+
+
+async def test_an_edit_to_a_file_changed_since_is_refused_and_writes_go_through_the_client(
+        tmp_path: Path, workspace: Path) -> None:
+    node = FakeNode(state_dir=tmp_path / "home" / "state")
+    node.edits = _helper_edit(workspace)
+    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=True))
+    s = await _connect(node, permit="apply", capabilities=caps)
+    try:
+        new = await s.conn.new_session(cwd=str(workspace))
+        await s.conn.prompt(session_id=new.session_id, prompt=[text_block("Make helper add two")])
+        assert s.recorder.writes == [(str(workspace / "util.py"), "def helper(x):\n    return x + 2\n")]
+        assert (workspace / "util.py").read_text().endswith("x + 1\n")  # the client writes, not the node
+        (workspace / "util.py").write_text("def helper(x):\n    return x - 1\n")
+        await s.conn.prompt(session_id=new.session_id, prompt=[text_block("Again")])
+        assert len(s.recorder.writes) == 1
+        last = s.recorder.of("tool_call_update", new.session_id)[-1]
+        assert last.status == "failed" and "changed since the edit was proposed" in last.content[0].content.text
+    finally:
+        await s.close()

@@ -7,6 +7,7 @@ from pathlib import Path
 from contenox.eval import TaskSet, checkout
 from contenox.eval.report import EvalReport, TaskResult, render_table, summarize
 from contenox.eval.score import check_edit, extract_diff, files_named, recall, symbols_named
+from contenox.planner.edits import propose_edits
 
 
 def _task(task_set: TaskSet, task_id: str):
@@ -44,7 +45,23 @@ def test_the_reference_fix_passes_and_a_wrong_or_missing_one_does_not(
     stale = check_edit(task, tree, f"```diff\n{fix}\n```")  # the bug itself: its '-' lines are not in the tree
     assert (stale.proposed, stale.applies, stale.test_passed) == (True, False, None)
     none = check_edit(task, tree, "Look at verify_signature in signer.py.")
-    assert (none.proposed, none.applies) == (False, False) and none.detail == "no unified diff in the answer"
+    assert (none.proposed, none.applies) == (False, False)
+    assert none.detail == "no edit blocks or unified diff in the answer"
+
+
+def test_an_edit_block_fix_becomes_a_diff_that_passes_the_task(
+        task_set: TaskSet, eval_repos: dict[str, Path], tmp_path: Path) -> None:
+    task = _task(task_set, "its-bug-key-rotation")
+    tree = checkout(task, eval_repos[task.repo], tmp_path / "tree")
+    answer = ("The bug is in `src/itsdangerous/signer.py` `Signer.verify_signature`: only the newest key is tried.\n\n"
+              "signer.py\n<<<<<<< SEARCH\nfor secret_key in self.secret_keys[-1:]:\n=======\n"
+              "for secret_key in reversed(self.secret_keys):\n>>>>>>> REPLACE\n")
+    paths = [str(p.relative_to(tree)) for p in tree.rglob("*.py")]
+    edits = propose_edits(answer, lambda p: (tree / p).read_text() if (tree / p).is_file() else None, paths)
+    assert edits.problems == () and [e.path for e in edits.edits] == ["src/itsdangerous/signer.py"]
+    result = check_edit(task, tree, answer, edits.diff)
+    assert (result.proposed, result.applies, result.test_passed) == (True, True, True)
+    assert check_edit(task, tree, answer).proposed is False  # the blocks alone are not a unified diff
 
 
 def test_summary_and_table() -> None:

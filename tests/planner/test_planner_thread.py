@@ -4,6 +4,7 @@ thread starts with the previous turn's ids (real SmolLM2 tokenizer and chat temp
 from __future__ import annotations
 
 from contenox.planner import Chunk, render_explain, render_markdown
+from contenox.planner.prompts import load_prompts
 from contenox.planner.thread import diff_delta, split_diff
 from support.planner_samples import sample_inputs
 
@@ -38,7 +39,8 @@ def test_ids_equal_the_template_rendering_with_retrieved_code_and_a_selection(ma
     assert entry.startswith("# Code for this question (retrieved from the workspace)\n\n## bank/accounts.py:8-11 "
                             "(Account.deposit)\n```python\nclass Account:")
     assert entry.index("# Current diff") < entry.index("# Terminal output") < entry.index("# Selected code")
-    assert entry.endswith("\n\nWhy does test_transfer fail when the amount is larger than the balance?")
+    assert entry.endswith("\n\nWhy does test_transfer fail when the amount is larger than the balance?\n\n"
+                          + load_prompts().answer)
     assert plan.user == entry  # what the thread records is exactly what was sent
     chunks = plan.manifest.chunks
     assert [(c.id, c.status, c.reasons) for c in chunks] == [

@@ -13,6 +13,7 @@ import msgspec
 import pytest
 
 from contenox.planner import SEGMENT_KINDS, Pin, render_explain
+from contenox.planner.prompts import load_prompts
 from support.planner_samples import PIN_A, PIN_B, sample_inputs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -191,7 +192,7 @@ def test_thread_rebases_in_one_named_jump_then_stays_append_only(make_planner):
     assert rebased.manifest.segment("history").invalidated_by == "thread rebased (older turns summarised)"
     system = rebased.messages[0]["content"]
     assert "# Earlier in this thread (summarised)\n- turn 1: question 0 -> answer 0" in system
-    assert [m["content"] for m in rebased.messages[1:]][-1] == "question 5"
+    assert [m["content"] for m in rebased.messages[1:]][-1] == "question 5\n\n" + load_prompts().answer
     # after the rebase the thread is append-only again: turn 7 starts with turn 6's ids
     history_end = plans[5].manifest.segment("history").token_end
     assert plans[6].token_ids[:history_end] == plans[5].token_ids[:history_end]
@@ -215,7 +216,8 @@ def test_threads_have_their_own_history_and_compare_with_their_own_last_turn(mak
     planner.record(planner.plan(sample_inputs(user="acp question", thread="acp-1")), None, "acp answer")
     plan = planner.plan(sample_inputs(user="follow-up", thread="panel"))
     entry, answer = (m["content"] for m in plan.messages[1:3])
-    assert entry.startswith("# Current diff") and entry.endswith("\n\nchat panel question")  # as it was sent
+    assert entry.startswith("# Current diff")
+    assert entry.endswith("\n\nchat panel question\n\n" + load_prompts().answer)  # as it was sent
     assert answer == "panel answer"
     assert plan.manifest.segment("history").invalidated_by == "history grew by 1 turn(s)"
     assert plan.manifest.segment("pins").invalidated_by is None

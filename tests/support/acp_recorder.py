@@ -5,20 +5,37 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse, WriteTextFileResponse
+
 from acp import RequestError
 
 
 class Recorder:
-    def __init__(self) -> None:
+    """``permit``: the option id every permission request is answered with ("cancelled": the cancelled
+    outcome; None: the method is refused). ``writes``: what ``fs/write_text_file`` was asked to write."""
+
+    def __init__(self, permit: str | None = None) -> None:
         self.updates: list[tuple[str, Any]] = []
         self.changed = asyncio.Event()
+        self.permit = permit
+        self.permission_requests: list[Any] = []
+        self.writes: list[tuple[str, str]] = []
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
         self.changed.set()
 
-    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("session/request_permission")
+    async def request_permission(self, session_id: str, tool_call: Any, options: Any, **kwargs: Any) -> Any:
+        if self.permit is None:
+            raise RequestError.method_not_found("session/request_permission")
+        self.permission_requests.append((tool_call, options))
+        outcome = (DeniedOutcome(outcome="cancelled") if self.permit == "cancelled"
+                   else AllowedOutcome(outcome="selected", option_id=self.permit))
+        return RequestPermissionResponse(outcome=outcome)
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        self.writes.append((path, content))
+        return WriteTextFileResponse()
 
     def of(self, kind: str, session_id: str | None = None) -> list[Any]:
         return [u for s, u in self.updates

@@ -12,6 +12,7 @@ from contenox.config import Config
 from contenox.errors import Cancelled, OverContext
 from contenox.node.contract import EventCallback, Exchange, TurnEvent, TurnOutcome, TurnRequest
 from contenox.planner import Citations, Explain, ExplainSegment, ExplainTotals
+from contenox.planner.edits import ProposedEdits
 from contenox.workspace import RelatedHit, SymbolInfo, SymbolLocation
 
 
@@ -28,6 +29,8 @@ class FakeNode:
         self.exchanges: dict[tuple[str, str], list[Exchange]] = {}
         self.cites: tuple[str, ...] = ()
         """Files every answer cites (as the node's citation check would report them real)."""
+        self.edits = ProposedEdits()
+        """The edits every answer proposes (as the node would resolve its edit blocks)."""
         self.hold = False
         self.started = asyncio.Event()
         self.cancelled = 0
@@ -73,7 +76,8 @@ class FakeNode:
         text = "".join(self.chunks)
         thread = self.exchanges.setdefault((request.root, request.thread), [])
         thread.append(Exchange(turn=turn, user=request.prompt, answer=text))
-        return TurnOutcome(text=text, finish_reason="stop", explain=explain, output_tokens=len(self.chunks))
+        return TurnOutcome(text=text, finish_reason="stop", explain=explain, output_tokens=len(self.chunks),
+                           edits=self.edits)
 
     async def explain(self, root: str) -> Explain | None:
         return self.explains.get(root)

@@ -2,14 +2,17 @@
 // chat-like server commands, forwards `$/contenox/chatChunk` to the page, cancels on Stop.
 
 import * as vscode from 'vscode';
+import { applyProposedEdit } from './applyEdit';
 import { openInWorkspace } from './openLocation';
 import {
   isFromWebview,
+  toEdits,
   toExplain,
   type ChatChunk,
   type ChatParams,
   type ChatResult,
   type Explain,
+  type ProposedEdit,
   type ToWebview,
 } from './protocol';
 
@@ -33,7 +36,12 @@ export function resultToAnswer(result: unknown, streamed = ''): ChatResult {
   if (result && typeof result === 'object' && !Array.isArray(result)) {
     const r = result as Record<string, unknown>;
     if (typeof r.text === 'string') {
-      return { text: r.text, explain: toExplain(r.explain) };
+      const edits = toEdits(r.edits);
+      const problems = Array.isArray(r.editProblems) ? r.editProblems.filter((p) => typeof p === 'string') : [];
+      return {
+        text: r.text, explain: toExplain(r.explain),
+        ...(edits.length > 0 ? { edits } : {}), ...(problems.length > 0 ? { editProblems: problems } : {}),
+      };
     }
     if (Array.isArray(r.related)) return resultToAnswer(r.related, streamed); // contenox.findRelated
   }
@@ -73,6 +81,8 @@ export class ChatSession implements vscode.Disposable {
   private readonly running = new Map<string, Running>();
   private ready = false;
   private readonly queue: ToWebview[] = [];
+  /** Proposed edits by chat, each until it is applied or rejected (then undefined). */
+  private readonly proposals = new Map<string, (ProposedEdit | undefined)[]>();
 
   constructor(
     private readonly backend: ChatBackend,
@@ -81,6 +91,8 @@ export class ChatSession implements vscode.Disposable {
     private readonly onError: (err: unknown) => void = () => undefined,
     /** Opens a workspace-relative file at a 1-based line (the page's links). */
     private readonly open: (path: string, line?: number) => Promise<unknown> = openInWorkspace,
+    /** Applies a proposed edit; the reason it was not applied, or null. */
+    private readonly apply: (edit: ProposedEdit) => Promise<string | null> = applyProposedEdit,
   ) {}
 
   /** Messages from the webview. Unknown shapes are ignored. */
@@ -105,7 +117,32 @@ export class ChatSession implements vscode.Disposable {
           this.send({ type: 'error', message: `Could not open ${raw.path}: ${errorMessage(err)}` });
         }
         return;
+      case 'applyEdit':
+      case 'rejectEdit':
+        await this.decide(raw.chatId, raw.index, raw.type === 'applyEdit');
+        return;
     }
+  }
+
+  /** Apply (or reject) a proposed edit once; a second click, or an unknown edit, does nothing. */
+  private async decide(chatId: string, index: number, apply: boolean): Promise<void> {
+    const edits = this.proposals.get(chatId);
+    const edit = edits?.[index];
+    if (!edits || !edit) return;
+    edits[index] = undefined;
+    if (!apply) {
+      this.send({ type: 'editResult', chatId, index, status: 'rejected' });
+      return;
+    }
+    let problem: string | null;
+    try {
+      problem = await this.apply(edit);
+    } catch (err) {
+      problem = errorMessage(err);
+    }
+    this.send(problem === null
+      ? { type: 'editResult', chatId, index, status: 'applied' }
+      : { type: 'editResult', chatId, index, status: 'failed', message: problem });
   }
 
   /** The page was reloaded/recreated: queue until it says ready again. */
@@ -173,7 +210,14 @@ export class ChatSession implements vscode.Disposable {
         this.send({ type: 'cancelled', chatId });
       } else {
         const streamed = this.running.get(chatId)?.streamed ?? '';
-        this.send({ type: 'done', chatId, text: result?.text ?? streamed, explain: toExplain(result?.explain) });
+        const edits = toEdits(result?.edits);
+        if (edits.length > 0) this.proposals.set(chatId, [...edits]);
+        const problems = (result?.editProblems ?? []).filter((p) => typeof p === 'string');
+        this.send({
+          type: 'done', chatId, text: result?.text ?? streamed, explain: toExplain(result?.explain),
+          ...(edits.length > 0 ? { edits: edits.map((e) => ({ path: e.path, diff: e.diff, isNew: e.oldText === null })) } : {}),
+          ...(problems.length > 0 ? { problems } : {}),
+        });
       }
     } catch (err) {
       if (source.token.isCancellationRequested || isCancelError(err)) {

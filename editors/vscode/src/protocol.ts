@@ -66,8 +66,33 @@ export interface Explain {
   citations: Citations | null;
 }
 
+/**
+ * A change the answer proposes to one file (the node made it from the answer's edit blocks): the file's
+ * text it was made from (null: a new file) and after, and the unified diff between them.
+ */
+export interface ProposedEdit { path: string; uri: string; diff: string; oldText: string | null; newText: string }
+
 /** `contenox/chat` result (also what the chat-like workspace commands return). */
-export interface ChatResult { text: string; explain: Explain | null }
+export interface ChatResult {
+  text: string;
+  explain: Explain | null;
+  edits?: ProposedEdit[];
+  /** Edit blocks of the answer the node could not place, each with why. */
+  editProblems?: string[];
+}
+
+/** The proposed edits of a chat result that are well formed (a malformed entry is dropped). */
+export function toEdits(value: unknown): ProposedEdit[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((e): e is ProposedEdit => typeof e === 'object' && e !== null &&
+    typeof (e as Obj).path === 'string' && isSafeRelativePath((e as Obj).path as string) &&
+    typeof (e as Obj).uri === 'string' && typeof (e as Obj).diff === 'string' &&
+    typeof (e as Obj).newText === 'string' && ((e as Obj).oldText === null || typeof (e as Obj).oldText === 'string'));
+}
+
+/** What the panel shows of a proposed edit. */
+export interface EditView { path: string; diff: string; isNew: boolean }
+export type EditStatus = 'applied' | 'rejected' | 'failed';
 
 /** `$/contenox/chatChunk` notification params. */
 export interface ChatChunk { chatId: string; text: string }
@@ -114,7 +139,8 @@ export const CHAT_COMMANDS: ReadonlySet<string> = new Set([
 export type ToWebview =
   | { type: 'start'; chatId: string; prompt: string }
   | { type: 'chunk'; chatId: string; text: string }
-  | { type: 'done'; chatId: string; text: string; explain: Explain | null }
+  | { type: 'done'; chatId: string; text: string; explain: Explain | null; edits?: EditView[]; problems?: string[] }
+  | { type: 'editResult'; chatId: string; index: number; status: EditStatus; message?: string }
   | { type: 'cancelled'; chatId: string }
   | { type: 'error'; chatId?: string; message: string }
   | { type: 'explain'; explain: Explain | null };
@@ -124,7 +150,9 @@ export type FromWebview =
   | { type: 'send'; prompt: string }
   | { type: 'stop'; chatId: string }
   /** Open a workspace file (relative path, no `..`) at a 1-based line. */
-  | { type: 'open'; path: string; line?: number };
+  | { type: 'open'; path: string; line?: number }
+  /** Apply or reject the `index`-th proposed edit of a chat's answer. */
+  | { type: 'applyEdit' | 'rejectEdit'; chatId: string; index: number };
 
 export function isFromWebview(value: unknown): value is FromWebview {
   if (typeof value !== 'object' || value === null) return false;
@@ -139,6 +167,10 @@ export function isFromWebview(value: unknown): value is FromWebview {
     case 'open':
       return typeof msg.path === 'string' && isSafeRelativePath(msg.path) &&
         (msg.line === undefined || isLineNumber(msg.line));
+    case 'applyEdit':
+    case 'rejectEdit':
+      return typeof msg.chatId === 'string' && typeof msg.index === 'number' && Number.isInteger(msg.index) &&
+        msg.index >= 0;
     default:
       return false;
   }
@@ -154,7 +186,15 @@ export function isToWebview(value: unknown): value is ToWebview {
       return typeof msg.chatId === 'string' && typeof msg.text === 'string';
     case 'done':
       return typeof msg.chatId === 'string' && typeof msg.text === 'string' &&
-        (msg.explain === null || isExplain(msg.explain));
+        (msg.explain === null || isExplain(msg.explain)) &&
+        (msg.edits === undefined || (Array.isArray(msg.edits) && msg.edits.every((e: unknown) => isObj(e) &&
+          typeof e.path === 'string' && typeof e.diff === 'string' && typeof e.isNew === 'boolean'))) &&
+        (msg.problems === undefined || (Array.isArray(msg.problems) &&
+          msg.problems.every((p: unknown) => typeof p === 'string')));
+    case 'editResult':
+      return typeof msg.chatId === 'string' && typeof msg.index === 'number' &&
+        ['applied', 'rejected', 'failed'].includes(msg.status as string) &&
+        (msg.message === undefined || typeof msg.message === 'string');
     case 'cancelled':
       return typeof msg.chatId === 'string';
     case 'error':

@@ -2,7 +2,7 @@
 // postMessage; renders with the escape-first renderer in ./render.
 
 import { isFromWebview, isToWebview, type FromWebview, type ToWebview } from '../protocol';
-import { renderExplainTable, renderMarkdown, escapeHtml } from './render';
+import { renderEdits, renderExplainTable, renderMarkdown, escapeHtml } from './render';
 
 interface VsCodeApi { postMessage(message: FromWebview): void }
 declare function acquireVsCodeApi(): VsCodeApi;
@@ -81,6 +81,8 @@ function handle(msg: ToWebview): void {
       const answer = answerFor(msg.chatId);
       answer.text = msg.text || answer.text;
       answer.body.innerHTML = renderMarkdown(answer.text);
+      const edits = renderEdits(msg.edits ?? [], msg.problems ?? []);
+      if (edits) answer.element.insertAdjacentHTML('beforeend', edits);
       if (msg.explain) {
         // Only model turns have one (Find related code does not run the model).
         const explain = document.createElement('details');
@@ -90,6 +92,18 @@ function handle(msg: ToWebview): void {
         answer.element.appendChild(explain);
       }
       finish(answer, msg.chatId, 'done');
+      break;
+    }
+    case 'editResult': {
+      const edit = answers.get(msg.chatId)?.element.querySelector(`.edit[data-index="${msg.index}"]`);
+      if (!edit) break;
+      edit.querySelectorAll('button.apply-edit, button.reject-edit').forEach((b) => {
+        (b as HTMLButtonElement).disabled = true;
+      });
+      edit.classList.add(msg.status);
+      const status = edit.querySelector('.edit-status');
+      const words = { applied: 'Applied.', rejected: 'Rejected.', failed: 'Not applied: ' };
+      if (status) status.textContent = words[msg.status] + (msg.message ?? '');
       break;
     }
     case 'cancelled': {
@@ -146,7 +160,22 @@ function openLocation(event: MouseEvent): void {
   if (isFromWebview(msg)) vscode.postMessage(msg);
 }
 
+/** Apply / Reject under a proposed edit: the host applies it (a WorkspaceEdit, undoable) or drops it. */
+function decideEdit(event: MouseEvent): void {
+  const target = event.target instanceof Element ? event.target.closest('button.apply-edit, button.reject-edit') : null;
+  if (!(target instanceof HTMLButtonElement) || target.disabled) return;
+  const chatId = target.closest('section.answer')?.getAttribute('data-chat-id');
+  const index = Number(target.dataset.index);
+  if (!chatId) return;
+  target.closest('.edit')?.querySelectorAll('button.apply-edit, button.reject-edit').forEach((b) => {
+    (b as HTMLButtonElement).disabled = true;
+  });
+  const msg: unknown = { type: target.classList.contains('apply-edit') ? 'applyEdit' : 'rejectEdit', chatId, index };
+  if (isFromWebview(msg)) vscode.postMessage(msg);
+}
+
 log.addEventListener('click', openLocation);
+log.addEventListener('click', decideEdit);
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   send();

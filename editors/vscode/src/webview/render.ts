@@ -3,7 +3,9 @@
 // model output can inject elements, attributes, scripts or remote resources. Workspace locations
 // become `button.loc` elements (data-path, data-line) that the page turns into `open` messages.
 
-import { parseLocation, type Citations, type Explain, type Location, type RetrievedChunk } from '../protocol';
+import {
+  parseLocation, type Citations, type EditView, type Explain, type Location, type RetrievedChunk,
+} from '../protocol';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -238,4 +240,29 @@ export function renderNotes(notes: readonly string[]): string {
   if (notes.length === 0) return '';
   return `<div class="notes"><div class="explain-heading">notes</div>` +
     `<ul class="notes">${notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul></div>`;
+}
+
+/** One line of a unified diff, classed by what it does (added, removed, hunk header, file header). */
+function diffLine(line: string): string {
+  const cls = line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff --git') ? 'file'
+    : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
+  return `<span class="diff-${cls}">${escapeHtml(line)}</span>`;
+}
+
+/**
+ * The answer's proposed edits: per file its path (opens it), Apply / Reject and the diff; then the edit
+ * blocks the node could not place, each with why. The buttons carry the edit's index.
+ */
+export function renderEdits(edits: readonly EditView[], problems: readonly string[]): string {
+  const items = edits.map((edit, index) => {
+    const lines = edit.diff.replace(/\n$/, '').split('\n').map(diffLine).join('\n');
+    const label = `${edit.isNew ? 'Create' : 'Edit'} ${escapeHtml(edit.path)}`;
+    return `<div class="edit" data-index="${index}">` +
+      `<div class="edit-head">${locationButton({ path: edit.path }, label)} ` +
+      `<button class="apply-edit" data-index="${index}">Apply</button> ` +
+      `<button class="reject-edit" data-index="${index}">Reject</button> <span class="edit-status"></span></div>` +
+      `<pre class="diff">${lines}</pre></div>`;
+  });
+  const notes = problems.map((p) => `<div class="edit-problem" role="note">Edit not applied: ${escapeHtml(p)}</div>`);
+  return items.length + notes.length === 0 ? '' : `<div class="edits">${items.join('')}${notes.join('')}</div>`;
 }

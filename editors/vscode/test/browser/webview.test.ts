@@ -255,6 +255,39 @@ describe('chat webview in headless Chromium', () => {
     expect(await answer.locator('.markdown').textContent()).toContain('not ../etc/passwd:1.');
   });
 
+  it('shows proposed edits as diffs; Apply and Reject ask the host once and show its answer', async () => {
+    const diff = '--- a/src/parser.py\n+++ b/src/parser.py\n@@ -1,2 +1,2 @@\n def parse():\n-    return <b>1</b>\n+    return 2\n';
+    await post({ type: 'start', chatId: 'c5', prompt: 'Fix parse' });
+    await post({ type: 'done', chatId: 'c5', explain: null, text: 'Fixed in `src/parser.py`.',
+      edits: [{ path: 'src/parser.py', diff, isNew: false }, { path: 'docs/NEW.md', diff: '+++ b/docs/NEW.md\n+# New\n', isNew: true }],
+      problems: ['edit block 3: its search lines are not in src/lexer.py'] });
+    const answer = page.locator('section.answer[data-chat-id="c5"]');
+    await expect.poll(() => answer.getAttribute('class')).toContain('done');
+    const edits = answer.locator('.edit');
+    expect(await edits.count()).toBe(2);
+    expect(await edits.nth(0).locator('button.loc').textContent()).toBe('Edit src/parser.py');
+    expect(await edits.nth(1).locator('button.loc').textContent()).toBe('Create docs/NEW.md');
+    expect(await edits.nth(0).locator('.diff-del').textContent()).toBe('-    return <b>1</b>'); // escaped, inert
+    expect(await edits.nth(0).locator('.diff-add').textContent()).toBe('+    return 2');
+    expect(await answer.locator('.edit-problem').textContent())
+      .toBe('Edit not applied: edit block 3: its search lines are not in src/lexer.py');
+
+    const before = (await posted()).length;
+    await edits.nth(0).locator('button.apply-edit').click();
+    await edits.nth(0).locator('button.apply-edit').click({ force: true }); // disabled now: no second request
+    await edits.nth(1).locator('button.reject-edit').click();
+    expect((await posted()).slice(before)).toEqual([
+      { type: 'applyEdit', chatId: 'c5', index: 0 },
+      { type: 'rejectEdit', chatId: 'c5', index: 1 },
+    ]);
+    await post({ type: 'editResult', chatId: 'c5', index: 0, status: 'failed', message: 'src/parser.py changed since the edit was proposed; ask again' });
+    await post({ type: 'editResult', chatId: 'c5', index: 1, status: 'rejected' });
+    expect(await edits.nth(0).locator('.edit-status').textContent())
+      .toBe('Not applied: src/parser.py changed since the edit was proposed; ask again');
+    expect(await edits.nth(0).getAttribute('class')).toContain('failed');
+    expect(await edits.nth(1).locator('.edit-status').textContent()).toBe('Rejected.');
+  });
+
   it('loaded nothing remote, broke no CSP rule, logged no errors; screenshot is written', async () => {
     await post({ type: 'explain', explain: EXPLAIN });
     for (const url of requests) expect(url.startsWith(origin)).toBe(true);

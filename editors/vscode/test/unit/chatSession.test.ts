@@ -133,3 +133,48 @@ describe('resultToAnswer', () => {
     expect(resultToAnswer({ ok: true }).text).toContain('"ok": true');
   });
 });
+
+describe('ChatSession proposed edits', () => {
+  const EDIT = {
+    path: 'util.py', uri: 'file:///ws/util.py', diff: '--- a/util.py\n+++ b/util.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n',
+    oldText: 'x = 1\n', newText: 'x = 2\n',
+  };
+
+  async function answered(apply: (e: unknown) => Promise<string | null>) {
+    const { posted, pending, backend } = harness();
+    const session = new ChatSession(backend, (m) => posted.push(m), () => undefined, async () => undefined, apply);
+    await session.handleMessage({ type: 'ready' });
+    const done = session.handleMessage({ type: 'send', prompt: 'fix it' });
+    await tick();
+    const chatId = pending[0]!.params.chatId;
+    pending[0]!.resolve({ text: 'Fixed', explain: EXPLAIN, edits: [EDIT, { path: '../evil', uri: 'x' } as never],
+      editProblems: ['edit block 2: its search lines are not in a.py'] });
+    await done;
+    return { session, posted, chatId };
+  }
+
+  it('shows well-formed edits with the problems and applies one once', async () => {
+    const applied: unknown[] = [];
+    const { session, posted, chatId } = await answered(async (e) => { applied.push(e); return null; });
+    expect(posted.at(-1)).toEqual({
+      type: 'done', chatId, text: 'Fixed', explain: EXPLAIN,
+      edits: [{ path: 'util.py', diff: EDIT.diff, isNew: false }],
+      problems: ['edit block 2: its search lines are not in a.py'],
+    });
+    await session.handleMessage({ type: 'applyEdit', chatId, index: 0 });
+    await session.handleMessage({ type: 'applyEdit', chatId, index: 0 });
+    await session.handleMessage({ type: 'applyEdit', chatId, index: 1 });
+    expect(applied).toEqual([EDIT]);
+    expect(posted.at(-1)).toEqual({ type: 'editResult', chatId, index: 0, status: 'applied' });
+  });
+
+  it('reports a refused apply and a rejection without applying', async () => {
+    const { session, posted, chatId } = await answered(async () => 'util.py changed since the edit was proposed');
+    await session.handleMessage({ type: 'applyEdit', chatId, index: 0 });
+    expect(posted.at(-1)).toEqual({ type: 'editResult', chatId, index: 0, status: 'failed',
+      message: 'util.py changed since the edit was proposed' });
+    const other = await answered(async () => { throw new Error('must not apply'); });
+    await other.session.handleMessage({ type: 'rejectEdit', chatId: other.chatId, index: 0 });
+    expect(other.posted.at(-1)).toEqual({ type: 'editResult', chatId: other.chatId, index: 0, status: 'rejected' });
+  });
+});

@@ -1,0 +1,115 @@
+"""Proposed edits offered to an ACP client: an ``edit`` tool call with the diff, a permission request, the write.
+
+Each file an answer changes becomes one ``tool_call`` (kind ``edit``, status ``pending``, a ``diff`` content
+and the first changed line as its location), then ``session/request_permission`` with Apply / Reject.
+Applied: the file is written through ``fs/write_text_file`` when the client offers it (its buffers and undo
+stay right), else by the node, atomically; either way only when the file still holds the text the edit
+was made from (a file changed since is a failed tool call, never overwritten). The tool call ends
+``completed`` or ``failed`` with the reason as its content.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from acp.helpers import start_tool_call, text_block, tool_content, tool_diff_content, update_tool_call
+from acp.interfaces import Client
+from acp.schema import AllowedOutcome, PermissionOption, ToolCallLocation, ToolCallUpdate
+
+from contenox.planner.edits import ProposedEdit
+
+__all__ = ["offer_edits"]
+
+log = logging.getLogger(__name__)
+
+_OPTIONS = [PermissionOption(option_id="apply", name="Apply", kind="allow_once"),
+            PermissionOption(option_id="reject", name="Reject", kind="reject_once")]
+
+
+def _first_changed_line(edit: ProposedEdit) -> int:
+    old = (edit.old_text or "").splitlines()
+    new = edit.new_text.splitlines()
+    for number, (a, b) in enumerate(zip(old, new, strict=False), 1):
+        if a != b:
+            return number
+    return min(len(old), len(new)) + 1
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+async def _current_text(conn: Client, session_id: str, path: Path, client_reads: bool) -> str | None:
+    if client_reads:
+        try:
+            return (await conn.read_text_file(session_id=session_id, path=str(path))).content
+        except Exception:  # the client could not read it (no such file): fall back to the disk
+            log.debug("fs/read_text_file %s failed", path, exc_info=True)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+async def _apply(conn: Client, session_id: str, path: Path, edit: ProposedEdit, fs: Any) -> str | None:
+    """Write the edit; the reason it was not written, or None."""
+    current = await _current_text(conn, session_id, path, bool(getattr(fs, "read_text_file", False)))
+    if current != edit.old_text:
+        return f"{edit.path} changed since the edit was proposed; ask again"
+    if getattr(fs, "write_text_file", False):
+        await conn.write_text_file(session_id=session_id, path=str(path), content=edit.new_text)
+    else:
+        _write_atomic(path, edit.new_text)
+    return None
+
+
+async def offer_edits(conn: Client, session_id: str, root: str, turn: int, edits: tuple[ProposedEdit, ...],
+                      client_capabilities: Any) -> list[str]:
+    """Offer each edit for approval and apply what is approved; the paths written."""
+    fs = getattr(client_capabilities, "fs", None)
+    written: list[str] = []
+    for number, edit in enumerate(edits, 1):
+        call_id = f"contenox-edit-{turn}-{number}"
+        path = Path(root, edit.path)
+        title = f"{'Create' if edit.old_text is None else 'Edit'} {edit.path}"
+        diff = tool_diff_content(str(path), edit.new_text, edit.old_text)
+        location = ToolCallLocation(path=str(path), line=_first_changed_line(edit))
+        await conn.session_update(session_id, start_tool_call(
+            call_id, title, kind="edit", status="pending", content=[diff], locations=[location],
+            raw_input={"path": edit.path, "diff": edit.diff}))
+        response = await conn.request_permission(
+            session_id=session_id, options=_OPTIONS,
+            tool_call=ToolCallUpdate(tool_call_id=call_id, title=title, kind="edit", status="pending",
+                                     content=[diff], locations=[location]))
+        outcome = response.outcome
+        if not (isinstance(outcome, AllowedOutcome) and outcome.option_id == "apply"):
+            why = "cancelled" if getattr(outcome, "outcome", "") == "cancelled" else "rejected"
+            await conn.session_update(session_id, update_tool_call(
+                call_id, status="failed", content=[tool_content(text_block(f"Not applied: {why}."))]))
+            continue
+        await conn.session_update(session_id, update_tool_call(call_id, status="in_progress"))
+        try:
+            problem = await _apply(conn, session_id, path, edit, fs)
+        except OSError as exc:
+            problem = f"cannot write {edit.path}: {exc.strerror or exc}"
+        if problem is not None:
+            await conn.session_update(session_id, update_tool_call(
+                call_id, status="failed", content=[tool_content(text_block(problem))]))
+            continue
+        written.append(edit.path)
+        await conn.session_update(session_id, update_tool_call(call_id, status="completed"))
+    return written

@@ -1,0 +1,259 @@
+"""Edit blocks in an answer, resolved against real file text into diffs that ``git apply`` takes."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from contenox.planner.edits import parse_edit_blocks, propose_edits, unified_diff
+
+SIGNER = '''class Signer:
+    def validate(self, value):
+        for secret_key in self.secret_keys[-1:]:
+            if self.verify(secret_key, value):
+                return True
+        return False
+'''
+FILES = {"src/pkg/signer.py": SIGNER, "src/pkg/util.py": "def twice(x):\n    return x * 3\n",
+         "README.md": "no trailing newline"}
+
+
+def _propose(answer: str, files: dict[str, str] = FILES):
+    return propose_edits(answer, files.get, files)
+
+
+def _git_apply(tmp_path: Path, files: dict[str, str], diff: str) -> dict[str, str]:
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    done = subprocess.run(["git", "apply", "-"], cwd=tmp_path, input=diff, text=True, capture_output=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return {rel: (tmp_path / rel).read_text(encoding="utf-8") for rel in files}
+
+
+def test_block_with_path_becomes_a_diff_git_applies(tmp_path: Path) -> None:
+    answer = """The bug is in `src/pkg/signer.py` `Signer.validate`: only the newest key is tried.
+
+src/pkg/signer.py
+<<<<<<< SEARCH
+        for secret_key in self.secret_keys[-1:]:
+=======
+        for secret_key in reversed(self.secret_keys):
+>>>>>>> REPLACE
+"""
+    result = _propose(answer)
+    assert result.problems == ()
+    [edit] = result.edits
+    assert edit.path == "src/pkg/signer.py" and edit.old_text == SIGNER and edit.blocks == 1
+    applied = _git_apply(tmp_path, FILES, result.diff)
+    assert "reversed(self.secret_keys)" in applied["src/pkg/signer.py"]
+    assert applied["src/pkg/util.py"] == FILES["src/pkg/util.py"]
+
+
+def test_fenced_block_short_name_and_lost_indentation_resolve() -> None:
+    answer = """```python
+signer.py
+<<<<<<< SEARCH
+for secret_key in self.secret_keys[-1:]:
+    if self.verify(secret_key, value):
+=======
+for secret_key in reversed(self.secret_keys):
+    if self.verify(secret_key, value):
+>>>>>>> REPLACE
+```"""
+    [edit] = _propose(answer).edits
+    assert edit.path == "src/pkg/signer.py"
+    assert "        for secret_key in reversed(self.secret_keys):\n            if self.verify" in edit.new_text
+
+
+def test_block_without_path_is_placed_in_the_one_file_that_holds_it() -> None:
+    answer = "Fix:\n<<<<<<< SEARCH\n    return x * 3\n=======\n    return x * 2\n>>>>>>> REPLACE\n"
+    [edit] = _propose(answer).edits
+    assert edit.path == "src/pkg/util.py" and edit.new_text == "def twice(x):\n    return x * 2\n"
+
+
+def test_misnamed_file_falls_back_to_the_holder_and_blocks_of_one_file_combine() -> None:
+    answer = """src/pkg/signer.py
+<<<<<<< SEARCH
+        return False
+=======
+        return None
+>>>>>>> REPLACE
+and then
+<<<<<<< SEARCH
+def twice(x):
+=======
+def thrice(x):
+>>>>>>> REPLACE
+src/pkg/signer.py
+<<<<<<< SEARCH
+class Signer:
+=======
+class KeySigner:
+>>>>>>> REPLACE
+"""
+    result = _propose(answer)
+    assert result.problems == ()
+    by_path = {e.path: e for e in result.edits}
+    assert by_path["src/pkg/signer.py"].blocks == 2
+    assert by_path["src/pkg/signer.py"].new_text.startswith("class KeySigner:")
+    assert by_path["src/pkg/util.py"].new_text.startswith("def thrice(x):")
+
+
+def test_unplaceable_and_unfinished_blocks_are_named_not_applied() -> None:
+    answer = """src/pkg/signer.py
+<<<<<<< SEARCH
+    def sign(self):
+=======
+    def sign(self, value):
+>>>>>>> REPLACE
+
+src/pkg/util.py
+<<<<<<< SEARCH
+def twice(x):
+=======
+def tw"""
+    result = _propose(answer)
+    assert result.edits == ()
+    assert result.problems == ("edit block 1: its search lines are not in src/pkg/signer.py",)
+
+
+def test_empty_search_creates_a_file_and_no_newline_at_end_is_kept(tmp_path: Path) -> None:
+    answer = """docs/NEW.md
+<<<<<<< SEARCH
+=======
+# New
+>>>>>>> REPLACE
+
+README.md
+<<<<<<< SEARCH
+no trailing newline
+=======
+a trailing newline? still none
+>>>>>>> REPLACE
+"""
+    result = _propose(answer)
+    assert result.problems == ()
+    new = {e.path: e for e in result.edits}
+    assert new["docs/NEW.md"].old_text is None and "new file mode" in new["docs/NEW.md"].diff
+    applied = _git_apply(tmp_path, FILES, result.diff)
+    assert applied["README.md"] == "a trailing newline? still none"
+    assert (tmp_path / "docs/NEW.md").read_text() == "# New\n"
+
+
+def test_a_block_that_changes_nothing_is_named() -> None:
+    answer = "src/pkg/util.py\n<<<<<<< SEARCH\ndef twice(x):\n=======\ndef twice(x):\n>>>>>>> REPLACE\n"
+    result = _propose(answer)
+    assert result.edits == () and result.problems == ("src/pkg/util.py: the edit blocks change nothing",)
+
+
+@pytest.mark.parametrize("answer", ["", "no blocks here", "<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n",
+                                    "```diff\n--- a/x\n+++ b/x\n```"])
+def test_answers_without_complete_blocks_propose_nothing(answer: str) -> None:
+    assert parse_edit_blocks(answer) == [] and _propose(answer).edits == ()
+
+
+def test_unified_diff_of_identical_text_is_empty() -> None:
+    assert unified_diff("a.py", "x\n", "x\n") == ""
+
+
+JS = """class Range {
+  constructor (range) {
+    this.raw = range
+  }
+
+  test (version) {
+    return false
+  }
+}
+
+const maxSatisfying = (versions, range) => {
+  return null
+}
+
+module.exports = { Range, maxSatisfying }
+"""
+TREE = {**FILES, "classes/range.js": JS, "other/range.js": "function test () {}\n"}
+
+
+def _locate(files: dict[str, str]):
+    """Definition ranges by a plain line scan of the fixture files (the node asks the workspace index)."""
+    import re
+
+    def locate(name: str) -> list[tuple[str, int, int]]:
+        found = []
+        for path, text in files.items():
+            lines = text.splitlines()
+            for i, line in enumerate(lines):
+                if re.match(rf"\s*(?:def|class|function|const)\s+{name}\b|\s*{name} \(", line):
+                    indent, end = len(line) - len(line.lstrip()), len(lines)
+                    for j in range(i + 1, len(lines)):
+                        depth = len(lines[j]) - len(lines[j].lstrip())
+                        if lines[j].strip() and depth <= indent:
+                            closes = depth == indent and lines[j].strip().startswith(("}", ")"))
+                            end = j + 1 if closes else j
+                            break
+                    while end > i + 1 and not lines[end - 1].strip():
+                        end -= 1
+                    found.append((path, i + 1, end))
+        return found
+    return locate
+
+
+def _quoted(answer: str, files: dict[str, str] = TREE):
+    return propose_edits(answer, files.get, files, _locate(files))
+
+
+def test_a_quoted_whole_function_replaces_its_definition(tmp_path: Path) -> None:
+    answer = """Here is the updated code:
+
+```javascript
+const maxSatisfying = (versions, range) => {
+  return versions.sort().pop() || null
+}
+```"""
+    result = _quoted(answer)
+    [edit] = result.edits
+    assert edit.path == "classes/range.js"
+    applied = _git_apply(tmp_path, TREE, result.diff)
+    assert "return versions.sort().pop() || null\n}\n\nmodule.exports" in applied["classes/range.js"]
+
+
+def test_a_class_with_placeholders_stands_for_its_methods() -> None:
+    answer = """classes/range.js
+```js
+class Range {
+  // ...
+  test (version) {
+    return this.raw === version
+  }
+}
+```"""
+    [edit] = _quoted(answer).edits
+    assert "  test (version) {\n    return this.raw === version\n  }\n}" in edit.new_text
+    assert "constructor (range)" in edit.new_text and "return false" not in edit.new_text
+
+
+def test_a_chunk_header_names_the_definition_a_renamed_function_replaces() -> None:
+    answer = """src/pkg/util.py:1-2 (twice)
+```python
+def double(x):
+    return x * 2
+```"""
+    [edit] = _quoted(answer).edits
+    assert edit.new_text.startswith("def double(x):\n    return x * 2\n")
+
+
+def test_quoted_code_that_is_partial_equal_or_ambiguous_proposes_nothing() -> None:
+    partial = "```python\ndef twice(x):\n    ...\n```"
+    same = "```python\ndef twice(x):\n    return x * 3\n```"
+    ambiguous = "```js\nfunction test () { return 1 }\n```"
+    assert _quoted(partial).edits == () and _quoted(same).edits == ()
+    result = _quoted(ambiguous)
+    assert result.edits == () and result.problems == ("code block: `test` is defined in 2 places; name its file",)
+    hinted = _quoted("In other/range.js:\n```js\nfunction test () { return 1 }\n```")
+    assert [e.path for e in hinted.edits] == ["other/range.js"]
