@@ -49,6 +49,9 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Greedy decoding's guard against loops (1.0 turns it off); deterministic either way."""
     threads: int = 0
     """Inference threads; 0 lets OpenVINO decide."""
+    process: bool = True
+    """Run the engine in a child process (the node never stalls on a prefill step and survives an engine
+    crash); false runs it on a thread of the node (one process less, for debugging)."""
 
 
 class NodeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -16,6 +16,7 @@ __all__ = [
     "ConfigError",
     "ContenoxError",
     "EngineBusy",
+    "EngineCrashed",
     "EngineError",
     "EvalSetupError",
     "IncompatibleSnapshot",
@@ -129,6 +130,14 @@ class EngineError(ContenoxError):
 
     code = -32010
     kind = "engine_error"
+
+
+class EngineCrashed(EngineError):
+    """The engine process died or stopped answering; the turns it was running end with this, the engine
+    restarts on the next turn."""
+
+    code = -32019
+    kind = "engine_crashed"
 
 
 class IncompatibleSnapshot(ContenoxError):

@@ -23,6 +23,7 @@ STABLE = {
     "OverBatch": (-32008, "over_batch"),
     "EngineBusy": (-32009, "engine_busy"),
     "EngineError": (-32010, "engine_error"),
+    "EngineCrashed": (-32019, "engine_crashed"),
     "IncompatibleSnapshot": (-32011, "incompatible_snapshot"),
     "WorkspaceError": (-32012, "workspace_error"),
     "PathOutsideWorkspace": (-32013, "path_outside_workspace"),

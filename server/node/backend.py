@@ -14,7 +14,7 @@ from contenox.config import Config
 
 if TYPE_CHECKING:
     from contenox.planner import Planner
-    from contenox.runtime_ov import Engine, RequestHandle
+    from contenox.runtime_ov import EngineLike, RequestHandle
     from contenox.workspace import Workspace
 
 __all__ = ["load_engine", "make_planner", "open_workspace", "submit"]
@@ -22,16 +22,17 @@ __all__ = ["load_engine", "make_planner", "open_workspace", "submit"]
 log = logging.getLogger(__name__)
 
 
-def load_engine(config: Config) -> Engine:
+def load_engine(config: Config) -> EngineLike:
     """Ensure the default model is installed, then start the engine (blocking: run in a thread)."""
-    from contenox.runtime_ov import Engine, EngineOptions, ModelStore
+    from contenox.runtime_ov import EngineOptions, ModelStore, start_engine
 
     model = ModelStore(config.models_dir).ensure(config.model.default)
-    log.info("starting engine for %s", model.name)
-    return Engine.start(model, EngineOptions.from_config(config.engine, device=config.model.device))
+    log.info("starting engine for %s (%s)", model.name, "own process" if config.engine.process else "in-process")
+    return start_engine(model, EngineOptions.from_config(config.engine, device=config.model.device),
+                        process=config.engine.process)
 
 
-def submit(engine: Engine, session_id: str, token_ids: list[int], max_new_tokens: int) -> RequestHandle:
+def submit(engine: EngineLike, session_id: str, token_ids: list[int], max_new_tokens: int) -> RequestHandle:
     """Submit an interactive request; the engine's RequestHandle."""
     from contenox.runtime_ov import GenerateRequest, Priority
 
@@ -45,7 +46,7 @@ def open_workspace(config: Config, root: Path, cache_dir: Path) -> Workspace:
     return Workspace.open(root, config.workspace, cache_dir)
 
 
-def make_planner(config: Config, engine: Engine, state_dir: Path) -> Planner:
+def make_planner(config: Config, engine: EngineLike, state_dir: Path) -> Planner:
     from contenox.planner import Planner
 
     return Planner(engine.tokenizer, engine.profile, config.planner, state_dir=state_dir)

@@ -30,7 +30,7 @@ from contenox.planner.edits import ProposedEdits, propose_edits
 
 if TYPE_CHECKING:
     from contenox.planner import Explain, TurnPlan
-    from contenox.runtime_ov import Engine, FinalEvent
+    from contenox.runtime_ov import EngineLike, FinalEvent
     from contenox.workspace import RelatedHit, SymbolInfo, Workspace
 
 __all__ = ["Node"]
@@ -75,13 +75,15 @@ class Node:
         """Open connections, kept by the daemon (shown by ``status``)."""
         self.started = time.time()
         self._workspaces: dict[str, WorkspaceState] = {}
-        self._engine: Engine | None = None
+        self._engine: EngineLike | None = None
         self._warmer: Warmer | None = None
         self._rewarming: dict[str, asyncio.Event] = {}
         """Sessions whose re-warm after a restart is still pending: their next turn waits for it."""
         self._engine_state = "unloaded"
         self._engine_error: str | None = None
         self._engine_lock = asyncio.Lock()
+        self._engine_restarts = 0
+        self._last_crash: str | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._warm = {"done": 0, "total": 0}
         self._closed = False
@@ -130,11 +132,13 @@ class Node:
         return state.workspace, change_reasons(events)
 
     # -- engine ----------------------------------------------------------------------------
-    async def engine(self) -> Engine:
-        """The engine, started on first use (model pulled if needed)."""
-        if self._engine is not None:
+    async def engine(self) -> EngineLike:
+        """The engine, started on first use (model pulled if needed), and again after its process died."""
+        if self._engine is not None and getattr(self._engine, "alive", True):
             return self._engine
         async with self._engine_lock:
+            if self._engine is not None and not getattr(self._engine, "alive", True):
+                await self._drop_crashed_engine()
             if self._engine is None:
                 self._engine_state = "loading"
                 try:
@@ -147,8 +151,21 @@ class Node:
                     raise EngineError(f"cannot start the engine: {exc}") from exc
                 self._warmer = Warmer(self._engine)
                 self._engine_state, self._engine_error = "ready", None
+                if self._engine_restarts and not self._rewarming:  # the kept prefixes, warm again
+                    self.start_rewarm()
         assert self._engine is not None
         return self._engine
+
+    async def _drop_crashed_engine(self) -> None:
+        crashed, self._engine = self._engine, None
+        self._engine_restarts += 1
+        self._last_crash = getattr(crashed, "crash_reason", None) or "the engine process ended"
+        log.warning("engine restart %d after: %s", self._engine_restarts, self._last_crash)
+        if self._warmer is not None:
+            warmer, self._warmer = self._warmer, None
+            await warmer.close()
+        if crashed is not None:
+            await asyncio.to_thread(crashed.close)
 
     # -- turns -----------------------------------------------------------------------------
     async def turn(self, request: TurnRequest, on_event: EventCallback | None = None) -> TurnOutcome:
@@ -234,7 +251,7 @@ class Node:
                            files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids),
                            edits=edits)
 
-    async def _generate(self, engine: Engine, state: WorkspaceState, plan: TurnPlan, max_new: int,
+    async def _generate(self, engine: EngineLike, state: WorkspaceState, plan: TurnPlan, max_new: int,
                         on_event: EventCallback | None) -> FinalEvent:
         from contenox.runtime_ov import FinalEvent
 
@@ -331,6 +348,10 @@ class Node:
             "uptime_s": round(time.time() - self.started, 1),
             "clients": self.clients,
             "model": {"name": self.config.model.default, "state": self._engine_state, "error": self._engine_error},
+            "engine": {"process": self.config.engine.process, "pid": getattr(self._engine, "pid", os.getpid())
+                       if self._engine is not None else None,
+                       "alive": bool(self._engine is not None and getattr(self._engine, "alive", True)),
+                       "restarts": self._engine_restarts, "last_crash": self._last_crash},
             "workspaces": workspaces,
             "sessions": [{"session_id": w["session_id"], "root": w["root"], "turns": w["turns"]}
                          for w in workspaces if w["turns"]],

@@ -18,7 +18,7 @@ from contenox.errors import ContenoxError
 
 if TYPE_CHECKING:
     from contenox.planner import CachePolicy, WarmOrder
-    from contenox.runtime_ov import Engine
+    from contenox.runtime_ov import EngineLike
 
 __all__ = ["Warmer"]
 
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 
 class Warmer:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: EngineLike) -> None:
         from contenox.planner import CachePolicy
 
         self.engine = engine

@@ -10,6 +10,7 @@ from contenox.runtime_ov.engine import Engine
 from contenox.runtime_ov.metrics import EngineStats, RequestMetrics
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
+from contenox.runtime_ov.remote import EngineLike, RemoteEngine, start_engine
 from contenox.runtime_ov.requests import FinalEvent, GenerateRequest, Priority, RequestHandle, TokenEvent
 from contenox.runtime_ov.snapshot import SnapshotInfo, StatefulKV, ensure_ir
 from contenox.runtime_ov.store import InstalledModel, ModelStore
@@ -18,6 +19,7 @@ from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
 __all__ = [
     "BlockModel",
     "Engine",
+    "EngineLike",
     "EngineOptions",
     "EngineStats",
     "FinalEvent",
@@ -26,6 +28,7 @@ __all__ = [
     "ModelStore",
     "Priority",
     "Profile",
+    "RemoteEngine",
     "RequestHandle",
     "RequestMetrics",
     "SnapshotInfo",
@@ -34,4 +37,5 @@ __all__ = [
     "Tokenizer",
     "ensure_ir",
     "load_tokenizer",
+    "start_engine",
 ]

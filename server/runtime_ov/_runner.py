@@ -167,6 +167,7 @@ class RequestRunner:
             computed = ids + generated[:-1]  # the last token's KV is never computed
             occupied = len(ids) + len(generated)
         engine.blocks.commit(computed, occupied_tokens=occupied)
+        handle.committed = (computed, occupied)
         return self._final(handle, generated, reason, predicted, steps, started, first)
 
     def _final(self, handle: RequestHandle, generated: list[int], reason: str, predicted: int, steps: int,

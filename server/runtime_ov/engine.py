@@ -16,7 +16,7 @@ import heapq
 import itertools
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,19 +39,19 @@ from contenox.runtime_ov.kv_layout import read_kv_layout
 from contenox.runtime_ov.metrics import EngineStats, RequestMetrics, peak_rss_bytes
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
-from contenox.runtime_ov.requests import FinalEvent, GenerateRequest, Priority, RequestHandle
+from contenox.runtime_ov.requests import Event, FinalEvent, GenerateRequest, Priority, RequestHandle
 from contenox.runtime_ov.store import InstalledModel
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
 from contenox.runtime_ov.verify import verify_weights
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "check_fits", "vocab_size"]
 
 log = logging.getLogger(__name__)
 
 _DEFAULT_BYTES_PER_TOKEN = 64 * 1024
 
 
-def _vocab_size(weights: Path) -> int | None:
+def vocab_size(weights: Path) -> int | None:
     """The model's vocabulary size: the GGUF token list, or an IR directory's config.json (None: unknown)."""
     try:
         if weights.is_file():
@@ -66,6 +66,30 @@ def _vocab_size(weights: Path) -> int | None:
     return None
 
 
+def check_fits(ids: Sequence[int], max_new: int, *, profile: Profile, vocab_size: int | None,
+               blocks: BlockModel) -> None:
+    """Refuse what the pipeline must not see: no tokens, ids outside the vocabulary, a prompt beyond the
+    tested context (OverContext) or beyond the KV cache (OverBatch)."""
+    if not ids:
+        raise InvalidRequest("the prompt has no tokens")
+    if vocab_size is not None and (min(ids) < 0 or max(ids) >= vocab_size):
+        bad = next(i for i in ids if i < 0 or i >= vocab_size)
+        raise InvalidRequest(f"token id {bad} is outside the vocabulary of {profile.id} "
+                             f"({vocab_size} tokens): ids made by another tokenizer?",
+                             token_id=bad, vocab_size=vocab_size)
+    limit = profile.max_tested_context
+    need = len(ids) + max_new
+    if need > limit:
+        raise OverContext(
+            f"prompt of {len(ids)} tokens + {max_new} new tokens = {need} exceeds the tested context "
+            f"of {profile.id} ({limit}) by {need - limit} tokens",
+            prompt_tokens=len(ids), max_new_tokens=max_new, limit=limit, over_by=need - limit)
+    capacity = blocks.capacity_tokens
+    if need > capacity:
+        raise OverBatch(f"prompt + new tokens ({need}) exceed the KV cache of {capacity} tokens; "
+                        "raise engine.cache_size_gb", need=need, capacity=capacity)
+
+
 class Engine:
     """One loaded model. Create with :meth:`start`; ``close()`` when done."""
 
@@ -74,7 +98,7 @@ class Engine:
         self.profile: Profile = model.profile
         self.options = options
         self.tokenizer = tokenizer
-        self.vocab_size = _vocab_size(model.weights)
+        self.vocab_size = vocab_size(model.weights)
         """Token ids at or above this are refused before they reach the pipeline (None: unknown)."""
         layout = read_kv_layout(model.weights)
         self.kv_bytes_per_token = (layout.bytes_per_token(model.profile.kv_precision) if layout
@@ -139,7 +163,8 @@ class Engine:
         self.close()
 
     # -- requests ----------------------------------------------------------------------------
-    def submit(self, request: GenerateRequest) -> RequestHandle:
+    def submit(self, request: GenerateRequest,
+               forward: Callable[[Event | None, ContenoxError | None], None] | None = None) -> RequestHandle:
         """Queue ``request``; events stream through the returned handle.
 
         Raises OverContext (prompt + max_new_tokens beyond the profile's tested context),
@@ -157,30 +182,13 @@ class Engine:
             if len(self._queue) >= self.options.max_queued:
                 raise OverBatch(f"{len(self._queue)} requests already queued (max_queued "
                                 f"{self.options.max_queued})", queued=len(self._queue))
-            handle = RequestHandle(request, next(self._ids), loop, self._cancel_queued)
+            handle = RequestHandle(request, next(self._ids), loop, self._cancel_queued, forward)
             heapq.heappush(self._queue, (int(request.priority), next(self._seq), handle))
             self._cond.notify_all()
         return handle
 
     def _check_fits(self, ids: Sequence[int], max_new: int) -> None:
-        if not ids:
-            raise InvalidRequest("the prompt has no tokens")
-        if self.vocab_size is not None and (min(ids) < 0 or max(ids) >= self.vocab_size):
-            bad = next(i for i in ids if i < 0 or i >= self.vocab_size)
-            raise InvalidRequest(f"token id {bad} is outside the vocabulary of {self.profile.id} "
-                                 f"({self.vocab_size} tokens): ids made by another tokenizer?",
-                                 token_id=bad, vocab_size=self.vocab_size)
-        limit = self.profile.max_tested_context
-        need = len(ids) + max_new
-        if need > limit:
-            raise OverContext(
-                f"prompt of {len(ids)} tokens + {max_new} new tokens = {need} exceeds the tested context "
-                f"of {self.profile.id} ({limit}) by {need - limit} tokens",
-                prompt_tokens=len(ids), max_new_tokens=max_new, limit=limit, over_by=need - limit)
-        capacity = self.blocks.capacity_tokens
-        if need > capacity:
-            raise OverBatch(f"prompt + new tokens ({need}) exceed the KV cache of {capacity} tokens; "
-                            "raise engine.cache_size_gb", need=need, capacity=capacity)
+        check_fits(ids, max_new, profile=self.profile, vocab_size=self.vocab_size, blocks=self.blocks)
 
     def generate(self, request: GenerateRequest, timeout: float | None = None) -> FinalEvent:
         """Blocking submit-and-wait, for callers without an event loop (bench, scripts)."""

@@ -60,12 +60,16 @@ class RequestHandle:
     """One submitted request: ``async for ev in handle``, ``await handle.result()``, ``handle.cancel()``."""
 
     def __init__(self, request: GenerateRequest, request_id: int, loop: asyncio.AbstractEventLoop | None,
-                 on_cancel: Callable[[RequestHandle], None]) -> None:
+                 on_cancel: Callable[[RequestHandle], None],
+                 forward: Callable[[Event | None, ContenoxError | None], None] | None = None) -> None:
         self.request = request
         self.request_id = request_id
         self.submitted_at = time.perf_counter()
         self.run_index: int | None = None
         """Order in which the engine started this request (None until it starts)."""
+        self.committed: tuple[list[int], int] | None = None
+        """What the run left in the prefix cache: (computed ids, occupied tokens), for a block model
+        mirrored in another process (None: nothing, or not run yet)."""
         self._loop = loop
         self._on_cancel = on_cancel
         self._cancel_requested = threading.Event()
@@ -75,6 +79,8 @@ class RequestHandle:
         self._final: FinalEvent | None = None
         self._error: ContenoxError | None = None
         self._wakeup: asyncio.Event | None = asyncio.Event() if loop is not None else None
+        self._forward = forward
+        """Called with every event or error as the engine delivers it (on the engine's thread)."""
 
     # -- caller side -------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -138,6 +144,9 @@ class RequestHandle:
 
     # -- engine side (any thread) -------------------------------------------------------------
     def _deliver(self, event: Event | None, error: ContenoxError | None = None) -> None:
+        if self._forward is not None:
+            self._forward(event, error)
+
         def apply() -> None:
             with self._lock:
                 if event is not None:

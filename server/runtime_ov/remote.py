@@ -1,0 +1,305 @@
+"""The engine in its own process, behind the :class:`Engine` surface the node uses.
+
+``RemoteEngine.start`` spawns ``python -m contenox.runtime_ov.worker`` and loads the model there. The
+node keeps what planning needs without a round trip: the tokenizer, the profile, and a mirror of the
+engine's block model (each finished request sends what it committed to the prefix cache, and the mirror
+commits the same). Requests go over the pipe; a reader thread delivers their events to the same
+:class:`RequestHandle` the in-process engine uses, so callers cannot tell the two apart, except that no
+prefill step ever holds the node's GIL and a cancel is written to the pipe at once.
+
+Supervision: when the process exits or stops sending its heartbeat for ``hang_s``, every request in
+flight fails with :class:`EngineCrashed` naming what was running and how the process ended, ``alive``
+turns false, and the node starts a new engine on its next turn (``crash_reason`` says why).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from contenox.errors import ContenoxError, EngineBusy, EngineCrashed, EngineError, OverBatch
+from contenox.runtime_ov._pipe import FrameWriter, error_from, read_frame
+from contenox.runtime_ov.block_model import BlockModel
+from contenox.runtime_ov.engine import Engine, check_fits, vocab_size
+from contenox.runtime_ov.metrics import EngineStats
+from contenox.runtime_ov.options import EngineOptions
+from contenox.runtime_ov.profile import Profile
+from contenox.runtime_ov.requests import (
+    Event,
+    FinalEvent,
+    GenerateRequest,
+    Priority,
+    RequestHandle,
+    TokenEvent,
+)
+from contenox.runtime_ov.store import InstalledModel
+from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
+
+__all__ = ["EngineLike", "RemoteEngine", "start_engine"]
+
+log = logging.getLogger(__name__)
+
+_START_TIMEOUT_S = 600.0
+_CLOSE_TIMEOUT_S = 10.0
+HANG_S = 30.0
+"""No heartbeat for this long (the process beats every second from a thread of its own): hung."""
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "stopped answering (no heartbeat)"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class RemoteEngine:
+    """One model loaded in a child process. Create with :meth:`start`; ``close()`` when done."""
+
+    def __init__(self, model: InstalledModel, options: EngineOptions, tokenizer: Tokenizer,
+                 process: subprocess.Popen[bytes], ready: dict[str, Any], *, hang_s: float = HANG_S) -> None:
+        self.model = model
+        self.profile: Profile = model.profile
+        self.options = options
+        self.tokenizer = tokenizer
+        self.vocab_size = vocab_size(model.weights)
+        self.device = str(ready.get("device", ""))
+        self.pid = int(ready.get("pid", process.pid))
+        self.num_kv_blocks = int(ready["num_kv_blocks"])
+        self.kv_bytes_per_token = int(ready["kv_bytes_per_token"])
+        self.blocks = BlockModel(self.num_kv_blocks, model.profile.cache_block_size)
+        self.crash_reason: str | None = None
+        """Why the process ended while in use (None while it runs, or after a clean close)."""
+        self._process = process
+        assert process.stdin is not None and process.stdout is not None
+        self._out = FrameWriter(process.stdin)
+        self._stdout = process.stdout
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._inflight: dict[int, RequestHandle] = {}
+        self._sessions: set[str] = set()
+        self._done = 0
+        self._closing = False
+        self._hang_s = hang_s
+        self._last_beat = time.monotonic()
+        self._reader = threading.Thread(target=self._read, name=f"contenox-engine-pipe-{model.name}", daemon=True)
+        self._watchdog = threading.Thread(target=self._watch, name="contenox-engine-watchdog", daemon=True)
+        self._reader.start()
+        self._watchdog.start()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    def start(cls, model: InstalledModel, options: EngineOptions | None = None, *,
+              hang_s: float = HANG_S) -> RemoteEngine:
+        """Start the engine process for ``model``; returns once its pipeline is ready (its load error
+        otherwise, as the same ContenoxError the in-process engine raises)."""
+        options = options or EngineOptions()
+        tokenizer = load_tokenizer(model.weights)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "contenox.runtime_ov.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=None, start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            FrameWriter(process.stdin).send({"op": "start", "models_dir": str(Path(model.path).parent),
+                                             "model": model.name, "options": msgspec.to_builtins(options)})
+            ready = cls._await_ready(process)
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+        engine = cls(model, options, tokenizer, process, ready, hang_s=hang_s)
+        log.info("engine process %d for %s on %s: %d KV blocks, chunk %d", engine.pid, model.name, engine.device,
+                 engine.num_kv_blocks, options.chunk_tokens)
+        return engine
+
+    @staticmethod
+    def _await_ready(process: subprocess.Popen[bytes]) -> dict[str, Any]:
+        assert process.stdout is not None
+        result: list[dict[str, Any] | None] = []
+        reader = threading.Thread(target=lambda: result.append(read_frame(process.stdout)), daemon=True)  # type: ignore[arg-type]
+        reader.start()
+        reader.join(_START_TIMEOUT_S)
+        message = result[0] if result else None
+        if message is None:
+            code = process.poll()
+            raise EngineCrashed(f"the engine process {_describe_exit(code) if code is not None else 'did not start'} "
+                                "while loading the model", exit_code=code)
+        if message.get("ev") == "failed":
+            raise error_from(message.get("error") or {})
+        if message.get("ev") != "ready":
+            raise EngineError(f"the engine process sent {message.get('ev')!r} instead of ready")
+        return message
+
+    @property
+    def alive(self) -> bool:
+        return self.crash_reason is None and not self._closing and self._process.poll() is None
+
+    def close(self) -> None:
+        """Cancel what runs, ask the process to exit, kill it if it does not."""
+        with self._lock:
+            self._closing = True
+            inflight = list(self._inflight.values())
+        for handle in inflight:
+            handle.cancel()
+        with contextlib.suppress(OSError, ValueError):
+            self._out.send({"op": "close"})
+        try:
+            self._process.wait(_CLOSE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._fail_all(EngineBusy("the engine is shutting down"))
+        with contextlib.suppress(OSError):
+            self._process.stdin.close()  # type: ignore[union-attr]
+
+    def __enter__(self) -> RemoteEngine:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- requests ----------------------------------------------------------------------------
+    def submit(self, request: GenerateRequest,
+               forward: Callable[[Event | None, ContenoxError | None], None] | None = None) -> RequestHandle:
+        max_new = request.max_new_tokens or self.options.max_new_tokens
+        check_fits(request.token_ids, max_new, profile=self.profile, vocab_size=self.vocab_size, blocks=self.blocks)
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        with self._lock:
+            if not self.alive:
+                raise EngineCrashed(f"the engine process {self.crash_reason or 'is closed'}")
+            if len(self._inflight) >= self.options.max_queued:
+                raise OverBatch(f"{len(self._inflight)} requests already queued (max_queued "
+                                f"{self.options.max_queued})", queued=len(self._inflight))
+            handle = RequestHandle(request, next(self._ids), loop, self._cancel, forward)
+            self._inflight[handle.request_id] = handle
+        try:
+            self._out.send({"op": "submit", "id": handle.request_id, "request": msgspec.to_builtins(request)})
+        except (OSError, ValueError) as exc:
+            with self._lock:
+                self._inflight.pop(handle.request_id, None)
+            raise EngineCrashed(f"cannot reach the engine process: {exc}") from exc
+        return handle
+
+    def _cancel(self, handle: RequestHandle) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._out.send({"op": "cancel", "id": handle.request_id})
+
+    def generate(self, request: GenerateRequest, timeout: float | None = None) -> FinalEvent:
+        return self.submit(request).wait(timeout)
+
+    async def warm(self, session_id: str, token_ids: Sequence[int]) -> FinalEvent:
+        return await self.submit(GenerateRequest(session_id=session_id, token_ids=list(token_ids), max_new_tokens=1,
+                                                 priority=Priority.BACKGROUND)).result()
+
+    def predict_cached(self, token_ids: Sequence[int]) -> int:
+        return self.blocks.predict(token_ids)
+
+    def stats(self) -> EngineStats:
+        with self._lock:
+            depth = len(self._inflight)
+            sessions = len(self._sessions)
+        return EngineStats(model=self.model.name, device=self.device, cache_capacity_tokens=self.blocks.capacity_tokens,
+                           cache_used_tokens=self.blocks.used_tokens, kv_bytes_per_token=self.kv_bytes_per_token,
+                           chunk_tokens=self.options.chunk_tokens, queue_depth=max(0, depth - 1), running=depth > 0,
+                           requests_done=self._done, sessions=sessions)
+
+    # -- pipe ---------------------------------------------------------------------------------
+    def _read(self) -> None:
+        try:
+            while (message := read_frame(self._stdout)) is not None:
+                self._dispatch(message)
+        except (OSError, ValueError, msgspec.DecodeError, ContenoxError) as exc:
+            log.warning("engine pipe broke: %s", exc)
+        self._ended(None)
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("ev")
+        if kind == "beat":
+            self._last_beat = time.monotonic()
+            return
+        with self._lock:
+            handle = self._inflight.get(int(message.get("id", 0)))
+        if handle is None:
+            return
+        if kind == "token":
+            handle.emit(msgspec.convert(message["event"], TokenEvent))
+        elif kind == "final":
+            final = msgspec.convert(message["event"], FinalEvent)
+            committed = message.get("committed")
+            if committed:
+                self.blocks.commit(committed[0], occupied_tokens=int(committed[1]))
+            with self._lock:
+                self._inflight.pop(handle.request_id, None)
+                self._done += 1
+                if handle.request.session_id:
+                    self._sessions.add(handle.request.session_id)
+            handle.finish(final)
+        elif kind == "fail":
+            with self._lock:
+                self._inflight.pop(handle.request_id, None)
+                self._done += 1
+            handle.fail(error_from(message.get("error") or {}))
+
+    def _watch(self) -> None:
+        while self._process.poll() is None and not self._closing:
+            time.sleep(min(1.0, self._hang_s / 4))
+            if time.monotonic() - self._last_beat > self._hang_s and not self._closing:
+                log.error("engine process %d sent no heartbeat for %.0f s: killing it", self.pid, self._hang_s)
+                self._ended(None, hung=True)
+                with contextlib.suppress(OSError):
+                    self._process.kill()
+                return
+
+    def _ended(self, _code: int | None, *, hung: bool = False) -> None:
+        """The process is gone (or hung): fail what was in flight, once, with what happened."""
+        if self._closing:
+            return
+        code = None if hung else self._process.wait()
+        with self._lock:
+            if self.crash_reason is not None:
+                return
+            self.crash_reason = _describe_exit(code)
+            running = [f"{h.request.session_id or 'request'} #{h.request_id}" for h in self._inflight.values()]
+        self.blocks.clear()
+        what = f" while running {', '.join(running)}" if running else ""
+        log.error("engine process %d %s%s", self.pid, self.crash_reason, what)
+        self._fail_all(EngineCrashed(f"the engine process {self.crash_reason}{what}; the next turn restarts it",
+                                     exit_code=code, running=running))
+
+    def _fail_all(self, error: ContenoxError) -> None:
+        with self._lock:
+            handles = list(self._inflight.values())
+            self._inflight.clear()
+        for handle in handles:
+            handle.fail(error)
+
+
+EngineLike = Engine | RemoteEngine
+"""What the node drives: the same surface in-process or in a child process."""
+
+
+def start_engine(model: InstalledModel, options: EngineOptions, *, process: bool) -> EngineLike:
+    """The engine for ``model``: in a child process (``process``), else on a thread of this one."""
+    if process:
+        return RemoteEngine.start(model, options)
+    return Engine.start(model, options)
+
