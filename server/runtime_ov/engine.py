@@ -16,7 +16,7 @@ import heapq
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from contenox.runtime_ov.kv_layout import read_kv_layout
 from contenox.runtime_ov.metrics import EngineStats, RequestMetrics, peak_rss_bytes
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
-from contenox.runtime_ov.requests import Event, FinalEvent, GenerateRequest, Priority, RequestHandle
+from contenox.runtime_ov.requests import FinalEvent, Forward, GenerateRequest, Priority, RequestHandle
 from contenox.runtime_ov.store import InstalledModel
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
 from contenox.runtime_ov.verify import verify_weights
@@ -163,8 +163,7 @@ class Engine:
         self.close()
 
     # -- requests ----------------------------------------------------------------------------
-    def submit(self, request: GenerateRequest,
-               forward: Callable[[Event | None, ContenoxError | None], None] | None = None) -> RequestHandle:
+    def submit(self, request: GenerateRequest, forward: Forward | None = None) -> RequestHandle:
         """Queue ``request``; events stream through the returned handle.
 
         Raises OverContext (prompt + max_new_tokens beyond the profile's tested context),
@@ -239,9 +238,9 @@ class Engine:
             if self._closing:
                 return None
             _, _, handle = heapq.heappop(self._queue)
-            handle.run_index = next(self._started)
             self._running = handle
-            return handle
+        handle.started(next(self._started))
+        return handle
 
     def _main(self) -> None:
         try:

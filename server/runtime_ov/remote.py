@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,8 @@ from contenox.runtime_ov.metrics import EngineStats
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.requests import (
-    Event,
     FinalEvent,
+    Forward,
     GenerateRequest,
     Priority,
     RequestHandle,
@@ -175,8 +175,7 @@ class RemoteEngine:
         self.close()
 
     # -- requests ----------------------------------------------------------------------------
-    def submit(self, request: GenerateRequest,
-               forward: Callable[[Event | None, ContenoxError | None], None] | None = None) -> RequestHandle:
+    def submit(self, request: GenerateRequest, forward: Forward | None = None) -> RequestHandle:
         max_new = request.max_new_tokens or self.options.max_new_tokens
         check_fits(request.token_ids, max_new, profile=self.profile, vocab_size=self.vocab_size, blocks=self.blocks)
         try:
@@ -184,8 +183,10 @@ class RemoteEngine:
         except RuntimeError:
             loop = None
         with self._lock:
+            if self._closing:
+                raise EngineBusy("the engine is closed")
             if not self.alive:
-                raise EngineCrashed(f"the engine process {self.crash_reason or 'is closed'}")
+                raise EngineCrashed(f"the engine process {self.crash_reason or 'ended'}")
             if len(self._inflight) >= self.options.max_queued:
                 raise OverBatch(f"{len(self._inflight)} requests already queued (max_queued "
                                 f"{self.options.max_queued})", queued=len(self._inflight))
@@ -240,13 +241,17 @@ class RemoteEngine:
             handle = self._inflight.get(int(message.get("id", 0)))
         if handle is None:
             return
-        if kind == "token":
+        if kind == "started":
+            handle.started(int(message["run_index"]))
+        elif kind == "token":
             handle.emit(msgspec.convert(message["event"], TokenEvent))
         elif kind == "final":
             final = msgspec.convert(message["event"], FinalEvent)
             committed = message.get("committed")
             if committed:
                 self.blocks.commit(committed[0], occupied_tokens=int(committed[1]))
+            run_index = message.get("run_index")
+            handle.run_index = int(run_index) if isinstance(run_index, int) else None
             with self._lock:
                 self._inflight.pop(handle.request_id, None)
                 self._done += 1

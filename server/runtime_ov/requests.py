@@ -19,7 +19,7 @@ import msgspec
 from contenox.errors import ContenoxError, EngineError
 from contenox.runtime_ov.metrics import RequestMetrics
 
-__all__ = ["FinalEvent", "GenerateRequest", "Priority", "RequestHandle", "TokenEvent"]
+__all__ = ["FinalEvent", "Forward", "GenerateRequest", "Priority", "RequestHandle", "Started", "TokenEvent"]
 
 
 class Priority(enum.IntEnum):
@@ -56,12 +56,22 @@ class FinalEvent(msgspec.Struct, frozen=True, kw_only=True):
 Event = TokenEvent | FinalEvent
 
 
+class Started(msgspec.Struct, frozen=True, kw_only=True):
+    """Told to a handle's ``forward`` only: the engine took the request (``run_index``: in which order)."""
+
+    run_index: int
+
+
+Forward = Callable[["Event | Started | None", "ContenoxError | None"], None]
+"""Called with every event (and the start) or error as the engine delivers it, on the engine's thread."""
+
+
 class RequestHandle:
     """One submitted request: ``async for ev in handle``, ``await handle.result()``, ``handle.cancel()``."""
 
     def __init__(self, request: GenerateRequest, request_id: int, loop: asyncio.AbstractEventLoop | None,
                  on_cancel: Callable[[RequestHandle], None],
-                 forward: Callable[[Event | None, ContenoxError | None], None] | None = None) -> None:
+                 forward: Forward | None = None) -> None:
         self.request = request
         self.request_id = request_id
         self.submitted_at = time.perf_counter()
@@ -80,7 +90,6 @@ class RequestHandle:
         self._error: ContenoxError | None = None
         self._wakeup: asyncio.Event | None = asyncio.Event() if loop is not None else None
         self._forward = forward
-        """Called with every event or error as the engine delivers it (on the engine's thread)."""
 
     # -- caller side -------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -171,6 +180,12 @@ class RequestHandle:
                     self._final = event
                 self._error = error
                 self._done.set()
+
+    def started(self, run_index: int) -> None:
+        """The engine took this request (engine side)."""
+        self.run_index = run_index
+        if self._forward is not None:
+            self._forward(Started(run_index=run_index), None)
 
     def emit(self, event: TokenEvent) -> None:
         self._deliver(event)

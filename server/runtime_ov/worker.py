@@ -51,17 +51,20 @@ def _start(message: dict[str, Any], out: FrameWriter) -> Any:
 
 
 def _forwarder(request_id: int, out: FrameWriter, handles: dict[int, Any]) -> Any:
-    from contenox.runtime_ov.requests import FinalEvent
+    from contenox.runtime_ov.requests import FinalEvent, Started
 
     def forward(event: Any, error: ContenoxError | None) -> None:
-        if error is not None:
+        if isinstance(event, Started):
+            out.send({"ev": "started", "id": request_id, "run_index": event.run_index})
+        elif error is not None:
             handles.pop(request_id, None)
             out.send({"ev": "fail", "id": request_id, "error": error_to(error)})
         elif isinstance(event, FinalEvent):
             handle = handles.pop(request_id, None)
             committed = handle.committed if handle is not None else None
             out.send({"ev": "final", "id": request_id, "event": msgspec.to_builtins(event),
-                      "committed": list(committed) if committed else None})
+                      "committed": list(committed) if committed else None,
+                      "run_index": handle.run_index if handle is not None else None})
         elif event is not None:
             out.send({"ev": "token", "id": request_id, "event": msgspec.to_builtins(event)})
     return forward

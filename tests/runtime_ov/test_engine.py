@@ -1,6 +1,6 @@
 """The engine on the real SmolLM2-135M: streaming, determinism, cancellation, prefix reuse, interleaved sessions.
 
-One engine for the module (loading the model takes seconds). Prompts are distinct per test so
+One engine for the module (loading the model takes seconds), on a thread and then in its own process. Prompts are distinct per test so
 that what one test left in the cache does not decide another; the chunk is small (64 tokens)
 so prefill spans many steps.
 """
@@ -18,32 +18,36 @@ from contenox.config import EngineConfig
 from contenox.errors import EngineBusy, InvalidRequest, ModelNotFound, OverBatch, OverContext
 from contenox.runtime_ov import (
     Engine,
+    EngineLike,
     EngineOptions,
     FinalEvent,
     GenerateRequest,
     InstalledModel,
     Priority,
     TokenEvent,
+    start_engine,
 )
 from contenox.runtime_ov._runner import choose_device
 
 CHUNK = 64
 
 
-@pytest.fixture(scope="module")
-def engine(default_model: InstalledModel) -> Iterator[Engine]:
-    eng = Engine.start(default_model, EngineOptions(cache_size_gb=0.1, chunk_tokens=CHUNK, max_new_tokens=64))
+@pytest.fixture(scope="module", params=["thread", "process"])
+def engine(default_model: InstalledModel, request: pytest.FixtureRequest) -> Iterator[EngineLike]:
+    """Every engine test runs twice: the engine on a thread of this process, and in its own process."""
+    eng = start_engine(default_model, EngineOptions(cache_size_gb=0.1, chunk_tokens=CHUNK, max_new_tokens=64),
+                       process=request.param == "process")
     yield eng
     eng.close()
 
 
-def chat(engine: Engine, user: str, system: str = "You are a helpful coding assistant.") -> list[int]:
+def chat(engine: EngineLike, user: str, system: str = "You are a helpful coding assistant.") -> list[int]:
     text = engine.tokenizer.apply_chat_template([{"role": "system", "content": system},
                                                  {"role": "user", "content": user}])
     return engine.tokenizer.encode(text)
 
 
-def filler(engine: Engine, seed: int, tokens: int) -> list[int]:
+def filler(engine: EngineLike, seed: int, tokens: int) -> list[int]:
     """A unique prompt of exactly ``tokens`` ids made of real words."""
     words = ["alpha", "beta", "gamma", "delta", "kernel", "socket", "buffer", "vector", "matrix", "thread"]
     rng = np.random.default_rng(seed)
@@ -53,7 +57,7 @@ def filler(engine: Engine, seed: int, tokens: int) -> list[int]:
     return ids[:tokens]
 
 
-async def collect(engine: Engine, request: GenerateRequest) -> tuple[list[TokenEvent], FinalEvent]:
+async def collect(engine: EngineLike, request: GenerateRequest) -> tuple[list[TokenEvent], FinalEvent]:
     tokens: list[TokenEvent] = []
     final: FinalEvent | None = None
     async for event in engine.submit(request):
@@ -71,7 +75,7 @@ def test_options_from_config() -> None:
 
 
 @pytest.mark.slow
-def test_engine_reports_its_model_and_cache(engine: Engine, default_model: InstalledModel) -> None:
+def test_engine_reports_its_model_and_cache(engine: EngineLike, default_model: InstalledModel) -> None:
     stats = engine.stats()
     assert stats.model == default_model.name and stats.device == "CPU"
     assert engine.profile == default_model.profile
@@ -82,7 +86,7 @@ def test_engine_reports_its_model_and_cache(engine: Engine, default_model: Insta
 
 
 @pytest.mark.slow
-def test_token_ids_outside_the_vocabulary_are_refused_before_the_pipeline(engine: Engine) -> None:
+def test_token_ids_outside_the_vocabulary_are_refused_before_the_pipeline(engine: EngineLike) -> None:
     assert engine.vocab_size == 49152  # SmolLM2's GGUF token list
     with pytest.raises(InvalidRequest, match="token id 151643 is outside the vocabulary of smollm2-135m"):
         engine.submit(GenerateRequest(session_id="s", token_ids=[1, 151643, 2], max_new_tokens=4))
@@ -93,7 +97,7 @@ def test_token_ids_outside_the_vocabulary_are_refused_before_the_pipeline(engine
 
 
 @pytest.mark.slow
-async def test_streaming_equals_final_text(engine: Engine) -> None:
+async def test_streaming_equals_final_text(engine: EngineLike) -> None:
     prompt = chat(engine, "Write a Python function that returns the sum of a list.")
     tokens, final = await collect(engine, GenerateRequest(session_id="stream", token_ids=prompt,
                                                           max_new_tokens=40))
@@ -108,7 +112,7 @@ async def test_streaming_equals_final_text(engine: Engine) -> None:
 
 
 @pytest.mark.slow
-async def test_greedy_determinism(engine: Engine) -> None:
+async def test_greedy_determinism(engine: EngineLike) -> None:
     prompt = chat(engine, "Explain what a Python generator is, in two sentences, and show how `yield` "
                           "differs from `return` in a function that reads a large file line by line.")
     assert len(prompt) > 40
@@ -123,7 +127,7 @@ async def test_greedy_determinism(engine: Engine) -> None:
 
 
 @pytest.mark.slow
-async def test_cancel_during_prefill_then_a_normal_request(engine: Engine) -> None:
+async def test_cancel_during_prefill_then_a_normal_request(engine: EngineLike) -> None:
     prompt = filler(engine, 11, 3000)  # 47 chunks of 64
     handle = engine.submit(GenerateRequest(session_id="cancel-p", token_ids=prompt, max_new_tokens=8))
     while handle.run_index is None:
@@ -142,7 +146,7 @@ async def test_cancel_during_prefill_then_a_normal_request(engine: Engine) -> No
 
 
 @pytest.mark.slow
-async def test_cancel_during_decode_then_a_normal_request(engine: Engine) -> None:
+async def test_cancel_during_decode_then_a_normal_request(engine: EngineLike) -> None:
     prompt = engine.tokenizer.encode("hello world " * 40)  # the model repeats it without stopping
     handle = engine.submit(GenerateRequest(session_id="cancel-d", token_ids=prompt, max_new_tokens=60))
     seen = 0
@@ -162,7 +166,7 @@ async def test_cancel_during_decode_then_a_normal_request(engine: Engine) -> Non
 
 
 @pytest.mark.slow
-async def test_shared_prefix_recomputes_only_the_suffix(engine: Engine) -> None:
+async def test_shared_prefix_recomputes_only_the_suffix(engine: EngineLike) -> None:
     base = filler(engine, 21, 500)
     first = await engine.submit(GenerateRequest(session_id="pfx", token_ids=base, max_new_tokens=2)).result()
     assert first.metrics.prefill_steps == math.ceil(500 / CHUNK)
@@ -184,7 +188,7 @@ async def test_shared_prefix_recomputes_only_the_suffix(engine: Engine) -> None:
 
 
 @pytest.mark.slow
-async def test_interleaved_sessions_keep_their_prefixes(engine: Engine) -> None:
+async def test_interleaved_sessions_keep_their_prefixes(engine: EngineLike) -> None:
     prefixes = {f"ws-{i}": filler(engine, 100 + i, 300) for i in range(3)}
     for sid, ids in prefixes.items():
         await engine.submit(GenerateRequest(session_id=sid, token_ids=ids, max_new_tokens=2)).result()
@@ -251,7 +255,7 @@ def test_block_model_follows_eviction(default_model: InstalledModel) -> None:
 
 
 @pytest.mark.slow
-async def test_priority_interactive_before_background(engine: Engine) -> None:
+async def test_priority_interactive_before_background(engine: EngineLike) -> None:
     blocker = engine.submit(GenerateRequest(session_id="prio", token_ids=filler(engine, 31, 200),
                                             max_new_tokens=2))
     background = engine.submit(GenerateRequest(session_id="prio", token_ids=chat(engine, "bg"),
@@ -265,7 +269,7 @@ async def test_priority_interactive_before_background(engine: Engine) -> None:
 
 
 @pytest.mark.slow
-async def test_warm_retouches_a_prefix(engine: Engine) -> None:
+async def test_warm_retouches_a_prefix(engine: EngineLike) -> None:
     ids = filler(engine, 41, 300)
     final = await engine.warm("warm", ids)
     assert final.metrics.generated_tokens == 1
@@ -273,7 +277,7 @@ async def test_warm_retouches_a_prefix(engine: Engine) -> None:
 
 
 @pytest.mark.slow
-async def test_cancel_while_queued_ends_at_once(engine: Engine) -> None:
+async def test_cancel_while_queued_ends_at_once(engine: EngineLike) -> None:
     blocker = engine.submit(GenerateRequest(session_id="q", token_ids=filler(engine, 51, 300), max_new_tokens=8))
     queued = engine.submit(GenerateRequest(session_id="q", token_ids=chat(engine, "queued"), max_new_tokens=8))
     queued.cancel()
@@ -291,7 +295,7 @@ def test_choose_device() -> None:
 
 
 @pytest.mark.slow
-def test_over_context_says_by_how_much(engine: Engine) -> None:
+def test_over_context_says_by_how_much(engine: EngineLike) -> None:
     limit = engine.profile.max_tested_context
     with pytest.raises(OverContext, match=r"by 100 tokens") as info:
         engine.submit(GenerateRequest(session_id="big", token_ids=[5] * (limit - 400), max_new_tokens=500))
@@ -299,20 +303,20 @@ def test_over_context_says_by_how_much(engine: Engine) -> None:
 
 
 @pytest.mark.slow
-def test_request_larger_than_the_cache_is_over_batch(engine: Engine) -> None:
+def test_request_larger_than_the_cache_is_over_batch(engine: EngineLike) -> None:
     capacity = engine.stats().cache_capacity_tokens
     with pytest.raises(OverBatch, match="KV cache"):
         engine.submit(GenerateRequest(session_id="big", token_ids=[5] * capacity, max_new_tokens=10))
 
 
 @pytest.mark.slow
-def test_empty_prompt_is_invalid(engine: Engine) -> None:
+def test_empty_prompt_is_invalid(engine: EngineLike) -> None:
     with pytest.raises(InvalidRequest):
         engine.submit(GenerateRequest(session_id="x", token_ids=[]))
 
 
 @pytest.mark.slow
-def test_blocking_generate_outside_an_event_loop(engine: Engine) -> None:
+def test_blocking_generate_outside_an_event_loop(engine: EngineLike) -> None:
     final = engine.generate(GenerateRequest(session_id="sync", token_ids=chat(engine, "Say hi."),
                                             max_new_tokens=4), timeout=120)
     assert final.finish_reason in ("stop", "length") and 0 < len(final.token_ids) <= 4
@@ -326,7 +330,7 @@ def test_start_with_missing_weights_is_model_not_found(default_model: InstalledM
 
 
 @pytest.mark.slow
-def test_close_refuses_new_requests(engine: Engine) -> None:
+def test_close_refuses_new_requests(engine: EngineLike) -> None:
     """Runs last in this module: the module's engine is closed afterwards anyway."""
     engine.close()
     with pytest.raises(EngineBusy):

@@ -7,7 +7,6 @@ import msgspec
 from contenox.config import EngineConfig
 from contenox.runtime_ov import EngineOptions
 
-
 _NODE_ONLY = {"process"}
 """Where the engine runs is the node's choice, not an option of the engine."""
 

@@ -1,0 +1,207 @@
+"""``contenox bench engine-process``: the engine on a thread of the node vs in its own process, one run.
+
+For each mode, on the same model and token ids (issue 15's targets):
+- **loop lag during a long prefill**: an asyncio ticker (5 ms sleeps) runs on the caller's loop while an
+  uncached ``--prompt-tokens`` prefill runs; its lateness (p50 / p99 / max) is what a hover or a status
+  request in another window waits. The prefill's own figures give one chunk's compute time.
+- **cancel in prefill**: cancel 0.3 s into an uncached prefill; latency from that moment to the final event
+  (median of ``--repeats``; a loop that runs the cancel late counts), beside one chunk's compute.
+- **warm TTFT**: the same cached prompt again; caller-view time from submit to the first token event
+  (median of ``--repeats``): the process hop's cost.
+- **resident memory**: the caller's and (process mode) the engine process's RSS after the runs.
+Output: ``<out>/<date>-engine-process-<model>.json`` and a PNG beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from contenox.config import Config
+from contenox.runtime_ov import (
+    EngineLike,
+    EngineOptions,
+    GenerateRequest,
+    InstalledModel,
+    ModelStore,
+    TokenEvent,
+    start_engine,
+)
+
+__all__ = ["main"]
+
+_TICK_S = 0.005
+
+
+def _rss_bytes(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))], 2) if ordered else 0.0
+
+
+def _filler(engine: EngineLike, tokens: int, nonce: str) -> list[int]:
+    """``tokens`` ids of varied source-like text, opened by a nonce line (so nothing of it is cached)."""
+    line_ids = [engine.tokenizer.encode(f"def helper_{i}(value):\n    return value * {i} + {i % 7}\n\n")
+                for i in range(400)]
+    ids = engine.tokenizer.encode(f"# {nonce}\n")
+    i = 0
+    while len(ids) < tokens:
+        ids += line_ids[i % len(line_ids)]
+        i += 1
+    return ids[:tokens]
+
+
+async def _lag_during_prefill(engine: EngineLike, ids: list[int]) -> dict[str, Any]:
+    handle = engine.submit(GenerateRequest(session_id="bench-lag", token_ids=ids, max_new_tokens=1))
+    lags: list[float] = []
+    done = asyncio.Event()
+
+    async def tick() -> None:
+        while not done.is_set():
+            started = time.perf_counter()
+            await asyncio.sleep(_TICK_S)
+            lags.append((time.perf_counter() - started - _TICK_S) * 1000.0)
+
+    ticker = asyncio.ensure_future(tick())
+    final = await handle.result()
+    done.set()
+    await ticker
+    m = final.metrics
+    return {"prompt_tokens": len(ids), "ttft_ms": round(m.ttft_ms, 1), "prefill_steps": m.prefill_steps,
+            "chunk_ms": round(m.ttft_ms / m.prefill_steps, 1) if m.prefill_steps else None,
+            "loop_lag_ms": {"n": len(lags), "p50": _pct(lags, 0.5), "p99": _pct(lags, 0.99),
+                            "max": round(max(lags), 2) if lags else 0.0}}
+
+
+async def _cancel_in_prefill(engine: EngineLike, ids: list[int]) -> float:
+    """From the moment the cancel was meant (0.3 s after submit) to the final event: a stalled loop that
+    runs the cancel late counts, as a user pressing Stop would feel it."""
+    submitted = time.perf_counter()
+    handle = engine.submit(GenerateRequest(session_id="bench-cancel", token_ids=ids, max_new_tokens=4))
+    await asyncio.sleep(0.3)
+    handle.cancel()
+    await handle.result()
+    return (time.perf_counter() - submitted - 0.3) * 1000.0
+
+
+async def _warm_ttft(engine: EngineLike, ids: list[int]) -> float:
+    started = time.perf_counter()
+    handle = engine.submit(GenerateRequest(session_id="bench-warm", token_ids=ids, max_new_tokens=2))
+    first = None
+    async for event in handle:
+        if isinstance(event, TokenEvent) and first is None:
+            first = time.perf_counter()
+    await handle.result()
+    return ((first or time.perf_counter()) - started) * 1000.0
+
+
+def _mode(model: InstalledModel, options: EngineOptions, *, process: bool, prompt_tokens: int, cancel_tokens: int,
+          repeats: int, say: Callable[[str], None]) -> dict[str, Any]:
+    name = "process" if process else "thread"
+    started = time.perf_counter()
+    engine = start_engine(model, options, process=process)
+    load_ms = (time.perf_counter() - started) * 1000.0
+    try:
+        say(f"{name}: loaded in {load_ms:.0f} ms; prefill of {prompt_tokens} uncached tokens")
+        lag = asyncio.run(_lag_during_prefill(engine, _filler(engine, prompt_tokens, f"lag {time.time_ns()}")))
+        say(f"{name}: loop lag p99 {lag['loop_lag_ms']['p99']} ms; cancels in prefill")
+        cancels = [asyncio.run(_cancel_in_prefill(engine, _filler(engine, cancel_tokens, f"cancel {time.time_ns()}")))
+                   for _ in range(repeats)]
+        warm_ids = _filler(engine, 1024, "warm prompt")
+        asyncio.run(_warm_ttft(engine, warm_ids))  # the prompt enters the prefix cache
+        warm = [asyncio.run(_warm_ttft(engine, warm_ids)) for _ in range(repeats)]
+        engine_pid = getattr(engine, "pid", os.getpid())
+        return {"mode": name, "load_ms": round(load_ms, 1), "prefill": lag,
+                "cancel_in_prefill_ms": {"n": len(cancels), "median": round(statistics.median(cancels), 1),
+                                         "max": round(max(cancels), 1)},
+                "warm_ttft_ms": {"n": len(warm), "median": round(statistics.median(warm), 1),
+                                 "min": round(min(warm), 1), "max": round(max(warm), 1), "prompt_tokens": len(warm_ids)},
+                "rss_bytes": {"caller": _rss_bytes(os.getpid()),
+                              "engine_process": _rss_bytes(engine_pid) if process else None}}
+    finally:
+        engine.close()
+
+
+def _plot(report: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    modes = report["modes"]
+    labels = [m["mode"] for m in modes]
+    figures = [("loop lag p99 during prefill (ms)", [m["prefill"]["loop_lag_ms"]["p99"] for m in modes]),
+               ("cancel in prefill, median (ms)", [m["cancel_in_prefill_ms"]["median"] for m in modes]),
+               ("warm TTFT, median (ms)", [m["warm_ttft_ms"]["median"] for m in modes])]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    for ax, (title, values) in zip(axes, figures, strict=True):
+        bars = ax.bar(labels, values, color=["#c06040", "#4080c0"])
+        ax.bar_label(bars, fmt="%.1f")
+        ax.set_title(title, fontsize=9)
+    chunk = modes[0]["prefill"]["chunk_ms"]
+    fig.suptitle(f"engine on a thread vs in its own process — {report['model']}, one chunk = {chunk} ms", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(config: Config, argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="contenox bench engine-process", description=__doc__.split("\n")[0])
+    p.add_argument("--model", default=config.model.default)
+    p.add_argument("--prompt-tokens", type=int, default=16384, help="the long prefill the loop lag is measured in")
+    p.add_argument("--cancel-tokens", type=int, default=4096, help="the prefill cancelled 0.3 s in")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--out", default="bench/results")
+    ns = p.parse_args(argv)
+    model = ModelStore(config.models_dir).get(ns.model)
+    limit = model.profile.max_tested_context - 8
+    options = EngineOptions.from_config(config.engine, device=config.model.device)
+
+    def say(line: str) -> None:
+        print(f"[bench engine-process] {line}", flush=True)
+
+    modes = [_mode(model, options, process=process, prompt_tokens=min(ns.prompt_tokens, limit),
+                   cancel_tokens=min(ns.cancel_tokens, limit), repeats=ns.repeats, say=say)
+             for process in (False, True)]
+    thread, child = modes
+    report = {
+        "model": model.name, "date": date.today().isoformat(), "chunk_tokens": options.chunk_tokens,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                    "load_avg": [round(x, 2) for x in os.getloadavg()]},
+        "modes": modes,
+        "ratios": {
+            "loop_lag_p99_thread_over_process": round(thread["prefill"]["loop_lag_ms"]["p99"]
+                                                      / max(0.01, child["prefill"]["loop_lag_ms"]["p99"]), 1),
+            "warm_ttft_hop_ms": round(child["warm_ttft_ms"]["median"] - thread["warm_ttft_ms"]["median"], 1),
+            "cancel_in_prefill_over_chunk_process": round(child["cancel_in_prefill_ms"]["median"]
+                                                          / max(0.01, child["prefill"]["chunk_ms"] or 0.01), 2),
+        },
+    }
+    out = Path(ns.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"{report['date']}-engine-process-{model.name}"
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    try:
+        _plot(report, stem.with_suffix(".png"))
+        say(f"wrote {stem}.json and .png")
+    except ImportError as exc:
+        say(f"wrote {stem}.json; no plot: {exc}")
+    return 0

@@ -1,0 +1,61 @@
+"""The engine process's pipe and supervision: frames, errors across the pipe, a hung engine."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import time
+
+import pytest
+
+from contenox.errors import ChecksumMismatch, EngineCrashed, EngineError, OverContext
+from contenox.runtime_ov import EngineOptions, GenerateRequest, InstalledModel, RemoteEngine
+from contenox.runtime_ov._pipe import FrameWriter, error_from, error_to, read_frame
+
+
+def test_frames_round_trip_and_a_torn_frame_is_the_end() -> None:
+    buffer = io.BytesIO()
+    writer = FrameWriter(buffer)
+    writer.send({"ev": "token", "id": 3, "event": {"token_ids": [1, 2], "text": "hé"}})
+    writer.send({"ev": "beat"})
+    data = buffer.getvalue()
+    stream = io.BytesIO(data)
+    assert read_frame(stream) == {"ev": "token", "id": 3, "event": {"token_ids": [1, 2], "text": "hé"}}
+    assert read_frame(stream) == {"ev": "beat"}
+    assert read_frame(stream) is None
+    assert read_frame(io.BytesIO(data[:-3])) is not None and read_frame(io.BytesIO(data[:5])) is None
+
+
+def test_errors_cross_the_pipe_as_their_own_class() -> None:
+    over = error_from(error_to(OverContext("too long by 5", over_by=5, limit=8192)))
+    assert isinstance(over, OverContext) and over.message == "too long by 5" and over.details["over_by"] == 5
+    assert isinstance(error_from(error_to(ChecksumMismatch("flipped"))), ChecksumMismatch)
+    unknown = error_from({"type": "SystemExit", "message": "nope"})
+    assert type(unknown) is EngineError and unknown.message == "nope"
+
+
+@pytest.mark.slow
+def test_a_hung_engine_fails_its_requests_and_is_killed(default_model: InstalledModel) -> None:
+    engine = RemoteEngine.start(default_model, EngineOptions(cache_size_gb=0.1, chunk_tokens=32), hang_s=3.0)
+    try:
+        ids = engine.tokenizer.encode("def f(x):\n    return x\n" * 400)
+        handle = engine.submit(GenerateRequest(session_id="hang", token_ids=ids, max_new_tokens=8))
+        os.kill(engine.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        with pytest.raises(EngineCrashed, match="stopped answering.*while running hang #1"):
+            handle.wait(60)
+        assert time.monotonic() - started < 30
+        assert not engine.alive and engine.crash_reason == "stopped answering (no heartbeat)"
+        with pytest.raises(EngineCrashed):
+            engine.submit(GenerateRequest(session_id="late", token_ids=ids[:10], max_new_tokens=1))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and os.path.exists(f"/proc/{engine.pid}"):
+            with open(f"/proc/{engine.pid}/stat") as fh:
+                if fh.read().split()[2] == "Z":
+                    break
+            time.sleep(0.1)
+        else:
+            assert not os.path.exists(f"/proc/{engine.pid}"), "the hung engine process was not killed"
+    finally:
+        engine.close()
