@@ -9,6 +9,8 @@ For each mode, on the same model and token ids (issue 15's targets):
 - **warm TTFT**: the same cached prompt again; caller-view time from submit to the first token event
   (median of ``--repeats``): the process hop's cost.
 - **resident memory**: the caller's and (process mode) the engine process's RSS after the runs.
+- **supervision**: ``kill -9`` and ``SIGSTOP`` of the engine process mid-request: time until the request fails
+  with EngineCrashed (the hang by the heartbeat, 5 s here), the restart's time, and the next request's outcome.
 Output: ``<out>/<date>-engine-process-<model>.json`` and a PNG beside it.
 """
 
@@ -140,6 +142,47 @@ def _mode(model: InstalledModel, options: EngineOptions, *, process: bool, promp
         engine.close()
 
 
+def _supervision(model: InstalledModel, options: EngineOptions, *, tokens: int,
+                 say: Callable[[str], None]) -> dict[str, Any]:
+    """kill -9 and SIGSTOP of the engine process mid-request: how soon the request fails with
+    EngineCrashed, how long a restart takes, and whether the next request then works."""
+    import signal
+
+    from contenox.errors import EngineCrashed
+    from contenox.runtime_ov import RemoteEngine
+
+    out: dict[str, Any] = {}
+    for name, sig, hang_s in (("kill_9", signal.SIGKILL, 30.0), ("hang_sigstop", signal.SIGSTOP, 5.0)):
+        engine = RemoteEngine.start(model, options, hang_s=hang_s)
+        try:
+            handle = engine.submit(GenerateRequest(session_id=f"bench-{name}",
+                                                   token_ids=_filler(engine, tokens, f"{name} {time.time_ns()}"),
+                                                   max_new_tokens=8))
+            time.sleep(0.5)
+            os.kill(engine.pid, sig)
+            signalled = time.perf_counter()
+            error = None
+            try:
+                handle.wait(120)
+            except EngineCrashed as exc:
+                error = exc.message
+            failed_ms = (time.perf_counter() - signalled) * 1000.0
+        finally:
+            engine.close()
+        started = time.perf_counter()
+        fresh = RemoteEngine.start(model, options)
+        restart_ms = (time.perf_counter() - started) * 1000.0
+        try:
+            final = fresh.generate(GenerateRequest(session_id="bench-after", token_ids=_filler(fresh, 64, "after"),
+                                                   max_new_tokens=4), timeout=120)
+        finally:
+            fresh.close()
+        out[name] = {"error": error, "failed_after_ms": round(failed_ms, 1), "hang_s": hang_s,
+                     "restart_ms": round(restart_ms, 1), "next_request": final.finish_reason}
+        say(f"{name}: EngineCrashed after {failed_ms:.0f} ms, restart {restart_ms:.0f} ms, next {final.finish_reason}")
+    return out
+
+
 def _plot(report: dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -182,11 +225,13 @@ def main(config: Config, argv: list[str]) -> int:
                    cancel_tokens=min(ns.cancel_tokens, limit), repeats=ns.repeats, say=say)
              for process in (False, True)]
     thread, child = modes
+    supervision = _supervision(model, options, tokens=min(ns.cancel_tokens, limit), say=say)
     report = {
         "model": model.name, "date": date.today().isoformat(), "chunk_tokens": options.chunk_tokens,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "load_avg": [round(x, 2) for x in os.getloadavg()]},
         "modes": modes,
+        "supervision": supervision,
         "ratios": {
             "loop_lag_p99_thread_over_process": round(thread["prefill"]["loop_lag_ms"]["p99"]
                                                       / max(0.01, child["prefill"]["loop_lag_ms"]["p99"]), 1),
