@@ -42,6 +42,7 @@ __all__ = ["PROTOCOL_PREFIX", "Daemon", "peer_uid", "serve"]
 log = logging.getLogger(__name__)
 
 PROTOCOL_PREFIX = "CONTENOX/1"
+_CLOSE_S = 5.0
 _HANDSHAKE_TIMEOUT_S = 30.0
 _REFUSE_LINGER_S = 2.0
 _STREAM_LIMIT = 1 << 20
@@ -156,8 +157,12 @@ class Daemon:
             self._connections.discard(task)
             self._idle_since = asyncio.get_running_loop().time()
             writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            try:  # buffered output to a peer that no longer reads would hold this forever
+                await asyncio.wait_for(writer.wait_closed(), _CLOSE_S)
+            except TimeoutError:
+                writer.transport.abort()
+            except Exception:  # noqa: S110 - the peer is gone either way
+                pass
 
     async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, exc: ContenoxError) -> None:
         """Write one error, half-close, and swallow what the peer still sends (closing a Unix socket

@@ -20,6 +20,7 @@ __all__ = ["serve_connection"]
 
 log = logging.getLogger(__name__)
 _ids = itertools.count(1)
+_CLOSE_S = 5.0
 
 
 async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, node: NodePort) -> None:
@@ -34,6 +35,9 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
         pump.cancel()
         for task in list(agent.running.values()):
             task.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.shield(conn._conn.close())
+        try:  # a peer that stopped reading must not hold the close (and the connection) forever
+            await asyncio.wait_for(asyncio.shield(conn._conn.close()), _CLOSE_S)
+        except (TimeoutError, Exception):
+            log.info("%s: the client stopped reading; dropping the connection", agent.client_id)
+            writer.transport.abort()
         log.info("%s: disconnected", agent.client_id)

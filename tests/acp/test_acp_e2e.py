@@ -4,6 +4,9 @@ windows and an ACP thread share one node at once."""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -103,3 +106,50 @@ async def test_two_windows_and_a_thread_share_one_node(node_home: NodeHome, tmp_
         for client in (one, two):
             await client.shutdown_session()
             await client.stop()
+
+
+@pytest.mark.parametrize("how", ["stdin closed, output unread", "client killed"])
+def test_a_client_gone_mid_turn_leaks_no_connection(node_home: NodeHome, tmp_path: Path, how: str) -> None:
+    """Regression (issue 16, defect 3): the proxy never exited and the node kept the connection when the client
+    closed stdin (or died) mid-turn: the node blocked flushing answer chunks to a peer that no longer read."""
+    repo = make_repo(tmp_path / "repo")
+    proxy = subprocess.Popen([PYTHON, "-m", "contenox", "acp"], env=node_home.env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proxy.stdin is not None and proxy.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        proxy.stdin.write((json.dumps(message) + "\n").encode())  # type: ignore[union-attr]
+        proxy.stdin.flush()  # type: ignore[union-attr]
+
+    def until(predicate: Any) -> dict[str, Any]:
+        while True:
+            message = json.loads(proxy.stdout.readline())  # type: ignore[union-attr]
+            if predicate(message):
+                return dict(message)
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": PROTOCOL_VERSION}})
+        until(lambda m: m.get("id") == 1)
+        send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(repo), "mcpServers": []}})
+        session = until(lambda m: m.get("id") == 2)["result"]["sessionId"]
+        send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+            "sessionId": session, "_meta": {"contenox": {"maxNewTokens": 400}},
+            "prompt": [{"type": "text", "text": "Write a long essay about every function here."}]}})
+        until(lambda m: m.get("method") == "session/update"
+              and m["params"]["update"].get("sessionUpdate") == "agent_message_chunk")
+        if how == "client killed":
+            proxy.kill()
+        else:
+            proxy.stdin.close()
+        assert proxy.wait(60) is not None  # the proxy exits (the node dropped the connection)
+    finally:
+        if proxy.poll() is None:
+            proxy.kill()
+            proxy.wait()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done = node_home.cli("node", "status", "--json")
+        if json.loads(done.stdout)["clients"] == 1:  # the status request's own connection
+            break
+        time.sleep(0.5)
+    assert json.loads(node_home.cli("node", "status", "--json").stdout)["clients"] == 1
