@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from contenox.config import Config
-from contenox.errors import Cancelled, ContenoxError, EngineError, InvalidRequest
+from contenox.errors import Cancelled, ContenoxError, EngineCrashed, EngineError, InvalidRequest
 from contenox.node import backend
 from contenox.node.contract import EventCallback, Exchange, TurnEvent, TurnOutcome, TurnRequest
 from contenox.node.paths import workspace_key, workspace_root
@@ -84,6 +84,9 @@ class Node:
         self._engine_lock = asyncio.Lock()
         self._engine_restarts = 0
         self._last_crash: str | None = None
+        self._restart_reason: str | None = None
+        """Set when a request failed inside the engine: the engine may be unusable, so the next turn starts a
+        fresh one (a failed native request can leave the pipeline broken for every later request)."""
         self._background: set[asyncio.Task[Any]] = set()
         self._warm = {"done": 0, "total": 0}
         self._closed = False
@@ -134,10 +137,10 @@ class Node:
     # -- engine ----------------------------------------------------------------------------
     async def engine(self) -> EngineLike:
         """The engine, started on first use (model pulled if needed), and again after its process died."""
-        if self._engine is not None and getattr(self._engine, "alive", True):
+        if self._engine is not None and getattr(self._engine, "alive", True) and self._restart_reason is None:
             return self._engine
         async with self._engine_lock:
-            if self._engine is not None and not getattr(self._engine, "alive", True):
+            if self._engine is not None and (self._restart_reason or not getattr(self._engine, "alive", True)):
                 await self._drop_crashed_engine()
             if self._engine is None:
                 self._engine_state = "loading"
@@ -159,7 +162,9 @@ class Node:
     async def _drop_crashed_engine(self) -> None:
         crashed, self._engine = self._engine, None
         self._engine_restarts += 1
-        self._last_crash = getattr(crashed, "crash_reason", None) or "the engine process ended"
+        self._last_crash = (getattr(crashed, "crash_reason", None) or self._restart_reason
+                            or "the engine process ended")
+        self._restart_reason = None
         log.warning("engine restart %d after: %s", self._engine_restarts, self._last_crash)
         if self._warmer is not None:
             warmer, self._warmer = self._warmer, None
@@ -224,7 +229,13 @@ class Node:
         if self._warmer is not None:
             await self._warmer.before_turn(state.session_id, turn_plan.stable_prefix(), turn_plan.token_ids, max_new)
         await _emit(on_event, TurnEvent(kind="state", state="prefill"))
-        final = await self._generate(engine, state, turn_plan, max_new, on_event)
+        try:
+            final = await self._generate(engine, state, turn_plan, max_new, on_event)
+        except EngineCrashed:
+            raise
+        except EngineError as exc:  # failed inside the engine: it may be unusable now; start a fresh one
+            self._restart_reason = f"a request failed in the engine: {exc.message}"
+            raise
         if self._warmer is not None:
             self._warmer.after_turn()
         citations = await asyncio.to_thread(check_citations, final.text, workspace)

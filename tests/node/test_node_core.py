@@ -139,3 +139,35 @@ async def test_the_filesystem_root_and_the_home_directory_are_never_workspaces(h
         with pytest.raises(InvalidRequest, match="is not a project folder"):
             node.workspace(root)
     await node.close()
+
+
+@pytest.mark.slow
+async def test_an_engine_left_failing_by_a_request_is_restarted_and_status_says_so(
+        home: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (issue 16, defect 1): after a native failure ("token out of bounds") every later turn failed
+    with engine_error while status said ready. Now the next turn runs on a fresh engine and status names why."""
+    from contenox.errors import EngineError
+    from contenox.node import backend
+
+    node = Node(load_config(home))
+    request = TurnRequest(root=str(repo), prompt="What does add do?", client_id="me", max_new_tokens=2)
+    await node.turn(request)
+    first = (await node.status())["engine"]
+    real_submit = backend.submit
+
+    def failing_submit(engine, session_id, token_ids, max_new_tokens):  # type: ignore[no-untyped-def]
+        handle = real_submit(engine, session_id, token_ids, max_new_tokens)
+        handle.cancel()
+        handle.fail(EngineError("input_ids token out of bounds", native=True))
+        return handle
+
+    monkeypatch.setattr(backend, "submit", failing_submit)
+    with pytest.raises(EngineError, match="out of bounds"):
+        await node.turn(request)
+    monkeypatch.setattr(backend, "submit", real_submit)
+    outcome = await node.turn(request)
+    assert outcome.finish_reason in ("stop", "length")
+    status = (await node.status())["engine"]
+    assert status["restarts"] == 1 and "input_ids token out of bounds" in status["last_crash"]
+    assert status["alive"] and status["pid"] != first["pid"]
+    await node.close()
