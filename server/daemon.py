@@ -161,7 +161,7 @@ class Daemon:
                 await asyncio.wait_for(writer.wait_closed(), _CLOSE_S)
             except TimeoutError:
                 writer.transport.abort()
-            except Exception:  # noqa: S110 - the peer is gone either way
+            except Exception:
                 pass
 
     async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, exc: ContenoxError) -> None:

@@ -43,7 +43,7 @@ def test_a_hung_engine_fails_its_requests_and_is_killed(default_model: Installed
         handle = engine.submit(GenerateRequest(session_id="hang", token_ids=ids, max_new_tokens=8))
         os.kill(engine.pid, signal.SIGSTOP)
         started = time.monotonic()
-        with pytest.raises(EngineCrashed, match="stopped answering.*while running hang #1"):
+        with pytest.raises(EngineCrashed, match=r"stopped answering.*while running hang #1"):
             handle.wait(60)
         assert time.monotonic() - started < 30
         assert not engine.alive and engine.crash_reason == "stopped answering (no heartbeat)"
