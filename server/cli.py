@@ -132,6 +132,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(msgspec.json.encode(result).decode())
     else:
         print("\n")
+        if result.get("finish_reason") == "length":
+            print(f"(the answer was cut at the length limit; `contenox ask --thread {args.thread} continue` "
+                  "continues it)\n")
         _print_edits(result)
         print(_explain_table(result["explain"]))
     if args.apply and result.get("edits"):

@@ -179,12 +179,15 @@ class ContenoxAgent:
         except ContenoxError as exc:
             raise _request_error(exc) from exc
 
-    async def _plan(self, session_id: str, reached: str | None) -> None:
+    async def _plan(self, session_id: str, reached: str | None, *, stopped: bool = False) -> None:
+        """The turn's steps; ``stopped``: the turn ended at ``reached`` (Stop or an error), so no step stays in
+        progress: the ones before it are done, the rest never ran."""
         names = [name for name, _ in _STEPS]
         index = names.index(reached) if reached in names else -1
-        entries = [plan_entry(title, priority="high" if name == "decode" else "medium",
+        entries = [plan_entry(title + (" (stopped)" if stopped and i == index else ""),
+                              priority="high" if name == "decode" else "medium",
                               status="completed" if i < index or reached == "done" else
-                              "in_progress" if i == index else "pending")
+                              "pending" if stopped or i > index else "in_progress")
                    for i, (name, title) in enumerate(_STEPS)]
         await self.conn.session_update(session_id, update_plan(entries))
 
@@ -194,12 +197,14 @@ class ContenoxAgent:
                               client_id=f"{self.client_id}/{session_id}", selection=parts.context, pins=parts.pins,
                               max_new_tokens=max_new_tokens, thread=_thread(session_id))
         chunks: list[str] = []
+        reached: list[str] = []
 
         async def on_event(event: TurnEvent) -> None:
             if event.kind == "chunk" and event.text:
                 chunks.append(event.text)
                 await self.conn.session_update(session_id, update_agent_message_text(event.text))
             elif event.kind == "state" and event.state in ("indexing", "prefill", "decode"):
+                reached.append(event.state)
                 await self._plan(session_id, event.state)
 
         self._starting.add(session_id)  # a session/cancel from now on is for this turn
@@ -219,8 +224,10 @@ class ContenoxAgent:
             current = asyncio.current_task()
             if isinstance(exc, asyncio.CancelledError) and current is not None and current.cancelling():
                 raise  # the connection is closing, not a session/cancel
+            await self._plan(session_id, reached[-1] if reached else "indexing", stopped=True)
             return PromptResponse(stop_reason="cancelled")
         except ContenoxError as exc:
+            await self._plan(session_id, reached[-1] if reached else "indexing", stopped=True)
             raise _request_error(exc) from exc
         finally:
             if self.running.get(session_id) is task:

@@ -115,6 +115,9 @@ async def test_cancel_stops_the_turn_with_stop_reason_cancelled(session: tuple[S
     await s.conn.cancel(session_id=new.session_id)
     reply = await asyncio.wait_for(prompt, 10)
     assert reply.stop_reason == "cancelled" and node.cancelled == 1
+    final = s.recorder.of("plan", new.session_id)[-1]  # no step left in progress after Stop
+    assert [e.status for e in final.entries] == ["completed", "pending", "pending"]
+    assert final.entries[1].content.endswith("(stopped)")
     node.hold = False
     again = await s.conn.prompt(session_id=new.session_id, prompt=[text_block("again")])
     assert again.stop_reason == "end_turn"

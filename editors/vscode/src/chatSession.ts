@@ -217,6 +217,7 @@ export class ChatSession implements vscode.Disposable {
           type: 'done', chatId, text: result?.text ?? streamed, explain: toExplain(result?.explain),
           ...(edits.length > 0 ? { edits: edits.map((e) => ({ path: e.path, diff: e.diff, isNew: e.oldText === null })) } : {}),
           ...(problems.length > 0 ? { problems } : {}),
+          ...(result?.finishReason === 'length' ? { truncated: true } : {}),
         });
       }
     } catch (err) {

@@ -76,6 +76,8 @@ export interface ProposedEdit { path: string; uri: string; diff: string; oldText
 export interface ChatResult {
   text: string;
   explain: Explain | null;
+  /** "length": the answer was cut at the token limit. */
+  finishReason?: string;
   edits?: ProposedEdit[];
   /** Edit blocks of the answer the node could not place, each with why. */
   editProblems?: string[];
@@ -139,7 +141,11 @@ export const CHAT_COMMANDS: ReadonlySet<string> = new Set([
 export type ToWebview =
   | { type: 'start'; chatId: string; prompt: string }
   | { type: 'chunk'; chatId: string; text: string }
-  | { type: 'done'; chatId: string; text: string; explain: Explain | null; edits?: EditView[]; problems?: string[] }
+  | {
+    type: 'done'; chatId: string; text: string; explain: Explain | null; edits?: EditView[]; problems?: string[];
+    /** The answer was cut at the length limit: the page offers Continue. */
+    truncated?: boolean;
+  }
   | { type: 'editResult'; chatId: string; index: number; status: EditStatus; message?: string }
   | { type: 'cancelled'; chatId: string }
   | { type: 'error'; chatId?: string; message: string }
@@ -190,7 +196,8 @@ export function isToWebview(value: unknown): value is ToWebview {
         (msg.edits === undefined || (Array.isArray(msg.edits) && msg.edits.every((e: unknown) => isObj(e) &&
           typeof e.path === 'string' && typeof e.diff === 'string' && typeof e.isNew === 'boolean'))) &&
         (msg.problems === undefined || (Array.isArray(msg.problems) &&
-          msg.problems.every((p: unknown) => typeof p === 'string')));
+          msg.problems.every((p: unknown) => typeof p === 'string'))) &&
+        (msg.truncated === undefined || typeof msg.truncated === 'boolean');
     case 'editResult':
       return typeof msg.chatId === 'string' && typeof msg.index === 'number' &&
         ['applied', 'rejected', 'failed'].includes(msg.status as string) &&

@@ -83,6 +83,10 @@ function handle(msg: ToWebview): void {
       answer.body.innerHTML = renderMarkdown(answer.text);
       const edits = renderEdits(msg.edits ?? [], msg.problems ?? []);
       if (edits) answer.element.insertAdjacentHTML('beforeend', edits);
+      if (msg.truncated) {
+        answer.element.insertAdjacentHTML('beforeend', '<div class="note truncated">The answer was cut at the ' +
+          'length limit. <button type="button" class="continue">Continue</button></div>');
+      }
       if (msg.explain) {
         // Only model turns have one (Find related code does not run the model).
         const explain = document.createElement('details');
@@ -174,8 +178,17 @@ function decideEdit(event: MouseEvent): void {
   if (isFromWebview(msg)) vscode.postMessage(msg);
 }
 
+/** Continue under a cut answer: asks the same thread to go on. */
+function continueAnswer(event: MouseEvent): void {
+  const target = event.target instanceof Element ? event.target.closest('button.continue') : null;
+  if (!(target instanceof HTMLButtonElement) || active !== null) return;
+  target.disabled = true;
+  vscode.postMessage({ type: 'send', prompt: 'Continue.' });
+}
+
 log.addEventListener('click', openLocation);
 log.addEventListener('click', decideEdit);
+log.addEventListener('click', continueAnswer);
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   send();

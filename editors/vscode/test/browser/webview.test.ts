@@ -288,6 +288,18 @@ describe('chat webview in headless Chromium', () => {
     expect(await edits.nth(1).locator('.edit-status').textContent()).toBe('Rejected.');
   });
 
+  it('a cut answer offers Continue, which asks the thread to go on', async () => {
+    await post({ type: 'start', chatId: 'c6', prompt: 'Explain everything' });
+    await post({ type: 'done', chatId: 'c6', explain: null, text: 'First part', truncated: true });
+    const answer = page.locator('section.answer[data-chat-id="c6"]');
+    await expect.poll(() => answer.getAttribute('class')).toContain('done');
+    expect(await answer.locator('.note.truncated').textContent()).toBe('The answer was cut at the length limit. Continue');
+    const before = (await posted()).length;
+    await answer.locator('button.continue').click();
+    expect((await posted()).slice(before)).toEqual([{ type: 'send', prompt: 'Continue.' }]);
+    expect(await answer.locator('button.continue').isDisabled()).toBe(true);
+  });
+
   it('loaded nothing remote, broke no CSP rule, logged no errors; screenshot is written', async () => {
     await post({ type: 'explain', explain: EXPLAIN });
     for (const url of requests) expect(url.startsWith(origin)).toBe(true);

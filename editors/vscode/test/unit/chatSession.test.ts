@@ -178,3 +178,16 @@ describe('ChatSession proposed edits', () => {
     expect(other.posted.at(-1)).toEqual({ type: 'editResult', chatId: other.chatId, index: 0, status: 'rejected' });
   });
 });
+
+describe('ChatSession truncated answers', () => {
+  it('marks an answer cut at the length limit', async () => {
+    const { session, posted, pending } = harness();
+    await session.handleMessage({ type: 'ready' });
+    const done = session.handleMessage({ type: 'send', prompt: 'long one' });
+    await tick();
+    const chatId = pending[0]!.params.chatId;
+    pending[0]!.resolve({ text: 'partial', explain: EXPLAIN, finishReason: 'length' });
+    await done;
+    expect(posted.at(-1)).toEqual({ type: 'done', chatId, text: 'partial', explain: EXPLAIN, truncated: true });
+  });
+});
