@@ -9,6 +9,8 @@ For each mode, on the same model and token ids (issue 15's targets):
 - **warm TTFT**: the same cached prompt again; caller-view time from submit to the first token event
   (median of ``--repeats``): the process hop's cost.
 - **resident memory**: the caller's and (process mode) the engine process's RSS after the runs.
+- ``--node-only``: a real node (each mode), one client's turn prefilling a large pinned file while a second
+  client asks ``status`` every 20 ms: that client's round trips (what a hover in another window waits).
 - **supervision**: ``kill -9`` and ``SIGSTOP`` of the engine process mid-request: time until the request fails
   with EngineCrashed (the hang by the heartbeat, 5 s here), the restart's time, and the next request's outcome.
 Output: ``<out>/<date>-engine-process-<model>.json`` and a PNG beside it.
@@ -213,6 +215,9 @@ def main(config: Config, argv: list[str]) -> int:
     p.add_argument("--cancel-tokens", type=int, default=4096, help="the prefill cancelled 0.3 s in")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--out", default="bench/results")
+    p.add_argument("--node-only", action="store_true",
+                   help="only the real-node figure: status round trips from a second client during a long prefill")
+    p.add_argument("--pin-tokens", type=int, default=12000, help="the pinned file's size for --node-only")
     ns = p.parse_args(argv)
     model = ModelStore(config.models_dir).get(ns.model)
     limit = model.profile.max_tested_context - 8
@@ -220,6 +225,19 @@ def main(config: Config, argv: list[str]) -> int:
 
     def say(line: str) -> None:
         print(f"[bench engine-process] {line}", flush=True)
+
+    if ns.node_only:
+        node = [_node_latency(config, model, process=process, pin_tokens=ns.pin_tokens, say=say)
+                for process in (False, True)]
+        out = Path(ns.out)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"{date.today().isoformat()}-engine-process-node-{model.name}.json"
+        path.write_text(json.dumps({"model": model.name, "date": date.today().isoformat(),
+                                    "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                                                "load_avg": [round(x, 2) for x in os.getloadavg()]},
+                                    "node_status_during_prefill": node}, indent=2) + "\n", encoding="utf-8")
+        say(f"wrote {path}")
+        return 0
 
     modes = [_mode(model, options, process=process, prompt_tokens=min(ns.prompt_tokens, limit),
                    cancel_tokens=min(ns.cancel_tokens, limit), repeats=ns.repeats, say=say)
@@ -250,3 +268,63 @@ def main(config: Config, argv: list[str]) -> int:
     except ImportError as exc:
         say(f"wrote {stem}.json; no plot: {exc}")
     return 0
+
+
+def _node_latency(config: Config, model: InstalledModel, *, process: bool, pin_tokens: int,
+                  say: Callable[[str], None]) -> dict[str, Any]:
+    """A real node (engine on a thread, or in its own process): one client's turn prefills a large pinned
+    file while a second client asks ``status`` every 20 ms; the second client's round trips."""
+    import shutil
+    import subprocess
+    import tempfile
+    import threading
+
+    from contenox.client import NodeClient, call, ensure_node
+    from contenox.config import load_config
+
+    scratch = Path(tempfile.mkdtemp(prefix="cx-lat-"))
+    try:
+        home, repo, sockets = scratch / "home", scratch / "repo", Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp"))
+        (home / "models").mkdir(parents=True)
+        (home / "models" / model.name).symlink_to(Path(model.path), target_is_directory=True)
+        (home / "config.toml").write_text(
+            f'[model]\ndefault = "{model.name}"\n\n[engine]\nprocess = {"true" if process else "false"}\n'
+            f'max_new_tokens = 4\ncache_size_gb = {config.engine.cache_size_gb}\n\n'
+            f'[node]\nidle_exit_s = 300\nsocket_dir = "{sockets}"\n', encoding="utf-8")
+        node_config = load_config(home)
+        repo.mkdir()
+        lines = [f"def helper_{i}(value):\n    return value * {i} + {i % 7}\n\n" for i in range(pin_tokens // 16)]
+        (repo / "big.py").write_text("".join(lines), encoding="utf-8")
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        call(node_config, "ask", {"cwd": str(repo), "prompt": "hi", "max_new_tokens": 1})  # engine loaded
+        outcome: dict[str, Any] = {}
+
+        def long_turn() -> None:
+            _, result = call(node_config, "ask", {"cwd": str(repo), "prompt": "Summarise big.py.",
+                                                  "pins": [str(repo / "big.py")], "max_new_tokens": 1})
+            outcome.update(result)
+
+        turn = threading.Thread(target=long_turn)
+        turn.start()
+        delays: list[float] = []
+        with NodeClient(ensure_node(node_config)) as client:
+            time.sleep(1.0)  # past indexing and planning: the prefill is under way
+            while turn.is_alive():
+                started = time.perf_counter()
+                client.call("status")
+                delays.append((time.perf_counter() - started) * 1000.0)
+                time.sleep(0.02)
+        turn.join()
+        call(node_config, "stop", start=False)
+        explain = outcome.get("explain") or {}
+        totals = explain.get("totals") or {}
+        status_ms = {"n": len(delays), "p50": _pct(delays, 0.5), "p99": _pct(delays, 0.99),
+                     "max": round(max(delays), 1) if delays else None}
+        result = {"mode": "process" if process else "thread", "turn_prompt_tokens": totals.get("tokens"),
+                  "turn_new_tokens": totals.get("new"), "turn_ttft_ms": explain.get("ttft_ms"),
+                  "status_ms": status_ms}
+        say(f"node, engine on a {result['mode']}: status p99 {status_ms['p99']} ms over "
+            f"{len(delays)} calls during a {totals.get('new')}-token prefill")
+        return result
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
