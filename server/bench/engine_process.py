@@ -260,11 +260,11 @@ def main(config: Config, argv: list[str]) -> int:
     }
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{report['date']}-engine-process-{model.name}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    stem = f"{report['date']}-engine-process-{model.name}"
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     try:
-        _plot(report, stem.with_suffix(".png"))
-        say(f"wrote {stem}.json and .png")
+        _plot(report, out / f"{stem}.png")
+        say(f"wrote {out / stem}.json and .png")
     except ImportError as exc:
         say(f"wrote {stem}.json; no plot: {exc}")
     return 0
