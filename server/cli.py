@@ -205,6 +205,12 @@ def _status(config: Config, json_output: bool) -> int:
     model = result["model"]
     print(f"node pid {result['pid']}, up {result['uptime_s']} s, {result['clients']} client(s)")
     print(f"model {model['name']}: {model['state']}" + (f" ({model['error']})" if model.get("error") else ""))
+    engine = result.get("engine")
+    if isinstance(engine, dict):
+        where = f"own process, pid {engine['pid']}" if engine.get("process") and engine.get("pid") else (
+            "in the node process" if not engine.get("process") else "not started")
+        print(f"engine {where}; {engine.get('restarts', 0)} restart(s)"
+              + (f"; last: {engine['last_crash']}" if engine.get("last_crash") else ""))
     cache = result.get("cache")
     if isinstance(cache, dict):
         print("cache " + ", ".join(f"{k} {v}" for k, v in cache.items()))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,6 @@ def test_a_killed_engine_fails_its_turn_and_the_next_turn_restarts_it(long_turns
     status = _status(long_turns)
     assert status["engine"]["restarts"] == 1 and "SIGKILL" in status["engine"]["last_crash"]
     assert status["engine"]["alive"] and status["engine"]["pid"] not in (engine, node)
+    shown = subprocess.run([sys.executable, "-m", "contenox", "node", "status"], capture_output=True, text=True,
+                           timeout=60, check=True).stdout
+    assert f"engine own process, pid {status['engine']['pid']}; 1 restart(s); last: was killed by SIGKILL" in shown
