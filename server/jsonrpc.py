@@ -57,6 +57,9 @@ class ErrorCode(enum.IntEnum):
 class FrameError(Exception):
     """The header block is malformed (no usable Content-Length); the frame was skipped."""
 
+    skip = 0
+    """Body bytes to skip after the headers (conflicting Content-Length headers: the first one)."""
+
 
 class FrameTooLarge(Exception):
     """The message was larger than the limit; it was read and discarded."""
@@ -107,7 +110,9 @@ def _content_length(headers: list[bytes]) -> int:
     if not lengths:
         raise FrameError("missing Content-Length header")
     if len(set(lengths)) > 1:
-        raise FrameError(f"conflicting Content-Length headers {lengths}")
+        error = FrameError(f"conflicting Content-Length headers {lengths}; the first was used to skip the body")
+        error.skip = lengths[0] if lengths[0] >= 0 else 0
+        raise error
     if lengths[0] < 0:
         raise FrameError(f"negative Content-Length {lengths[0]}")
     return lengths[0]
@@ -125,7 +130,8 @@ async def _discard(reader: asyncio.StreamReader, length: int) -> None:
 async def read_frame(reader: asyncio.StreamReader, max_bytes: int = MAX_MESSAGE_BYTES) -> bytes | None:
     """The next frame's body, or None at a clean end of stream.
 
-    Raises FrameError (bad headers; the frame's body, if any, is not consumed), FrameTooLarge (body
+    Raises FrameError (bad headers; with conflicting Content-Length headers the body is skipped by the
+    first, otherwise it is not consumed), FrameTooLarge (body
     discarded) or asyncio.IncompleteReadError / LimitOverrunError when the stream breaks mid-frame or
     a header block is beyond any sane size.
     """
@@ -149,7 +155,12 @@ async def read_frame(reader: asyncio.StreamReader, max_bytes: int = MAX_MESSAGE_
                 continue  # tolerate stray blank lines between frames
             break
         headers.append(stripped)
-    length = _content_length(headers)
+    try:
+        length = _content_length(headers)
+    except FrameError as exc:  # conflicting lengths: skip a body by the first, so the next frame still parses
+        if exc.skip:
+            await _discard(reader, min(exc.skip, max_bytes))
+        raise
     if length > max_bytes:
         await _discard(reader, length)
         raise FrameTooLarge(length)

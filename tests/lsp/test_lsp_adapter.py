@@ -159,10 +159,13 @@ async def test_errors_are_json_rpc_errors_and_connection_survives(conn: tuple[Co
     c.peer.send_raw(b"Content-Length: %d\r\n\r\n" % huge + b"x" * huge)
     deep = b"[" * 5000 + b"]" * 5000  # regression: a RecursionError closed the connection
     c.peer.send_raw(b"Content-Length: %d\r\n\r\n" % len(deep) + deep)
+    # regression (the fuzz suite): a second, lying Content-Length left the body unread and the next frame lost
+    body = b'{"jsonrpc": "2.0", "id": 99, "method": "nope"}'
+    c.peer.send_raw(b"Content-Length: %d\r\nContent-Length: %d\r\n\r\n" % (len(body), len(body) + 10) + body)
     ok = await asyncio.wait_for(c.peer.request("contenox/explainContext", {}), 10)
     assert ok["result"] is None
     errors = [n["params"]["error"]["code"] for n in c.peer.notifications if n["method"] == "<error>"]
-    assert errors == [-32700, -32600, -32700]
+    assert errors == [-32700, -32600, -32700, -32700]
 
 
 async def test_pin_overlay_and_related(conn: tuple[Conn, FakeNode], workspace: Path) -> None:
