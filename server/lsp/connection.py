@@ -67,6 +67,11 @@ def _dispatch(ls: ContenoxLanguageServer, writer: _StreamWriter, body: bytes) ->
                "invalid_request")
         return
     msg_id = raw.get("id")
+    if ls.protocol._shutdown and raw.get("method") not in ("exit", None) and msg_id is not None:
+        # LSP: requests after shutdown are answered with InvalidRequest (pygls drops them: the client would hang)
+        _error(writer, msg_id, ErrorCode.INVALID_REQUEST, f"the server is shut down; {raw['method']} refused",
+               "invalid_request")
+        return
     try:
         message = json.loads(body, object_hook=ls.protocol.structure_message)
     except JsonRpcException as exc:

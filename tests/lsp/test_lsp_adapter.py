@@ -247,3 +247,11 @@ async def test_requests_are_scoped_to_the_workspace_folders(conn: tuple[Conn, Fa
     pin = await c.peer.request("workspace/executeCommand", {"command": "contenox.pin", "arguments": [uri]})
     assert pin["error"]["data"]["kind"] == "path_outside_workspace"
     assert node.overlays == {} and node.pins == {}
+
+
+async def test_requests_after_shutdown_get_invalid_request(conn: tuple[Conn, FakeNode]) -> None:
+    """Regression (the fuzz suite): pygls dropped requests after `shutdown`, so a client waited forever."""
+    c, _ = conn
+    assert (await c.peer.request("shutdown", None))["result"] is None
+    late = await asyncio.wait_for(c.peer.request("contenox/explainContext", {}), 10)
+    assert late["error"]["code"] == -32600 and "shut down" in late["error"]["message"]
