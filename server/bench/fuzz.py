@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import random
-import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -157,7 +156,7 @@ class _Conn:
                 error = answer.get("error")
                 if isinstance(error, dict) and isinstance(error.get("code"), int) and error.get("message"):
                     result.errors_structured += 1
-        except (OSError, ValueError, socket.timeout):
+        except (TimeoutError, OSError, ValueError):
             return False
 
     def close(self) -> None:
