@@ -102,6 +102,10 @@ def _paths(out_dir: Path, model: str, suffix: str = "") -> tuple[Path, Path]:
 
 
 def main(config: Config, argv: list[str]) -> int:
+    if argv[:1] == ["reliability"]:
+        from contenox.bench.reliability import main as reliability
+
+        return reliability(config, argv[1:])
     if argv[:1] == ["engine-process"]:
         from contenox.bench.engine_process import main as engine_process
 
