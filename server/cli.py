@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-_COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "eval", "config"}
+_COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "eval", "config", "threads"}
 _SUBCOMMANDS = {"status": "node status", "stop": "node stop", "serve": "node serve", "pull": "model pull",
                 "list": "model list", "models": "model list", "explain": "explain-context"}
 """Words users type at the top level that live one level down (for "did you mean")."""
@@ -176,6 +176,34 @@ def _apply_edits(root: Path, edits: list[dict[str, Any]]) -> int:
     return 0
 
 
+def cmd_threads(args: argparse.Namespace) -> int:
+    """The workspace's threads (``contenox threads``), or one thread's turns (``contenox threads NAME``)."""
+    from contenox.client import call
+
+    cwd = str(Path(args.cwd).resolve())
+    if args.name:
+        _, turns = call(_config(args), "history", {"cwd": cwd, "thread": args.name})
+        if args.json:
+            print(msgspec.json.encode(turns).decode())
+        elif not turns:
+            print(f"no turns in thread {args.name!r} (`contenox threads` lists the threads)")
+        for turn in [] if args.json else turns:
+            print(f"## turn {turn['turn']}\n> {turn['user']}\n\n{turn['answer'].strip()}\n")
+        return 0
+    _, threads = call(_config(args), "threads", {"cwd": cwd})
+    if args.json:
+        print(msgspec.json.encode(threads).decode())
+    elif not threads:
+        print("no threads yet in this workspace")
+    else:
+        for thread in threads:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(thread["last_used"]))
+            print(f"{thread['thread']:24} {thread['turns']:3} turn(s)  {when}  {thread['title']}")
+        print("\n`contenox threads NAME` shows a thread; `contenox ask --thread NAME ...` continues it, "
+              "a new NAME starts a new one")
+    return 0
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from contenox.client import call
 
@@ -304,6 +332,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="apply the answer's proposed edits to the working tree (git apply; all or nothing)")
     s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_ask)
+
+    s = sub.add_parser("threads", help="the conversation threads of this workspace, or one thread's turns")
+    s.add_argument("name", nargs="?", help="a thread to show (default: list them)")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_threads)
 
     s = sub.add_parser("explain-context", help="segments of the last turn: tokens, cached or new")
     s.add_argument("--json", action="store_true")

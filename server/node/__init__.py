@@ -5,7 +5,15 @@ Protocol adapters hold a :class:`~contenox.node.contract.NodePort` (the contract
 the composition root that serves the adapters on the node's socket.
 """
 
-from contenox.node.contract import EventCallback, Exchange, NodePort, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.contract import (
+    EventCallback,
+    Exchange,
+    NodePort,
+    ThreadInfo,
+    TurnEvent,
+    TurnOutcome,
+    TurnRequest,
+)
 from contenox.node.node import Node
 
-__all__ = ["EventCallback", "Exchange", "Node", "NodePort", "TurnEvent", "TurnOutcome", "TurnRequest"]
+__all__ = ["EventCallback", "Exchange", "Node", "NodePort", "ThreadInfo", "TurnEvent", "TurnOutcome", "TurnRequest"]

@@ -20,7 +20,7 @@ from contenox.planner.explain import Explain
 if TYPE_CHECKING:
     from contenox.workspace import RelatedHit, SymbolInfo
 
-__all__ = ["EventCallback", "Exchange", "NodePort", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
+__all__ = ["EventCallback", "Exchange", "NodePort", "ThreadInfo", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
 
 TurnState = Literal["queued", "indexing", "prefill", "decode", "idle"]
 """``queued`` while the turn waits for its workspace or an engine slot; ``idle`` once it ended."""
@@ -83,6 +83,16 @@ class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     answer: str
 
 
+class ThreadInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """One conversation thread of a workspace, as ``contenox threads`` lists it."""
+
+    thread: str
+    turns: int
+    title: str
+    """The first question, shortened."""
+    last_used: float
+
+
 EventCallback = Callable[[TurnEvent], Awaitable[None]]
 """``on_event``: a coroutine function; it must not block."""
 
@@ -98,6 +108,8 @@ class NodePort(Protocol):
     async def explain(self, root: str) -> Explain | None: ...
 
     async def history(self, root: str, thread: str) -> list[Exchange]: ...
+
+    async def threads(self, root: str) -> list[ThreadInfo]: ...
 
     async def pin(self, root: str, path: str) -> tuple[str, ...]: ...
 

@@ -19,7 +19,7 @@ import msgspec
 from contenox.config import Config
 from contenox.errors import Cancelled, ContenoxError, EngineCrashed, EngineError, InvalidRequest
 from contenox.node import backend
-from contenox.node.contract import EventCallback, Exchange, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.contract import EventCallback, Exchange, ThreadInfo, TurnEvent, TurnOutcome, TurnRequest
 from contenox.node.paths import workspace_key, workspace_root
 from contenox.node.queue import TurnQueue
 from contenox.node.repetition import RepetitionGuard
@@ -313,6 +313,23 @@ class Node:
         journal = Journal(self.config.state_dir / "workspaces" / state.key)
         records = await asyncio.to_thread(journal.load)
         return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer) for r in records if r.thread == thread]
+
+    async def threads(self, root: str) -> list[ThreadInfo]:
+        """The workspace's threads from the planner's journal, most recently used first."""
+        from contenox.planner import Journal
+
+        state = self.workspace(root)
+        records = await asyncio.to_thread(Journal(self.config.state_dir / "workspaces" / state.key).load)
+        found: dict[str, list[Any]] = {}
+        for record in records:
+            found.setdefault(record.thread, []).append(record)
+        infos = []
+        for thread, turns in found.items():
+            first = " ".join((turns[0].prompt or turns[0].user).split())
+            infos.append(ThreadInfo(thread=thread, turns=len(turns), title=first[:77] + ("..." if len(first) > 77
+                                                                                       else ""),
+                                    last_used=turns[-1].recorded_at))
+        return sorted(infos, key=lambda t: t.last_used, reverse=True)
 
     async def pin(self, root: str, path: str) -> tuple[str, ...]:
         state = self.workspace(root)

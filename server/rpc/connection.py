@@ -56,7 +56,7 @@ class RpcConnection:
         self._write_lock = asyncio.Lock()
         self._handlers: dict[str, Handler] = {
             "ask": self._ask, "explain": self._explain, "status": self._status, "stop": self._stop,
-            "pin": self._pin, "unpin": self._unpin,
+            "pin": self._pin, "unpin": self._unpin, "threads": self._threads, "history": self._history,
         }
 
     async def send(self, data: bytes) -> None:
@@ -198,6 +198,13 @@ class RpcConnection:
     async def _explain(self, msg_id: Any, params: dict[str, Any]) -> Any:
         explain = await self.node.explain(_str_param(params, "cwd"))
         return None if explain is None else explain.to_json()
+
+    async def _threads(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        return [msgspec.to_builtins(t) for t in await self.node.threads(_str_param(params, "cwd"))]
+
+    async def _history(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        exchanges = await self.node.history(_str_param(params, "cwd"), _str_param(params, "thread"))
+        return [msgspec.to_builtins(e) for e in exchanges]
 
     async def _status(self, msg_id: Any, params: dict[str, Any]) -> Any:
         return await self.node.status()

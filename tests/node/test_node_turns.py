@@ -175,3 +175,21 @@ def test_a_client_killed_mid_turn_does_not_disturb_another_and_sigterm_cancels_i
     assert "node stopped" in log
     assert cli.main(["explain-context", "--cwd", str(repo)]) == 0  # a new node: still turn 1 on disk
     assert node_pid(node_config) != pid
+
+
+def test_threads_are_listed_and_shown(node_config: Config, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path / "repo", CALC_APP)
+    for args in (["What does add do?"], ["And sub?"], ["--thread", "review", "Review calc.py."]):
+        assert cli.main(["ask", "--json", "--cwd", str(repo), *args]) == 0
+    capsys.readouterr()
+    assert cli.main(["threads", "--json", "--cwd", str(repo)]) == 0
+    threads = msgspec.json.decode(capsys.readouterr().out)
+    assert [(t["thread"], t["turns"], t["title"]) for t in threads] == [
+        ("review", 1, "Review calc.py."), ("cli", 2, "What does add do?")]
+    assert cli.main(["threads", "cli", "--json", "--cwd", str(repo)]) == 0
+    turns = msgspec.json.decode(capsys.readouterr().out)
+    assert [t["user"] for t in turns] == ["What does add do?", "And sub?"] and all(t["answer"] for t in turns)
+    assert cli.main(["threads", "--cwd", str(repo)]) == 0
+    table = capsys.readouterr().out
+    assert table.splitlines()[0].startswith("review") and "contenox threads NAME" in table

@@ -10,7 +10,7 @@ import msgspec
 
 from contenox.config import Config
 from contenox.errors import Cancelled, OverContext
-from contenox.node.contract import EventCallback, Exchange, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.contract import EventCallback, Exchange, ThreadInfo, TurnEvent, TurnOutcome, TurnRequest
 from contenox.planner import Citations, Explain, ExplainSegment, ExplainTotals
 from contenox.planner.edits import ProposedEdits
 from contenox.workspace import RelatedHit, SymbolInfo, SymbolLocation
@@ -84,6 +84,10 @@ class FakeNode:
 
     async def history(self, root: str, thread: str) -> list[Exchange]:
         return list(self.exchanges.get((root, thread), []))
+
+    async def threads(self, root: str) -> list[ThreadInfo]:
+        return [ThreadInfo(thread=thread, turns=len(turns), title=turns[0].user, last_used=0.0)
+                for (r, thread), turns in self.exchanges.items() if r == root]
 
     async def pin(self, root: str, path: str) -> tuple[str, ...]:
         self.pins.setdefault(root, []).append(path)
