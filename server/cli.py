@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-_COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "eval", "config", "threads"}
+_COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "eval", "config", "threads", "certify"}
 _SUBCOMMANDS = {"status": "node status", "stop": "node stop", "serve": "node serve", "pull": "model pull",
                 "list": "model list", "models": "model list", "explain": "explain-context"}
 """Words users type at the top level that live one level down (for "did you mean")."""
@@ -92,10 +92,16 @@ def cmd_model(args: argparse.Namespace) -> int:
         from rich.console import Console
         from rich.table import Table
 
-        table = Table("name", "format", "size", "source", "context (tested)")
+        from contenox.runtime_ov.certification import read_certification
+
+        table = Table("name", "format", "size", "source", "context (tested)", "tool calls")
         for m in models:
+            cert = read_certification(Path(m.path), m.profile.model_digest)
+            tools = ("not tested (contenox certify)" if cert is None else
+                     f"{'certified' if cert.certified else 'not certified'}: {100 * cert.valid_call_rate:.0f}% "
+                     f"valid, {100 * cert.false_call_rate:.0f}% false")
             table.add_row(m.name, m.profile.format, f"{m.size_bytes / 1e6:.1f} MB", m.source,
-                          f"{m.profile.default_context} ({m.profile.max_tested_context})")
+                          f"{m.profile.default_context} ({m.profile.max_tested_context})", tools)
         installed = {m.name for m in models}
         Console().print(table)
         available = [n for n in store.catalog.names() if n not in installed]
@@ -298,6 +304,41 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench(_config(args), args)
 
 
+def cmd_certify(args: argparse.Namespace) -> int:
+    """Run the tool-call certification suite on a model; record the result beside it."""
+    from contenox.eval.certify import certify
+    from contenox.runtime_ov import EngineOptions, ModelStore, start_engine
+    from contenox.runtime_ov.certification import CERTIFICATION_FILE
+
+    config = _config(args)
+    model = ModelStore(config.models_dir).get(args.model)
+    options = EngineOptions.from_config(config.engine, device=config.model.device)
+    engine = start_engine(model, msgspec.structs.replace(options, cache_size_gb=min(options.cache_size_gb, 1.0)),
+                          process=False)
+    try:
+        result = certify(engine)
+    finally:
+        engine.close()
+    encoded = msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n"
+    (Path(model.path) / CERTIFICATION_FILE).write_bytes(encoded)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{result.date}-certify-{model.name}.json").write_bytes(encoded)
+    if args.json:
+        print(encoded.decode(), end="")
+        return 0
+    verdict = "CERTIFIED for tool calls" if result.certified else "not certified: tools stay off for this model"
+    print(f"{model.name}: {verdict}")
+    print(f"  valid calls {result.valid_calls}/{result.tool_cases} ({100 * result.valid_call_rate:.0f}%, "
+          f"needs >= {100 * result.thresholds['valid_call_rate_min']:.0f}%)")
+    print(f"  false calls {result.false_calls}/{result.cases - result.tool_cases} "
+          f"({100 * result.false_call_rate:.0f}%, needs <= {100 * result.thresholds['false_call_rate_max']:.0f}%)")
+    print(f"  rejected tool-call markup {result.schema_errors}; by kind "
+          + ", ".join(f"{k} {p}/{n}" for k, (p, n) in result.by_kind.items()))
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from contenox.eval.command import run
 
@@ -379,6 +420,12 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="benchmark report (see bench/)")
     s.add_argument("bench_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("certify", help="the tool-call certification suite on a model (issue 14)")
+    s.add_argument("model", help="an installed model (contenox model list)")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--out", help="also write the result as <date>-certify-<model>.json in this directory")
+    s.set_defaults(func=cmd_certify)
 
     s = sub.add_parser("eval", help="the coding-context eval gate (bench/eval): recall, citations, pass rate")
     s.add_argument("tasks", nargs="*", type=Path, help="task files or directories of *.toml "

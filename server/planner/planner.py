@@ -101,7 +101,8 @@ class Planner:
     """Plans the turns of one workspace session; its state lives under ``state_dir``."""
 
     def __init__(self, tokenizer: TokenizerLike, profile: Profile, config: PlannerConfig, state_dir: Path, *,
-                 backend: str = "openvino-genai", backend_version: str | None = None, tools: bool = False) -> None:
+                 backend: str = "openvino-genai", backend_version: str | None = None, tools: bool = False,
+                 tools_note: str = "this model is not certified for tool calls") -> None:
         self.tokenizer = tokenizer
         self.profile = profile
         self.config = config
@@ -110,6 +111,8 @@ class Planner:
         self.prompts: PromptTexts = load_prompts()
         self.tools = tools
         """Whether turns advertise the tool schemas (only for a model certified to call them)."""
+        self.tools_note = tools_note
+        """Why tools are not advertised (named in explain-context)."""
         self.tokens = TokenCache(tokenizer)
         self.identity = Identity(
             profile_id=profile.id, backend=backend, backend_version=backend_version or _backend_version(),
@@ -268,7 +271,7 @@ class Planner:
                                         view.map_seen.get(byte_hash(inputs.repo_map), {}) if view else {})
         notes += list(inputs.notes)
         if not self.tools:
-            notes.append("tools: not advertised (this model is not certified for tool calls)")
+            notes.append(f"tools: not advertised ({self.tools_note})")
         draft = Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
                       pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)], history=history,
                       summary=list(view.summary) if view else [],

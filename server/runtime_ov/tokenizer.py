@@ -92,13 +92,18 @@ class Tokenizer:
             return ""
         return str(self._tok.decode(list(ids), skip_special_tokens=False))
 
-    def apply_chat_template(self, messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = True) -> str:
-        """Render the model's chat template for ``messages`` (role/content dicts)."""
+    def apply_chat_template(self, messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = True,
+                            tools: Sequence[dict[str, Any]] | None = None) -> str:
+        """Render the model's chat template for ``messages`` (role/content dicts); ``tools``: function
+        definitions rendered the way the template renders tools (Qwen2.5: in the system turn)."""
         import openvino_genai as ov_genai
 
         history = ov_genai.ChatHistory()
         for message in messages:
             history.append(dict(message))
+        if tools:
+            return str(self._tok.apply_chat_template(history, add_generation_prompt=add_generation_prompt,
+                                                     tools=list(tools)))
         return str(self._tok.apply_chat_template(history, add_generation_prompt=add_generation_prompt))
 
 

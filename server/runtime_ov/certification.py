@@ -1,0 +1,46 @@
+"""A model's tool-call certification (``contenox certify``), kept beside its weights and profile.
+
+Written by :mod:`contenox.eval.certify`; read by the node to decide whether turns may advertise tools (and to
+say why not) and by ``contenox model list``. A certification made for other weights is ignored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+__all__ = ["CERTIFICATION_FILE", "Certification", "read_certification"]
+
+CERTIFICATION_FILE = "contenox-certification.json"
+
+
+class Certification(msgspec.Struct, frozen=True, kw_only=True):
+    model: str
+    model_digest: str
+    date: str
+    cases: int
+    tool_cases: int
+    valid_calls: int
+    valid_call_rate: float
+    false_calls: int
+    false_call_rate: float
+    schema_errors: int
+    certified: bool
+    thresholds: dict[str, float]
+    by_kind: dict[str, list[int]]
+    """kind -> [passed, cases]."""
+    seconds: float
+    examples: list[dict[str, Any]] = []
+    """Up to 12 failed cases with the answer's first 300 characters, to see how the model fails."""
+
+
+def read_certification(model_dir: Path, model_digest: str) -> Certification | None:
+    """The model's certification, if one was made for these weights."""
+    path = model_dir / CERTIFICATION_FILE
+    try:
+        result = msgspec.json.decode(path.read_bytes(), type=Certification)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return result if result.model_digest == model_digest else None
