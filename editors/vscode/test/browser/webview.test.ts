@@ -282,10 +282,11 @@ describe('chat webview in headless Chromium', () => {
     ]);
     await post({ type: 'editResult', chatId: 'c5', index: 0, status: 'failed', message: 'src/parser.py changed since the edit was proposed; ask again' });
     await post({ type: 'editResult', chatId: 'c5', index: 1, status: 'rejected' });
-    expect(await edits.nth(0).locator('.edit-status').textContent())
+    // window.postMessage is delivered asynchronously: wait for the page to apply it
+    await expect.poll(() => edits.nth(0).locator('.edit-status').textContent())
       .toBe('Not applied: src/parser.py changed since the edit was proposed; ask again');
     expect(await edits.nth(0).getAttribute('class')).toContain('failed');
-    expect(await edits.nth(1).locator('.edit-status').textContent()).toBe('Rejected.');
+    await expect.poll(() => edits.nth(1).locator('.edit-status').textContent()).toBe('Rejected.');
   });
 
   it('a cut answer offers Continue, which asks the thread to go on', async () => {
