@@ -97,7 +97,8 @@ def register(ls: ContenoxLanguageServer) -> None:
         where = f"{file_path(uri)} lines {span[0] + 1}-{span[2] + 1}"
         chat_id = param_str(arg, "chatId", required=False)
         request = TurnRequest(root=root_for(ls, uri), prompt=f"{instruction} ({where})",
-                              client_id=ls.client_id, selection=f"{where}:\n{text}", thread=PANEL_THREAD,
+                              client_id=ls.client_id, selection=f"{where}:\n{text}",
+                              thread=param_str(arg, "thread", required=False) or PANEL_THREAD,
                               open_file=file_path(uri), selection_lines=(span[0] + 1, span[2] + 1))
         return await run_turn(ls, request, title=title, chat_id=chat_id)
 

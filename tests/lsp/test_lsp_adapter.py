@@ -73,6 +73,10 @@ async def test_code_action_to_command_streams_turn_and_cache_status(conn: tuple[
     assert reply["result"]["explain"]["turn"] == 1
     chunks = [n["text"] for n in c.peer.of("$/contenox/chatChunk") if n["chatId"] == "c1"]
     assert "".join(chunks) == "Hello world"
+    assert node.requests[-1].thread == "panel"
+    command["arguments"][0].update(chatId="c2", thread="panel-new")  # after New chat in the panel
+    await c.peer.request("workspace/executeCommand", {"command": command["command"], "arguments": command["arguments"]})
+    assert node.requests[-1].thread == "panel-new"
     statuses = await c.peer.wait_notification("$/contenox/cacheStatus", 3)
     assert statuses[-1]["state"] == "idle" and statuses[-1]["promptTokens"] == 100
     assert "prefill" in [s["state"] for s in statuses]

@@ -81,6 +81,8 @@ export class ChatSession implements vscode.Disposable {
   private readonly running = new Map<string, Running>();
   private ready = false;
   private readonly queue: ToWebview[] = [];
+  /** The node thread this panel talks in; New chat starts another (the old one stays in `contenox threads`). */
+  thread = 'panel';
   /** Proposed edits by chat, each until it is applied or rejected (then undefined). */
   private readonly proposals = new Map<string, (ProposedEdit | undefined)[]>();
 
@@ -108,6 +110,9 @@ export class ChatSession implements vscode.Disposable {
         return;
       case 'stop':
         this.stop(raw.chatId);
+        return;
+      case 'newChat':
+        this.newChat();
         return;
       case 'open':
         // The guard already refused absolute paths, schemes and `..`.
@@ -173,7 +178,16 @@ export class ChatSession implements vscode.Disposable {
   }
 
   ask(prompt: string, extra: Omit<ChatParams, 'chatId' | 'prompt'> = {}): Promise<void> {
-    return this.run(prompt, (chatId, token) => this.backend.chat({ chatId, prompt, ...extra }, token));
+    return this.run(prompt, (chatId, token) => this.backend.chat({ chatId, prompt, thread: this.thread, ...extra },
+      token));
+  }
+
+  /** Stop what runs, start a new thread, clear the page. */
+  newChat(): void {
+    this.stop();
+    this.proposals.clear();
+    this.thread = `panel-${Date.now().toString(36)}`;
+    this.send({ type: 'cleared' });
   }
 
   /** Run a chat-like server command (explain/find related/ask about selection) into the panel. */
@@ -181,7 +195,7 @@ export class ChatSession implements vscode.Disposable {
     return this.run(label, async (chatId, token) => {
       const first = args[0];
       const withId = first && typeof first === 'object' && !Array.isArray(first)
-        ? [{ ...(first as Record<string, unknown>), chatId }, ...args.slice(1)]
+        ? [{ ...(first as Record<string, unknown>), chatId, thread: this.thread }, ...args.slice(1)]
         : args;
       const result = await this.backend.executeCommand(command, withId, token);
       return resultToAnswer(result, this.running.get(chatId)?.streamed ?? '');

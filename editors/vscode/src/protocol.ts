@@ -6,7 +6,7 @@ export interface Position { line: number; character: number }
 export interface Range { start: Position; end: Position }
 
 /** `contenox/chat` request params. */
-export interface ChatParams { chatId: string; prompt: string; uri?: string; range?: Range }
+export interface ChatParams { chatId: string; prompt: string; uri?: string; range?: Range; thread?: string }
 
 /** The prompt's segments, in prompt order (server/planner/segments.py SEGMENT_KINDS). */
 export const SEGMENT_KINDS = [
@@ -148,6 +148,8 @@ export type ToWebview =
   }
   | { type: 'editResult'; chatId: string; index: number; status: EditStatus; message?: string }
   | { type: 'cancelled'; chatId: string }
+  /** A new conversation began: the page clears its log. */
+  | { type: 'cleared' }
   | { type: 'error'; chatId?: string; message: string }
   | { type: 'explain'; explain: Explain | null };
 
@@ -155,6 +157,7 @@ export type FromWebview =
   | { type: 'ready' }
   | { type: 'send'; prompt: string }
   | { type: 'stop'; chatId: string }
+  | { type: 'newChat' }
   /** Open a workspace file (relative path, no `..`) at a 1-based line. */
   | { type: 'open'; path: string; line?: number }
   /** Apply or reject the `index`-th proposed edit of a chat's answer. */
@@ -165,6 +168,7 @@ export function isFromWebview(value: unknown): value is FromWebview {
   const msg = value as Record<string, unknown>;
   switch (msg.type) {
     case 'ready':
+    case 'newChat':
       return true;
     case 'send':
       return typeof msg.prompt === 'string';
@@ -204,6 +208,8 @@ export function isToWebview(value: unknown): value is ToWebview {
         (msg.message === undefined || typeof msg.message === 'string');
     case 'cancelled':
       return typeof msg.chatId === 'string';
+    case 'cleared':
+      return true;
     case 'error':
       return typeof msg.message === 'string';
     case 'explain':

@@ -52,6 +52,7 @@ export function renderPage(opts: PageOptions): string {
   <div class="actions">
     <button id="send" type="submit" title="Send (Enter)">Send</button>
     <button id="stop" type="button" title="Stop (Escape)" disabled>Stop</button>
+    <button id="new-chat" type="button" title="Start a new conversation (the model forgets this one)">New chat</button>
   </div>
 </form>
 <script nonce="${nonce}" src="${escapeHtml(opts.scriptUri)}"></script>

@@ -131,6 +131,12 @@ function handle(msg: ToWebview): void {
       }
       break;
     }
+    case 'cleared': {
+      log.replaceChildren();
+      answers.clear();
+      setActive(null);
+      break;
+    }
     case 'explain': {
       const section = document.createElement('section');
       section.className = 'explain-only';
@@ -194,6 +200,9 @@ form.addEventListener('submit', (event) => {
   send();
 });
 stopButton.addEventListener('click', stop);
+(document.getElementById('new-chat') as HTMLButtonElement).addEventListener('click', () => {
+  vscode.postMessage({ type: 'newChat' });
+});
 prompt.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
     event.preventDefault();

@@ -301,6 +301,18 @@ describe('chat webview in headless Chromium', () => {
     expect(await answer.locator('button.continue').isDisabled()).toBe(true);
   });
 
+  it('New chat asks the host for a new thread and the page clears on its answer', async () => {
+    const before = (await posted()).length;
+    await page.locator('#new-chat').click();
+    expect((await posted()).slice(before)).toEqual([{ type: 'newChat' }]);
+    expect(await page.locator('section.answer').count()).toBeGreaterThan(0);
+    await post({ type: 'cleared' });
+    await expect.poll(() => page.locator('#log > *').count()).toBe(0);
+    await post({ type: 'start', chatId: 'c4', prompt: 'Where is parsing done?' }); // for the screenshot below
+    await post({ type: 'done', chatId: 'c4', explain: GROUNDED, text: 'In `src/parser.py:12`.' });
+    await expect.poll(() => page.locator('section.answer[data-chat-id="c4"]').getAttribute('class')).toContain('done');
+  });
+
   it('loaded nothing remote, broke no CSP rule, logged no errors; screenshot is written', async () => {
     await post({ type: 'explain', explain: EXPLAIN });
     for (const url of requests) expect(url.startsWith(origin)).toBe(true);

@@ -191,3 +191,25 @@ describe('ChatSession truncated answers', () => {
     expect(posted.at(-1)).toEqual({ type: 'done', chatId, text: 'partial', explain: EXPLAIN, truncated: true });
   });
 });
+
+describe('ChatSession threads', () => {
+  it('asks in the panel thread until New chat starts another, which clears the page', async () => {
+    const { session, posted, pending, commands } = harness();
+    await session.handleMessage({ type: 'ready' });
+    const first = session.handleMessage({ type: 'send', prompt: 'one' });
+    await tick();
+    expect(pending[0]!.params.thread).toBe('panel');
+    pending[0]!.resolve({ text: 'a', explain: EXPLAIN });
+    await first;
+    await session.handleMessage({ type: 'newChat' });
+    expect(posted.at(-1)).toEqual({ type: 'cleared' });
+    const second = session.handleMessage({ type: 'send', prompt: 'two' });
+    await tick();
+    const thread = pending[1]!.params.thread;
+    expect(thread).toMatch(/^panel-[0-9a-z]+$/);
+    pending[1]!.resolve({ text: 'b', explain: EXPLAIN });
+    await second;
+    await session.runCommand('Explain selection', 'contenox.explainSelection', [{ uri: 'file:///ws/a.py' }]);
+    expect((commands.at(-1)!.args[0] as { thread: string }).thread).toBe(thread);
+  });
+});
