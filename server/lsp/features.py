@@ -167,6 +167,15 @@ def register(ls: ContenoxLanguageServer) -> None:
         explain = await node.explain(root_for(ls, uri))
         return None if explain is None else explain.to_json()
 
+    @ls.feature("contenox/history")
+    @translated
+    async def history(params: Any) -> list[dict[str, Any]]:
+        """A thread's recorded turns (the chat panel shows them again after a reload)."""
+        uri = param_str(params, "uri", required=False) if params is not None else None
+        thread = (param_str(params, "thread", required=False) if params is not None else None) or PANEL_THREAD
+        exchanges = await node.history(root_for(ls, uri), thread)
+        return [{"turn": e.turn, "user": e.user, "answer": e.answer} for e in exchanges]
+
     async def overlay(uri: str, text: str | None) -> None:
         if not uri.startswith("file:"):
             return

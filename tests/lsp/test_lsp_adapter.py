@@ -77,6 +77,9 @@ async def test_code_action_to_command_streams_turn_and_cache_status(conn: tuple[
     command["arguments"][0].update(chatId="c2", thread="panel-new")  # after New chat in the panel
     await c.peer.request("workspace/executeCommand", {"command": command["command"], "arguments": command["arguments"]})
     assert node.requests[-1].thread == "panel-new"
+    history = await c.peer.request("contenox/history", {"thread": "panel-new"})  # what a reloaded panel shows
+    assert [(t["turn"], t["answer"]) for t in history["result"]] == [(2, "Hello world")]
+    assert (await c.peer.request("contenox/history", {"thread": "nope"}))["result"] == []
     statuses = await c.peer.wait_notification("$/contenox/cacheStatus", 3)
     assert statuses[-1]["state"] == "idle" and statuses[-1]["promptTokens"] == 100
     assert "prefill" in [s["state"] for s in statuses]

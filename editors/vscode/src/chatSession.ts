@@ -11,6 +11,7 @@ import {
   type ChatChunk,
   type ChatParams,
   type ChatResult,
+  type Exchange,
   type Explain,
   type ProposedEdit,
   type ToWebview,
@@ -21,6 +22,8 @@ export interface ChatBackend {
   chat(params: ChatParams, token: vscode.CancellationToken): Promise<ChatResult | null>;
   executeCommand(command: string, args: unknown[], token: vscode.CancellationToken): Promise<unknown>;
   explainContext(uri?: string): Promise<Explain | null>;
+  /** The recorded turns of a node thread (optional: a backend without it restores nothing). */
+  history?(thread: string): Promise<Exchange[]>;
 }
 
 interface Running { source: vscode.CancellationTokenSource; streamed: string }
@@ -103,6 +106,7 @@ export class ChatSession implements vscode.Disposable {
     switch (raw.type) {
       case 'ready':
         this.ready = true;
+        if (!this.restored) await this.restore();
         for (const msg of this.queue.splice(0)) this.post(msg);
         return;
       case 'send':
@@ -150,9 +154,28 @@ export class ChatSession implements vscode.Disposable {
       : { type: 'editResult', chatId, index, status: 'failed', message: problem });
   }
 
-  /** The page was reloaded/recreated: queue until it says ready again. */
+  /** The page was reloaded/recreated: queue until it says ready again, then show the thread again. */
   resetPage(): void {
     this.ready = false;
+    this.restored = false;
+  }
+
+  private restored = false;
+
+  /** Show the thread's recorded turns (what the model is given) on a new or reloaded page. */
+  private async restore(): Promise<void> {
+    this.restored = true;
+    let turns: Exchange[] = [];
+    try {
+      turns = (await this.backend.history?.(this.thread)) ?? [];
+    } catch {
+      return; // the node is not there yet: nothing to show
+    }
+    for (const turn of turns) {
+      const chatId = `restored-${this.thread}-${turn.turn}`;
+      this.post({ type: 'start', chatId, prompt: turn.user });
+      this.post({ type: 'done', chatId, text: turn.answer, explain: null });
+    }
   }
 
   private send(msg: ToWebview): void {
@@ -187,6 +210,7 @@ export class ChatSession implements vscode.Disposable {
     this.stop();
     this.proposals.clear();
     this.thread = `panel-${Date.now().toString(36)}`;
+    this.restored = true;
     this.send({ type: 'cleared' });
   }
 

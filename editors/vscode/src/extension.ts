@@ -21,6 +21,7 @@ import {
   type CacheStatus,
   type ChatChunk,
   type ChatResult,
+  type Exchange,
   type Explain,
 } from './protocol';
 import { EXPLAIN_COMMAND, StatusBar } from './statusBar';
@@ -78,6 +79,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     explainContext: async (uri) => {
       if (!client) throw new Error('The Contenox node is not connected.');
       return client.sendRequest<Explain | null>(Methods.explainContext, uri ? { uri } : {});
+    },
+    history: async (thread) => {
+      if (!client) return [];
+      return client.sendRequest<Exchange[]>(Methods.history, { thread });
     },
   };
   const panel = new ChatPanel(context.extensionUri, backend, (err) => {

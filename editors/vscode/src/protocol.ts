@@ -119,7 +119,11 @@ export const Methods = {
   chatChunk: '$/contenox/chatChunk',
   cacheStatus: '$/contenox/cacheStatus',
   explainContext: 'contenox/explainContext',
+  history: 'contenox/history',
 } as const;
+
+/** One recorded turn of a thread (`contenox/history`). */
+export interface Exchange { turn: number; user: string; answer: string }
 
 export const ServerCommands = {
   explainSelection: 'contenox.explainSelection',

@@ -213,3 +213,29 @@ describe('ChatSession threads', () => {
     expect((commands.at(-1)!.args[0] as { thread: string }).thread).toBe(thread);
   });
 });
+
+describe('ChatSession restores its thread', () => {
+  it('shows the recorded turns when the page opens or reloads, for the thread in use', async () => {
+    const { posted, backend } = harness();
+    const asked: string[] = [];
+    backend.history = async (thread) => {
+      asked.push(thread);
+      return thread === 'panel' ? [{ turn: 1, user: 'What is add?', answer: 'It adds.' }] : [];
+    };
+    const session = new ChatSession(backend, (m) => posted.push(m));
+    await session.handleMessage({ type: 'ready' });
+    const shown = [
+      { type: 'start', chatId: 'restored-panel-1', prompt: 'What is add?' },
+      { type: 'done', chatId: 'restored-panel-1', text: 'It adds.', explain: null },
+    ];
+    expect(posted).toEqual(shown);
+    session.resetPage();
+    await session.handleMessage({ type: 'ready' });
+    expect(posted).toEqual([...shown, ...shown]);
+    await session.handleMessage({ type: 'newChat' });
+    session.resetPage();
+    await session.handleMessage({ type: 'ready' });
+    expect(asked).toEqual(['panel', 'panel', session.thread]);
+    expect(posted.at(-1)).toEqual({ type: 'cleared' });
+  });
+});
