@@ -22,7 +22,7 @@ import msgspec
 from contenox.client import connect
 from contenox.config import Config
 
-__all__ = ["FuzzResult", "fuzz_messages", "fuzz_protocol"]
+__all__ = ["FrameConnection", "FuzzResult", "fuzz_messages", "fuzz_protocol"]
 
 _METHODS = {
     "rpc": ["ask", "status", "explain", "pin", "unpin", "related", "stop_turn", "cancel", "overlay", "history",
@@ -108,7 +108,7 @@ def fuzz_messages(protocol: str, seed: int, count: int) -> Iterator[bytes]:
             yield b"Content-Length: %d\r\nContent-Length: %d\r\n\r\n" % (len(body), len(body) + 10) + body
 
 
-class _Conn:
+class FrameConnection:
     """One raw connection with a reader of whole messages (frames or lines)."""
 
     def __init__(self, config: Config, protocol: str) -> None:
@@ -171,7 +171,7 @@ def fuzz_protocol(config: Config, protocol: str, *, seed: int, count: int) -> Fu
     """Send ``count`` fuzzed messages to the running node on ``protocol``, each followed by a probe."""
     result = FuzzResult(protocol=protocol)
     started = time.monotonic()
-    conn = _Conn(config, protocol)
+    conn = FrameConnection(config, protocol)
     if protocol == "lsp":  # a window first says hello, as an editor does
         conn.send(b"Content-Length: %d\r\n\r\n" % len(body := json.dumps(
             {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}}).encode()) + body)
@@ -187,7 +187,7 @@ def fuzz_protocol(config: Config, protocol: str, *, seed: int, count: int) -> Fu
         else:
             result.probes_lost += 1
             conn.close()
-            conn = _Conn(config, protocol)
+            conn = FrameConnection(config, protocol)
             result.reconnects += 1
     conn.close()
     result.seconds = round(time.monotonic() - started, 1)

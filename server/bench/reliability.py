@@ -33,7 +33,7 @@ from typing import Any
 
 import msgspec
 
-from contenox.bench.fuzz import _Conn, fuzz_protocol
+from contenox.bench.fuzz import FrameConnection, fuzz_protocol
 from contenox.client import call
 from contenox.config import Config, load_config
 from contenox.runtime_ov import ModelStore
@@ -50,7 +50,7 @@ class _Client:
     """A raw protocol connection that matches answers to requests by id (notifications are skipped)."""
 
     def __init__(self, config: Config, protocol: str) -> None:
-        self.conn = _Conn(config, protocol)
+        self.conn = FrameConnection(config, protocol)
         self.conn.sock.settimeout(300)
         self.protocol = protocol
         self.next_id = 1

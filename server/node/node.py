@@ -41,7 +41,7 @@ _CANCEL_CONFIRM_S = 30.0
 _REWARM_LIMIT = 4
 
 
-def _proposed_edits(answer: str, workspace: Workspace) -> ProposedEdits:
+def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...]) -> ProposedEdits:
     """The answer's edit blocks as diffs against the workspace's current text (editor buffers first)."""
     def read(path: str) -> str | None:
         try:
@@ -52,7 +52,7 @@ def _proposed_edits(answer: str, workspace: Workspace) -> ProposedEdits:
     def locate(name: str) -> list[tuple[str, int, int]]:
         return [(found.path, found.line, found.end_line) for found in workspace.find_symbol(name)]
 
-    return propose_edits(answer, read, workspace.indexed_paths(), locate)
+    return propose_edits(answer, read, workspace.indexed_paths(), locate, shown)
 
 
 async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
@@ -239,7 +239,7 @@ class Node:
         if self._warmer is not None:
             self._warmer.after_turn()
         citations = await asyncio.to_thread(check_citations, final.text, workspace)
-        edits = await asyncio.to_thread(_proposed_edits, final.text, workspace)
+        edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt())
         explain = planner.record(turn_plan, final.metrics, answer_text=final.text, citations=citations)
         if final.finish_reason == "repetition":
             explain = msgspec.structs.replace(explain, notes=(

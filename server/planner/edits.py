@@ -380,15 +380,18 @@ def _apply_replacements(text: str, replacements: list[_Replacement]) -> str | No
 
 
 def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterable[str],
-                  locate: Callable[[str], list[Located]] | None = None) -> ProposedEdits:
+                  locate: Callable[[str], list[Located]] | None = None, shown: Iterable[str] = ()) -> ProposedEdits:
     """The answer's edits resolved against the workspace: ``read(path)`` is a file's current text (None: no
     such file), ``paths`` the workspace's files (to find a block's file by its text, or by a name the model
-    shortened), ``locate(name)`` where a definition of that name is (for quoted whole definitions)."""
+    shortened), ``locate(name)`` where a definition of that name is (for quoted whole definitions), ``shown``
+    the files whose code the prompt held: a block without a usable path is looked for there (the model copies
+    lines it saw; a large workspace is not read file by file after every answer), else in ``paths``."""
     blocks = parse_edit_blocks(answer)
     quoted = _quoted_blocks(answer) if locate is not None else []
     if not blocks and not quoted:
         return ProposedEdits()
     known = list(paths)
+    holder_paths = list(shown) or known
     texts: dict[str, str | None] = {}
     original: dict[str, str | None] = {}
     counts: dict[str, int] = {}
@@ -426,7 +429,7 @@ def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterabl
     def holder(block: EditBlock) -> str | None:
         if not block.search.strip():
             return None
-        holders = [p for p in known if (text := current(p)) is not None and _apply(text, block) is not None]
+        holders = [p for p in holder_paths if (text := current(p)) is not None and _apply(text, block) is not None]
         return holders[0] if len(holders) == 1 else None
 
     for number, block in enumerate(blocks, 1):

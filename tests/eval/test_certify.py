@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,10 @@ def test_smollm2_is_not_certified_and_its_turns_say_so(default_model: InstalledM
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     home = tmp_path / "home"
     (home / "models").mkdir(parents=True)
-    subprocess.run(["cp", "-al", default_model.path, str(home / "models" / default_model.name)], check=True)
+    model_dir = home / "models" / default_model.name
+    model_dir.mkdir()
+    for item in Path(default_model.path).iterdir():  # the files linked, the directory ours: the result lands here
+        (model_dir / item.name).symlink_to(item)
     (home / "config.toml").write_text(f'[model]\ndefault = "{default_model.name}"\n')
     monkeypatch.setenv("CONTENOX_HOME", str(home))
     assert cli.main(["certify", default_model.name, "--json", "--out", str(tmp_path / "out")]) == 0

@@ -257,3 +257,16 @@ def test_quoted_code_that_is_partial_equal_or_ambiguous_proposes_nothing() -> No
     assert result.edits == () and result.problems == ("code block: `test` is defined in 2 places; name its file",)
     hinted = _quoted("In other/range.js:\n```js\nfunction test () { return 1 }\n```")
     assert [e.path for e in hinted.edits] == ["other/range.js"]
+
+
+def test_a_block_without_a_path_is_looked_for_in_the_files_the_prompt_showed() -> None:
+    answer = "<<<<<<< SEARCH\n    return x * 3\n=======\n    return x * 2\n>>>>>>> REPLACE\n"
+    reads: list[str] = []
+
+    def read(path: str) -> str | None:
+        reads.append(path)
+        return FILES.get(path)
+
+    [edit] = propose_edits(answer, read, FILES, shown=("src/pkg/util.py",)).edits
+    assert edit.path == "src/pkg/util.py" and reads == ["src/pkg/util.py"]
+    assert propose_edits(answer, FILES.get, FILES, shown=("src/pkg/signer.py",)).edits == ()
