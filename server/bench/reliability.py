@@ -36,6 +36,7 @@ import msgspec
 from contenox.bench.fuzz import FrameConnection, fuzz_protocol
 from contenox.client import call
 from contenox.config import Config, load_config
+from contenox.errors import ContenoxError
 from contenox.runtime_ov import ModelStore
 
 __all__ = ["main"]
@@ -292,40 +293,50 @@ def main(config: Config, argv: list[str]) -> int:
 
     report: dict[str, Any] = {"model": model.name, "date": date.today().isoformat(),
                               "machine": {"cpus": os.cpu_count(), "platform": platform.platform()}}
+    section = "start"
     try:
         call(node, "ask", {"cwd": str(repo), "prompt": "hi", "max_new_tokens": 1})
         pid = _status(node)["pid"]
+        section = "load"
         report["load"] = _load(node, repo, ns.windows, ns.threads, ns.requests, ns.prompts)
         say(f"load: {report['load']}")
+        section = "cancels"
         report["cancels"] = _cancels(node, repo, ns.cancels, ns.seed)
         say(f"cancels: {report['cancels']}")
+        section = "fuzz"
         report["fuzz"] = [msgspec.to_builtins(fuzz_protocol(node, proto, seed=ns.seed, count=ns.fuzz))
                           for proto in ("rpc", "lsp", "acp")]
         say(f"fuzz: {report['fuzz']}")
         report["node_survived_load_and_fuzz"] = _status(node)["pid"] == pid
+        section = "bad inputs"
         report["bad_inputs"] = _bad_inputs(node, repo, scratch)
         say(f"bad inputs: {report['bad_inputs']['handled']}/{report['bad_inputs']['tried']} structured")
+        section = "crashes"
         report["crashes"] = _crashes(node, repo)
         say(f"crashes: {report['crashes']}")
+    except ContenoxError as exc:  # the report says which section could not finish, and why
+        report["error"] = f"{section}: {exc.message}"
+        say(f"stopped in {report['error']}")
     finally:
         call(node, "stop", start=False)
         shutil.rmtree(scratch, ignore_errors=True)
-    load, cancels = report["load"], report["cancels"]
-    report["figures"] = {
-        "requests": load["requests"], "lost": load["lost"], "misrouted": load["misrouted"],
-        "node_crashes": 0 if report["node_survived_load_and_fuzz"] else 1,
-        "cancels_honoured_pct": round(100.0 * (cancels["cancelled"] + cancels["finished_first"])
-                                      / max(1, cancels["tried"]), 1),
-        "fuzzed_messages": sum(f["sent"] for f in report["fuzz"]),
-        "fuzz_probes_lost": sum(f["probes_lost"] for f in report["fuzz"]),
-        "bad_inputs_structured": f"{report['bad_inputs']['handled']}/{report['bad_inputs']['tried']}",
-        "connections_leaked": report["crashes"]["clients_killed_mid_turn"]["connections_leaked"],
-    }
+    if "error" not in report:
+        load, cancels = report["load"], report["cancels"]
+        report["figures"] = {
+            "requests": load["requests"], "lost": load["lost"], "misrouted": load["misrouted"],
+            "node_crashes": 0 if report["node_survived_load_and_fuzz"] else 1,
+            "cancels_honoured_pct": round(100.0 * (cancels["cancelled"] + cancels["finished_first"])
+                                          / max(1, cancels["tried"]), 1),
+            "fuzzed_messages": sum(f["sent"] for f in report["fuzz"]),
+            "fuzz_probes_lost": sum(f["probes_lost"] for f in report["fuzz"]),
+            "bad_inputs_structured": f"{report['bad_inputs']['handled']}/{report['bad_inputs']['tried']}",
+            "connections_leaked": report["crashes"]["clients_killed_mid_turn"]["connections_leaked"],
+        }
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{report['date']}-reliability-{model.name}.json"
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    for key, value in report["figures"].items():
+    for key, value in report.get("figures", {}).items():
         print(f"{key:28} {value}")
     say(f"wrote {path}")
-    return 0
+    return 1 if "error" in report else 0

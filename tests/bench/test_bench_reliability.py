@@ -13,10 +13,11 @@ pytestmark = pytest.mark.slow
 
 
 def test_the_reliability_report_holds_every_figure(home: Path, tmp_path: Path) -> None:
-    assert cli.main(["bench", "reliability", "--windows", "2", "--threads", "1", "--requests", "10", "--prompts", "2",
-                     "--cancels", "2", "--fuzz", "30", "--out", str(tmp_path)]) == 0
+    code = cli.main(["bench", "reliability", "--windows", "2", "--threads", "1", "--requests", "10", "--prompts", "2",
+                     "--cancels", "2", "--fuzz", "30", "--out", str(tmp_path)])
     [path] = tmp_path.glob("*-reliability-smollm2-135m.json")
     report = json.loads(path.read_text())
+    assert (code, report.get("error")) == (0, None)
     assert report["figures"] == {
         "requests": 22, "lost": 0, "misrouted": 0, "node_crashes": 0, "cancels_honoured_pct": 100.0,
         "fuzzed_messages": 90, "fuzz_probes_lost": 0, "bad_inputs_structured": "11/11", "connections_leaked": 0}
