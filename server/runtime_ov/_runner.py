@@ -19,7 +19,7 @@ from contenox.runtime_ov.store import InstalledModel
 if TYPE_CHECKING:
     from contenox.runtime_ov.engine import Engine
 
-__all__ = ["RequestRunner", "choose_device", "load_pipeline"]
+__all__ = ["Live", "RequestRunner", "choose_device", "load_pipeline"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,28 @@ def load_pipeline(model: InstalledModel, options: EngineOptions, num_kv_blocks: 
     return pipe, device
 
 
+class Live:
+    """A request in the pipeline: its native handle and what it generated so far."""
+
+    def __init__(self, handle: RequestHandle, native: Any, ids: list[int], predicted: int, started: float,
+                 batched: bool) -> None:
+        self.handle = handle
+        self.native = native
+        self.ids = ids
+        self.predicted = predicted
+        self.started = started
+        self.batched = batched
+        self.generated: list[int] = []
+        self.sent_text = ""
+        self.steps = 0
+        self.first: float | None = None
+        self.reason = ""
+
+    @property
+    def in_prefill(self) -> bool:
+        return self.first is None
+
+
 class RequestRunner:
     """Runs one request at a time on the pipeline, delivering events to its handle."""
 
@@ -104,79 +126,120 @@ class RequestRunner:
         except RuntimeError:
             log.exception("pipeline cleanup after a failed request")
 
-    def run(self, handle: RequestHandle) -> FinalEvent:
+    def start(self, handle: RequestHandle, *, batched: bool = False) -> Live | FinalEvent:
+        """Add ``handle``'s request to the pipeline (a final event at once if it was cancelled before)."""
         import numpy as np
         import openvino as ov
 
-        engine = self._engine
-        request = handle.request
-        ids = [int(t) for t in request.token_ids]
-        chunk = engine.options.chunk_tokens
-        predicted = engine.blocks.predict(ids)
+        ids = [int(t) for t in handle.request.token_ids]
+        predicted = self._engine.blocks.predict(ids)
         started = time.perf_counter()
         if handle.cancel_requested:
             return self._final(handle, [], "cancelled", predicted, 0, started, None)
-        tokenizer = engine.tokenizer
-        generated: list[int] = []
-        sent_text = ""
-        steps = 0
-        first: float | None = None
-        reason = ""
         native = self._pipe.add_request(handle.request_id, ov.Tensor(np.array([ids], dtype=np.int64)),
                                         self._config(handle))
-        while True:
-            if handle.cancel_requested:
-                native.cancel()
-                reason = "cancelled"
-                break
-            self._pipe.step()
-            if first is None:
-                steps += 1
-            if native.can_read():
-                new: list[int] = []
-                for output in native.read().values():
-                    new.extend(int(t) for t in output.generated_ids)
-                    reason = self._reasons.get(output.finish_reason, reason)
-                if new:
-                    if first is None:
-                        first = time.perf_counter()
-                    generated.extend(new)
-                    text = tokenizer.decode(generated)
-                    delta = ""
-                    if not text.endswith("\ufffd") and text.startswith(sent_text):
-                        delta, sent_text = text[len(sent_text):], text
-                    handle.emit(TokenEvent(token_ids=new, text=delta))
-            status = native.get_status()
-            if status == self._status.RUNNING or native.can_read():
+        return Live(handle, native, ids, predicted, started, batched)
+
+    def run(self, handle: RequestHandle) -> FinalEvent:
+        """One request alone, start to end (blocking; the engine thread's simple path)."""
+        live = self.start(handle)
+        while isinstance(live, Live):
+            for done in self.step([live]):
+                return done[1]
+        return live
+
+    def step(self, lives: list[Live]) -> list[tuple[Live, FinalEvent]]:
+        """One pipeline step for every live request; the ones that ended, with their final events (they are
+        removed from ``lives``)."""
+        ended: list[tuple[Live, FinalEvent]] = []
+        for live in list(lives):
+            if live.handle.cancel_requested:
+                live.native.cancel()
+                live.reason = "cancelled"
+                lives.remove(live)
+                ended.append((live, self._end(live, others=lives)))
+        if not lives:
+            return ended
+        if len(lives) > 1:
+            for live in lives:
+                live.batched = True
+        self._pipe.step()
+        for live in list(lives):
+            if live.first is None:
+                live.steps += 1
+            if live.native.can_read():
+                self._read(live)
+            status = live.native.get_status()
+            if status == self._status.RUNNING or live.native.can_read():
                 continue
+            lives.remove(live)
             if status == self._status.IGNORED:
                 self.recover()
-                raise OverBatch(f"the engine's KV cache ({engine.blocks.capacity_tokens} tokens) cannot hold "
-                                f"request {handle.request_id} ({len(ids)} prompt tokens)")
-            break
-        self.recover()
-        rest = tokenizer.decode(generated)
-        if rest.startswith(sent_text) and len(rest) > len(sent_text):  # text held back at an incomplete char
-            handle.emit(TokenEvent(token_ids=[], text=rest[len(sent_text):]))
+                raise OverBatch(f"the engine's KV cache ({self._engine.blocks.capacity_tokens} tokens) cannot "
+                                f"hold request {live.handle.request_id} ({len(live.ids)} prompt tokens)")
+            ended.append((live, self._end(live, others=lives)))
+        return ended
+
+    def pause(self, live: Live, lives: list[Live]) -> None:
+        """Stop a request still in prefill so a more urgent one runs first; what it computed stays cached
+        and it resumes from there (the caller queues it again)."""
+        live.native.cancel()
+        lives.remove(live)
+        if not lives:
+            self.recover()
+        chunk = self._engine.options.chunk_tokens
+        done = live.predicted if live.batched else live.predicted + live.steps * chunk
+        computed = live.ids[:min(len(live.ids), done)]
+        self._engine.blocks.commit(computed, occupied_tokens=len(computed))
+        live.handle.paused += 1
+
+    def _read(self, live: Live) -> None:
+        new: list[int] = []
+        for output in live.native.read().values():
+            new.extend(int(t) for t in output.generated_ids)
+            live.reason = self._reasons.get(output.finish_reason, live.reason)
+        if not new:
+            return
+        if live.first is None:
+            live.first = time.perf_counter()
+        live.generated.extend(new)
+        text = self._engine.tokenizer.decode(live.generated)
+        delta = ""
+        if not text.endswith("\ufffd") and text.startswith(live.sent_text):
+            delta, live.sent_text = text[len(live.sent_text):], text
+        live.handle.emit(TokenEvent(token_ids=new, text=delta))
+
+    def _end(self, live: Live, *, others: list[Live]) -> FinalEvent:
+        engine = self._engine
+        if not others:
+            self.recover()
+        generated, ids = live.generated, live.ids
+        rest = engine.tokenizer.decode(generated)
+        if rest.startswith(live.sent_text) and len(rest) > len(live.sent_text):  # held back at an incomplete char
+            live.handle.emit(TokenEvent(token_ids=[], text=rest[len(live.sent_text):]))
         engine._measured_kv(self._pipe.get_metrics())
-        if reason == "cancelled" and first is None:  # prefill stopped at a chunk boundary
-            computed = ids[:min(len(ids), predicted + steps * chunk)]
+        chunk = engine.options.chunk_tokens
+        if live.reason == "cancelled" and live.first is None:  # prefill stopped at a chunk boundary
+            computed = ids[:min(len(ids), live.predicted + live.steps * chunk)]
             occupied = len(computed)
         else:
-            reason = reason or "stop"
+            live.reason = live.reason or "stop"
             computed = ids + generated[:-1]  # the last token's KV is never computed
             occupied = len(ids) + len(generated)
         engine.blocks.commit(computed, occupied_tokens=occupied)
-        handle.committed = (computed, occupied)
-        return self._final(handle, generated, reason, predicted, steps, started, first)
+        live.handle.committed = (computed, occupied)
+        return self._final(live.handle, generated, live.reason, live.predicted, live.steps, live.started,
+                           live.first, batched=live.batched)
 
     def _final(self, handle: RequestHandle, generated: list[int], reason: str, predicted: int, steps: int,
-               started: float, first: float | None) -> FinalEvent:
+               started: float, first: float | None, *, batched: bool = False) -> FinalEvent:
         engine = self._engine
         ended = time.perf_counter()
         prompt = len(handle.request.token_ids)
         chunk = engine.options.chunk_tokens
-        recomputed = min(prompt, steps * chunk)
+        # Alone in the pipeline, each step before the first token computed one chunk of this prompt; batched
+        # with another request a step's chunk was shared, so the block model's figure stands in.
+        recomputed = max(0, prompt - predicted) if batched else min(prompt, steps * chunk)
         ttft = (first - started) * 1000.0 if first is not None else 0.0
         decode_s = ended - first if first is not None else 0.0
         metrics = RequestMetrics(
@@ -186,6 +249,7 @@ class RequestRunner:
             decode_tps=(len(generated) - 1) / decode_s if decode_s > 0 and len(generated) > 1 else 0.0,
             generated_tokens=len(generated), total_ms=(ended - started) * 1000.0,
             cache_used_tokens=engine.blocks.used_tokens, cache_capacity_tokens=engine.blocks.capacity_tokens,
-            peak_rss_bytes=peak_rss_bytes(), queue_ms=max(0.0, (started - handle.submitted_at) * 1000.0))
+            peak_rss_bytes=peak_rss_bytes(), queue_ms=max(0.0, (started - handle.submitted_at) * 1000.0),
+            batched=batched, paused=handle.paused)
         text = engine.tokenizer.decode(generated)
         return FinalEvent(text=text, token_ids=generated, finish_reason=reason, metrics=metrics)

@@ -32,7 +32,7 @@ from contenox.errors import (
     ProfileMismatch,
 )
 from contenox.runtime_ov._ov_errors import translate_ov_error
-from contenox.runtime_ov._runner import RequestRunner, load_pipeline
+from contenox.runtime_ov._runner import Live, RequestRunner, load_pipeline
 from contenox.runtime_ov.block_model import BlockModel
 from contenox.runtime_ov.gguf_header import check_weights, gguf_metadata
 from contenox.runtime_ov.kv_layout import read_kv_layout
@@ -113,7 +113,7 @@ class Engine:
         self._started = itertools.count()
         self._cond = threading.Condition()
         self._closing = False
-        self._running: RequestHandle | None = None
+        self._running: list[RequestHandle] = []
         self._session_ids: set[str] = set()
         """Distinct session ids of finished requests (EngineStats.sessions)."""
         self._done = 0
@@ -147,12 +147,12 @@ class Engine:
             self._closing = True
             queued = [handle for _, _, handle in self._queue]
             self._queue.clear()
-            running = self._running
+            running = list(self._running)
             self._cond.notify_all()
         for handle in queued:
             handle.fail(EngineBusy("the engine is shutting down"))
-        if running is not None:
-            running.cancel()
+        for handle in running:
+            handle.cancel()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join()
 
@@ -182,7 +182,8 @@ class Engine:
                 raise OverBatch(f"{len(self._queue)} requests already queued (max_queued "
                                 f"{self.options.max_queued})", queued=len(self._queue))
             handle = RequestHandle(request, next(self._ids), loop, self._cancel_queued, forward)
-            heapq.heappush(self._queue, (int(request.priority), next(self._seq), handle))
+            handle.queue_seq = next(self._seq)
+            heapq.heappush(self._queue, (int(request.priority), handle.queue_seq, handle))
             self._cond.notify_all()
         return handle
 
@@ -206,7 +207,7 @@ class Engine:
     def stats(self) -> EngineStats:
         with self._cond:
             depth = len(self._queue)
-            running = self._running is not None
+            running = bool(self._running)
             sessions = len(self._session_ids)
         return EngineStats(model=self.model.name, device=self.device,
                            cache_capacity_tokens=self.blocks.capacity_tokens,
@@ -238,9 +239,79 @@ class Engine:
             if self._closing:
                 return None
             _, _, handle = heapq.heappop(self._queue)
-            self._running = handle
+            self._running.append(handle)
         handle.started(next(self._started))
         return handle
+
+    def _urgent(self, lives: list[Live]) -> RequestHandle | None:
+        """A queued request more urgent than every running one (an inline completion during a turn)."""
+        with self._cond:
+            if not self._queue or self._closing or len(lives) >= self.options.max_num_seqs:
+                return None
+            priority, _, handle = self._queue[0]
+            if any(priority >= int(live.handle.request.priority) for live in lives):
+                return None
+            heapq.heappop(self._queue)
+            self._running.append(handle)
+        handle.started(next(self._started))
+        return handle
+
+    def _requeue(self, handle: RequestHandle) -> None:
+        with self._cond:
+            self._running.remove(handle)
+            heapq.heappush(self._queue, (int(handle.request.priority), handle.queue_seq, handle))
+            self._cond.notify_all()
+
+    def _serve(self, runner: RequestRunner, first: RequestHandle) -> None:
+        """Run ``first`` to its end, letting more urgent requests in on the way: a request still in prefill is
+        paused for them (queued again, its computed prefix cached); one that is decoding shares the steps."""
+        lives: list[Live] = []
+        pending: list[RequestHandle] = [first]
+        try:
+            while pending or lives:
+                for handle in pending:
+                    started = runner.start(handle, batched=bool(lives))
+                    if isinstance(started, Live):
+                        lives.append(started)
+                    else:
+                        self._finished(handle, started, None)
+                pending = []
+                if not lives:
+                    break
+                urgent = self._urgent(lives)
+                if urgent is not None:
+                    for live in [live for live in lives if live.in_prefill]:
+                        runner.pause(live, lives)
+                        self._requeue(live.handle)
+                    pending.append(urgent)
+                    continue
+                for live, final in runner.step(lives):
+                    self._finished(live.handle, final, None)
+        except ContenoxError as exc:
+            self._fail_all(runner, lives, pending, exc)
+        except (RuntimeError, IndexError) as exc:
+            self._fail_all(runner, lives, pending, translate_ov_error(exc, doing="a request"))
+        except Exception as exc:  # keep the engine alive; the callers get the error
+            log.exception("engine request failed")
+            self._fail_all(runner, lives, pending, EngineError(f"request failed: {exc!r}"))
+
+    def _fail_all(self, runner: RequestRunner, lives: list[Live], pending: list[RequestHandle],
+                  error: ContenoxError) -> None:
+        runner.recover()
+        for handle in [live.handle for live in lives] + pending:
+            self._finished(handle, None, error)
+
+    def _finished(self, handle: RequestHandle, final: FinalEvent | None, error: ContenoxError | None) -> None:
+        with self._cond:
+            if final is not None and handle.request.session_id:
+                self._session_ids.add(handle.request.session_id)
+            if handle in self._running:
+                self._running.remove(handle)
+            self._done += 1
+        if final is not None:
+            handle.finish(final)
+        else:
+            handle.fail(error or EngineError(f"request {handle.request_id} failed"))
 
     def _main(self) -> None:
         try:
@@ -252,27 +323,7 @@ class Engine:
             return
         self._ready.set()
         while (handle := self._next()) is not None:
-            final: FinalEvent | None = None
-            error: ContenoxError | None = None
-            try:
-                final = runner.run(handle)
-            except ContenoxError as exc:
-                error = exc
-            except (RuntimeError, IndexError) as exc:
-                error = translate_ov_error(exc, doing=f"request {handle.request_id}")
-                runner.recover()
-            except Exception as exc:  # keep the engine alive; the caller gets the error
-                log.exception("engine request %d failed", handle.request_id)
-                error = EngineError(f"request {handle.request_id} failed: {exc!r}")
-            with self._cond:
-                if final is not None and handle.request.session_id:
-                    self._session_ids.add(handle.request.session_id)
-                self._running = None
-                self._done += 1
-            if final is not None:
-                handle.finish(final)
-            else:
-                handle.fail(error or EngineError(f"request {handle.request_id} failed"))
+            self._serve(runner, handle)
         del runner, pipe
 
     def _measured_kv(self, native_metrics: Any) -> None:

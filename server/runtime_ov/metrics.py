@@ -28,6 +28,10 @@ class RequestMetrics(msgspec.Struct, frozen=True, kw_only=True):
     cache_capacity_tokens: int
     peak_rss_bytes: int
     queue_ms: float = 0.0
+    batched: bool = False
+    """Another request shared the pipeline's steps (an inline completion beside a chat turn)."""
+    paused: int = 0
+    """Times a more urgent request paused this one in prefill (what it had computed stayed cached)."""
 
 
 class EngineStats(msgspec.Struct, frozen=True, kw_only=True):

@@ -15,13 +15,32 @@ import msgspec
 
 from contenox.errors import ProfileError
 
-__all__ = ["PROFILE_FILENAME", "Profile", "decode_profile", "encode_profile", "read_profile", "write_profile"]
+__all__ = ["PROFILE_FILENAME", "FimFormat", "Profile", "decode_profile", "encode_profile", "read_profile", "write_profile"]
 
 PROFILE_FILENAME = "contenox-openvino.json"
 
 ModelFormat = Literal["openvino-ir", "gguf"]
 KvPrecision = Literal["auto", "u8", "f16", "bf16"]
 Device = Literal["CPU", "GPU", "NPU"]
+
+
+class FimFormat(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The model's fill-in-the-middle markers: ``{prefix}before{suffix}after{middle}`` asks for the text between.
+
+    Each marker must be one special token of the model's tokenizer (checked when the model loads).
+    ``file_sep``/``repo_name``: the repo-level form, other files of the repository before the current one.
+    """
+
+    prefix: str
+    suffix: str
+    middle: str
+    file_sep: str = ""
+    repo_name: str = ""
+    stops: list[str] = msgspec.field(default_factory=list)
+    """Further special tokens that end a completion (besides the tokenizer's EOS)."""
+
+    def markers(self) -> list[str]:
+        return [m for m in (self.prefix, self.suffix, self.middle, self.file_sep, self.repo_name, *self.stops) if m]
 
 
 class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -41,6 +60,8 @@ class Profile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     tokenizer_digest: str = ""
     chat_template_digest: str = ""
     warning: str | None = None
+    fim: FimFormat | None = None
+    """Fill-in-the-middle format (None: the model has none; inline completions are off for it)."""
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", self.id):

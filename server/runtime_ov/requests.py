@@ -23,8 +23,13 @@ __all__ = ["FinalEvent", "Forward", "GenerateRequest", "Priority", "RequestHandl
 
 
 class Priority(enum.IntEnum):
-    """Lower runs first: interactive turns before background warm-ups."""
+    """Lower runs first: inline completions, then interactive turns, then background warm-ups.
 
+    A completion does not wait for a running turn: it pauses a turn still in prefill (at the next step; the
+    computed part stays cached) and shares the steps of a turn that is decoding.
+    """
+
+    COMPLETION = -1
     INTERACTIVE = 0
     BACKGROUND = 1
 
@@ -75,6 +80,9 @@ class RequestHandle:
         self.request = request
         self.request_id = request_id
         self.submitted_at = time.perf_counter()
+        self.queue_seq = 0
+        """Its place among requests of its priority (kept when a paused request is queued again)."""
+        self.paused = 0
         self.run_index: int | None = None
         """Order in which the engine started this request (None until it starts)."""
         self.committed: tuple[list[int], int] | None = None

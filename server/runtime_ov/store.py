@@ -102,7 +102,7 @@ class ModelStore:
         return self._read(path)
 
     def _read(self, path: Path) -> InstalledModel:
-        profile = read_profile(path)
+        profile = self._with_catalog_fim(read_profile(path))
         weights = path / profile.weights
         if not weights.exists():
             raise ModelNotFound(f"{path}: weights {profile.weights} missing", model=path.name)
@@ -211,6 +211,16 @@ class ModelStore:
         return size
 
     # -- internals -------------------------------------------------------------------------
+    def _with_catalog_fim(self, profile: Profile) -> Profile:
+        """A model installed before its catalog entry declared a FIM format gets it (same id, same tokenizer)."""
+        if profile.fim is not None or profile.id not in self.catalog.names():
+            return profile
+        tested = self.catalog.resolve(profile.id).profile
+        if tested.fim is None or (tested.tokenizer_digest and profile.tokenizer_digest
+                                  and tested.tokenizer_digest != profile.tokenizer_digest):
+            return profile
+        return msgspec.structs.replace(profile, fim=tested.fim)
+
     def _profile_for(self, tested: Profile, source: Source, weights: Path) -> Profile:
         known = getattr(source, "sha256", None) if tested.format == "gguf" and source.format == "gguf" else None
         digests = model_digests(weights, model_digest=known if not getattr(source, "requantize", None) else None)

@@ -336,3 +336,64 @@ def test_close_refuses_new_requests(engine: EngineLike) -> None:
     with pytest.raises(EngineBusy):
         engine.submit(GenerateRequest(session_id="late", token_ids=[1, 2, 3], max_new_tokens=2))
     assert not engine.stats().running
+
+
+async def _events_with_times(handle: object) -> tuple[list[float], FinalEvent]:
+    times: list[float] = []
+    final: FinalEvent | None = None
+    async for event in handle:  # type: ignore[attr-defined]
+        if isinstance(event, TokenEvent) and event.token_ids:
+            times.append(asyncio.get_running_loop().time())
+        elif isinstance(event, FinalEvent):
+            final = event
+    assert final is not None
+    return times, final
+
+
+@pytest.mark.slow
+async def test_a_completion_pauses_a_turn_in_prefill_which_resumes_from_its_cached_chunks(engine: EngineLike) -> None:
+    prompt = filler(engine, 61, 2500)  # 40 chunks of 64
+    turn = engine.submit(GenerateRequest(session_id="turn", token_ids=prompt, max_new_tokens=4))
+    while turn.run_index is None:
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.1)
+    completion = engine.submit(GenerateRequest(session_id="fim", token_ids=chat(engine, "complete me"),
+                                               max_new_tokens=4, priority=Priority.COMPLETION))
+    done = await completion.result()
+    assert not turn.done  # the completion did not wait for the 40-chunk prefill
+    assert done.finish_reason in ("stop", "length") and done.token_ids
+    final = await turn.result()
+    assert final.finish_reason in ("stop", "length") and final.token_ids
+    assert final.metrics.paused == 1
+    # it resumed from the chunks computed before the pause: only the rest was prefilled again
+    assert final.metrics.predicted_cached_tokens > 0
+    assert final.metrics.prefill_steps < math.ceil(len(prompt) / CHUNK)
+
+
+@pytest.mark.slow
+async def test_a_completion_shares_the_steps_of_a_decoding_turn(engine: EngineLike) -> None:
+    prompt = chat(engine, "Count from 1 to 200, one number per line.")
+    turn = engine.submit(GenerateRequest(session_id="turn-d", token_ids=prompt, max_new_tokens=60))
+    loop = asyncio.get_running_loop()
+    turn_times: list[float] = []
+    final: FinalEvent | None = None
+    completion: asyncio.Task[FinalEvent] | None = None
+    submitted = 0.0
+    async for event in turn:
+        if isinstance(event, TokenEvent) and event.token_ids:
+            turn_times.append(loop.time())
+            if len(turn_times) == 3:
+                submitted = loop.time()
+                completion = asyncio.ensure_future(engine.submit(GenerateRequest(
+                    session_id="fim-d", token_ids=filler(engine, 62, 300), max_new_tokens=8,
+                    priority=Priority.COMPLETION)).result())
+        elif isinstance(event, FinalEvent):
+            final = event
+    assert final is not None and completion is not None
+    done = await completion
+    assert done.finish_reason in ("stop", "length") and done.token_ids
+    assert final.metrics.batched and done.metrics.batched
+    # the turn kept decoding while the completion ran: its tokens kept coming during the completion's prefill
+    ended = submitted + (done.metrics.total_ms + done.metrics.queue_ms) / 1000.0
+    inside = [t for t in turn_times if submitted < t <= ended]
+    assert final.metrics.generated_tokens == 60 and len(inside) >= 3
