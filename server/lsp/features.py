@@ -10,7 +10,7 @@ import msgspec
 from lsprotocol import types
 
 from contenox.errors import ContenoxError, InvalidRequest, PathOutsideWorkspace
-from contenox.node.contract import TurnRequest
+from contenox.node.contract import CompletionRequest, TurnRequest
 
 from .documents import file_path, param_str, parse_range, root_for, selection
 from .render import hover_markdown
@@ -175,6 +175,32 @@ def register(ls: ContenoxLanguageServer) -> None:
         thread = (param_str(params, "thread", required=False) if params is not None else None) or PANEL_THREAD
         exchanges = await node.history(root_for(ls, uri), thread)
         return [{"turn": e.turn, "user": e.user, "answer": e.answer} for e in exchanges]
+
+    @ls.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
+    @translated
+    async def inline_completion(params: types.InlineCompletionParams) -> types.InlineCompletionList | None:
+        """Ghost text at the cursor; an editor's newer request for the same file supersedes this one."""
+        uri = params.text_document.uri
+        try:
+            root = root_for(ls, uri)
+        except PathOutsideWorkspace:
+            return None
+        doc = ls.workspace.get_text_document(uri)
+        position = doc.position_from_client_units(params.position)
+        outcome = await node.complete(CompletionRequest(
+            root=root, path=file_path(uri), text=doc.source, line=position.line, character=position.character,
+            client_id=ls.client_id))
+        if not outcome.text:
+            return types.InlineCompletionList(items=[])
+        at = types.Range(start=params.position, end=params.position)
+        return types.InlineCompletionList(items=[types.InlineCompletionItem(insert_text=outcome.text, range=at)])
+
+    @ls.feature("contenox/completionInfo")
+    @translated
+    async def completion_info(params: Any) -> dict[str, Any]:
+        """Whether inline completions are available with the loaded model, and if not why."""
+        info = await node.completion_info()
+        return {"available": info.available, "reason": info.reason, "model": info.model}
 
     async def overlay(uri: str, text: str | None) -> None:
         if not uri.startswith("file:"):

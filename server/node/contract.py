@@ -20,7 +20,7 @@ from contenox.planner.explain import Explain
 if TYPE_CHECKING:
     from contenox.workspace import RelatedHit, SymbolInfo
 
-__all__ = ["EventCallback", "Exchange", "NodePort", "ThreadInfo", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
+__all__ = ["CompletionInfo", "CompletionOutcome", "CompletionRequest", "EventCallback", "Exchange", "NodePort", "ThreadInfo", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
 
 TurnState = Literal["queued", "indexing", "prefill", "decode", "idle"]
 """``queued`` while the turn waits for its workspace or an engine slot; ``idle`` once it ended."""
@@ -93,6 +93,52 @@ class ThreadInfo(msgspec.Struct, frozen=True, kw_only=True):
     last_used: float
 
 
+class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """An inline completion at ``line``/``character`` (0-based) of ``path`` whose current text is ``text``."""
+
+    root: str
+    path: str
+    """Absolute, or relative to the root."""
+    text: str
+    line: int
+    character: int
+    client_id: str = "anonymous"
+    repo_context: bool = True
+    """False: the current file's window only (the benchmark's "without context" arm)."""
+    use_cache: bool = True
+    """False: always ask the model (the benchmark's cold and quality arms)."""
+
+
+class CompletionOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What to show at the cursor (``text`` may be empty) and how it was made."""
+
+    text: str
+    ended: str
+    """"line" | "block" | "suffix" | "lines" (where the completion was cut), "stop" | "length" (the model
+    ended), "cached" (from the recent-results cache), "superseded" (a newer request from the same client
+    and file cancelled it), "unavailable" (see ``reason``)."""
+    reason: str | None = None
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens the prefix cache served (block model, at the start)."""
+    context_tokens: int = 0
+    window_tokens: int = 0
+    context_files: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+    """Context chunks wanted but not given (over ``completion.context_tokens``), named."""
+    cut_lines: tuple[int, int] = (0, 0)
+    """Lines of the file before the prefix window and after the suffix window (over their budgets)."""
+    ttft_ms: float = 0.0
+    total_ms: float = 0.0
+    generated_tokens: int = 0
+
+
+class CompletionInfo(msgspec.Struct, frozen=True, kw_only=True):
+    available: bool
+    reason: str | None
+    model: str
+
+
 EventCallback = Callable[[TurnEvent], Awaitable[None]]
 """``on_event``: a coroutine function; it must not block."""
 
@@ -122,3 +168,7 @@ class NodePort(Protocol):
     async def workspace_overlay(self, root: str, path: str, text: str | None) -> None: ...
 
     async def status(self) -> dict[str, Any]: ...
+
+    async def complete(self, request: CompletionRequest) -> CompletionOutcome: ...
+
+    async def completion_info(self) -> CompletionInfo: ...

@@ -19,7 +19,18 @@ import msgspec
 from contenox.config import Config
 from contenox.errors import Cancelled, ContenoxError, EngineCrashed, EngineError, InvalidRequest
 from contenox.node import backend
-from contenox.node.contract import EventCallback, Exchange, ThreadInfo, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.completions import Completer
+from contenox.node.contract import (
+    CompletionInfo,
+    CompletionOutcome,
+    CompletionRequest,
+    EventCallback,
+    Exchange,
+    ThreadInfo,
+    TurnEvent,
+    TurnOutcome,
+    TurnRequest,
+)
 from contenox.node.paths import workspace_key, workspace_root
 from contenox.node.queue import TurnQueue
 from contenox.node.repetition import RepetitionGuard
@@ -90,6 +101,7 @@ class Node:
         self._background: set[asyncio.Task[Any]] = set()
         self._warm = {"done": 0, "total": 0}
         self._closed = False
+        self.completer = Completer(config.completion, self.engine, self._open_index)
 
     # -- workspaces ------------------------------------------------------------------------
     def workspace(self, root: str | Path) -> WorkspaceState:
@@ -347,6 +359,21 @@ class Node:
             state.overlays.pop(rel, None)
         if state.workspace is not None:
             state.workspace.set_overlay(rel, text)
+
+    async def complete(self, request: CompletionRequest) -> CompletionOutcome:
+        """An inline completion at the cursor (the engine's most urgent request class)."""
+        return await self.completer.complete(self.workspace(request.root), request)
+
+    async def completion_info(self) -> CompletionInfo:
+        """Whether the loaded model can complete inline, and if not why (loads the engine)."""
+        return await self.completer.info()
+
+    async def _open_index(self, state: WorkspaceState) -> Workspace:
+        """The workspace's index as it is (opened on first use; a completion does not wait for a refresh)."""
+        if state.workspace is not None:
+            return state.workspace
+        workspace, _ = await self._index(state, None)
+        return workspace
 
     async def related(self, root: str, text: str) -> list[RelatedHit]:
         """Definitions of the names in ``text`` and the places that use them ("Find related code")."""

@@ -20,7 +20,7 @@ import msgspec
 
 from contenox.errors import ContenoxError, InvalidRequest
 from contenox.jsonrpc import ErrorCode, FrameError, FrameTooLarge, encode_frame, error_frame, read_frame
-from contenox.node.contract import NodePort, TurnEvent, TurnRequest
+from contenox.node.contract import CompletionRequest, NodePort, TurnEvent, TurnRequest
 
 __all__ = ["RpcConnection"]
 
@@ -57,6 +57,7 @@ class RpcConnection:
         self._handlers: dict[str, Handler] = {
             "ask": self._ask, "explain": self._explain, "status": self._status, "stop": self._stop,
             "pin": self._pin, "unpin": self._unpin, "threads": self._threads, "history": self._history,
+            "complete": self._complete, "completion_info": self._completion_info,
         }
 
     async def send(self, data: bytes) -> None:
@@ -205,6 +206,19 @@ class RpcConnection:
     async def _history(self, msg_id: Any, params: dict[str, Any]) -> Any:
         exchanges = await self.node.history(_str_param(params, "cwd"), _str_param(params, "thread"))
         return [msgspec.to_builtins(e) for e in exchanges]
+
+    async def _complete(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        """An inline completion: {cwd, path, text, line, character, repo_context?, use_cache?} (0-based)."""
+        try:
+            request = msgspec.convert({**{k: v for k, v in params.items() if k != "cwd"},
+                                       "root": _str_param(params, "cwd"), "client_id": self.client_id},
+                                      type=CompletionRequest)
+        except msgspec.ValidationError as exc:
+            raise InvalidRequest(f"complete: {exc}") from exc
+        return msgspec.to_builtins(await self.node.complete(request))
+
+    async def _completion_info(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        return msgspec.to_builtins(await self.node.completion_info())
 
     async def _status(self, msg_id: Any, params: dict[str, Any]) -> Any:
         return await self.node.status()

@@ -18,6 +18,8 @@ class Recorded:
         self.chunks: list[tuple[str, str]] = []
         self.statuses: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
+        self.initialized: types.InitializeResult | None = None
+        """The server's reply to ``initialize`` (its capabilities)."""
 
     def text(self, chat_id: str) -> str:
         return "".join(t for c, t in self.chunks if c == chat_id)
@@ -61,7 +63,7 @@ async def start_window(root: Path, env: dict[str, str]) -> tuple[LanguageClient,
     client = await config.start()
     assert isinstance(client, LanguageClient)
     caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
-    await client.initialize_session(types.InitializeParams(
+    recorded.initialized = await client.initialize_session(types.InitializeParams(
         capabilities=caps, root_uri=root.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)]))
     return client, recorded
