@@ -31,13 +31,14 @@ export default defineConfig({
         },
       },
       {
-        // Opt-in (npm run test:e2e): code-server + the .vsix + the real node.
+        // Opt-in (npm run test:e2e): code-server + the .vsix + the real node (workbench.test.ts on the
+        // test model, inline.test.ts on the FIM model, pulled in beforeAll when missing: a long hook).
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
           testTimeout: 400_000,
-          hookTimeout: 300_000,
+          hookTimeout: 900_000,
         },
       },
     ],

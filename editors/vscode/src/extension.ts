@@ -1,5 +1,5 @@
 // Entry point: starts `contenox lsp` through vscode-languageclient (stdio), wires the chat panel,
-// the cache-hit status bar, code-action commands and pin/unpin.
+// the cache-hit status bar, inline completions (middleware + toggle), code-action commands and pin/unpin.
 
 import * as vscode from 'vscode';
 import {
@@ -15,12 +15,20 @@ import type { ChatBackend } from './chatSession';
 import { errorMessage } from './chatSession';
 import { INSTALL_COMMAND, missingMessage, resolveExecutable } from './executable';
 import {
+  CompletionToggle,
+  TOGGLE_COMMAND,
+  inlineCompletionMiddleware,
+  readInlineSettings,
+  toggleInlineCompletions,
+} from './inlineCompletions';
+import {
   CHAT_COMMANDS,
   Methods,
   ServerCommands,
   type CacheStatus,
   type ChatChunk,
   type ChatResult,
+  type CompletionInfoParams,
   type Exchange,
   type Explain,
 } from './protocol';
@@ -52,6 +60,12 @@ function selectionArgs(): { uri: string; range: ReturnType<typeof toLspRange>; t
   };
 }
 
+/** The document `contenox/completionInfo` is asked about: the active editor's, else the workspace folder. */
+function completionInfoParams(): CompletionInfoParams {
+  const uri = vscode.window.activeTextEditor?.document.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
+  return { uri: uri?.toString() ?? '' };
+}
+
 function labelFor(command: string, args: unknown[]): string {
   const base = COMMAND_LABELS[command] ?? command;
   const first = args[0] as { uri?: string; range?: { start: { line: number }; end: { line: number } }; prompt?: string } | undefined;
@@ -65,7 +79,8 @@ function labelFor(command: string, args: unknown[]): string {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const statusBar = new StatusBar();
-  context.subscriptions.push(statusBar);
+  const completionToggle = new CompletionToggle();
+  context.subscriptions.push(statusBar, completionToggle);
 
   const backend: ChatBackend = {
     chat: async (params, token) => {
@@ -136,26 +151,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('contenox.askSelectionCmd', selectionCommand(ServerCommands.askSelection)),
     vscode.commands.registerCommand('contenox.pinFile', pinCommand(ServerCommands.pin, 'pin')),
     vscode.commands.registerCommand('contenox.unpinFile', pinCommand(ServerCommands.unpin, 'unpin')),
+    vscode.commands.registerCommand(TOGGLE_COMMAND, toggleInlineCompletions),
     vscode.commands.registerCommand('contenox.restartServer', async () => {
       if (client) await client.restart();
-      else await startClient(context, statusBar, panel, runChatCommand);
+      else await startClient(context, statusBar, completionToggle, panel, runChatCommand);
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('contenox.inlineCompletions')) completionToggle.refresh();
       if (e.affectsConfiguration('contenox.path')) {
         await client?.stop().catch(() => undefined);
         client = undefined;
-        await startClient(context, statusBar, panel, runChatCommand);
+        await startClient(context, statusBar, completionToggle, panel, runChatCommand);
       }
     }),
   );
 
   // Not awaited: the node may still be loading its model; commands above are usable meanwhile.
-  void startClient(context, statusBar, panel, runChatCommand);
+  void startClient(context, statusBar, completionToggle, panel, runChatCommand);
 }
 
 async function startClient(
   context: vscode.ExtensionContext,
   statusBar: StatusBar,
+  completionToggle: CompletionToggle,
   panel: ChatPanel,
   runChatCommand: (command: string, args: unknown[]) => Promise<void>,
 ): Promise<void> {
@@ -183,6 +201,9 @@ async function startClient(
         if (CHAT_COMMANDS.has(command)) return runChatCommand(command, args);
         return next(command, args);
       },
+      // Ghost text: gated by contenox.inlineCompletions.enable and debounced while the user types.
+      provideInlineCompletionItems: inlineCompletionMiddleware(() =>
+        readInlineSettings(vscode.workspace.getConfiguration('contenox'))),
     },
   };
   const lc = new LanguageClient('contenox', 'Contenox', serverOptions, clientOptions);
@@ -192,13 +213,18 @@ async function startClient(
   lc.onNotification(Methods.chatChunk, (chunk: ChatChunk) => panel.session.onChunk(chunk));
   context.subscriptions.push(
     lc.onDidChangeState((e) => {
-      if (e.newState === State.Stopped) statusBar.update({ kind: 'down' });
+      if (e.newState === State.Stopped) {
+        statusBar.update({ kind: 'down' });
+        completionToggle.reset();
+      }
       if (e.newState === State.Starting) statusBar.update({ kind: 'starting' });
       if (e.newState === State.Running) {
         // Connected (also after an automatic restart): idle until the node reports a turn.
         statusBar.onCacheStatus({
           workspace: '', cachedTokens: 0, newTokens: 0, promptTokens: 0, hitPct: null, ttftMs: null, state: 'idle',
         });
+        // Whether the node's model can complete inline (asked again after every (re)start).
+        void completionToggle.query(() => lc.sendRequest(Methods.completionInfo, completionInfoParams()));
       }
     }),
   );

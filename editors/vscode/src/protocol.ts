@@ -114,10 +114,20 @@ export interface CacheStatus {
   message?: string;
 }
 
+/** `contenox/completionInfo` request params: the document inline completions would be asked for. */
+export interface CompletionInfoParams { uri: string }
+
+/**
+ * `contenox/completionInfo` result: whether the loaded model can complete inline (it needs a
+ * fill-in-the-middle format); `reason` says why not when `available` is false.
+ */
+export interface CompletionInfo { available: boolean; reason: string | null; model: string }
+
 export const Methods = {
   chat: 'contenox/chat',
   chatChunk: '$/contenox/chatChunk',
   cacheStatus: '$/contenox/cacheStatus',
+  completionInfo: 'contenox/completionInfo',
   explainContext: 'contenox/explainContext',
   history: 'contenox/history',
 } as const;
@@ -338,4 +348,16 @@ export function toExplain(value: unknown): Explain | null {
     explain.context_size = value.context_size as number;
   }
   return explain;
+}
+
+// -- inline completions ------------------------------------------------------------------------
+
+/** What the node sent for `contenox/completionInfo`, or null when it is not a CompletionInfo. */
+export function toCompletionInfo(value: unknown): CompletionInfo | null {
+  if (!isObj(value) || typeof value.available !== 'boolean') return null;
+  return {
+    available: value.available,
+    reason: typeof value.reason === 'string' ? value.reason : null,
+    model: typeof value.model === 'string' ? value.model : '',
+  };
 }

@@ -69,6 +69,8 @@ export class Range {
 }
 
 export enum FileType { Unknown = 0, File = 1, Directory = 2, SymbolicLink = 64 }
+export enum ConfigurationTarget { Global = 1, Workspace = 2, WorkspaceFolder = 3 }
+export enum InlineCompletionTriggerKind { Invoke = 0, Automatic = 1 }
 
 export const created: {
   statusBarItems: MockStatusBarItem[];
@@ -79,6 +81,10 @@ export const created: {
   messages: [],
   shown: [],
 };
+
+/** The settings behind workspace.getConfiguration, by full key (`contenox.path`); updates land here too. */
+export const settings = new Map<string, unknown>();
+export const settingUpdates: { key: string; value: unknown; target: ConfigurationTarget | undefined }[] = [];
 
 /** The fake file system behind workspace.fs and workspace.findFiles: URI strings of existing files. */
 export const files = new Set<string>();
@@ -112,7 +118,17 @@ export const window = {
 };
 
 export const workspace = {
-  getConfiguration: () => ({ get: <T>(_key: string, fallback: T): T => fallback }),
+  getConfiguration: (section?: string) => {
+    const full = (key: string): string => (section ? `${section}.${key}` : key);
+    return {
+      get: <T>(key: string, fallback?: T): T | undefined =>
+        (settings.has(full(key)) ? settings.get(full(key)) as T : fallback),
+      update: async (key: string, value: unknown, target?: ConfigurationTarget): Promise<void> => {
+        settings.set(full(key), value);
+        settingUpdates.push({ key: full(key), value, target });
+      },
+    };
+  },
   workspaceFolders: undefined as { uri: Uri; name: string; index: number }[] | undefined,
   fs: {
     stat: async (uri: Uri): Promise<{ type: FileType }> => {

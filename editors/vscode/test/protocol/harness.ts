@@ -1,5 +1,5 @@
 // Runs the real `contenox lsp --stdio` the way vscode-languageclient does, against a private node:
-// a temp CONTENOX_HOME holding the shared test model (symlinked, pulled once if missing), a short
+// a temp CONTENOX_HOME holding a shared model (symlinked, pulled once if missing), a short
 // temp XDG_RUNTIME_DIR for the node socket, and a real git workspace. Stops the node afterwards.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -18,7 +18,9 @@ export const TEST_MODEL = 'smollm2-135m';
 const VENV_BIN = path.join(REPO_ROOT, '.venv', 'bin');
 
 /** Small answers keep the suite fast; long enough that a cancel lands mid-generation. */
-const CONFIG = `[model]\ndefault = "${TEST_MODEL}"\n\n[engine]\nmax_new_tokens = 48\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n`;
+function config(model: string): string {
+  return `[model]\ndefault = "${model}"\n\n[engine]\nmax_new_tokens = 48\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n`;
+}
 
 export function contenoxBin(): string {
   return process.env.CONTENOX_BIN ?? path.join(VENV_BIN, 'contenox');
@@ -28,14 +30,20 @@ function python(): string {
   return process.env.CONTENOX_PYTHON ?? path.join(VENV_BIN, 'python');
 }
 
-/** The shared model directory (like tests/conftest.py), pulled through ModelStore if missing. */
-export function sharedModelDir(): string {
+/**
+ * A model's directory: from CONTENOX_E2E_MODELS_DIR when it holds the model (e.g. `~/.contenox/models`,
+ * to reuse a big model already pulled), else the shared test home (like tests/conftest.py), pulled
+ * through ModelStore if missing.
+ */
+export function sharedModelDir(model: string = TEST_MODEL): string {
+  const local = process.env.CONTENOX_E2E_MODELS_DIR;
+  if (local && fs.existsSync(path.join(local, model))) return path.join(local, model);
   const shared = process.env.CONTENOX_TEST_HOME ?? path.join(REPO_ROOT, '.cache', 'test-home');
-  const dir = path.join(shared, 'models', TEST_MODEL);
+  const dir = path.join(shared, 'models', model);
   if (!fs.existsSync(dir)) {
     const script = 'import sys\nfrom pathlib import Path\nfrom contenox.runtime_ov.store import ModelStore\n' +
       'print(ModelStore(Path(sys.argv[1])).ensure(sys.argv[2]).path)';
-    execFileSync(python(), ['-c', script, path.join(shared, 'models'), TEST_MODEL], { stdio: 'inherit', timeout: 600_000 });
+    execFileSync(python(), ['-c', script, path.join(shared, 'models'), model], { stdio: 'inherit', timeout: 900_000 });
   }
   return dir;
 }
@@ -131,13 +139,14 @@ export class NodeHome {
   readonly workspace: string;
   readonly env: NodeJS.ProcessEnv;
 
-  constructor() {
-    const modelDir = sharedModelDir();
+  /** A private node home whose default model is `model` (the small test model unless told). */
+  constructor(readonly model: string = TEST_MODEL) {
+    const modelDir = sharedModelDir(model);
     const base = fs.mkdtempSync(path.join(os.tmpdir(), 'contenox-vscode-'));
     this.home = path.join(base, 'home');
     fs.mkdirSync(path.join(this.home, 'models'), { recursive: true });
-    fs.symlinkSync(modelDir, path.join(this.home, 'models', TEST_MODEL), 'dir');
-    fs.writeFileSync(path.join(this.home, 'config.toml'), CONFIG);
+    fs.symlinkSync(modelDir, path.join(this.home, 'models', model), 'dir');
+    fs.writeFileSync(path.join(this.home, 'config.toml'), config(model));
     // Short: the socket path must fit a sockaddr_un.
     this.runtime = fs.mkdtempSync('/tmp/cx-');
     this.workspace = makeRepo(path.join(base, 'ws'));

@@ -8,6 +8,7 @@ import {
   isToWebview,
   parseLocation,
   SEGMENT_KINDS,
+  toCompletionInfo,
   toExplain,
 } from '../../src/protocol';
 import { renderExplainTable } from '../../src/webview/render';
@@ -85,6 +86,19 @@ describe('Explain guards', () => {
     expect(isFromWebview({ type: 'open', path: 'a.py' })).toBe(true);
     expect(isFromWebview({ type: 'open', path: '../a.py' })).toBe(false);
     expect(isFromWebview({ type: 'open', path: 'a.py', line: -1 })).toBe(false);
+  });
+});
+
+describe('toCompletionInfo', () => {
+  it('keeps a well-formed answer', () => {
+    const info = { available: false, reason: 'smollm2-135m has no fill-in-the-middle format', model: 'smollm2-135m' };
+    expect(toCompletionInfo(info)).toEqual(info);
+  });
+  it('fills a missing reason and model, rejects anything without `available`', () => {
+    expect(toCompletionInfo({ available: true })).toEqual({ available: true, reason: null, model: '' });
+    expect(toCompletionInfo({ reason: 'x' })).toBeNull();
+    expect(toCompletionInfo(null)).toBeNull();
+    expect(toCompletionInfo([true])).toBeNull();
   });
 });
 
