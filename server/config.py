@@ -85,6 +85,9 @@ class CompletionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     prefix_tokens: int = 384
     suffix_tokens: int = 128
     max_new_tokens: int = 64
+    time_budget_ms: int = 400
+    """Past this time after the keystroke, a completion ends with the line being generated (the first line is
+    always finished): ghost text comes fast, and more lines only while they are quick to make. 0: no budget."""
 
 
 class WorkspaceConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -138,7 +141,7 @@ _RETIRED = {"planner.align_blocks"}
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "node.idle_exit_s", "planner.output_reserve",
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "workspace.debounce_ms", "completion.context_tokens",
-                 "completion.suffix_tokens"}
+                 "completion.suffix_tokens", "completion.time_budget_ms"}
 
 
 def contenox_home() -> Path:

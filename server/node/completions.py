@@ -131,6 +131,8 @@ class Completer:
         self._support: tuple[object, FimSupport] | None = None
         self._states: dict[str, _WorkspaceCompletions] = {}
         self._running: dict[tuple[str, str], RequestHandle] = {}
+        self._latest: dict[tuple[str, str], object] = {}
+        """The newest request per (client, file): an older one still preparing its prompt gives way."""
         self._superseded: set[int] = set()
 
     def support(self, engine: EngineLike) -> FimSupport:
@@ -154,6 +156,15 @@ class Completer:
             reason = support.reason if self.config.enabled else "completion.enabled is false in the config"
             return CompletionOutcome(text="", ended="unavailable", reason=reason)
         rel = state.relative(request.path)
+        ticket = self._latest[(request.client_id, rel)] = object()
+        try:
+            return await self._complete(state, request, engine, support, rel, ticket, started)
+        finally:
+            if self._latest.get((request.client_id, rel)) is ticket:
+                del self._latest[(request.client_id, rel)]
+
+    async def _complete(self, state: WorkspaceState, request: CompletionRequest, engine: EngineLike,
+                        support: FimSupport, rel: str, ticket: object, started: float) -> CompletionOutcome:
         tokenizer = engine.tokenizer
 
         def count(text: str) -> int:
@@ -175,8 +186,11 @@ class Completer:
             left_out = ws_state.working_set.want(wanted)
             context = list(ws_state.working_set.entries)
         ws_state.place(rel, request.line)
+        assert support.tokens is not None  # available
         prompt = await asyncio.to_thread(build_fim_prompt, support.tokens, tokenizer, window, rel, context,
                                          state.root.name, ws_state.working_set.render)
+        if self._latest.get((request.client_id, rel)) is not ticket:
+            return CompletionOutcome(text="", ended="superseded")
         cached = engine.predict_cached(prompt.token_ids)
         outcome = await self._generate(engine, request, rel, prompt.token_ids, window, support, started)
         if outcome.ended not in ("superseded", "cancelled"):
@@ -202,6 +216,7 @@ class Completer:
             priority=Priority.COMPLETION, stop_token_ids=support.tokens.stops))
         self._running[key] = handle
         text, ended, first, generated = "", "", 0.0, 0
+        budget = self.config.time_budget_ms if request.time_budget_ms is None else request.time_budget_ms
 
         def trimmed(final: bool) -> tuple[str, str | None]:
             cut = trim_completion(text, line_prefix=window.line_prefix, line_suffix=window.line_suffix,
@@ -215,6 +230,9 @@ class Completer:
                     first = first or time.perf_counter()
                     text += event.text
                     shown, why = trimmed(False)
+                    late = budget > 0 and (time.perf_counter() - started) * 1000 > budget
+                    if why is None and late and "\n" in shown.lstrip("\n"):  # keep the lines already complete
+                        shown, why = shown[:shown.rfind("\n")].rstrip(), "time"
                     if why is not None:
                         handle.cancel()
                         return CompletionOutcome(text=shown, ended=why, ttft_ms=(first - started) * 1000,

@@ -107,6 +107,8 @@ class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True):
     """False: the current file's window only (the benchmark's "without context" arm)."""
     use_cache: bool = True
     """False: always ask the model (the benchmark's cold and quality arms)."""
+    time_budget_ms: int | None = None
+    """None: ``completion.time_budget_ms``; 0: none (the benchmark's whole-block quality arm)."""
 
 
 class CompletionOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -114,7 +116,8 @@ class CompletionOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
     text: str
     ended: str
-    """"line" | "block" | "suffix" | "lines" (where the completion was cut), "stop" | "length" (the model
+    """"line" | "block" | "suffix" | "lines" (where the completion was cut), "time" (the time budget ran out: it
+    ends with the line then being generated), "stop" | "length" (the model
     ended), "cached" (from the recent-results cache), "superseded" (a newer request from the same client
     and file cancelled it), "unavailable" (see ``reason``)."""
     reason: str | None = None

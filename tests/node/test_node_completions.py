@@ -73,14 +73,18 @@ async def fim_node(tmp_path_factory: pytest.TempPathFactory, fim_model: Installe
 async def test_a_completion_sees_the_definitions_the_file_uses_and_is_cut_at_the_block(fim_node: Node,
                                                                                      repo: Path) -> None:
     assert (await fim_node.completion_info()).available
-    outcome = await fim_node.complete(_at_body(repo, use_cache=False))
+    outcome = await fim_node.complete(_at_body(repo, use_cache=False, time_budget_ms=0))
     assert outcome.context_files == ("geometry.py",) and outcome.context_tokens > 0
     assert outcome.text.strip() and outcome.ended in ("block", "stop", "suffix")
     assert "\ndef " not in outcome.text  # cut before anything outside the function body
+    whole = outcome
+    if "\n" in whole.text.strip("\n"):  # a budget that has run out by the first token keeps only the first line
+        quick = await fim_node.complete(_at_body(repo, use_cache=False, time_budget_ms=1))
+        assert (quick.text, quick.ended) == (whole.text.split("\n")[0].rstrip(), "time")
     plain = await fim_node.complete(_at_body(repo, use_cache=False, repo_context=False))
     assert plain.context_tokens == 0 and plain.context_files == ()
     # the context block and the file's start were computed by the first request: served from the cache now
-    again = await fim_node.complete(_at_body(repo, use_cache=False))
+    again = await fim_node.complete(_at_body(repo, use_cache=False, time_budget_ms=0))
     assert again.cached_tokens >= outcome.context_tokens - 32
     assert again.prompt_tokens == outcome.prompt_tokens
 
