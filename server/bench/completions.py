@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import platform
@@ -209,7 +210,7 @@ async def _beside_turns(node: Node, case: FimCase, root: Path, say: Callable[[st
             completion_ms.append(ms)
             await asyncio.sleep(0.5)
         await turn
-        for a, b in zip(times, times[1:], strict=False):
+        for a, b in itertools.pairwise(times):
             inside = any(s <= b and a <= e for s, e in windows)
             (gaps_shared if inside else gaps_alone).append((b - a) * 1000)
     say(f"beside turns: idle {_median(idle)} ms, during prefill {_median([d['ms'] for d in during_prefill])} ms, "

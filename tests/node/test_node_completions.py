@@ -26,13 +26,8 @@ class Circle:
     def area(self) -> float:
         return math.pi * self.radius ** 2
 '''
-MAIN = '''from geometry import Circle
-
-
-def total_area(circles: list[Circle]) -> float:
-    """Sum of the areas of the circles."""
-    
-'''
+MAIN = ('from geometry import Circle\n\n\ndef total_area(circles: list[Circle]) -> float:\n'
+        '    """Sum of the areas of the circles."""\n    \n')
 
 
 @pytest.fixture

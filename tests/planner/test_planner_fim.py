@@ -83,13 +83,15 @@ def test_the_working_set_appends_while_it_fits_and_rebuilds_when_it_does_not(tok
     assert [e.path for e in ws.entries] == ["a.py", "b.py"] and ws.rebuilds == 0
     ws.want([b, a])  # already there: the order (and so the cached prefix) stays
     assert [e.path for e in ws.entries] == ["a.py", "b.py"] and ws.rebuilds == 0
-    big = _entry("c.py", 1, "def c():\n" + "    x = 1\n" * 12)
-    left_out = ws.want([big])
-    assert ws.rebuilds == 1 and ws.tokens <= 60
-    assert [e.path for e in ws.entries][0] == "c.py" or left_out == ["c.py:1 (uses x)"]
+    huge = _entry("h.py", 1, "def h():\n" + "    x = 1\n" * 12)  # more than the whole budget
+    assert ws.want([huge]) == ["h.py:1 (uses x)"]
+    assert [e.path for e in ws.entries] == ["a.py", "b.py"] and ws.rebuilds == 1
+    big = _entry("c.py", 1, "def c():\n" + "    x = 1\n" * 6)  # fits only without one of the others
+    assert ws.want([big]) == []
+    assert [e.path for e in ws.entries] == ["c.py", "a.py"] and ws.rebuilds == 2 and ws.tokens <= 60
     changed = _entry("a.py", 1, "def a():\n    return 100")
     ws.want([changed])
-    assert ws.rebuilds == 2 and any(e.text.endswith("100") for e in ws.entries)
+    assert ws.rebuilds == 3 and any(e.text.endswith("100") for e in ws.entries)
 
 
 def test_the_prompt_puts_the_context_block_before_the_current_file(tokenizer: Tokenizer) -> None:
