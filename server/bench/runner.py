@@ -106,10 +106,6 @@ def main(config: Config, argv: list[str]) -> int:
         from contenox.bench.reliability import main as reliability
 
         return reliability(config, argv[1:])
-    if argv[:1] == ["completions"]:
-        from contenox.bench.completions import main as completions
-
-        return completions(config, argv[1:])
     if argv[:1] == ["engine-process"]:
         from contenox.bench.engine_process import main as engine_process
 

@@ -1,7 +1,7 @@
 """``contenox bench completions``: inline completions on a real node (engine in its own process), one run.
 
 - **quality** (acceptance proxy): held-out functions of real repositories (the eval set's Python repos, built
-  from their released archives; :mod:`contenox.bench.fim_cases`): each body deleted, completed at its first line,
+  from their released archives; :mod:`contenox.eval.fim_cases`): each body deleted, completed at its first line,
   with and without the repo-level context, without the time budget (the whole block the model proposes);
   first-line and whole-block exact match and edit similarity. "as served" scores the same request with the
   time budget (what the editor shows).
@@ -34,8 +34,8 @@ from typing import Any
 
 import msgspec
 
-from contenox.bench.fim_cases import FimCase, extract_cases, score
 from contenox.config import Config
+from contenox.eval.fim_cases import FimCase, extract_cases, score
 from contenox.node import Node
 from contenox.node.contract import CompletionOutcome, CompletionRequest, TurnEvent, TurnRequest
 
