@@ -287,57 +287,6 @@ async def test_cancel_while_queued_ends_at_once(engine: EngineLike) -> None:
     assert (await blocker.result()).finish_reason in ("stop", "length")
 
 
-def test_choose_device() -> None:
-    assert choose_device(["GPU", "CPU"], "", ["CPU"]) == "CPU"
-    assert choose_device(["GPU", "CPU"], "", ["CPU", "GPU.0"]) == "GPU"
-    assert choose_device(["CPU"], "NPU", ["CPU", "NPU"]) == "NPU"
-    assert choose_device(["NPU"], "GPU", ["CPU"]) == "CPU"
-
-
-@pytest.mark.slow
-def test_over_context_says_by_how_much(engine: EngineLike) -> None:
-    limit = engine.profile.max_tested_context
-    with pytest.raises(OverContext, match=r"by 100 tokens") as info:
-        engine.submit(GenerateRequest(session_id="big", token_ids=[5] * (limit - 400), max_new_tokens=500))
-    assert info.value.details["over_by"] == 100
-
-
-@pytest.mark.slow
-def test_request_larger_than_the_cache_is_over_batch(engine: EngineLike) -> None:
-    capacity = engine.stats().cache_capacity_tokens
-    with pytest.raises(OverBatch, match="KV cache"):
-        engine.submit(GenerateRequest(session_id="big", token_ids=[5] * capacity, max_new_tokens=10))
-
-
-@pytest.mark.slow
-def test_empty_prompt_is_invalid(engine: EngineLike) -> None:
-    with pytest.raises(InvalidRequest):
-        engine.submit(GenerateRequest(session_id="x", token_ids=[]))
-
-
-@pytest.mark.slow
-def test_blocking_generate_outside_an_event_loop(engine: EngineLike) -> None:
-    final = engine.generate(GenerateRequest(session_id="sync", token_ids=chat(engine, "Say hi."),
-                                            max_new_tokens=4), timeout=120)
-    assert final.finish_reason in ("stop", "length") and 0 < len(final.token_ids) <= 4
-
-
-def test_start_with_missing_weights_is_model_not_found(default_model: InstalledModel, tmp_path: object) -> None:
-    missing = InstalledModel(name="gone", path=str(tmp_path), profile=default_model.profile, size_bytes=0,
-                             source="")
-    with pytest.raises(ModelNotFound):
-        Engine.start(missing, EngineOptions(cache_size_gb=0.01))
-
-
-@pytest.mark.slow
-def test_close_refuses_new_requests(engine: EngineLike) -> None:
-    """Runs last in this module: the module's engine is closed afterwards anyway."""
-    engine.close()
-    with pytest.raises(EngineBusy):
-        engine.submit(GenerateRequest(session_id="late", token_ids=[1, 2, 3], max_new_tokens=2))
-    assert not engine.stats().running
-
-
 async def _events_with_times(handle: object) -> tuple[list[float], FinalEvent]:
     times: list[float] = []
     final: FinalEvent | None = None
@@ -397,3 +346,55 @@ async def test_a_completion_shares_the_steps_of_a_decoding_turn(engine: EngineLi
     ended = submitted + (done.metrics.total_ms + done.metrics.queue_ms) / 1000.0
     inside = [t for t in turn_times if submitted < t <= ended]
     assert final.metrics.generated_tokens == 60 and len(inside) >= 3
+
+
+def test_choose_device() -> None:
+    assert choose_device(["GPU", "CPU"], "", ["CPU"]) == "CPU"
+    assert choose_device(["GPU", "CPU"], "", ["CPU", "GPU.0"]) == "GPU"
+    assert choose_device(["CPU"], "NPU", ["CPU", "NPU"]) == "NPU"
+    assert choose_device(["NPU"], "GPU", ["CPU"]) == "CPU"
+
+
+@pytest.mark.slow
+def test_over_context_says_by_how_much(engine: EngineLike) -> None:
+    limit = engine.profile.max_tested_context
+    with pytest.raises(OverContext, match=r"by 100 tokens") as info:
+        engine.submit(GenerateRequest(session_id="big", token_ids=[5] * (limit - 400), max_new_tokens=500))
+    assert info.value.details["over_by"] == 100
+
+
+@pytest.mark.slow
+def test_request_larger_than_the_cache_is_over_batch(engine: EngineLike) -> None:
+    capacity = engine.stats().cache_capacity_tokens
+    with pytest.raises(OverBatch, match="KV cache"):
+        engine.submit(GenerateRequest(session_id="big", token_ids=[5] * capacity, max_new_tokens=10))
+
+
+@pytest.mark.slow
+def test_empty_prompt_is_invalid(engine: EngineLike) -> None:
+    with pytest.raises(InvalidRequest):
+        engine.submit(GenerateRequest(session_id="x", token_ids=[]))
+
+
+@pytest.mark.slow
+def test_blocking_generate_outside_an_event_loop(engine: EngineLike) -> None:
+    final = engine.generate(GenerateRequest(session_id="sync", token_ids=chat(engine, "Say hi."),
+                                            max_new_tokens=4), timeout=120)
+    assert final.finish_reason in ("stop", "length") and 0 < len(final.token_ids) <= 4
+
+
+def test_start_with_missing_weights_is_model_not_found(default_model: InstalledModel, tmp_path: object) -> None:
+    missing = InstalledModel(name="gone", path=str(tmp_path), profile=default_model.profile, size_bytes=0,
+                             source="")
+    with pytest.raises(ModelNotFound):
+        Engine.start(missing, EngineOptions(cache_size_gb=0.01))
+
+
+@pytest.mark.slow
+def test_close_refuses_new_requests(engine: EngineLike) -> None:
+    """Runs last in this module: the module's engine is closed afterwards anyway."""
+    engine.close()
+    with pytest.raises(EngineBusy):
+        engine.submit(GenerateRequest(session_id="late", token_ids=[1, 2, 3], max_new_tokens=2))
+    assert not engine.stats().running
+
