@@ -88,7 +88,7 @@ class Live:
 
 
 class RequestRunner:
-    """Runs one request at a time on the pipeline, delivering events to its handle."""
+    """Runs requests on the pipeline (one, or a completion beside a turn), delivering events to their handles."""
 
     def __init__(self, pipe: Any, engine: Engine) -> None:
         import openvino_genai as ov_genai
@@ -139,14 +139,6 @@ class RequestRunner:
         native = self._pipe.add_request(handle.request_id, ov.Tensor(np.array([ids], dtype=np.int64)),
                                         self._config(handle))
         return Live(handle, native, ids, predicted, started, batched)
-
-    def run(self, handle: RequestHandle) -> FinalEvent:
-        """One request alone, start to end (blocking; the engine thread's simple path)."""
-        live = self.start(handle)
-        while isinstance(live, Live):
-            for done in self.step([live]):
-                return done[1]
-        return live
 
     def step(self, lives: list[Live]) -> list[tuple[Live, FinalEvent]]:
         """One pipeline step for every live request; the ones that ended, with their final events (they are

@@ -7,6 +7,8 @@ on 2 shared cores with SmolLM2 (two 1000-token prompts, 32 new tokens each, chun
 both finish at 5.3-6.1 s; serialized, the first finishes at 3.4-3.7 s and the second at 7.0 s.
 Serializing lets the interactive turn finish first, and with one request in flight the number of
 steps before the first token measures the recomputed prompt tokens (``ceil(recomputed / chunk)``).
+The exception is an inline completion (``Priority.COMPLETION``): it pauses a request still in prefill and
+shares the steps of one that is decoding (see ``_serve``).
 """
 
 from __future__ import annotations

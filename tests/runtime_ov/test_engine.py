@@ -287,18 +287,6 @@ async def test_cancel_while_queued_ends_at_once(engine: EngineLike) -> None:
     assert (await blocker.result()).finish_reason in ("stop", "length")
 
 
-async def _events_with_times(handle: object) -> tuple[list[float], FinalEvent]:
-    times: list[float] = []
-    final: FinalEvent | None = None
-    async for event in handle:  # type: ignore[attr-defined]
-        if isinstance(event, TokenEvent) and event.token_ids:
-            times.append(asyncio.get_running_loop().time())
-        elif isinstance(event, FinalEvent):
-            final = event
-    assert final is not None
-    return times, final
-
-
 @pytest.mark.slow
 async def test_a_completion_pauses_a_turn_in_prefill_which_resumes_from_its_cached_chunks(engine: EngineLike) -> None:
     prompt = filler(engine, 61, 2500)  # 40 chunks of 64
