@@ -234,16 +234,22 @@ def _crashes(config: Config, repo: Path) -> dict[str, Any]:
     out["clients_killed_mid_turn"] = {"killed": 3, "connections_leaked": leaked}
     engine_pid = _status(config)["engine"]["pid"]
     errors: list[str] = []
+    decoding = threading.Event()
 
     def long_turn() -> None:
+        def heard(method: str, _params: Any) -> None:
+            if method == "chunk":
+                decoding.set()
+
         try:
-            call(config, "ask", {"cwd": str(repo), "prompt": "Write a long story.", "max_new_tokens": 300})
+            call(config, "ask", {"cwd": str(repo), "prompt": "Write a long story.", "max_new_tokens": 300},
+                 on_notification=heard)
         except Exception as exc:  # the structured error the killed engine produces
             errors.append(getattr(exc, "remote_kind", "") or type(exc).__name__)
 
     turn = threading.Thread(target=long_turn)
     turn.start()
-    time.sleep(3.0)
+    decoding.wait(120)  # kill it while it answers, not before or after
     if engine_pid and engine_pid != _status(config)["pid"]:
         os.kill(engine_pid, signal.SIGKILL)
     turn.join(300)

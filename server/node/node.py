@@ -77,6 +77,14 @@ async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
         log.exception("on_event failed")
 
 
+class _CrashedBeforeOutput(Exception):
+    """The engine process was gone before it started the turn (killed while idle, or dying as it was sent)."""
+
+    def __init__(self, error: EngineCrashed) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class Node:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -242,7 +250,16 @@ class Node:
             await self._warmer.before_turn(state.session_id, turn_plan.stable_prefix(), turn_plan.token_ids, max_new)
         await _emit(on_event, TurnEvent(kind="state", state="prefill"))
         try:
-            final = await self._generate(engine, state, turn_plan, max_new, on_event)
+            try:
+                final = await self._generate(engine, state, turn_plan, max_new, on_event)
+            except _CrashedBeforeOutput as crashed:  # nothing reached the client: restart, resubmit once
+                log.warning("engine ended before turn output (%s); restarting it and resubmitting",
+                            crashed.error.message)
+                engine = await self.engine()
+                try:
+                    final = await self._generate(engine, state, turn_plan, max_new, on_event)
+                except _CrashedBeforeOutput as again:
+                    raise again.error from None
         except EngineCrashed:
             raise
         except EngineError as exc:  # failed inside the engine: it may be unusable now; start a fresh one
@@ -278,10 +295,13 @@ class Node:
                         on_event: EventCallback | None) -> FinalEvent:
         from contenox.runtime_ov import FinalEvent
 
-        handle = backend.submit(engine, state.session_id, list(plan.token_ids), max_new)
-        guard = RepetitionGuard()
         try:
-            decoding = False
+            handle = backend.submit(engine, state.session_id, list(plan.token_ids), max_new)
+        except EngineCrashed as exc:
+            raise _CrashedBeforeOutput(exc) from None
+        guard = RepetitionGuard()
+        decoding = False
+        try:
             async for event in handle:
                 if isinstance(event, FinalEvent):
                     break
@@ -301,6 +321,10 @@ class Node:
             except (TimeoutError, ContenoxError):
                 log.warning("engine did not confirm the cancel of %s in time", state.session_id)
             raise Cancelled("turn cancelled", workspace=str(state.root)) from None
+        except EngineCrashed as exc:
+            if decoding or handle.run_index is not None:  # it died running this turn: no blind retry
+                raise
+            raise _CrashedBeforeOutput(exc) from None
         if guard.unit:
             return msgspec.structs.replace(final, text=guard.kept(), finish_reason="repetition")
         if final.finish_reason == "cancelled":

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,36 @@ def test_a_killed_engine_fails_its_turn_and_the_next_turn_restarts_it(long_turns
     shown = subprocess.run([sys.executable, "-m", "contenox", "node", "status"], capture_output=True, text=True,
                            timeout=60, check=True).stdout
     assert f"engine own process, pid {status['engine']['pid']}; 1 restart(s); last: was killed by SIGKILL" in shown
+
+
+def test_an_engine_that_dies_before_starting_a_turn_is_restarted_and_the_turn_answered(
+        long_turns: Config, tmp_path: Path) -> None:
+    """The engine was already dying when the turn was sent (stopped, then killed with the turn in its pipe): the
+    turn never reached it, so the node restarts it and resubmits instead of failing a turn it never began."""
+    repo = make_repo(tmp_path / "repo", APP)
+    warm = RawConnection(long_turns)
+    warm.sock.settimeout(600)
+    assert "result" in warm.request(1, "ask", {"cwd": str(repo), "prompt": "Hi", "max_new_tokens": 2})
+    warm.close()
+    engine = _status(long_turns)["engine"]["pid"]
+    os.kill(engine, signal.SIGSTOP)
+    conn = RawConnection(long_turns)
+    conn.sock.settimeout(600)
+    try:
+        conn.send({"jsonrpc": "2.0", "id": 2, "method": "ask",
+                   "params": {"cwd": str(repo), "prompt": "What does f3_1 return?", "max_new_tokens": 8}})
+        while True:  # the turn is planned and goes to the (stopped) engine
+            message = conn.receive()
+            if message.get("method") == "state" and message["params"]["state"] == "prefill":
+                break
+            assert message.get("id") != 2, message
+        time.sleep(0.5)
+        os.kill(engine, signal.SIGKILL)
+        while (message := conn.receive()).get("id") != 2:
+            pass
+    finally:
+        conn.close()
+    assert "result" in message, message
+    assert message["result"]["explain"]["turn"] == 2
+    status = _status(long_turns)
+    assert status["engine"]["restarts"] == 1 and status["engine"]["pid"] != engine
