@@ -76,6 +76,7 @@ class Daemon:
             print(f"contenox: node_unavailable: a node is already running on {self.socket_path}", file=sys.stderr)
             return 1
         loop = asyncio.get_running_loop()
+        self.node.recover_state()
         try:
             server = await asyncio.start_unix_server(self._accept, sock=self._bind(), limit=_STREAM_LIMIT)
             for sig in (signal.SIGTERM, signal.SIGINT):

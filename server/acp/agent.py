@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from acp.helpers import plan_entry, resource_link_block, update_agent_message, update_user_message_text
 from acp.interfaces import Client
 from acp.schema import (
@@ -30,7 +31,7 @@ from contenox.planner import render_markdown
 
 from .edits import offer_edits
 from .prompt import COMMANDS, Command, PromptParts, parse_command, parse_prompt
-from .sessions import SessionRecord, SessionStore
+from .sessions import SessionRecord, SessionStore, Unanswered
 
 __all__ = ["ContenoxAgent"]
 
@@ -57,6 +58,9 @@ def _thread(session_id: str) -> str:
     return session_id if session_id.startswith("acp-") else f"acp-{session_id}"
 
 
+_CUT_OFF = "cut off: the node went away before the answer was finished"
+
+
 def _max_new_tokens(ours: Any) -> int | None:
     """``_meta: {"contenox": {"maxNewTokens": N}}`` on session/prompt caps this turn's answer (the SDK
     passes ``_meta`` entries as keyword arguments)."""
@@ -73,6 +77,8 @@ class ContenoxAgent:
         self.store = SessionStore(node.config.state_dir / "acp" / "sessions")
         self.sessions: dict[str, SessionRecord] = {}
         self.running: dict[str, asyncio.Task[TurnOutcome]] = {}
+        self._answered: dict[str, int] = {}
+        """Answered exchanges in each session's thread (where an unanswered prompt goes in its history)."""
         self._starting: set[str] = set()
         """Sessions whose prompt is being set up (its turn not yet running): a cancel then is remembered."""
         self._early_cancel: set[str] = set()
@@ -101,6 +107,7 @@ class ContenoxAgent:
             raise _request_error(InvalidRequest(f"cwd must be an existing absolute directory: {cwd!r}", cwd=cwd))
         record = self.store.create(cwd)
         self.sessions[record.session_id] = record
+        self._answered[record.session_id] = 0
         self._after_reply(self._advertise(record.session_id))
         return NewSessionResponse(session_id=record.session_id)
 
@@ -112,14 +119,24 @@ class ContenoxAgent:
             raise _request_error(exc) from exc
         if record is None:
             raise RequestError.resource_not_found(session_id)
-        self.sessions[session_id] = record
         try:
             exchanges = await self.node.history(record.cwd, _thread(session_id))
         except ContenoxError as exc:
             raise _request_error(exc) from exc
-        for exchange in exchanges:
-            await self.conn.session_update(session_id, update_user_message_text(exchange.user))
-            await self.conn.session_update(session_id, update_agent_message_text(exchange.answer))
+        if any(not u.why for u in record.unanswered):  # a prompt was under way when the node went away
+            record = msgspec.structs.replace(record, unanswered=tuple(
+                u if u.why else msgspec.structs.replace(u, why=_CUT_OFF) for u in record.unanswered))
+            await asyncio.to_thread(self.store.save, record)
+        self.sessions[session_id] = record
+        self._answered[session_id] = len(exchanges)
+        unanswered = sorted(record.unanswered, key=lambda u: u.after)
+        for index in range(len(exchanges) + 1):
+            for prompt in (u for u in unanswered if min(u.after, len(exchanges)) == index):
+                await self.conn.session_update(session_id, update_user_message_text(prompt.prompt))
+                await self.conn.session_update(session_id, update_agent_message_text(f"_(no answer: {prompt.why})_"))
+            if index < len(exchanges):
+                await self.conn.session_update(session_id, update_user_message_text(exchanges[index].user))
+                await self.conn.session_update(session_id, update_agent_message_text(exchanges[index].answer))
         await self._advertise(session_id)
         return LoadSessionResponse()
 
@@ -149,6 +166,19 @@ class ContenoxAgent:
             raise RequestError.invalid_params({"sessionId": f"unknown session {session_id!r}; call session/new "
                                                "or session/load first"})
         return record
+
+    async def _note_unanswered(self, session_id: str, *, add: Unanswered | None = None,
+                               end: Unanswered | None = None, why: str | None = None) -> None:
+        """Add a prompt under way, or end one: dropped (answered) or kept with why it has no answer."""
+        record = self.sessions[session_id]
+        kept = [u for u in record.unanswered if u is not end]
+        if end is not None and why:
+            kept.append(msgspec.structs.replace(end, why=why))
+        if add is not None:
+            kept.append(add)
+        record = msgspec.structs.replace(record, unanswered=tuple(kept))
+        self.sessions[session_id] = record
+        await asyncio.to_thread(self.store.save, record)
 
     def _after_reply(self, coro: Any) -> None:
         """Run ``coro`` after the current response is queued (session updates must follow session/new)."""
@@ -207,8 +237,10 @@ class ContenoxAgent:
                 reached.append(event.state)
                 await self._plan(session_id, event.state)
 
+        asked = Unanswered(prompt=request.prompt, after=self._answered.get(session_id, 0))
         self._starting.add(session_id)  # a session/cancel from now on is for this turn
         try:
+            await self._note_unanswered(session_id, add=asked)  # kept if the node goes away before the answer
             await self._plan(session_id, None)
         finally:
             self._starting.discard(session_id)
@@ -224,14 +256,18 @@ class ContenoxAgent:
             current = asyncio.current_task()
             if isinstance(exc, asyncio.CancelledError) and current is not None and current.cancelling():
                 raise  # the connection is closing, not a session/cancel
+            await self._note_unanswered(session_id, end=asked, why="stopped before the answer was finished")
             await self._plan(session_id, reached[-1] if reached else "indexing", stopped=True)
             return PromptResponse(stop_reason="cancelled")
         except ContenoxError as exc:
+            await self._note_unanswered(session_id, end=asked, why=f"{exc.kind}: {exc.message}")
             await self._plan(session_id, reached[-1] if reached else "indexing", stopped=True)
             raise _request_error(exc) from exc
         finally:
             if self.running.get(session_id) is task:
                 del self.running[session_id]
+        await self._note_unanswered(session_id, end=asked)  # answered: the journal holds it now
+        self._answered[session_id] = self._answered.get(session_id, 0) + 1
         await self._plan(session_id, "done")
         explain = outcome.explain
         for path in _cited_files(record.cwd, outcome):

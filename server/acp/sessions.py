@@ -1,7 +1,8 @@
 """ACP sessions on disk: which workspace a session's thread belongs to, for ``session/load``.
 
-``$CONTENOX_HOME/state/acp/sessions/<session id>.json`` is written once, atomically, at
-``session/new``. The session's turns are the planner's journal (thread ``acp-<id>``), the only transcript.
+``$CONTENOX_HOME/state/acp/sessions/<session id>.json`` is written atomically at ``session/new`` and around each
+prompt. The session's answered turns are the planner's journal (thread ``acp-<id>``), the only transcript; the
+record keeps only the prompts that have no answer there (stopped, failed, or cut off by the node going away).
 """
 
 from __future__ import annotations
@@ -16,15 +17,27 @@ import msgspec
 from contenox.errors import InvalidRequest
 from contenox.node.persist import read_json, write_atomic
 
-__all__ = ["SessionRecord", "SessionStore"]
+__all__ = ["SessionRecord", "SessionStore", "Unanswered"]
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+
+
+class Unanswered(msgspec.Struct, frozen=True, kw_only=True):
+    """A prompt of the session that has no answer in the journal: stopped, failed, or under way when the node
+    went away. It stays in the session so that ``session/load`` shows it where it was asked."""
+
+    prompt: str
+    after: int
+    """How many of the thread's answered exchanges came before it."""
+    why: str = ""
+    """Empty while the turn runs; a record loaded with an empty reason was cut off by the node going away."""
 
 
 class SessionRecord(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str
     cwd: str
     created: float
+    unanswered: tuple[Unanswered, ...] = ()
 
 
 class SessionStore:

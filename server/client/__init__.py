@@ -5,6 +5,6 @@ that carries an editor's LSP or ACP stream to the node. Nothing here prints.
 """
 
 from contenox.client.node_client import NodeClient, RemoteError, call, connect, ensure_node
-from contenox.client.stdio_pipe import pipe_stdio, pump
+from contenox.client.stdio_pipe import Relay, pipe_stdio
 
-__all__ = ["NodeClient", "RemoteError", "call", "connect", "ensure_node", "pipe_stdio", "pump"]
+__all__ = ["NodeClient", "Relay", "RemoteError", "call", "connect", "ensure_node", "pipe_stdio"]

@@ -1,54 +1,315 @@
-"""The stdio side of a protocol connection to the node: bytes piped both ways, untouched.
+"""``contenox lsp`` / ``contenox acp``: the editor's protocol stream piped to the node, surviving the node.
 
-``contenox lsp`` and ``contenox acp`` are this pipe: the editor or agent client speaks its protocol
-on stdio and the node answers on the socket.
+Messages pass through unchanged, but the relay reads their envelopes: which editor requests the node has not
+answered yet, and what a new node must be told to carry on (LSP: ``initialize``, ``initialized`` and the open
+documents with their changes; ACP: ``initialize`` and a ``session/load`` of each session). When the node goes
+away (killed, crashed, stopped), each pending request gets a structured ``node_unavailable`` error at once, a
+node is started again and told that state, and the editor's next request works. Answers to the relay's own
+requests, and the history a ``session/load`` replays, are not forwarded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import socket
-import sys
 import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
 
 from contenox.client.node_client import ensure_node
 from contenox.config import Config
+from contenox.errors import ContenoxError, NodeUnavailable
+from contenox.jsonrpc import encode_frame, encode_line, error_frame, error_line
 
-__all__ = ["pipe_stdio", "pump"]
+__all__ = ["Relay", "Splitter", "pipe_stdio"]
 
 log = logging.getLogger(__name__)
 _CHUNK = 1 << 16
+_RELAY_ID = "contenox-relay-"
+_RECONNECTS = 5
+_HANDSHAKE_S = 60.0
 
 
-def _upstream(stdin_fd: int, sock: socket.socket) -> None:
+class Splitter:
+    """Cuts a byte stream into whole messages: Content-Length frames (lsp) or lines (acp)."""
+
+    def __init__(self, protocol: str) -> None:
+        self.framed = protocol == "lsp"
+        self._buffer = b""
+
+    def feed(self, data: bytes) -> list[tuple[bytes, bytes]]:
+        """The complete messages now in the buffer, each as (raw bytes as received, JSON body)."""
+        self._buffer += data
+        out: list[tuple[bytes, bytes]] = []
+        while True:
+            if self.framed:
+                end = self._buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    return out
+                length = None
+                for line in self._buffer[:end].split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length" and value.strip().isdigit():
+                        length = int(value.strip())
+                if length is None:  # not a frame the relay understands: pass the headers on as they are
+                    raw, self._buffer = self._buffer[:end + 4], self._buffer[end + 4:]
+                    out.append((raw, b""))
+                    continue
+                if len(self._buffer) < end + 4 + length:
+                    return out
+                raw, self._buffer = self._buffer[:end + 4 + length], self._buffer[end + 4 + length:]
+                out.append((raw, raw[end + 4:]))
+            else:
+                end = self._buffer.find(b"\n")
+                if end < 0:
+                    return out
+                raw, self._buffer = self._buffer[:end + 1], self._buffer[end + 1:]
+                out.append((raw, raw.strip()))
+
+    def rest(self) -> bytes:
+        """What is left when the stream ends (an incomplete message), passed on as it is."""
+        rest, self._buffer = self._buffer, b""
+        return rest
+
+
+def _decode(body: bytes) -> dict[str, Any] | None:
     try:
-        while data := os.read(stdin_fd, _CHUNK):
-            sock.sendall(data)
-    except OSError as exc:
-        log.debug("stdin -> node stopped: %s", exc)
-    finally:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_WR)
+        message = msgspec.json.decode(body) if body else None
+    except msgspec.DecodeError:
+        return None
+    return message if isinstance(message, dict) else None
 
 
-def pump(sock: socket.socket, stdin_fd: int, stdout_fd: int) -> int:
-    """Copy stdin -> socket (a daemon thread) and socket -> stdout until the node closes the connection."""
-    threading.Thread(target=_upstream, args=(stdin_fd, sock), name="stdin->node", daemon=True).start()
-    try:
-        while data := sock.recv(_CHUNK):
-            view = memoryview(data)
-            while view:
-                view = view[os.write(stdout_fd, view):]
-    except OSError as exc:  # the editor went away (EPIPE) or the node reset the connection
-        log.debug("node -> stdout stopped: %s", exc)
-    finally:
-        sock.close()
-    return 0
+def _key(msg_id: Any) -> str:
+    return msgspec.json.encode(msg_id).decode()
+
+
+class Relay:
+    """One editor connection's relay; :meth:`run` returns when the editor closes it."""
+
+    def __init__(self, config: Config | None, protocol: str, stdin_fd: int, stdout_fd: int,
+                 connect: Callable[[], socket.socket] | None = None) -> None:
+        """``connect``: a new connection to the node, past the protocol line (default: :func:`ensure_node`,
+        which starts the node when none runs)."""
+        assert config is not None or connect is not None
+        self._connect = connect or (lambda: ensure_node(config, protocol))  # type: ignore[arg-type]
+        self.protocol = protocol
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self.sock: socket.socket | None = None
+        self._lock = threading.RLock()
+        self._pending: dict[str, tuple[Any, str]] = {}
+        """Editor requests the node has not answered: key -> (id, method)."""
+        self._initialize: dict[str, Any] | None = None
+        self._initialized: bytes | None = None
+        self._documents: dict[str, list[bytes]] = {}
+        self._sessions: dict[str, str] = {}
+        self._new_sessions: dict[str, str] = {}
+        """ACP ``session/new`` requests in flight: key -> cwd (the answer names the session)."""
+        self._own: set[str] = set()
+        """The relay's own requests to a new node, whose answers (and replayed history) are not forwarded."""
+        self._ids = itertools.count(1)
+        self._editor_done = threading.Event()
+        self._exited = False
+        """The editor sent LSP ``exit``: the node closing the connection is the normal end."""
+        self.reconnects = 0
+
+    # -- editor -> node ---------------------------------------------------------------------------
+    def _note_outgoing(self, raw: bytes, message: dict[str, Any] | None) -> None:
+        if message is None:
+            return
+        method = message.get("method")
+        if not isinstance(method, str):
+            return
+        raw_params = message.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+        if "id" in message:
+            self._pending[_key(message["id"])] = (message["id"], method)
+            if method == "initialize":
+                self._initialize = params
+            elif method == "session/new":
+                self._new_sessions[_key(message["id"])] = str(params.get("cwd", ""))
+            elif method == "session/load" and isinstance(params.get("sessionId"), str):
+                self._sessions[params["sessionId"]] = str(params.get("cwd", ""))
+            return
+        document = params.get("textDocument")
+        uri = document.get("uri") if isinstance(document, dict) else None
+        if method == "initialized":
+            self._initialized = raw
+        elif method == "textDocument/didOpen" and uri:
+            self._documents[uri] = [raw]
+        elif method == "textDocument/didChange" and uri in self._documents:
+            self._documents[uri].append(raw)
+        elif method == "textDocument/didClose" and uri:
+            self._documents.pop(uri, None)
+        elif method == "exit":
+            self._exited = True
+
+    def _upstream(self) -> None:
+        splitter = Splitter(self.protocol)
+        try:
+            while data := os.read(self.stdin_fd, _CHUNK):
+                for raw, body in splitter.feed(data):
+                    with self._lock:
+                        self._note_outgoing(raw, _decode(body))
+                        sock = self.sock
+                        if sock is not None:
+                            with contextlib.suppress(OSError):  # a dead node: the failover answers for it
+                                sock.sendall(raw)
+            with self._lock:
+                if self.sock is not None and (rest := splitter.rest()):
+                    with contextlib.suppress(OSError):
+                        self.sock.sendall(rest)
+        except OSError as exc:
+            log.debug("stdin -> node stopped: %s", exc)
+        finally:
+            self._editor_done.set()
+            with self._lock:
+                if self.sock is not None:
+                    with contextlib.suppress(OSError):
+                        self.sock.shutdown(socket.SHUT_WR)
+
+    # -- node -> editor ---------------------------------------------------------------------------
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.stdout_fd, view):]
+
+    def _forward(self, raw: bytes, message: dict[str, Any] | None) -> bool:
+        """Whether ``raw`` goes to the editor (answers to the relay's own requests and the history they replay
+        do not)."""
+        if message is None:
+            return True
+        if "method" in message:
+            return not (self._own and message["method"] == "session/update")
+        if "id" not in message:
+            return True
+        key = _key(message["id"])
+        if key in self._own:
+            self._own.discard(key)
+            return False
+        self._pending.pop(key, None)
+        cwd = self._new_sessions.pop(key, None)
+        result = message.get("result")
+        if cwd is not None and isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+            self._sessions[result["sessionId"]] = cwd
+        return True
+
+    def _downstream(self, sock: socket.socket, splitter: Splitter) -> None:
+        with contextlib.suppress(OSError):  # reset or closed: the node is gone either way
+            while data := sock.recv(_CHUNK):
+                self._deliver(splitter.feed(data))
+        self._write(splitter.rest())
+
+    def _deliver(self, messages: list[tuple[bytes, bytes]]) -> None:
+        for raw, body in messages:
+            with self._lock:
+                forward = self._forward(raw, _decode(body))
+            if forward:
+                self._write(raw)
+
+    # -- failover ---------------------------------------------------------------------------------
+    def _encode(self, message: dict[str, Any]) -> bytes:
+        return encode_frame(message) if self.protocol == "lsp" else encode_line(message)
+
+    def _request(self, method: str, params: dict[str, Any]) -> bytes:
+        msg_id = f"{_RELAY_ID}{next(self._ids)}"
+        self._own.add(_key(msg_id))
+        return self._encode({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+
+    def _replay(self) -> list[bytes]:
+        """What a new node is told before the editor's next message."""
+        out: list[bytes] = []
+        if self._initialize is not None:
+            out.append(self._request("initialize", self._initialize))
+        if self.protocol == "lsp":
+            if self._initialized is not None:
+                out.append(self._initialized)
+            out.extend(raw for changes in self._documents.values() for raw in changes)
+        else:
+            out.extend(self._request("session/load", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
+                       for sid, cwd in self._sessions.items())
+        return out
+
+    def _fail_pending(self, reason: str) -> None:
+        encode = error_frame if self.protocol == "lsp" else error_line
+        for msg_id, method in self._pending.values():
+            self._write(encode(msg_id, NodeUnavailable.code, f"the node went away during {method} ({reason}); "
+                               "it has been started again: send the request again", NodeUnavailable.kind,
+                               {"method": method}))
+        self._pending.clear()
+        self._new_sessions.clear()
+
+    def _handshake(self, sock: socket.socket) -> Splitter | None:
+        """Replay the editor's state to a new node and wait for the answers to the relay's own requests
+        (``initialize``, ACP ``session/load``); None when the connection dies first (right after a node is
+        killed, the kernel can still queue connections on its listening socket for a moment: they are reset
+        once it closes)."""
+        splitter = Splitter(self.protocol)
+        try:
+            for raw in self._replay():
+                sock.sendall(raw)
+            sock.settimeout(_HANDSHAKE_S)
+            while self._own:  # not all answered yet
+                data = sock.recv(_CHUNK)
+                if not data:
+                    return None
+                self._deliver(splitter.feed(data))
+        except OSError as exc:
+            log.info("a new node connection failed during the replay: %s", exc)
+            return None
+        finally:
+            with contextlib.suppress(OSError):
+                sock.settimeout(None)
+        return splitter
+
+    def _reconnect(self) -> tuple[socket.socket, Splitter]:
+        """A connection to a node (started again) that has taken the editor's state."""
+        last: ContenoxError | None = None
+        for attempt in range(_RECONNECTS):
+            try:
+                sock = self._connect()
+            except ContenoxError as exc:
+                last = exc
+                continue
+            self._own.clear()
+            splitter = self._handshake(sock)
+            if splitter is not None:
+                return sock, splitter
+            sock.close()
+            time.sleep(0.1 * (attempt + 1))
+        raise last or NodeUnavailable("cannot start the node again")
+
+    def run(self) -> int:
+        self.sock = self._connect()
+        splitter = Splitter(self.protocol)
+        threading.Thread(target=self._upstream, name="stdin->node", daemon=True).start()
+        while True:
+            sock = self.sock
+            self._downstream(sock, splitter)
+            with self._lock:  # the editor's next messages wait here until the new node has its state
+                sock.close()
+                self.sock = None
+                if self._editor_done.is_set() or self._exited:
+                    return 0  # the editor closed its side and the node finished: a normal end
+                self._fail_pending("its connection closed")
+                self.reconnects += 1
+                log.warning("the node went away; starting it again (%d)", self.reconnects)
+                try:
+                    self.sock, splitter = self._reconnect()
+                except ContenoxError as exc:
+                    log.error("cannot reach the node again: %s", exc.message)
+                    return 1
 
 
 def pipe_stdio(config: Config, protocol: str) -> int:
-    """Connect to the node (starting it under its lock if none runs) and pipe stdio to ``protocol`` there."""
-    sock = ensure_node(config, protocol)
-    return pump(sock, sys.stdin.fileno(), sys.stdout.fileno())
+    """Pipe this process's stdio to ``protocol`` on the node (started on demand, and again if it goes away)."""
+    import sys
+
+    return Relay(config, protocol, sys.stdin.fileno(), sys.stdout.fileno()).run()

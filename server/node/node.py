@@ -32,6 +32,7 @@ from contenox.node.contract import (
     TurnRequest,
 )
 from contenox.node.paths import workspace_key, workspace_root
+from contenox.node.persist import sweep_temp_files
 from contenox.node.queue import TurnQueue
 from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
@@ -220,6 +221,7 @@ class Node:
         if state.planner is None:
             state.planner = backend.make_planner(self.config, engine,
                                                  self.config.state_dir / "workspaces" / state.key)
+            state.reconcile_turns(state.planner.turns)
         planner = state.planner
         pins = list(dict.fromkeys([*state.record.pins, *(state.relative(p) for p in request.pins)]))
 
@@ -440,6 +442,11 @@ class Node:
         }
 
     # -- lifecycle -------------------------------------------------------------------------
+    def recover_state(self) -> None:
+        """Repair what a node killed mid-write left (run once this node holds the lock): temp files of
+        interrupted atomic writes."""
+        sweep_temp_files(self.config.state_dir)
+
     def start_rewarm(self) -> None:
         """Re-warm the stable prefixes of persisted sessions in the background (after a restart)."""
         records = [r for r in self.store.load_all() if r.turns][:_REWARM_LIMIT]

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import msgspec
 
-__all__ = ["read_json", "write_atomic"]
+__all__ = ["read_json", "sweep_temp_files", "write_atomic"]
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +36,40 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` all at once (durable before the rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_temp_files(state_dir: Path) -> list[Path]:
+    """Remove the temp files of writers killed between write and rename (``.NAME.PID.tmp`` whose PID is
+    gone); the previous version of each file is intact. The files removed."""
+    removed: list[Path] = []
+    for tmp in state_dir.rglob(".*.tmp"):
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        try:
+            tmp.unlink()
+        except OSError as exc:
+            log.warning("cannot remove %s: %s", tmp, exc)
+            continue
+        log.warning("removed %s, left by a writer that was killed mid-write (the file it replaced is intact)", tmp)
+        removed.append(tmp)
+    return removed

@@ -107,8 +107,15 @@ class WorkspaceState:
         return self.record.pins
 
     def record_turn(self, explain: Explain) -> None:
-        """A turn finished: count it and keep its explain (the planner's journal holds the turn itself)."""
-        self.update(turns=self.record.turns + 1, last_used=time.time(), last_explain=explain)
+        """A turn finished: count it and keep its explain (the planner's journal holds the turn itself and
+        numbers it, so a count left behind by a node killed between the two writes is put right here)."""
+        self.update(turns=max(self.record.turns + 1, explain.turn), last_used=time.time(), last_explain=explain)
+
+    def reconcile_turns(self, journal_turns: int) -> None:
+        """The count as the journal has it (a node killed after the journal's append, before this record's
+        write, left it one short)."""
+        if journal_turns > self.record.turns:
+            self.update(turns=journal_turns)
 
     def summary(self) -> dict[str, Any]:
         return {

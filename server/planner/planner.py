@@ -196,6 +196,12 @@ class Planner:
                                  status="new" if c.id in new else "in thread", reasons=c.reasons)
                      for c in inputs.retrieved if c.id in new or c.id in held)
 
+    @property
+    def turns(self) -> int:
+        """Turns in this workspace's journal."""
+        with self._lock:
+            return len(self._records)
+
     def preview(self, plan: TurnPlan) -> Explain:
         """The explain of a planned turn before the engine ran it (no measurement yet)."""
         return explain_from_manifest(plan.manifest)

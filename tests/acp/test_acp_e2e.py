@@ -75,8 +75,10 @@ async def test_acp_prompt_resources_usage_cancel_and_load(node_home: NodeHome, t
     async with agent(node_home.env) as (conn, rec):  # a new ACP process (the editor restarted) loads the thread
         await asyncio.wait_for(conn.load_session(cwd=str(repo), session_id=sid), 120)
         users = [u.content.text for u in rec.of("user_message_chunk", sid)]
-        assert users[:2] == ["Does helper follow the reviewer note?", "And main.run?"]
+        assert users == ["Does helper follow the reviewer note?", "And main.run?",
+                         "Count from 1 to 500, one number per line."]  # the stopped prompt is kept, in its place
         assert answer in rec.text(sid)
+        assert rec.text(sid).endswith("_(no answer: stopped before the answer was finished)_")
         third = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("/explain-context")]), 120)
         assert third.stop_reason == "end_turn" and "system" in rec.text(sid)
 

@@ -81,6 +81,14 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
     assert wait_gone(pid)
+    # as a kill between the journal's append and the record's write leaves it: the count one short, and the
+    # temp file of an atomic write that never reached its rename
+    [record_path] = (node_config.state_dir / "node" / "workspaces").glob("*/workspace.json")
+    record = msgspec.json.decode(record_path.read_bytes())
+    assert record["turns"] == 2
+    record_path.write_bytes(msgspec.json.encode({**record, "turns": 1}))
+    torn = record_path.with_name(f".workspace.json.{pid}.tmp")
+    torn.write_bytes(b'{"root": ')
     assert cli.main(["explain-context", "--json", "--cwd", str(repo)]) == 0
     assert msgspec.json.decode(capsys.readouterr().out)["turn"] == 2
     assert node_pid(node_config) != pid
@@ -97,7 +105,8 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
     assert explain["totals"]["cached"] > 0  # the new node re-warmed the session's prefix before the turn
     assert cli.main(["node", "status", "--json"]) == 0
     status = msgspec.json.decode(capsys.readouterr().out)
-    assert [(w["root"], w["turns"]) for w in status["workspaces"]] == [(str(repo), 3)]
+    assert [(w["root"], w["turns"]) for w in status["workspaces"]] == [(str(repo), 3)]  # the journal's count
+    assert not torn.exists()  # the new node swept it
     assert status["model"]["state"] == "ready"
     assert status["rewarm"]["total"] == status["rewarm"]["done"] == 1
     assert status["rewarm"]["warm_ups"] >= 1

@@ -49,11 +49,19 @@ class NodeHome:
         assert done.returncode == 0, done.stderr
         return dict(json.loads(done.stdout)["queue"])
 
+    def node_pid(self) -> int | None:
+        """The running node's pid, from the lock file in this home's runtime dir (None: none runs)."""
+        try:
+            text = (self.runtime / "contenox" / daemon_lock_path(self.config).name).read_text().strip()
+        except FileNotFoundError:
+            return None
+        return int(text) if text else None
+
     def stop(self) -> None:
         """``contenox node stop``, then SIGTERM/SIGKILL by the lock file's pid if the node is still there."""
         self.cli("node", "stop")
         try:
-            text = daemon_lock_path(self.config).read_text().strip()
+            text = (self.runtime / "contenox" / daemon_lock_path(self.config).name).read_text().strip()
         except FileNotFoundError:
             return
         if not text:
