@@ -16,11 +16,13 @@ import msgspec
 from contenox.planner.explain import Explain
 from contenox.planner.manifest import Manifest
 
-__all__ = ["Journal", "ThreadEntry", "TurnRecord"]
+__all__ = ["Journal", "ThreadEntry", "TurnRecord", "slim"]
 
 log = logging.getLogger(__name__)
 
 JOURNAL_VERSION = 1
+_SUMMARY_CHARS = 200
+"""What a summarised turn keeps of its question and of its answer's first line (its summary line shows less)."""
 
 
 class ThreadEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,8 +51,10 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     user: str
     """What entered the thread's history (the prompt with any selection folded in)."""
     answer: str
-    manifest: Manifest
-    explain: Explain
+    manifest: Manifest | None
+    """None only in memory, once a later turn of the thread holds the manifest to compare with (:func:`slim`)."""
+    explain: Explain | None
+    """None only in memory, once a later turn was recorded (:func:`slim`)."""
     recorded_at: float
     prompt: str = ""
     """The user's own words (empty in records written before it was kept: ``user`` stands in)."""
@@ -59,6 +63,32 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     def entry_parts(self) -> tuple[str, ...]:
         """``user`` as the parts it was tokenized in (one part for records written before parts were kept)."""
         return self.entry.parts or (self.user,)
+
+
+def slim(records: list[TurnRecord]) -> list[TurnRecord]:
+    """The records as the planner keeps them in memory, bounded per thread: the manifest and explain of the
+    thread's last turn (and the explain of the workspace's last turn) only, and for turns already summarised
+    (before the thread's base) only what their summary line shows. The journal on disk keeps everything."""
+    last_of_thread: dict[str, int] = {}
+    for index, record in enumerate(records):
+        last_of_thread[record.thread] = index
+    position: dict[str, int] = {}
+    out: list[TurnRecord] = []
+    for index, record in enumerate(records):
+        place = position[record.thread] = position.get(record.thread, -1) + 1
+        base = records[last_of_thread[record.thread]].entry.base
+        changes: dict[str, object] = {}
+        if index != last_of_thread[record.thread] and record.manifest is not None:
+            changes["manifest"] = None
+        if index != len(records) - 1 and record.explain is not None:
+            changes["explain"] = None
+        if place < base and record.entry != ThreadEntry(base=record.entry.base):
+            question = " ".join((record.prompt or record.user).split())[:_SUMMARY_CHARS]
+            answer = next((line.strip() for line in record.answer.splitlines() if line.strip()), "")
+            changes.update(user=question, prompt=question, answer=answer[:_SUMMARY_CHARS], entry=ThreadEntry(
+                base=record.entry.base))
+        out.append(msgspec.structs.replace(record, **changes) if changes else record)
+    return out
 
 
 class Journal:

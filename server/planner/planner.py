@@ -24,7 +24,7 @@ from contenox.planner.budget import fit_budget
 from contenox.planner.chat_frame import ChatFrame, derive_chat_frame
 from contenox.planner.explain import Citations, Explain, explain_from_manifest
 from contenox.planner.inputs import PlannerInputs, as_pin
-from contenox.planner.journal import Journal, ThreadEntry, TurnRecord
+from contenox.planner.journal import Journal, ThreadEntry, TurnRecord, slim
 from contenox.planner.manifest import ChunkRecord, Identity, Manifest, SegmentRecord, invalidation_reasons
 from contenox.planner.prompts import PromptTexts, load_prompts
 from contenox.planner.segments import (
@@ -125,7 +125,7 @@ class Planner:
         self._plan_lock = threading.Lock()
         """One plan at a time: the token and segment caches are not thread-safe."""
         self._journal = Journal(self.state_dir)
-        self._records: list[TurnRecord] = self._journal.load()
+        self._records: list[TurnRecord] = slim(self._journal.load())
         self._segment_cache: dict[tuple[str, ...], tuple[tuple[int, ...], str, str]] = {}
         self._last_ids: list[int] | None = None
         """The last recorded prompt plus its answer's ids (local block model; this process only)."""
@@ -222,7 +222,7 @@ class Planner:
                                 answer=answer_text.strip(), entry=plan.entry,
                                 manifest=manifest, explain=explain, recorded_at=time.time())
             self._journal.append(record)
-            self._records.append(record)
+            self._records = slim([*self._records, record])
         with self._plan_lock:
             answer_ids = list(self.tokens.ids(answer_text.strip()))
         with self._lock:

@@ -191,3 +191,36 @@ def test_history_tokenizes_an_entry_in_the_parts_it_was_sent_in(tokenizer, profi
     second = planner.plan(_turn(user="and then?", retrieved=(A, B)))
     entry_end = first.manifest.segment("user").token_end - len(merging.encode(planner.frame.generation))
     assert second.token_ids[:entry_end] == first.token_ids[:entry_end]
+
+
+def test_memory_keeps_summarised_turns_as_their_summary_and_plans_exactly_as_from_the_full_journal(make_planner):
+    """The planner's records are bounded per thread (issue #16, the node's RSS grew with every turn): summarised
+    turns keep their summary line only, manifests only the thread's last; a turn planned from those equals a
+    turn planned by a new planner that read the full journal."""
+    from contenox.planner import Journal
+    from contenox.planner.thread import summary_line, thread_view
+
+    planner = make_planner(max_history_turns=2)
+    long_answer = "The balance is checked nowhere.\n" + "More detail. " * 200
+    for n in range(7):
+        thread = "panel" if n % 3 else "cli"
+        plan = planner.plan(_turn(user=f"q{n} " + "why? " * 100, thread=thread, retrieved=(A, B) if n % 2 else (C,)))
+        planner.record(plan, None, answer_text=f"a{n}: {long_answer}")
+    full = Journal(planner.state_dir).load()
+    kept = planner._records
+    assert [(r.turn, r.thread) for r in kept] == [(r.turn, r.thread) for r in full]
+    panel = [r for r in kept if r.thread == "panel"]
+    base = panel[-1].entry.base
+    assert base > 0  # the panel thread was rebased: its first turns are summaries now
+    assert all(len(r.user) <= 200 and not r.entry.parts and not r.entry.chunks for r in panel[:base])
+    assert [summary_line(r) for r in panel[:base]] == [summary_line(r) for r in full if r.thread == "panel"][:base]
+    assert [r.manifest is not None for r in kept] == [r is kept[-1] or r is panel[-1] or r is [
+        x for x in kept if x.thread == "cli"][-1] for r in kept]
+    assert [r.explain is not None for r in kept] == [False] * (len(kept) - 1) + [True]
+    count = planner.tokens.count
+    for thread in ("panel", "cli"):
+        assert thread_view([r for r in kept if r.thread == thread], max_turns=2, max_tokens=0, count=count) == \
+            thread_view([r for r in full if r.thread == thread], max_turns=2, max_tokens=0, count=count)
+    nxt = _turn(user="and now?", thread="panel", retrieved=(A,))
+    reread = make_planner(max_history_turns=2)  # the same state dir: reads (and slims) the journal
+    assert reread.plan(nxt).token_ids == planner.plan(nxt).token_ids
