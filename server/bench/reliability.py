@@ -6,6 +6,9 @@ Against a private real node (its own home and socket, the model given, 4-token a
 - **cancels**: ``--cancels`` ACP turns of 200 tokens cancelled at random moments: each must end (cancelled, or
   finished before the cancel landed), none may hang;
 - **fuzz**: ``--fuzz`` seeded messages per protocol, a probe after each (:mod:`contenox.bench.fuzz`);
+- **memory**: ``--memory-rounds`` more rounds of that load and fuzz, the node's and the engine process's RSS after
+  each: whether the node levels off (its growth per round over the second half) and the engine stays within its
+  weights plus the KV cache it was given;
 - **bad inputs**: a list of known-bad requests (special, binary, huge and outside pins, ``/`` as a workspace, an
   unknown session, a hover outside the window's folders, ...): each must get a structured error;
 - **crashes**: clients killed mid-turn (connections leaked), the engine killed mid-turn (EngineCrashed, the next
@@ -137,6 +140,43 @@ def _load(config: Config, repo: Path, windows: int, threads: int, requests: int,
         worker.join(1800)
     return {"windows": windows, "acp_threads": threads, "requests": windows * requests + threads * prompts, **out,
             "seconds": round(time.monotonic() - started, 1)}
+
+
+def _rss_mb(pid: int | None) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _memory(config: Config, repo: Path, rounds: int, load: tuple[int, int, int, int], fuzz: int,
+            seed: int) -> dict[str, Any]:
+    samples = []
+    for index in range(rounds):
+        _load(config, repo, *load)
+        for protocol in ("rpc", "lsp", "acp"):
+            fuzz_protocol(config, protocol, seed=seed + index, count=fuzz)
+        status = _status(config)
+        cache = status.get("cache") or {}
+        samples.append({"round": index + 1, "node_rss_mb": _rss_mb(status["pid"]),
+                        "engine_rss_mb": _rss_mb(status["engine"]["pid"]),
+                        "kv_cache_used_tokens": cache.get("cache_used_tokens"),
+                        "turns": sum(w["turns"] for w in status["workspaces"])})
+    node = [s["node_rss_mb"] for s in samples if s["node_rss_mb"] is not None]
+    half = node[(len(node) - 1) // 2:]
+    cache = _status(config).get("cache") or {}
+    kv_mb = (cache.get("cache_capacity_tokens") or 0) * (cache.get("kv_bytes_per_token") or 0) / 2**20
+    return {"rounds": samples, "load_per_round": {"windows": load[0], "acp_threads": load[1], "hovers": load[2],
+                                                  "prompts": load[3], "fuzz_per_protocol": fuzz},
+            "node_rss_mb_first": node[0] if node else None, "node_rss_mb_last": node[-1] if node else None,
+            "node_growth_mb_per_round_second_half": round((half[-1] - half[0]) / max(1, len(half) - 1), 2)
+            if len(half) > 1 else None,
+            "engine_rss_mb_last": samples[-1]["engine_rss_mb"] if samples else None,
+            "kv_cache_capacity_mb": round(kv_mb, 1)}
 
 
 def _cancels(config: Config, repo: Path, count: int, seed: int) -> dict[str, Any]:
@@ -279,6 +319,7 @@ def main(config: Config, argv: list[str]) -> int:
     p.add_argument("--prompts", type=int, default=10, help="questions per ACP thread")
     p.add_argument("--cancels", type=int, default=20)
     p.add_argument("--fuzz", type=int, default=1000, help="fuzzed messages per protocol")
+    p.add_argument("--memory-rounds", type=int, default=8, help="rounds of load + fuzz with RSS sampled (0: off)")
     p.add_argument("--seed", type=int, default=20261130)
     p.add_argument("--out", default="bench/results")
     ns = p.parse_args(argv)
@@ -313,6 +354,14 @@ def main(config: Config, argv: list[str]) -> int:
         report["fuzz"] = [msgspec.to_builtins(fuzz_protocol(node, proto, seed=ns.seed, count=ns.fuzz))
                           for proto in ("rpc", "lsp", "acp")]
         say(f"fuzz: {report['fuzz']}")
+        section = "memory"
+        if ns.memory_rounds:
+            report["memory"] = _memory(node, repo, ns.memory_rounds, (ns.windows, ns.threads, ns.requests, ns.prompts),
+                                       max(1, ns.fuzz // 10), ns.seed)
+            say(f"memory: node {report['memory']['node_rss_mb_first']} -> {report['memory']['node_rss_mb_last']} "
+                f"MB ({report['memory']['node_growth_mb_per_round_second_half']} MB/round over the second half); "
+                f"engine {report['memory']['engine_rss_mb_last']} MB with a "
+                f"{report['memory']['kv_cache_capacity_mb']} MB KV cache")
         report["node_survived_load_and_fuzz"] = _status(node)["pid"] == pid
         section = "bad inputs"
         report["bad_inputs"] = _bad_inputs(node, repo, scratch)
@@ -338,6 +387,11 @@ def main(config: Config, argv: list[str]) -> int:
             "bad_inputs_structured": f"{report['bad_inputs']['handled']}/{report['bad_inputs']['tried']}",
             "connections_leaked": report["crashes"]["clients_killed_mid_turn"]["connections_leaked"],
         }
+        if "memory" in report:
+            report["figures"]["node_rss_mb"] = f"{report['memory']['node_rss_mb_first']} -> " \
+                                               f"{report['memory']['node_rss_mb_last']}"
+            report["figures"]["node_rss_growth_mb_per_round"] = \
+                report["memory"]["node_growth_mb_per_round_second_half"]
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{report['date']}-reliability-{model.name}.json"

@@ -14,13 +14,22 @@ pytestmark = pytest.mark.slow
 
 def test_the_reliability_report_holds_every_figure(home: Path, tmp_path: Path) -> None:
     code = cli.main(["bench", "reliability", "--windows", "2", "--threads", "1", "--requests", "10", "--prompts", "2",
-                     "--cancels", "2", "--fuzz", "30", "--out", str(tmp_path)])
+                     "--cancels", "2", "--fuzz", "30", "--memory-rounds", "2", "--out", str(tmp_path)])
     [path] = tmp_path.glob("*-reliability-smollm2-135m.json")
     report = json.loads(path.read_text())
     assert (code, report.get("error")) == (0, None)
-    assert report["figures"] == {
+    figures = dict(report["figures"])
+    assert figures.pop("node_rss_mb") == f"{report['memory']['node_rss_mb_first']} -> " \
+                                         f"{report['memory']['node_rss_mb_last']}"
+    assert isinstance(figures.pop("node_rss_growth_mb_per_round"), float)
+    assert figures == {
         "requests": 22, "lost": 0, "misrouted": 0, "node_crashes": 0, "cancels_honoured_pct": 100.0,
         "fuzzed_messages": 90, "fuzz_probes_lost": 0, "bad_inputs_structured": "11/11", "connections_leaked": 0}
+    memory = report["memory"]
+    assert [r["round"] for r in memory["rounds"]] == [1, 2]
+    assert all(r["node_rss_mb"] > 50 and r["engine_rss_mb"] > 50 for r in memory["rounds"])
+    assert memory["rounds"][1]["turns"] > memory["rounds"][0]["turns"]  # each round asked real questions
+    assert memory["kv_cache_capacity_mb"] > 0
     crashes = report["crashes"]
     assert crashes["engine_killed_mid_turn"]["turn_error"] == "engine_crashed"
     assert crashes["engine_killed_mid_turn"]["restarts"] == 1
