@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +18,15 @@ from acp.schema import (
     AvailableCommandsUpdate,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionInfoUpdate,
+    SessionListCapabilities,
     Usage,
     UsageUpdate,
 )
@@ -31,7 +38,7 @@ from contenox.planner import render_markdown
 
 from .edits import offer_edits
 from .prompt import COMMANDS, Command, PromptParts, parse_command, parse_prompt
-from .sessions import SessionRecord, SessionStore, Unanswered
+from .sessions import SessionRecord, SessionStore, Unanswered, title_of
 
 __all__ = ["ContenoxAgent"]
 
@@ -59,6 +66,12 @@ def _thread(session_id: str) -> str:
 
 
 _CUT_OFF = "cut off: the node went away before the answer was finished"
+_PAGE = 50
+"""Sessions per ``session/list`` page."""
+
+
+def _iso(when: float) -> str:
+    return datetime.fromtimestamp(when, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _max_new_tokens(ours: Any) -> int | None:
@@ -97,7 +110,8 @@ class ContenoxAgent:
     async def initialize(self, protocol_version: int, client_capabilities: Any = None,
                          client_info: Any = None, **kwargs: Any) -> InitializeResponse:
         self._client_capabilities = client_capabilities
-        caps = AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True))
+        caps = AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
+                                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()))
         return InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION), agent_capabilities=caps,
                                   agent_info=Implementation(name="contenox", title="Contenox", version="0.1.0"))
 
@@ -110,6 +124,19 @@ class ContenoxAgent:
         self._answered[record.session_id] = 0
         self._after_reply(self._advertise(record.session_id))
         return NewSessionResponse(session_id=record.session_id)
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        """This user's sessions (of ``cwd`` when given), most recently used first, a page at a time."""
+        if cursor is not None and not cursor.isdigit():
+            raise RequestError.invalid_params({"cursor": f"not a cursor this agent gave out: {cursor!r}"})
+        start = int(cursor or 0)
+        records = await asyncio.to_thread(self.store.all, cwd)
+        page = records[start:start + _PAGE]
+        more = start + _PAGE < len(records)
+        return ListSessionsResponse(sessions=[SessionInfo(
+            session_id=r.session_id, cwd=r.cwd, title=r.title or None, updated_at=_iso(max(r.updated, r.created)))
+            for r in page], next_cursor=str(start + _PAGE) if more else None)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            additional_directories: Any = None, **kwargs: Any) -> LoadSessionResponse:
@@ -137,6 +164,10 @@ class ContenoxAgent:
             if index < len(exchanges):
                 await self.conn.session_update(session_id, update_user_message_text(exchanges[index].user))
                 await self.conn.session_update(session_id, update_agent_message_text(exchanges[index].answer))
+        if record.title:
+            await self.conn.session_update(session_id, SessionInfoUpdate(
+                session_update="session_info_update", title=record.title,
+                updated_at=_iso(max(record.updated, record.created))))
         await self._advertise(session_id)
         return LoadSessionResponse()
 
@@ -174,11 +205,17 @@ class ContenoxAgent:
         kept = [u for u in record.unanswered if u is not end]
         if end is not None and why:
             kept.append(msgspec.structs.replace(end, why=why))
+        titled = add is not None and not record.title
         if add is not None:
             kept.append(add)
-        record = msgspec.structs.replace(record, unanswered=tuple(kept))
+        record = msgspec.structs.replace(record, unanswered=tuple(kept),
+                                         title=title_of(add.prompt) if add is not None and titled else record.title,
+                                         updated=time.time() if end is not None else record.updated)
         self.sessions[session_id] = record
         await asyncio.to_thread(self.store.save, record)
+        if titled:  # the first prompt names the session in the client's thread list
+            await self.conn.session_update(session_id, SessionInfoUpdate(
+                session_update="session_info_update", title=record.title, updated_at=_iso(time.time())))
 
     def _after_reply(self, coro: Any) -> None:
         """Run ``coro`` after the current response is queued (session updates must follow session/new)."""

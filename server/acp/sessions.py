@@ -17,7 +17,7 @@ import msgspec
 from contenox.errors import InvalidRequest
 from contenox.node.persist import read_json, write_atomic
 
-__all__ = ["SessionRecord", "SessionStore", "Unanswered"]
+__all__ = ["SessionRecord", "SessionStore", "Unanswered", "title_of"]
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 
@@ -38,6 +38,10 @@ class SessionRecord(msgspec.Struct, frozen=True, kw_only=True):
     cwd: str
     created: float
     unanswered: tuple[Unanswered, ...] = ()
+    title: str = ""
+    """From the session's first prompt (``session/list``, ``session_info_update``)."""
+    updated: float = 0.0
+    """When its last prompt ended (0: never prompted)."""
 
 
 class SessionStore:
@@ -57,5 +61,21 @@ class SessionStore:
     def load(self, session_id: str) -> SessionRecord | None:
         return read_json(self._path(session_id), SessionRecord)
 
+    def all(self, cwd: str | None = None) -> list[SessionRecord]:
+        """Every session on disk (of ``cwd`` only, when given), most recently used first; unreadable files are
+        skipped (logged by :func:`read_json`)."""
+        if not self.base.is_dir():
+            return []
+        found = [r for path in self.base.glob("*.json") if (r := read_json(path, SessionRecord)) is not None]
+        if cwd is not None:
+            found = [r for r in found if r.cwd == cwd]
+        return sorted(found, key=lambda r: max(r.updated, r.created), reverse=True)
+
     def save(self, record: SessionRecord) -> None:
         write_atomic(self._path(record.session_id), msgspec.json.encode(record))
+
+
+def title_of(prompt: str) -> str:
+    """A session's title: the first line of its first prompt, at most 60 characters."""
+    line = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+    return line if len(line) <= 60 else line[:59].rstrip() + "…"

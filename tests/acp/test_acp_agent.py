@@ -20,6 +20,7 @@ from acp.schema import (
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from contenox.acp import serve_connection
+from contenox.acp.sessions import title_of
 from contenox.jsonrpc import MAX_MESSAGE_BYTES as MAX_LINE_BYTES
 from contenox.planner.edits import ProposedEdit, ProposedEdits, unified_diff
 from support.acp_recorder import Recorder
@@ -296,3 +297,50 @@ async def test_an_edit_to_a_file_changed_since_is_refused_and_writes_go_through_
         assert last.status == "failed" and "changed since the edit was proposed" in last.content[0].content.text
     finally:
         await s.close()
+
+
+async def test_sessions_are_listed_newest_first_with_titles_from_their_first_prompt(
+        session: tuple[Session, FakeNode], workspace: Path, tmp_path: Path) -> None:
+    s, _ = session
+    other = tmp_path / "other"
+    other.mkdir()
+    first = (await s.conn.new_session(cwd=str(workspace))).session_id
+    second = (await s.conn.new_session(cwd=str(other))).session_id
+    third = (await s.conn.new_session(cwd=str(workspace))).session_id
+    question = "Why does helper add one?\nIt is used in main.py as well, and " + "more " * 30
+    await s.conn.prompt(session_id=first, prompt=[text_block(question)])
+    await s.conn.prompt(session_id=first, prompt=[text_block("And the second question?")])
+    [info] = s.recorder.of("session_info_update", first)  # named once, by the first prompt
+    assert info.title == "Why does helper add one?" and info.updated_at.endswith("Z")
+
+    listed = await s.conn.list_sessions()
+    assert [i.session_id for i in listed.sessions] == [first, third, second] and listed.next_cursor is None
+    assert [i.title for i in listed.sessions] == ["Why does helper add one?", None, None]
+    assert [i.cwd for i in listed.sessions] == [str(workspace), str(workspace), str(other)]
+    mine = await s.conn.list_sessions(cwd=str(workspace))
+    assert [i.session_id for i in mine.sessions] == [first, third]
+
+    for _ in range(50):
+        await s.conn.new_session(cwd=str(other))
+    page = await s.conn.list_sessions(cwd=str(other))
+    assert len(page.sessions) == 50 and page.next_cursor == "50"
+    rest = await s.conn.list_sessions(cwd=str(other), cursor=page.next_cursor)
+    assert len(rest.sessions) == 1 and rest.next_cursor is None
+    assert {i.session_id for i in page.sessions + rest.sessions} >= {second}
+    with pytest.raises(RequestError) as bad:
+        await s.conn.list_sessions(cursor="abc")
+    assert "cursor" in str(bad.value.data)
+    assert title_of("  \n" + "word " * 20) == "word " * 11 + "word…"  # first line, cut at 60 characters
+
+
+async def test_a_loaded_session_names_its_title(session: tuple[Session, FakeNode], workspace: Path) -> None:
+    s, node = session
+    sid = (await s.conn.new_session(cwd=str(workspace))).session_id
+    await s.conn.prompt(session_id=sid, prompt=[text_block("Where is helper defined?")])
+    again = await _connect(node)
+    try:
+        await again.conn.load_session(cwd=str(workspace), session_id=sid)
+        [info] = again.recorder.of("session_info_update", sid)
+        assert info.title == "Where is helper defined?"
+    finally:
+        await again.close()
