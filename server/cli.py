@@ -31,6 +31,8 @@ _COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "b
 _SUBCOMMANDS = {"status": "node status", "stop": "node stop", "serve": "node serve", "pull": "model pull",
                 "list": "model list", "models": "model list", "explain": "explain-context"}
 """Words users type at the top level that live one level down (for "did you mean")."""
+_NODE_CLIENTS = {"ask", "threads", "explain-context", "lsp", "acp"}
+"""Commands that talk to the node: they first check it is this build (``node status`` shows both builds)."""
 
 
 def _fail(exc: ContenoxError, json_output: bool) -> int:
@@ -225,6 +227,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _status(config: Config, json_output: bool) -> int:
     """The running node's status; says so (exit 1) when no node runs, without starting one."""
+    from contenox.buildinfo import build_id
     from contenox.client import call
     from contenox.node.paths import socket_path
 
@@ -237,7 +240,10 @@ def _status(config: Config, json_output: bool) -> int:
         print(msgspec.json.encode({"running": True, **result}).decode())
         return 0
     model = result["model"]
-    print(f"node pid {result['pid']}, up {result['uptime_s']} s, {result['clients']} client(s)")
+    print(f"node pid {result['pid']}, up {result['uptime_s']} s, {result['clients']} client(s), build "
+          f"{result.get('build', '?')}")
+    if result.get("build") != build_id():
+        print(f"  this CLI is build {build_id()}: the next `contenox ask` restarts the node once it is idle")
     print(f"model {model['name']}: {model['state']}" + (f" ({model['error']})" if model.get("error") else ""))
     engine = result.get("engine")
     if isinstance(engine, dict):
@@ -479,6 +485,15 @@ def _bare(argv: list[str]) -> list[str] | int:
     return 2
 
 
+def _check_node_build() -> None:
+    """A node of another build than this CLI is replaced when idle (or the user is told how), once per call."""
+    from contenox.client import replace_stale_node
+
+    said = replace_stale_node(load_config())
+    if said:
+        print(f"contenox: {said}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in _COMMANDS and not argv[0].startswith("-"):
@@ -499,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if getattr(args, "command", None) in _NODE_CLIENTS:
+            _check_node_build()
         return func(args)
     except ContenoxError as exc:
         return _fail(exc, bool(getattr(args, "json", False)))

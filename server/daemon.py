@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import fcntl
 import itertools
+import json
 import logging
 import logging.handlers
 import os
@@ -30,11 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from contenox import acp, lsp
+from contenox.buildinfo import build_id
 from contenox.config import Config
 from contenox.errors import ContenoxError, InvalidRequest, PeerNotAllowed
 from contenox.jsonrpc import error_frame
 from contenox.node import Node
-from contenox.node.paths import daemon_lock_path, ensure_private_dir, socket_dir, socket_path
+from contenox.node.paths import build_path, daemon_lock_path, ensure_private_dir, socket_dir, socket_path
+from contenox.node.persist import write_atomic
 from contenox.rpc import RpcConnection
 
 __all__ = ["PROTOCOL_PREFIX", "Daemon", "peer_uid", "serve"]
@@ -77,6 +80,7 @@ class Daemon:
             return 1
         loop = asyncio.get_running_loop()
         self.node.recover_state()
+        write_atomic(build_path(self.config), json.dumps({"pid": os.getpid(), "build": build_id()}).encode())
         try:
             server = await asyncio.start_unix_server(self._accept, sock=self._bind(), limit=_STREAM_LIMIT)
             for sig in (signal.SIGTERM, signal.SIGINT):

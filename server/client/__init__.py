@@ -4,7 +4,14 @@ A socket client of the node's ``rpc`` protocol that starts the daemon on demand,
 that carries an editor's LSP or ACP stream to the node. Nothing here prints.
 """
 
-from contenox.client.node_client import NodeClient, RemoteError, call, connect, ensure_node
+from contenox.client.node_client import (
+    NodeClient,
+    RemoteError,
+    call,
+    connect,
+    ensure_node,
+    replace_stale_node,
+)
 from contenox.client.stdio_pipe import Relay, pipe_stdio
 
-__all__ = ["NodeClient", "Relay", "RemoteError", "call", "connect", "ensure_node", "pipe_stdio"]
+__all__ = ["NodeClient", "Relay", "RemoteError", "call", "connect", "ensure_node", "pipe_stdio", "replace_stale_node"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import itertools
+import json
 import os
 import socket
 import subprocess
@@ -18,12 +19,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from contenox.buildinfo import build_id
 from contenox.config import Config
 from contenox.errors import ContenoxError, NodeUnavailable, PeerNotAllowed
 from contenox.jsonrpc import SocketFrames
-from contenox.node.paths import ensure_private_dir, socket_dir, socket_path, spawn_lock_path
+from contenox.node.paths import build_path, ensure_private_dir, socket_dir, socket_path, spawn_lock_path
 
-__all__ = ["NodeClient", "RemoteError", "call", "connect", "ensure_node"]
+__all__ = ["NodeClient", "RemoteError", "call", "connect", "ensure_node", "replace_stale_node"]
 
 _START_TIMEOUT_S = 60.0
 _NODE_OUT_BYTES = 5_000_000
@@ -178,3 +180,40 @@ def call(config: Config, method: str, params: dict[str, Any] | None = None, *, s
                     raise
         time.sleep(0.2)
     raise AssertionError("unreachable")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def replace_stale_node(config: Config, *, wait_s: float = 30.0) -> str | None:
+    """When the running node is another build than this process (an upgrade, a changed checkout): stop it if
+    nobody else uses it, so the next call starts this build; if it is in use, leave it. What happened, in a
+    sentence for the user; None when the node is this build (or none runs)."""
+    try:
+        recorded = json.loads(build_path(config).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    theirs, pid, mine = recorded.get("build"), recorded.get("pid"), build_id()
+    if not isinstance(theirs, str) or theirs == mine or not isinstance(pid, int) or not _alive(pid):
+        return None
+    answered, status = call(config, "status", start=False)
+    if not answered or not isinstance(status, dict) or status.get("build") in (None, mine):
+        return None
+    queue = status.get("queue") or {}
+    in_use = (int(status.get("clients", 0)) > 1 or queue.get("active") or queue.get("waiting")
+              or any(w.get("busy") for w in status.get("workspaces", [])))
+    if in_use:
+        return (f"the running node (pid {pid}) is build {theirs} and this is {mine}; it is in use, so it keeps "
+                "running: run `contenox node stop` when it is idle to start this build")
+    call(config, "stop", start=False)
+    deadline = time.monotonic() + wait_s
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return f"restarted the node: it was build {theirs}, this is {mine}"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from contenox.buildinfo import build_id
 from contenox.config import Config
 from contenox.errors import Cancelled, ContenoxError, EngineCrashed, EngineError, InvalidRequest
 from contenox.node import backend
@@ -426,6 +427,7 @@ class Node:
                 cache = {"error": str(exc)}
         return {
             "pid": os.getpid(),
+            "build": build_id(),
             "uptime_s": round(time.time() - self.started, 1),
             "clients": self.clients,
             "model": {"name": self.config.model.default, "state": self._engine_state, "error": self._engine_error},

@@ -52,6 +52,11 @@ def daemon_lock_path(config: Config) -> Path:
     return socket_dir(config) / "node.lock"
 
 
+def build_path(config: Config) -> Path:
+    """The running daemon's build (``{"pid": ..., "build": ...}``), written once it holds the lock."""
+    return socket_dir(config) / "node.build"
+
+
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` with mode 0700 (or tighten it); refuse one owned by another user."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)

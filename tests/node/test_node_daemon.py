@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import msgspec
@@ -241,3 +242,52 @@ def test_clients_racing_to_start_the_node_get_one_node(node_config: Config) -> N
     pids = {int(p.communicate(timeout=120)[0].strip()) for p in racers}
     assert pids == {node_pid(node_config)}
     assert (Path(node_config.logs_dir) / "node.log").read_text().count("serving on") == 1
+
+
+def _older_build_node(config: Config, tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A node running from a copy of the package (new mtimes: another build, as after an upgrade)."""
+    import shutil
+
+    import contenox
+
+    copy = tmp_path / "older"
+    shutil.copytree(Path(contenox.__file__).parent, copy / "contenox", copy_function=shutil.copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(copy))
+    older = subprocess.Popen([sys.executable, "-m", "contenox", "node", "serve"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    build = subprocess.run([sys.executable, "-c", "from contenox.buildinfo import build_id; print(build_id())"],
+                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+    deadline = time.monotonic() + 60
+    while not (node_pid(config) == older.pid and socket_path(config).exists()):
+        assert older.poll() is None and time.monotonic() < deadline, "the older node did not start"
+        time.sleep(0.05)
+    return older, build
+
+
+def test_a_cli_of_another_build_restarts_an_idle_node_and_leaves_a_busy_one(node_config: Config,
+                                                                             tmp_path: Path) -> None:
+    from contenox.buildinfo import build_id
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    older, theirs = _older_build_node(node_config, tmp_path / "a")
+    assert theirs != build_id()
+    busy = RawConnection(node_config)  # another client holds a connection: the node is in use
+    shown = subprocess.run([sys.executable, "-m", "contenox", "threads", "--cwd", str(repo)],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert f"the running node (pid {older.pid}) is build {theirs}" in shown.stderr and "in use" in shown.stderr
+    assert older.poll() is None and node_pid(node_config) == older.pid
+    status = subprocess.run([sys.executable, "-m", "contenox", "node", "status"], capture_output=True, text=True,
+                            timeout=60)
+    assert f"build {theirs}" in status.stdout and f"this CLI is build {build_id()}" in status.stdout
+    busy.close()
+
+    shown = subprocess.run([sys.executable, "-m", "contenox", "threads", "--cwd", str(repo)],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert f"restarted the node: it was build {theirs}, this is {build_id()}" in shown.stderr
+    assert older.wait(30) == 0  # stopped cleanly
+    assert "no threads yet" in shown.stdout  # answered by a node of this build
+    assert client.call(node_config, "status", start=False)[1]["build"] == build_id()
