@@ -93,6 +93,9 @@ class CompletionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 class WorkspaceConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     max_file_bytes: int = 1_000_000
     debounce_ms: int = 150
+    max_files_outside_git: int = 20_000
+    """Outside a git repository (no .gitignore'd build trees to lean on) the walk stops after this many files,
+    nearest the root first, and every turn says so."""
 
 
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -142,6 +142,7 @@ def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[s
 
     chunks, notes = retrieve(workspace, config, count, prompt=prompt, selection=selection or "", diff=diff,
                              terminal=terminal, open_file=open_file, selection_lines=selection_lines)
+    notes = (*workspace.index_notes(), *notes)
     changes: list[MapChange] = []
     label = ""
     if map_base is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
@@ -97,18 +98,25 @@ def stat_file(root: Path, rel: str, max_bytes: int) -> FileSig | SkippedFile | N
     return _sig(st)
 
 
-def scan(root: Path, ignored: IgnoreFn, max_bytes: int) -> Scan:
-    """Every workspace file under ``root`` with its signature, and what was skipped and why."""
+def scan(root: Path, ignored: IgnoreFn, max_bytes: int, max_files: int | None = None) -> Scan:
+    """Every workspace file under ``root`` with its signature, and what was skipped and why. With ``max_files``
+    the walk (breadth first: files nearest the root first) stops at that many files and says so."""
     result = Scan(files={}, skipped=[])
-    stack = [""]
+    stack: deque[str] = deque([""])
     while stack:
-        directory = stack.pop()
+        if max_files is not None and len(result.files) >= max_files:
+            result.skipped.append(SkippedFile(path=".", reason="file_cap", detail=(
+                f"stopped after {max_files} files outside a git repository (workspace.max_files_outside_git)")))
+            break
+        directory = stack.popleft()
         try:
             entries = list(os.scandir(root / directory if directory else root))
         except OSError as exc:
             result.skipped.append(SkippedFile(path=directory or ".", reason="unreadable", detail=str(exc)))
             continue
-        for entry in entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if max_files is not None and len(result.files) >= max_files:
+                break
             name = entry.name
             rel = f"{directory}/{name}" if directory else name
             if name == ".git":

@@ -187,11 +187,14 @@ class Indexer:
         with self._lock:
             updates = self._hinted_updates(paths) if paths is not None else None
             if updates is None:
-                found = scan(self.root, self._ignored, self.config.max_file_bytes)
+                found = scan(self.root, self._ignored, self.config.max_file_bytes,
+                             None if self._git is not None else self.config.max_files_outside_git)
                 updates = {rel: None for rel in self._files}
                 updates.update({rel: None for rel in self._skipped})
                 updates.update(found.files)
                 updates.update({s.path: s for s in found.skipped})
+                for capped in (s for s in found.skipped if s.reason == "file_cap" and "." not in self._skipped):
+                    log.warning("%s: %s", self.root, capped.detail)  # once, when the cap is first reached
             for rel in self._dirty | set(self._overlays):
                 if rel not in updates:
                     updates[rel] = stat_file(self.root, rel, self.config.max_file_bytes)

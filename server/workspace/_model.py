@@ -53,7 +53,7 @@ class FileTags(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
 class SkippedFile(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     reason: Literal["binary", "too_large", "symlink_outside", "symlink_dir", "unreadable", "submodule",
-                    "special"]
+                    "special", "file_cap"]
     detail: str = ""
 
 

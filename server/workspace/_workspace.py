@@ -94,6 +94,14 @@ class Workspace(Indexer):
 
     # ----------------------------------------------------------------- reads
 
+    def index_notes(self) -> tuple[str, ...]:
+        """What every turn must say about the index itself (the file cap outside git)."""
+        with self._lock:
+            capped = self._skipped.get(".")
+        if capped is None or capped.reason != "file_cap":
+            return ()
+        return (f"not a git repository: only part of {self.root} is indexed ({capped.detail})",)
+
     def instructions(self) -> list[tuple[str, str]]:
         """Repository instructions in their fixed order: (relative path, text) of those present."""
         found: list[tuple[str, str]] = []

@@ -199,3 +199,27 @@ def test_hinted_refresh_reports_a_new_symlink_leaving_the_root(tmp_path: Path, m
     (root / "link.py").symlink_to(outside)
     assert ws.refresh([root / "link.py"]) == []
     assert reasons(ws) == {"link.py": "symlink_outside"}
+
+
+def test_outside_git_the_walk_stops_at_the_file_cap_nearest_files_first(tmp_path: Path, open_ws: OpenWs) -> None:
+    root = tmp_path / "plain"  # no git repository: nothing but .gitignore files to skip build trees
+    for depth in range(3):
+        folder = root.joinpath(*[f"d{d}" for d in range(depth)])
+        folder.mkdir(parents=True, exist_ok=True)
+        for n in range(4):
+            (folder / f"m{depth}_{n}.py").write_text(f"def f{depth}_{n}():\n    return {n}\n")
+    ws = open_ws(root, max_files_outside_git=6)
+    status = ws.status()
+    assert not status.is_git
+    assert sorted(ws.indexed_paths()) == ["d0/m1_0.py", "d0/m1_1.py", *(f"m0_{n}.py" for n in range(4))]  # nearest first
+    [capped] = [s for s in status.skipped if s.reason == "file_cap"]
+    assert capped.path == "." and "stopped after 6 files" in capped.detail
+    assert ws.index_notes() == (f"not a git repository: only part of {root} is indexed ({capped.detail})",)
+    whole = open_ws(root, max_files_outside_git=100)
+    assert len(whole.indexed_paths()) == 12 and whole.index_notes() == ()
+
+
+def test_a_git_repository_is_never_capped(make_repo: Callable[..., Path], open_ws: OpenWs) -> None:
+    root = make_repo({f"m{n}.py": f"x = {n}\n" for n in range(8)})
+    ws = open_ws(root, max_files_outside_git=3)
+    assert len(ws.indexed_paths()) == 8 and ws.index_notes() == ()
