@@ -27,11 +27,12 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-_COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "eval", "config", "threads", "certify"}
+_COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "eval", "config", "threads",
+             "certify", "pins"}
 _SUBCOMMANDS = {"status": "node status", "stop": "node stop", "serve": "node serve", "pull": "model pull",
                 "list": "model list", "models": "model list", "explain": "explain-context"}
 """Words users type at the top level that live one level down (for "did you mean")."""
-_NODE_CLIENTS = {"ask", "threads", "explain-context", "lsp", "acp"}
+_NODE_CLIENTS = {"ask", "threads", "explain-context", "lsp", "acp", "pins"}
 """Commands that talk to the node: they first check it is this build (``node status`` shows both builds)."""
 
 
@@ -212,6 +213,34 @@ def cmd_threads(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pins(args: argparse.Namespace) -> int:
+    """``contenox pins [list | add PATH... | rm PATH...]``: the workspace's permanent pins."""
+    from contenox.client import call
+
+    config = _config(args)
+    cwd = Path(args.cwd).resolve()
+    if args.action != "list" and not args.paths:
+        print(f"contenox: pins {args.action}: name the file(s) to {'pin' if args.action == 'add' else 'unpin'}",
+              file=sys.stderr)
+        return 2
+    code = 0
+    for path in args.paths:  # one at a time: a refused file is named and the others still go through
+        try:
+            call(config, "pin" if args.action == "add" else "unpin", {"cwd": str(cwd), "path": str(cwd / path)})
+        except ContenoxError as exc:
+            code = _fail(exc, False)
+    _, result = call(config, "pins", {"cwd": str(cwd)})
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    elif not result["pins"]:
+        print(f"nothing pinned in {result['root']} (`contenox pins add PATH` pins a file into every turn)")
+    else:
+        print(f"pinned in {result['root']} (in every turn, in this order):")
+        for path in result["pins"]:
+            print(f"  {path}")
+    return code
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from contenox.client import call
 
@@ -390,6 +419,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_threads)
+
+    s = sub.add_parser("pins", help="files pinned into every turn of this workspace: list, add, remove")
+    s.add_argument("action", nargs="?", choices=("list", "add", "rm"), default="list")
+    s.add_argument("paths", nargs="*", metavar="PATH", help="files to pin or unpin (relative to here)")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_pins)
 
     s = sub.add_parser("explain-context", help="segments of the last turn: tokens, cached or new")
     s.add_argument("--json", action="store_true")

@@ -377,6 +377,11 @@ class Node:
     async def unpin(self, root: str, path: str) -> tuple[str, ...]:
         return self.workspace(root).unpin(path)
 
+    async def pins(self, root: str) -> tuple[str, tuple[str, ...]]:
+        """The workspace root and its permanent pins (root-relative), in the order they were pinned."""
+        state = self.workspace(root)
+        return str(state.root), state.record.pins
+
     async def workspace_overlay(self, root: str, path: str, text: str | None) -> None:
         """An unsaved editor buffer (``text``) or its removal (None); wins over the file on disk."""
         state = self.workspace(root)

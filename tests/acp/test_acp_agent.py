@@ -160,7 +160,7 @@ async def test_commands_and_load_replays_transcript(tmp_path: Path, workspace: P
     await s.conn.prompt(session_id=sid, prompt=[text_block("/explain-context")])
     assert "No turn has run" in s.recorder.text(sid)
     await s.conn.prompt(session_id=sid, prompt=[text_block("/pin util.py")])
-    assert node.pins[str(workspace)] == [str(workspace / "util.py")]
+    assert node.pinned[str(workspace)] == [str(workspace / "util.py")]
     await s.conn.prompt(session_id=sid, prompt=[text_block("what is helper?")])
     await s.conn.prompt(session_id=sid, prompt=[text_block("/explain-context")])
     assert "system" in s.recorder.text(sid)

@@ -180,9 +180,9 @@ async def test_pin_overlay_and_related(conn: tuple[Conn, FakeNode], workspace: P
     uri = (workspace / "util.py").as_uri()
     path = str(workspace / "util.py")
     await c.peer.request("workspace/executeCommand", {"command": "contenox.pin", "arguments": [uri]})
-    assert node.pins[str(workspace)] == [path]
+    assert node.pinned[str(workspace)] == [path]
     await c.peer.request("workspace/executeCommand", {"command": "contenox.unpin", "arguments": [uri]})
-    assert node.pins[str(workspace)] == []
+    assert node.pinned[str(workspace)] == []
     c.peer.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
                                                             "text": "x = 1\n"}})
     c.peer.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
@@ -253,7 +253,7 @@ async def test_requests_are_scoped_to_the_workspace_folders(conn: tuple[Conn, Fa
     assert hover["result"] is None
     pin = await c.peer.request("workspace/executeCommand", {"command": "contenox.pin", "arguments": [uri]})
     assert pin["error"]["data"]["kind"] == "path_outside_workspace"
-    assert node.overlays == {} and node.pins == {}
+    assert node.overlays == {} and node.pinned == {}
 
 
 async def test_requests_after_shutdown_get_invalid_request(conn: tuple[Conn, FakeNode]) -> None:

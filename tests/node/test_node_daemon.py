@@ -291,3 +291,28 @@ def test_a_cli_of_another_build_restarts_an_idle_node_and_leaves_a_busy_one(node
     assert older.wait(30) == 0  # stopped cleanly
     assert "no threads yet" in shown.stdout  # answered by a node of this build
     assert client.call(node_config, "status", start=False)[1]["build"] == build_id()
+
+
+def test_the_pins_command_lists_adds_and_removes_and_names_a_refused_file(node_config: Config,
+                                                                          tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("A = 1\n")
+    (repo / "src" / "b.py").write_text("B = 2\n")
+    (repo / "src" / "blob.bin").write_bytes(b"\x00\x01binary")
+
+    def pins(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "contenox", "pins", *args], cwd=repo / "src",
+                              capture_output=True, text=True, timeout=120)
+
+    empty = pins()
+    assert empty.returncode == 0 and f"nothing pinned in {repo}" in empty.stdout
+    added = pins("add", "a.py", "blob.bin", "b.py")  # relative to where the user is
+    assert added.returncode == 2
+    assert "contenox: invalid_request: cannot pin" in added.stderr and "a binary file" in added.stderr
+    assert added.stdout.splitlines()[1:] == ["  src/a.py", "  src/b.py"]  # the others went through
+    removed = pins("rm", "a.py", "--json")
+    assert removed.returncode == 0
+    assert msgspec.json.decode(removed.stdout) == {"root": str(repo), "pins": ["src/b.py"]}
+    assert pins("add").returncode == 2

@@ -24,7 +24,7 @@ class FakeNode:
         self.chunks = chunks
         self.requests: list[TurnRequest] = []
         self.overlays: dict[str, str | None] = {}
-        self.pins: dict[str, list[str]] = {}
+        self.pinned: dict[str, list[str]] = {}
         self.explains: dict[str, Explain] = {}
         self.exchanges: dict[tuple[str, str], list[Exchange]] = {}
         self.cites: tuple[str, ...] = ()
@@ -90,12 +90,15 @@ class FakeNode:
                 for (r, thread), turns in self.exchanges.items() if r == root]
 
     async def pin(self, root: str, path: str) -> tuple[str, ...]:
-        self.pins.setdefault(root, []).append(path)
-        return tuple(self.pins[root])
+        self.pinned.setdefault(root, []).append(path)
+        return tuple(self.pinned[root])
 
     async def unpin(self, root: str, path: str) -> tuple[str, ...]:
-        self.pins.get(root, []).remove(path)
-        return tuple(self.pins.get(root, []))
+        self.pinned.get(root, []).remove(path)
+        return tuple(self.pinned.get(root, []))
+
+    async def pins(self, root: str) -> tuple[str, tuple[str, ...]]:
+        return root, tuple(self.pinned.get(root, []))
 
     async def related(self, root: str, text: str) -> list[RelatedHit]:
         name = text.split()[0] if text.split() else ""
