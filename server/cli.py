@@ -110,6 +110,16 @@ def cmd_model(args: argparse.Namespace) -> int:
         available = [n for n in store.catalog.names() if n not in installed]
         if available:
             print("available: " + ", ".join(available))
+    elif args.model_cmd == "use":
+        from contenox.client import restart_for_model
+        from contenox.config import set_default_model
+
+        model = store.get(args.name)  # installed, or model_not_found with how to pull it
+        path = set_default_model(config.root, model.name)
+        print(f"default model: {model.name} (set in {path})")
+        said = restart_for_model(config, model.name)
+        if said:
+            print(said)
     elif args.model_cmd == "rm":
         freed = store.remove(args.name)
         print(f"removed {args.name}, freed {freed / 1e6:.1f} MB")
@@ -439,6 +449,8 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--force", action="store_true", help="reinstall even when installed")
     m = msub.add_parser("list", help="installed models")
     m.add_argument("--json", action="store_true")
+    m = msub.add_parser("use", help="make an installed model the default (the node switches when idle)")
+    m.add_argument("name")
     m = msub.add_parser("rm", help="remove an installed model")
     m.add_argument("name")
     m = msub.add_parser("import", help="install a local OpenVINO IR directory or .gguf file")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -223,6 +224,42 @@ def load_config(home: Path | None = None, *, strict: bool = False) -> Config:
     return Config(home=str(root), warnings=tuple(warnings), **sections)
 
 
+def _toml_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def set_default_model(home: Path, name: str) -> Path:
+    """Make ``name`` the ``[model] default`` in ``home``'s config.toml, changing only that line (or adding it;
+    the rest of the file, comments included, stays as the user wrote it). The file's path."""
+    path = config_path(home)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    setting = f"default = {_toml_string(name)}"
+    section = None
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            if section == "model":  # the section ends without a default: add one
+                lines.insert(index, setting)
+                break
+            section = stripped.strip("[] ")
+        elif section == "model" and re.match(r"default\s*=", stripped):
+            lines[index] = setting
+            break
+    else:
+        if section == "model":
+            lines.append(setting)
+        else:
+            lines += ([""] if lines else []) + ["[model]", setting]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
 def render_config(config: Config) -> str:
     """TOML text of every section with its values (what ``contenox init`` writes)."""
     lines: list[str] = []
@@ -232,7 +269,7 @@ def render_config(config: Config) -> str:
             if isinstance(value, bool):
                 text = "true" if value else "false"
             elif isinstance(value, str):
-                text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                text = _toml_string(value)
             else:
                 text = repr(value)
             lines.append(f"{key} = {text}")

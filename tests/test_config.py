@@ -124,3 +124,22 @@ def test_retired_key_written_by_an_older_init_is_dropped_quietly(tmp_path: Path)
     config = load_config(tmp_path, strict=True)
     assert config.warnings == ()
     assert config.planner.max_history_turns == 4
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("", '[model]\ndefault = "alt"\n'),
+    ('# mine\n[model]\ndefault = "smollm2-135m"  # fast\ndevice = "CPU"\n\n[engine]\nmax_new_tokens = 8\n',
+     '# mine\n[model]\ndefault = "alt"\ndevice = "CPU"\n\n[engine]\nmax_new_tokens = 8\n'),
+    ('[model]\ndevice = "CPU"\n[engine]\nmax_new_tokens = 8\n',
+     '[model]\ndevice = "CPU"\ndefault = "alt"\n[engine]\nmax_new_tokens = 8\n'),
+    ('[engine]\nmax_new_tokens = 8\n', '[engine]\nmax_new_tokens = 8\n\n[model]\ndefault = "alt"\n'),
+    ('[engine]\n# default = "x"\n[model]\n', '[engine]\n# default = "x"\n[model]\ndefault = "alt"\n'),
+])
+def test_set_default_model_changes_that_line_only(tmp_path: Path, before: str, after: str) -> None:
+    from contenox.config import set_default_model
+
+    if before:
+        (tmp_path / "config.toml").write_text(before, encoding="utf-8")
+    assert set_default_model(tmp_path, "alt") == tmp_path / "config.toml"
+    assert (tmp_path / "config.toml").read_text(encoding="utf-8") == after
+    assert load_config(tmp_path, strict=True).model.default == "alt"

@@ -25,7 +25,8 @@ from contenox.errors import ContenoxError, NodeUnavailable, PeerNotAllowed
 from contenox.jsonrpc import SocketFrames
 from contenox.node.paths import build_path, ensure_private_dir, socket_dir, socket_path, spawn_lock_path
 
-__all__ = ["NodeClient", "RemoteError", "call", "connect", "ensure_node", "replace_stale_node"]
+__all__ = ["NodeClient", "RemoteError", "call", "connect", "ensure_node", "replace_stale_node",
+           "restart_for_model"]
 
 _START_TIMEOUT_S = 60.0
 _NODE_OUT_BYTES = 5_000_000
@@ -206,14 +207,35 @@ def replace_stale_node(config: Config, *, wait_s: float = 30.0) -> str | None:
     answered, status = call(config, "status", start=False)
     if not answered or not isinstance(status, dict) or status.get("build") in (None, mine):
         return None
-    queue = status.get("queue") or {}
-    in_use = (int(status.get("clients", 0)) > 1 or queue.get("active") or queue.get("waiting")
-              or any(w.get("busy") for w in status.get("workspaces", [])))
-    if in_use:
+    if not _stop_if_idle(config, status, wait_s):
         return (f"the running node (pid {pid}) is build {theirs} and this is {mine}; it is in use, so it keeps "
                 "running: run `contenox node stop` when it is idle to start this build")
+    return f"restarted the node: it was build {theirs}, this is {mine}"
+
+
+def _stop_if_idle(config: Config, status: dict[str, Any], wait_s: float) -> bool:
+    """Stop the node ``status`` describes unless another client uses it; whether it stopped."""
+    queue = status.get("queue") or {}
+    if (int(status.get("clients", 0)) > 1 or queue.get("active") or queue.get("waiting")
+            or any(w.get("busy") for w in status.get("workspaces", []))):
+        return False
     call(config, "stop", start=False)
     deadline = time.monotonic() + wait_s
-    while _alive(pid) and time.monotonic() < deadline:
+    while _alive(int(status["pid"])) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return f"restarted the node: it was build {theirs}, this is {mine}"
+    return True
+
+
+def restart_for_model(config: Config, name: str, *, wait_s: float = 30.0) -> str | None:
+    """After the default model changed to ``name``: stop a running node that serves another model when nobody
+    else uses it (the next call starts one with ``name``). What happened, for the user; None: no node runs."""
+    answered, status = call(config, "status", start=False)
+    if not answered or not isinstance(status, dict):
+        return None
+    serving = (status.get("model") or {}).get("name")
+    if serving == name:
+        return None
+    if _stop_if_idle(config, status, wait_s):
+        return f"stopped the idle node (it served {serving}); the next question starts one with {name}"
+    return (f"the running node serves {serving} and is in use; it switches to {name} once restarted: "
+            "`contenox node stop` when it is idle")

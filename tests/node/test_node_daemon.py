@@ -316,3 +316,33 @@ def test_the_pins_command_lists_adds_and_removes_and_names_a_refused_file(node_c
     assert removed.returncode == 0
     assert msgspec.json.decode(removed.stdout) == {"root": str(repo), "pins": ["src/b.py"]}
     assert pins("add").returncode == 2
+
+
+def test_model_use_sets_the_default_and_restarts_an_idle_node_on_it(node_config: Config) -> None:
+    models = node_config.models_dir
+    (models / "alt").symlink_to((models / "smollm2-135m").resolve(), target_is_directory=True)
+    client.ensure_node(node_config).close()
+    first = node_pid(node_config)
+    assert first is not None
+
+    def use(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "contenox", "model", "use", name], capture_output=True,
+                              text=True, timeout=120)
+
+    unknown = use("nope")
+    assert unknown.returncode == 2 and "model_not_found" in unknown.stderr
+    busy = RawConnection(node_config)
+    kept = use("alt")
+    assert kept.returncode == 0, kept.stderr
+    assert "the running node serves smollm2-135m and is in use; it switches to alt" in kept.stdout
+    assert node_pid(node_config) == first
+    busy.close()
+    switched = use("alt")
+    assert switched.returncode == 0, switched.stderr
+    assert switched.stdout.splitlines() == [
+        f"default model: alt (set in {node_config.root / 'config.toml'})",
+        "stopped the idle node (it served smollm2-135m); the next question starts one with alt"]
+    assert wait_gone(first)
+    assert client.call(node_config, "status")[1]["model"]["name"] == "alt"  # a new node, on the new default
+    again = use("alt")
+    assert again.stdout.splitlines()[1:] == []  # already serving it: nothing to restart
