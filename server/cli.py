@@ -50,6 +50,67 @@ def _explain_table(explain: Any) -> str:
     return render_explain(msgspec.convert(explain, type=Explain))
 
 
+def _explain_line(explain: Any) -> str:
+    """The one-line cache summary under an answer (``--explain`` prints the whole table)."""
+    totals = explain["totals"]
+    ttft = f" · first token {explain['ttft_ms'] / 1000:.1f} s" if explain.get("ttft_ms") is not None else ""
+    notes = f" · {len(explain['notes'])} note(s)" if explain.get("notes") else ""
+    return (f"{totals['hit_pct']:.0f}% cached · {totals['cached']} of {totals['tokens']} prompt tokens{ttft} · "
+            f"turn {explain['turn']}{notes}  (`contenox explain-context` for the segments)")
+
+
+_STEPS = {"queued": "waiting for another turn", "indexing": "indexing the workspace",
+          "prefill": "reading the context", "decode": "answering"}
+"""What the spinner says for each turn state the node reports."""
+
+
+class _AnswerView:
+    """The answer as it streams: on a terminal a spinner naming the step until the first token, then the
+    answer rendered as markdown as it grows; piped, the plain text."""
+
+    def __init__(self, *, rich: bool) -> None:
+        self.rich = rich
+        self.text = ""
+        self._started = time.monotonic()
+        self._live: Any = None
+        self._status: Any = None
+        if rich:
+            from rich.console import Console
+
+            self._console = Console()
+            self._status = self._console.status("starting the node", spinner="dots")
+            self._status.start()
+
+    def state(self, state: str) -> None:
+        if self._status is not None and state in _STEPS:
+            self._status.update(f"{_STEPS[state]} · {time.monotonic() - self._started:.1f} s")
+
+    def chunk(self, text: str) -> None:
+        if not self.rich:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
+        from rich.live import Live
+        from rich.markdown import Markdown
+
+        self.text += text
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+        if self._live is None:
+            self._live = Live(Markdown(self.text), console=self._console, refresh_per_second=8,
+                              vertical_overflow="visible")
+            self._live.start()
+        else:
+            self._live.update(Markdown(self.text))
+
+    def close(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+        if self._live is not None:
+            self._live.stop()
+
+
 def _config(args: argparse.Namespace) -> Config:
     config = load_config()
     for line in config.warnings:
@@ -139,14 +200,22 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return 2
     cwd = Path(args.cwd).resolve()
 
+    view = _AnswerView(rich=sys.stdout.isatty() and not args.json)
+
     def on_notification(method: str, params: Any) -> None:
-        if method == "chunk" and not args.json and isinstance(params, dict):
-            sys.stdout.write(str(params.get("text", "")))
-            sys.stdout.flush()
+        if args.json or not isinstance(params, dict):
+            return
+        if method == "chunk":
+            view.chunk(str(params.get("text", "")))
+        elif method == "state":
+            view.state(str(params.get("state", "")))
 
     pinned = [str((cwd / p).resolve()) for p in args.pin]  # as the user typed them: relative to cwd
-    _, result = call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": pinned, "json": args.json,
-                                     "thread": args.thread}, on_notification=on_notification)
+    try:
+        _, result = call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": pinned, "json": args.json,
+                                         "thread": args.thread}, on_notification=on_notification)
+    finally:
+        view.close()
     if args.json:
         print(msgspec.json.encode(result).decode())
     else:
@@ -155,7 +224,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print(f"(the answer was cut at the length limit; `contenox ask --thread {args.thread} continue` "
                   "continues it)\n")
         _print_edits(result)
-        print(_explain_table(result["explain"]))
+        print(_explain_table(result["explain"]) if args.explain else _explain_line(result["explain"]))
     if args.apply and result.get("edits"):
         return _apply_edits(Path(result["explain"]["workspace"]), result["edits"])
     return 0
@@ -421,6 +490,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="conversation thread in this workspace (default: cli; the editors keep their own)")
     s.add_argument("--apply", action="store_true",
                    help="apply the answer's proposed edits to the working tree (git apply; all or nothing)")
+    s.add_argument("--explain", action="store_true",
+                   help="the explain-context table under the answer (default: a one-line cache summary)")
     s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_ask)
 
