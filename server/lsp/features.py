@@ -176,6 +176,14 @@ def register(ls: ContenoxLanguageServer) -> None:
         exchanges = await node.history(root_for(ls, uri), thread)
         return [{"turn": e.turn, "user": e.user, "answer": e.answer} for e in exchanges]
 
+    @ls.feature("contenox/threads")
+    @translated
+    async def threads(params: Any) -> list[dict[str, Any]]:
+        """The workspace's threads, most recently used first (the chat panel's thread picker)."""
+        uri = param_str(params, "uri", required=False) if params is not None else None
+        found = await node.threads(root_for(ls, uri))
+        return [{"thread": t.thread, "turns": t.turns, "title": t.title, "lastUsed": t.last_used} for t in found]
+
     @ls.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     @translated
     async def inline_completion(params: types.InlineCompletionParams) -> types.InlineCompletionList | None:

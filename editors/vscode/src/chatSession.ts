@@ -14,6 +14,7 @@ import {
   type Exchange,
   type Explain,
   type ProposedEdit,
+  type ThreadSummary,
   type ToWebview,
 } from './protocol';
 
@@ -24,6 +25,8 @@ export interface ChatBackend {
   explainContext(uri?: string): Promise<Explain | null>;
   /** The recorded turns of a node thread (optional: a backend without it restores nothing). */
   history?(thread: string): Promise<Exchange[]>;
+  /** The workspace's threads, most recently used first (optional: no thread picker without it). */
+  threads?(): Promise<ThreadSummary[]>;
 }
 
 interface Running { source: vscode.CancellationTokenSource; streamed: string }
@@ -212,6 +215,20 @@ export class ChatSession implements vscode.Disposable {
     this.thread = `panel-${Date.now().toString(36)}`;
     this.restored = true;
     this.send({ type: 'cleared' });
+  }
+
+  /** Stop what runs and continue an existing thread: the page shows its recorded turns. */
+  async openThread(thread: string): Promise<void> {
+    this.stop();
+    this.proposals.clear();
+    this.thread = thread;
+    if (!this.ready) { // the page is not up yet: it opens on this thread (nothing queued for the old one)
+      this.queue.length = 0;
+      this.restored = false;
+      return;
+    }
+    this.send({ type: 'cleared' });
+    await this.restore();
   }
 
   /** Run a chat-like server command (explain/find related/ask about selection) into the panel. */

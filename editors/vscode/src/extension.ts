@@ -30,6 +30,7 @@ import {
   type ChatResult,
   type CompletionInfoParams,
   type Exchange,
+  type ThreadSummary,
   type Explain,
 } from './protocol';
 import { EXPLAIN_COMMAND, StatusBar } from './statusBar';
@@ -99,6 +100,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!client) return [];
       return client.sendRequest<Exchange[]>(Methods.history, { thread });
     },
+    threads: async () => {
+      if (!client) return [];
+      return client.sendRequest<ThreadSummary[]>(Methods.threads, {});
+    },
   };
   const panel = new ChatPanel(context.extensionUri, backend, (err) => {
     const status = statusForError(err);
@@ -127,6 +132,34 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   };
 
+  const switchThread = async (): Promise<void> => {
+    let threads: ThreadSummary[] = [];
+    try {
+      threads = (await backend.threads?.()) ?? [];
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Contenox: cannot list the threads: ${errorMessage(err)}`);
+      return;
+    }
+    const current = panel.session.thread;
+    const items = [
+      { label: '$(add) New chat', description: 'a new thread', thread: undefined as string | undefined },
+      ...threads.map((t) => ({
+        label: t.title || t.thread,
+        description: `${t.turns} turn${t.turns === 1 ? '' : 's'} · ${new Date(t.lastUsed * 1000).toLocaleString()}`,
+        detail: t.thread === current ? `${t.thread} (open in the panel)` : t.thread,
+        thread: t.thread as string | undefined,
+      })),
+    ];
+    const picked = await vscode.window.showQuickPick(items, {
+      placeHolder: threads.length ? 'Continue a thread of this workspace' : 'No threads yet in this workspace',
+      matchOnDescription: true, matchOnDetail: true,
+    });
+    if (!picked) return;
+    const session = panel.show();
+    if (picked.thread === undefined) session.newChat();
+    else await session.openThread(picked.thread);
+  };
+
   const selectionCommand = (serverCommand: string) => async (): Promise<void> => {
     const args = selectionArgs();
     if (!args || args.text.trim() === '') {
@@ -144,6 +177,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.commands.registerCommand('contenox.openChat', () => void panel.show()),
+    vscode.commands.registerCommand('contenox.switchThread', switchThread),
     vscode.commands.registerCommand(EXPLAIN_COMMAND, () =>
       panel.show().showExplain(vscode.window.activeTextEditor?.document.uri.toString())),
     vscode.commands.registerCommand('contenox.explainSelectionCmd', selectionCommand(ServerCommands.explainSelection)),

@@ -130,10 +130,14 @@ export const Methods = {
   completionInfo: 'contenox/completionInfo',
   explainContext: 'contenox/explainContext',
   history: 'contenox/history',
+  threads: 'contenox/threads',
 } as const;
 
 /** One recorded turn of a thread (`contenox/history`). */
 export interface Exchange { turn: number; user: string; answer: string }
+
+/** One thread of the workspace (`contenox/threads`), most recently used first. */
+export interface ThreadSummary { thread: string; turns: number; title: string; lastUsed: number }
 
 export const ServerCommands = {
   explainSelection: 'contenox.explainSelection',

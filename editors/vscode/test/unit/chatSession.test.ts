@@ -239,3 +239,43 @@ describe('ChatSession restores its thread', () => {
     expect(posted.at(-1)).toEqual({ type: 'cleared' });
   });
 });
+
+describe('ChatSession switches threads', () => {
+  it('opens a picked thread: the page is cleared, shows its turns, and the next question continues it', async () => {
+    const { posted, backend, pending } = harness();
+    backend.history = async (thread) =>
+      thread === 'panel-old' ? [{ turn: 3, user: 'Where is sub?', answer: 'calc.py' }] : [];
+    const session = new ChatSession(backend, (m) => posted.push(m));
+    await session.handleMessage({ type: 'ready' });
+    const running = session.handleMessage({ type: 'send', prompt: 'slow one' });
+    await tick();
+    await session.openThread('panel-old');
+    await running;
+    expect(pending[0]!.token.isCancellationRequested).toBe(true); // what ran in the other thread stopped
+    expect(posted.filter((m) => m.type !== 'cancelled').slice(-3)).toEqual([
+      { type: 'cleared' },
+      { type: 'start', chatId: 'restored-panel-old-3', prompt: 'Where is sub?' },
+      { type: 'done', chatId: 'restored-panel-old-3', text: 'calc.py', explain: null },
+    ]);
+    const next = session.handleMessage({ type: 'send', prompt: 'and add?' });
+    await tick();
+    expect(pending[1]!.params.thread).toBe('panel-old');
+    pending[1]!.resolve({ text: 'calc.py too', explain: EXPLAIN });
+    await next;
+  });
+
+  it('before the page is ready the picked thread is shown once it is', async () => {
+    const { posted, backend } = harness();
+    backend.history = async (thread) => [{ turn: 1, user: `q in ${thread}`, answer: 'a' }];
+    const session = new ChatSession(backend, (m) => posted.push(m));
+    void session.showExplain(); // queued for the page of the old thread: dropped by the switch
+    await tick();
+    await session.openThread('cli');
+    expect(posted).toEqual([]);
+    await session.handleMessage({ type: 'ready' });
+    expect(posted).toEqual([
+      { type: 'start', chatId: 'restored-cli-1', prompt: 'q in cli' },
+      { type: 'done', chatId: 'restored-cli-1', text: 'a', explain: null },
+    ]);
+  });
+});
