@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -175,6 +176,20 @@ def register(ls: ContenoxLanguageServer) -> None:
         thread = (param_str(params, "thread", required=False) if params is not None else None) or PANEL_THREAD
         exchanges = await node.history(root_for(ls, uri), thread)
         return [{"turn": e.turn, "user": e.user, "answer": e.answer} for e in exchanges]
+
+    @ls.feature("contenox/pins")
+    @translated
+    async def pins(params: Any) -> list[dict[str, Any]]:
+        """The permanent pins of each workspace folder of this window: the pins view in the editor."""
+        uri = param_str(params, "uri", required=False) if params is not None else None
+        folders = [f.uri for f in ls.workspace.folders.values()]
+        roots = [root_for(ls, u) for u in ([uri] if uri else folders or [None])]
+        out: dict[str, dict[str, Any]] = {}
+        for root in roots:
+            resolved, pinned = await node.pins(root)
+            out[resolved] = {"root": resolved, "pins": [{"path": rel, "uri": Path(resolved, rel).as_uri()}
+                                                        for rel in pinned]}
+        return list(out.values())
 
     @ls.feature("contenox/threads")
     @translated

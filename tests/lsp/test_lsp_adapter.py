@@ -184,6 +184,8 @@ async def test_pin_overlay_and_related(conn: tuple[Conn, FakeNode], workspace: P
     path = str(workspace / "util.py")
     await c.peer.request("workspace/executeCommand", {"command": "contenox.pin", "arguments": [uri]})
     assert node.pinned[str(workspace)] == [path]
+    listed = (await c.peer.request("contenox/pins", {}))["result"]  # the editor's pins view
+    assert listed == [{"root": str(workspace), "pins": [{"path": path, "uri": uri}]}]
     await c.peer.request("workspace/executeCommand", {"command": "contenox.unpin", "arguments": [uri]})
     assert node.pinned[str(workspace)] == []
     c.peer.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,

@@ -31,8 +31,10 @@ import {
   type CompletionInfoParams,
   type Exchange,
   type ThreadSummary,
+  type WorkspacePins,
   type Explain,
 } from './protocol';
+import { fileToPin, PinsView } from './pinsView';
 import { EXPLAIN_COMMAND, StatusBar } from './statusBar';
 import { statusForError } from './statusView';
 
@@ -114,12 +116,37 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const runChatCommand = (command: string, args: unknown[]): Promise<void> =>
     panel.show(true).runCommand(labelFor(command, args), command, args);
 
-  const pinCommand = (serverCommand: string, verb: string) => async (resource?: vscode.Uri): Promise<void> => {
-    const uri = resource instanceof vscode.Uri ? resource : vscode.window.activeTextEditor?.document.uri;
-    if (!uri) {
-      void vscode.window.showWarningMessage(`Contenox: open a file to ${verb} it.`);
-      return;
+  const pinsView = new PinsView({
+    pins: async () => {
+      if (!client) throw new Error('not started');
+      return client.sendRequest<WorkspacePins[]>(Methods.pins, {});
+    },
+  });
+  const pinsTree = vscode.window.createTreeView('contenox.pins', { treeDataProvider: pinsView });
+  context.subscriptions.push(pinsTree);
+  const refreshPins = async (): Promise<void> => {
+    pinsView.refresh();
+    await pinsView.getChildren(); // sets the view's message
+    pinsTree.message = pinsView.message;
+  };
+
+  const pickFile = async (verb: string): Promise<vscode.Uri | undefined> => {
+    if (verb === 'unpin') {
+      const pinned = await pinsView.getChildren();
+      const picked = await vscode.window.showQuickPick(pinned.map((p) => ({ label: p.path, description: p.root, p })),
+        { placeHolder: pinned.length ? 'Unpin which file?' : 'Nothing is pinned' });
+      return picked ? vscode.Uri.parse(picked.p.uri) : undefined;
     }
+    const found = await vscode.workspace.findFiles('**/*', '**/{.git,node_modules,.venv,__pycache__}/**', 5000);
+    const picked = await vscode.window.showQuickPick(
+      found.map((uri) => ({ label: vscode.workspace.asRelativePath(uri), uri })),
+      { placeHolder: 'Pin which file into every prompt?', matchOnDescription: true });
+    return picked?.uri;
+  };
+
+  const pinCommand = (serverCommand: string, verb: string) => async (resource?: unknown): Promise<void> => {
+    const uri = await fileToPin(resource, () => pickFile(verb));
+    if (!uri) return;
     if (!client) {
       void vscode.window.showWarningMessage('Contenox: the node is not connected.');
       return;
@@ -130,6 +157,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     } catch (err) {
       void vscode.window.showErrorMessage(`Contenox: ${verb} failed: ${errorMessage(err)}`);
     }
+    await refreshPins();
   };
 
   const switchThread = async (): Promise<void> => {
@@ -178,6 +206,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     vscode.commands.registerCommand('contenox.openChat', () => void panel.show()),
     vscode.commands.registerCommand('contenox.switchThread', switchThread),
+    vscode.commands.registerCommand('contenox.refreshPins', refreshPins),
     vscode.commands.registerCommand(EXPLAIN_COMMAND, () =>
       panel.show().showExplain(vscode.window.activeTextEditor?.document.uri.toString())),
     vscode.commands.registerCommand('contenox.explainSelectionCmd', selectionCommand(ServerCommands.explainSelection)),
@@ -201,7 +230,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   // Not awaited: the node may still be loading its model; commands above are usable meanwhile.
-  void startClient(context, statusBar, completionToggle, panel, runChatCommand);
+  void startClient(context, statusBar, completionToggle, panel, runChatCommand).then(refreshPins, () => undefined);
 }
 
 async function startClient(

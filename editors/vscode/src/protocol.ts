@@ -131,10 +131,14 @@ export const Methods = {
   explainContext: 'contenox/explainContext',
   history: 'contenox/history',
   threads: 'contenox/threads',
+  pins: 'contenox/pins',
 } as const;
 
 /** One recorded turn of a thread (`contenox/history`). */
 export interface Exchange { turn: number; user: string; answer: string }
+
+/** The permanent pins of one workspace folder (`contenox/pins`). */
+export interface WorkspacePins { root: string; pins: { path: string; uri: string }[] }
 
 /** One thread of the workspace (`contenox/threads`), most recently used first. */
 export interface ThreadSummary { thread: string; turns: number; title: string; lastUsed: number }

@@ -39,6 +39,17 @@ export class CancellationTokenSource {
   }
 }
 
+export enum TreeItemCollapsibleState { None = 0, Collapsed = 1, Expanded = 2 }
+
+export class TreeItem {
+  resourceUri?: Uri;
+  description?: string;
+  tooltip?: string;
+  contextValue?: string;
+  command?: { command: string; title: string; arguments?: unknown[] };
+  constructor(readonly label: string, readonly collapsibleState: TreeItemCollapsibleState) {}
+}
+
 export class ThemeColor {
   constructor(readonly id: string) {}
 }
