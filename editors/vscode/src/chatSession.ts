@@ -3,6 +3,7 @@
 
 import * as vscode from 'vscode';
 import { applyProposedEdit } from './applyEdit';
+import { copyToClipboard, insertAtCursor } from './codeActions';
 import { openInWorkspace } from './openLocation';
 import {
   isFromWebview,
@@ -30,6 +31,12 @@ export interface ChatBackend {
 }
 
 interface Running { source: vscode.CancellationTokenSource; streamed: string }
+
+/** A code block's actions (a fake in unit tests). */
+export interface CodeActions {
+  copy(text: string): Promise<void>;
+  insert(text: string): Promise<string | null>;
+}
 
 let counter = 0;
 export function newChatId(): string {
@@ -101,6 +108,8 @@ export class ChatSession implements vscode.Disposable {
     private readonly open: (path: string, line?: number) => Promise<unknown> = openInWorkspace,
     /** Applies a proposed edit; the reason it was not applied, or null. */
     private readonly apply: (edit: ProposedEdit) => Promise<string | null> = applyProposedEdit,
+    /** A code block's Copy and Insert (the reason Insert did not happen, or null). */
+    private readonly code: CodeActions = { copy: copyToClipboard, insert: insertAtCursor },
   ) {}
 
   /** Messages from the webview. Unknown shapes are ignored. */
@@ -129,6 +138,23 @@ export class ChatSession implements vscode.Disposable {
           this.send({ type: 'error', message: `Could not open ${raw.path}: ${errorMessage(err)}` });
         }
         return;
+      case 'copyCode':
+        try {
+          await this.code.copy(raw.text);
+        } catch (err) {
+          this.send({ type: 'error', message: `Could not copy: ${errorMessage(err)}` });
+        }
+        return;
+      case 'insertCode': {
+        let problem: string | null;
+        try {
+          problem = await this.code.insert(raw.text);
+        } catch (err) {
+          problem = errorMessage(err);
+        }
+        if (problem !== null) this.send({ type: 'error', message: `Could not insert the code: ${problem}` });
+        return;
+      }
       case 'applyEdit':
       case 'rejectEdit':
         await this.decide(raw.chatId, raw.index, raw.type === 'applyEdit');

@@ -34,6 +34,7 @@ import {
   type WorkspacePins,
   type Explain,
 } from './protocol';
+import { trackLastEditor } from './codeActions';
 import { fileToPin, PinsView } from './pinsView';
 import { EXPLAIN_COMMAND, StatusBar } from './statusBar';
 import { statusForError } from './statusView';
@@ -111,7 +112,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const status = statusForError(err);
     if (status) statusBar.update(status);
   });
-  context.subscriptions.push(panel);
+  context.subscriptions.push(panel, trackLastEditor());
 
   const runChatCommand = (command: string, args: unknown[]): Promise<void> =>
     panel.show(true).runCommand(labelFor(command, args), command, args);

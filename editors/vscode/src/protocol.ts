@@ -183,7 +183,12 @@ export type FromWebview =
   /** Open a workspace file (relative path, no `..`) at a 1-based line. */
   | { type: 'open'; path: string; line?: number }
   /** Apply or reject the `index`-th proposed edit of a chat's answer. */
-  | { type: 'applyEdit' | 'rejectEdit'; chatId: string; index: number };
+  | { type: 'applyEdit' | 'rejectEdit'; chatId: string; index: number }
+  /** A code block's Copy (to the clipboard) or Insert (at the cursor of the last active editor). */
+  | { type: 'copyCode' | 'insertCode'; text: string };
+
+/** The most a code block's Copy / Insert carries (a block the page shows is far smaller). */
+export const MAX_CODE_CHARS = 1_000_000;
 
 export function isFromWebview(value: unknown): value is FromWebview {
   if (typeof value !== 'object' || value === null) return false;
@@ -203,6 +208,9 @@ export function isFromWebview(value: unknown): value is FromWebview {
     case 'rejectEdit':
       return typeof msg.chatId === 'string' && typeof msg.index === 'number' && Number.isInteger(msg.index) &&
         msg.index >= 0;
+    case 'copyCode':
+    case 'insertCode':
+      return typeof msg.text === 'string' && msg.text.length <= MAX_CODE_CHARS;
     default:
       return false;
   }

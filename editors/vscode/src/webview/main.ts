@@ -192,7 +192,17 @@ function continueAnswer(event: MouseEvent): void {
   vscode.postMessage({ type: 'send', prompt: 'Continue.' });
 }
 
+/** Copy / Insert on a code block: the host writes the clipboard or inserts at the editor's cursor. */
+function codeAction(event: MouseEvent): void {
+  const target = event.target instanceof Element ? event.target.closest('button.copy-code, button.insert-code') : null;
+  if (!(target instanceof HTMLButtonElement)) return;
+  const text = target.closest('.code-block')?.querySelector('pre code')?.textContent ?? '';
+  const msg: unknown = { type: target.classList.contains('copy-code') ? 'copyCode' : 'insertCode', text };
+  if (isFromWebview(msg)) vscode.postMessage(msg);
+}
+
 log.addEventListener('click', openLocation);
+log.addEventListener('click', codeAction);
 log.addEventListener('click', decideEdit);
 log.addEventListener('click', continueAnswer);
 form.addEventListener('submit', (event) => {

@@ -3,6 +3,7 @@
 // model output can inject elements, attributes, scripts or remote resources. Workspace locations
 // become `button.loc` elements (data-path, data-line) that the page turns into `open` messages.
 
+import { highlight } from './highlight';
 import {
   parseLocation, type Citations, type EditView, type Explain, type Location, type RetrievedChunk,
 } from '../protocol';
@@ -107,7 +108,13 @@ export function renderMarkdown(source: string): string {
       const langAttr = lang ? ` data-lang="${escapeHtml(lang)}"` : '';
       const label = lang ? `<div class="code-lang">${escapeHtml(lang)}</div>` : '';
       const state = closed ? '' : ' class="streaming"';
-      html.push(`<div class="code-block"${langAttr}>${label}<pre${state}><code>${escapeHtml(body.join('\n'))}</code></pre></div>`);
+      const code = body.join('\n');
+      // Copy / Insert once the block is whole (the page reads the text from the block itself).
+      const actions = closed
+        ? '<div class="code-actions"><button type="button" class="copy-code" title="Copy to the clipboard">Copy</button>' +
+          '<button type="button" class="insert-code" title="Insert at the cursor of the last active editor">Insert</button></div>'
+        : '';
+      html.push(`<div class="code-block"${langAttr}>${label}${actions}<pre${state}><code>${highlight(code, lang)}</code></pre></div>`);
       continue;
     }
     const heading = /^(#{1,6})\s+(.*)$/.exec(line);

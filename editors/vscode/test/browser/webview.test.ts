@@ -177,6 +177,22 @@ describe('chat webview in headless Chromium', () => {
     await expect.poll(() => page.isDisabled('#stop')).toBe(true);
   });
 
+  it('a finished code block is highlighted and its Copy / Insert send the block\'s text to the host', async () => {
+    const answer = page.locator('section.answer[data-chat-id="c1"]');
+    const block = answer.locator('.code-block[data-lang="python"]');
+    expect(await block.locator('span.tok-keyword').allTextContents()).toEqual(['def', 'return']);
+    const before = (await posted()).length;
+    await block.locator('button.copy-code').click();
+    await block.locator('button.insert-code').click();
+    expect((await posted()).slice(before)).toEqual([
+      { type: 'copyCode', text: 'def parse(src):\n    return a < b' },
+      { type: 'insertCode', text: 'def parse(src):\n    return a < b' },
+    ]);
+    const keyword = await block.locator('span.tok-keyword').first().evaluate((el) => getComputedStyle(el).color);
+    const plain = await block.locator('pre code').evaluate((el) => getComputedStyle(el).color);
+    expect(keyword).not.toBe(plain); // the theme colours apply
+  });
+
   it('shows the explain-context table under the answer', async () => {
     const table = page.locator('section.answer[data-chat-id="c1"] table.explain');
     expect(await table.locator('tbody tr').count()).toBe(EXPLAIN.segments.length);

@@ -279,3 +279,26 @@ describe('ChatSession switches threads', () => {
     ]);
   });
 });
+
+describe('ChatSession code block actions', () => {
+  it('copies and inserts through the host and says when the insert could not happen', async () => {
+    const { backend } = harness();
+    const posted: ToWebview[] = [];
+    const did: string[] = [];
+    let insertProblem: string | null = null;
+    const session = new ChatSession(backend, (m) => posted.push(m), undefined, undefined, undefined, {
+      copy: async (text) => { did.push(`copy:${text}`); },
+      insert: async (text) => { did.push(`insert:${text}`); return insertProblem; },
+    });
+    await session.handleMessage({ type: 'ready' });
+    await session.handleMessage({ type: 'copyCode', text: 'def f():\n    pass' });
+    await session.handleMessage({ type: 'insertCode', text: 'x = 1' });
+    expect(did).toEqual(['copy:def f():\n    pass', 'insert:x = 1']);
+    expect(posted).toEqual([]);
+    insertProblem = 'open a file to insert the code into';
+    await session.handleMessage({ type: 'insertCode', text: 'y' });
+    expect(posted).toEqual([{ type: 'error', message: 'Could not insert the code: open a file to insert the code into' }]);
+    await session.handleMessage({ type: 'copyCode', text: 'z'.repeat(1_000_001) }); // over the cap: ignored
+    expect(did).toHaveLength(3);
+  });
+});
