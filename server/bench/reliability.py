@@ -6,7 +6,8 @@ Against a private real node (its own home and socket, the model given, 4-token a
 - **cancels**: ``--cancels`` ACP turns of 200 tokens cancelled at random moments: each must end (cancelled, or
   finished before the cancel landed), none may hang;
 - **fuzz**: ``--fuzz`` seeded messages per protocol, a probe after each (:mod:`contenox.bench.fuzz`);
-- **memory**: ``--memory-rounds`` more rounds of that load and fuzz, the node's and the engine process's RSS after
+- **memory**: ``--memory-rounds`` more rounds of a lighter load (``--memory-requests`` hovers, ``--memory-prompts``
+  questions) and a tenth of the fuzz, the node's and the engine process's RSS after
   each: whether the node levels off (its growth per round over the second half) and the engine stays within its
   weights plus the KV cache it was given;
 - **bad inputs**: a list of known-bad requests (special, binary, huge and outside pins, ``/`` as a workspace, an
@@ -320,6 +321,8 @@ def main(config: Config, argv: list[str]) -> int:
     p.add_argument("--cancels", type=int, default=20)
     p.add_argument("--fuzz", type=int, default=1000, help="fuzzed messages per protocol")
     p.add_argument("--memory-rounds", type=int, default=8, help="rounds of load + fuzz with RSS sampled (0: off)")
+    p.add_argument("--memory-requests", type=int, default=40, help="hovers per LSP window in each memory round")
+    p.add_argument("--memory-prompts", type=int, default=2, help="questions per ACP thread in each memory round")
     p.add_argument("--seed", type=int, default=20261130)
     p.add_argument("--out", default="bench/results")
     ns = p.parse_args(argv)
@@ -356,7 +359,8 @@ def main(config: Config, argv: list[str]) -> int:
         say(f"fuzz: {report['fuzz']}")
         section = "memory"
         if ns.memory_rounds:
-            report["memory"] = _memory(node, repo, ns.memory_rounds, (ns.windows, ns.threads, ns.requests, ns.prompts),
+            report["memory"] = _memory(node, repo, ns.memory_rounds,
+                                       (ns.windows, ns.threads, ns.memory_requests, ns.memory_prompts),
                                        max(1, ns.fuzz // 10), ns.seed)
             say(f"memory: node {report['memory']['node_rss_mb_first']} -> {report['memory']['node_rss_mb_last']} "
                 f"MB ({report['memory']['node_growth_mb_per_round_second_half']} MB/round over the second half); "

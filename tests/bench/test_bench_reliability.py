@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 def test_the_reliability_report_holds_every_figure(home: Path, tmp_path: Path) -> None:
     code = cli.main(["bench", "reliability", "--windows", "2", "--threads", "1", "--requests", "10", "--prompts", "2",
-                     "--cancels", "2", "--fuzz", "30", "--memory-rounds", "2", "--out", str(tmp_path)])
+                     "--cancels", "2", "--fuzz", "30", "--memory-rounds", "2", "--memory-requests", "5", "--memory-prompts", "1", "--out", str(tmp_path)])
     [path] = tmp_path.glob("*-reliability-smollm2-135m.json")
     report = json.loads(path.read_text())
     assert (code, report.get("error")) == (0, None)
