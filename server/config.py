@@ -71,6 +71,9 @@ class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     the base map is rebuilt (named in explain-context)."""
     retrieval_tokens: int = 3072
     """Code retrieved for each question (chunks already in the thread are referenced, not repeated); 0: off."""
+    mention_tokens: int = 4096
+    """Files mentioned for one turn (ACP resource links, ``ask --pin``) enter that turn's message, whole while they
+    fit in this many tokens together, else as their outline (named in explain-context)."""
     max_history_turns: int = 8
     """Turns of a thread kept in full; when exceeded (or over ``thread_tokens``) older turns are summarised."""
     thread_tokens: int = 6144

@@ -38,7 +38,7 @@ from contenox.node.queue import TurnQueue
 from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
 from contenox.node.warming import Warmer
-from contenox.node.workspaces import WorkspaceState
+from contenox.node.workspaces import WorkspaceState, unpinnable
 from contenox.planner.edits import ProposedEdits, propose_edits
 
 if TYPE_CHECKING:
@@ -224,7 +224,10 @@ class Node:
                                                  self.config.state_dir / "workspaces" / state.key)
             state.reconcile_turns(state.planner.turns)
         planner = state.planner
-        pins = list(dict.fromkeys([*state.record.pins, *(state.relative(p) for p in request.pins)]))
+        pins = list(state.record.pins)
+        # files mentioned for this turn only are turn material (in its message, entered into the thread once), not
+        # pins: a pin that comes and goes would change everything after the pins segment on the next turn
+        mentions = [rel for rel in dict.fromkeys(state.relative(p) for p in request.pins) if rel not in pins]
 
         def count(text: str) -> int:
             return len(engine.tokenizer.encode(text))
@@ -235,10 +238,15 @@ class Node:
             open_file = None
 
         def plan() -> TurnPlan:
+            for rel in mentions:  # (here, off the event loop: the check reads the file)
+                why = unpinnable(state.root / rel, self.config.workspace.max_file_bytes)
+                if why:
+                    raise InvalidRequest(f"cannot add {rel} to the question: {why}", path=rel, reason=why)
             inputs = build_inputs(self.config.planner, workspace, count, root=state.root, prompt=request.prompt,
                                   selection=request.selection, pins=pins, terminal=request.terminal,
                                   thread=request.thread, reasons=reasons, open_file=open_file,
-                                  selection_lines=request.selection_lines, map_base=state.map_base)
+                                  selection_lines=request.selection_lines, map_base=state.map_base,
+                                  mentions=mentions)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
         pending = self._rewarming.get(state.session_id)

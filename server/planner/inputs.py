@@ -122,10 +122,41 @@ def retrieve(workspace: Workspace, config: PlannerConfig, count: Callable[[str],
     return chunks, tuple(dropped)
 
 
+def mention_section(workspace: Workspace, paths: Sequence[str], count: Callable[[str], int],
+                    budget: int) -> tuple[str, tuple[str, ...]]:
+    """Files mentioned for this turn as a section of its message (turn material: entered into the thread once,
+    so the next turn's prefix keeps it cached, unlike a pin that comes and goes): each whole while they fit in
+    ``budget`` tokens together, else its outline. The section and a note for each file."""
+    from contenox.planner.budget import rough_outline  # (both import this module's types)
+    from contenox.planner.segments import fenced_file
+
+    parts: list[str] = []
+    notes: list[str] = []
+    used = 0
+    for rel in paths:
+        text = workspace.read_text(rel)
+        block = f"## {rel}\n{fenced_file(rel, text)}"
+        size = count(block)
+        if used + size > budget:
+            outline = rough_outline(text).strip() or "(no definitions)"
+            block = f"## {rel} (outline only)\n{fenced_file(rel, outline)}"
+            notes.append(f"mentioned {rel}: outline only ({size} tokens whole; the turn's mentions may use "
+                         f"{budget}, planner.mention_tokens)")
+            size = count(block)
+        else:
+            notes.append(f"mentioned {rel}: in this turn's message ({size} tokens), kept in the thread")
+        parts.append(block)
+        used += size
+    if not parts:
+        return "", ()
+    return "# Files mentioned with the question\n\n" + "\n\n".join(parts), tuple(notes)
+
+
 def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[str], int], *, root: Path,
                  prompt: str, selection: str | None, pins: Sequence[str], terminal: str, thread: str,
                  reasons: dict[str, str], open_file: str | None = None,
-                 selection_lines: tuple[int, int] | None = None, map_base: MapBase | None = None) -> PlannerInputs:
+                 selection_lines: tuple[int, int] | None = None, map_base: MapBase | None = None,
+                 mentions: Sequence[str] = ()) -> PlannerInputs:
     """The planner's inputs for one turn (blocking: reads files and git state).
 
     The repo map is ranked by the pinned files only, never by the prompt's words: it must stay
@@ -143,6 +174,10 @@ def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[s
     chunks, notes = retrieve(workspace, config, count, prompt=prompt, selection=selection or "", diff=diff,
                              terminal=terminal, open_file=open_file, selection_lines=selection_lines)
     notes = (*workspace.index_notes(), *notes)
+    mentioned, mention_notes = mention_section(workspace, mentions, count, config.mention_tokens)
+    if mentioned:
+        selection = f"{selection}\n\n{mentioned}" if selection else mentioned
+        notes = (*notes, *mention_notes)
     changes: list[MapChange] = []
     label = ""
     if map_base is not None:

@@ -126,6 +126,11 @@ _LANGS = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "j
           ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cxx": "cpp"}
 
 
+def fenced_file(path: str, text: str) -> str:
+    """A file's text fenced for the prompt, with the language its suffix names (a fence inside is kept whole)."""
+    return _fence(text, _LANGS.get(PurePosixPath(path).suffix, ""))
+
+
 def chunk_part(chunk: Chunk) -> str:
     """A retrieved chunk as it goes into the prompt: its location and name, then its code, fenced."""
     lang = _LANGS.get(PurePosixPath(chunk.path).suffix, "")

@@ -55,7 +55,8 @@ async def test_acp_prompt_resources_usage_cancel_and_load(node_home: NodeHome, t
         explain = usage[0].field_meta["contenox"]
         assert explain["totals"]["tokens"] == usage[0].used and explain["workspace"] == str(repo)
         segments = {s["kind"]: s for s in explain["segments"]}
-        assert segments["pins"]["tokens"] > 0  # the linked file went into the context
+        assert segments["pins"]["tokens"] == 0  # the linked file went into the turn's message, not the pins:
+        assert "mentioned util.py: in this turn's message" in " ".join(explain["notes"])  # (the next turn's cache)
         assert rec.of("plan", sid)[-1].entries[-1].status == "completed"
         commands = await rec.wait_for("available_commands_update")
         assert {c.name for c in commands[0].available_commands} == {"explain-context", "pin", "unpin"}

@@ -149,7 +149,8 @@ async def test_zed_session_new_prompt_cancel_load(zed_launch: tuple[str, list[st
         assert usage[0].used == explain["totals"]["tokens"] > 0
         assert usage[0].size == explain["context_size"] > usage[0].used
         segments = {s["kind"]: s for s in explain["segments"]}
-        assert segments["pins"]["tokens"] > 0  # the linked file went into the context
+        assert segments["pins"]["tokens"] == 0  # the linked file went into the turn's message, not the pins:
+        assert "mentioned util.py: in this turn's message" in " ".join(explain["notes"])  # (the next turn's cache)
         assert reply.field_meta is not None and reply.field_meta["contenox"]["turn"] == explain["turn"]
 
         # Cancel while the turn is running (as soon as the plan shows it reading the prompt).
@@ -178,8 +179,10 @@ async def test_zed_session_new_prompt_cancel_load(zed_launch: tuple[str, list[st
     async with zed(command, args, env, workspace) as (conn, rec):
         await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
         users = [u.content.text for u in rec.of("user_message_chunk", sid)]
-        assert users == [question]  # the journal's turns: commands and the cancelled prompt are not model turns
+        # the journal's turns and, in its place, the stopped prompt (marked); commands are not thread turns
+        assert users == [question, "Write a very long essay about helper, at least 800 words."]
         assert answer in rec.text(sid)
+        assert "_(no answer: stopped before the answer was finished)_" in rec.text(sid)
         await rec.wait_until(lambda: rec.of("available_commands_update", sid), timeout=60)
         again = await conn.prompt(session_id=sid, prompt=[text_block("Thanks.")], contenox=SHORT)
         assert again.stop_reason in ("end_turn", "max_tokens")

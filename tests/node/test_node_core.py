@@ -171,3 +171,31 @@ async def test_an_engine_left_failing_by_a_request_is_restarted_and_status_says_
     assert status["restarts"] == 1 and "input_ids token out of bounds" in status["last_crash"]
     assert status["alive"] and status["pid"] != first["pid"]
     await node.close()
+
+
+async def test_a_mention_is_turn_material_and_the_next_turn_keeps_the_thread_cached(home: Path, repo: Path) -> None:
+    """Regression (#17): a one-turn @-mention was a pin for that turn, so the next turn, without it, recomputed
+    everything after the pins segment (24% cached instead of 99%). A mention now enters the turn's message."""
+    node = Node(load_config(home))
+    try:
+        first = await node.turn(TurnRequest(root=str(repo), prompt="What does add do?", client_id="me",
+                                            max_new_tokens=4, pins=[str(repo / "pkg" / "calc.py")]))
+        segments = {s.kind: s for s in first.explain.segments}
+        assert "pins" not in segments or segments["pins"].tokens == 0
+        from contenox.planner import Journal
+
+        [record] = Journal(node.config.state_dir / "workspaces" / node.workspace(str(repo)).key).load()
+        assert "# Files mentioned with the question\n\n## pkg/calc.py\n```python\ndef add(a, b):" in record.user
+        second = await node.turn(TurnRequest(root=str(repo), prompt="And who calls it?", client_id="me",
+                                             max_new_tokens=4))
+        kinds = [s.kind for s in second.explain.segments]
+        history = second.explain.segments[kinds.index("history")]
+        # the mention is in the cached thread: all of it but the previous answer's end (its last token's KV is
+        # never computed, and the cache is block-granular) is served from the cache, every segment before too
+        assert history.tokens > 200 and history.cached >= history.tokens - 32
+        through_history = sum(s.tokens for s in second.explain.segments[:kinds.index("history") + 1])
+        assert second.explain.totals.cached >= through_history - 32
+        with pytest.raises(InvalidRequest, match="cannot add pkg to the question: a directory"):
+            await node.turn(TurnRequest(root=str(repo), prompt="and this?", client_id="me", pins=[str(repo / "pkg")]))
+    finally:
+        await node.close()

@@ -126,3 +126,28 @@ def test_a_replayed_history_keeps_the_base_map_and_the_thread_cached(engine: Eng
     assert body_only.tokens == 0  # a body edit changes no definition line: no delta at all
     instructions = turns[4][0].manifest.segment("instructions")
     assert instructions.invalidated_by is not None and "AGENTS.md" in instructions.invalidated_by
+
+
+def test_mentioned_files_enter_whole_while_they_fit_then_as_outlines(tmp_path: Path) -> None:
+    from contenox.planner.inputs import mention_section
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q")
+    (root / "calc.py").write_text(CALC)
+    (root / "report.py").write_text(REPORT)
+    ws = Workspace.open(root, WorkspaceConfig(), None)
+    ws.refresh()
+    count = len  # one token per character: easy to reason about
+    whole, notes = mention_section(ws, ["calc.py", "report.py"], count, 10_000)
+    assert whole == f"# Files mentioned with the question\n\n## calc.py\n```python\n{CALC.rstrip()}\n```\n\n" \
+                    f"## report.py\n```python\n{REPORT.rstrip()}\n```"
+    assert notes == tuple(f"mentioned {name}: in this turn's message ({len(f'## {name}')+len(text.rstrip())+15} "
+                          "tokens), kept in the thread" for name, text in (("calc.py", CALC), ("report.py", REPORT)))
+    budget = len(f"## calc.py\n```python\n{CALC.rstrip()}\n```") + 10
+    cut, notes = mention_section(ws, ["calc.py", "report.py"], count, budget)
+    assert cut.endswith("## report.py (outline only)\n```python\ndef total(values):\n```")
+    whole_report = len("## report.py\n```python\n" + REPORT.rstrip() + "\n```")
+    assert notes[1:] == (f"mentioned report.py: outline only ({whole_report} tokens whole; the turn's mentions may use "
+                     f"{budget}, planner.mention_tokens)",)
+    assert mention_section(ws, [], count, 10) == ("", ())
