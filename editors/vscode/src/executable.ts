@@ -3,7 +3,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export const INSTALL_COMMAND = 'pipx install contenox';
+/** Works today in a clone of the repository; `pipx install contenox` once the package is on PyPI. */
+export const INSTALL_COMMAND = 'pipx install ./  # in a clone of the Contenox repository';
 
 export function isExecutableFile(file: string): boolean {
   try {
@@ -44,7 +45,8 @@ export function resolveExecutable(
 }
 
 export function missingMessage(setting: string): string {
-  return `Contenox: the executable "${setting}" was not found. Install it with \`${INSTALL_COMMAND}\` ` +
-    '(or `uv tool install contenox`), then run `contenox init` to fetch the model — ' +
-    'or point the `contenox.path` setting at it.';
+  return `Contenox: the executable "${setting}" was not found. Install it with \`pipx install ./\` in a clone ` +
+    'of the Contenox repository (`pipx install contenox` once it is published on PyPI), then run ' +
+    '`contenox init` to fetch the model — or point the `contenox.path` setting at it (e.g. the clone\'s ' +
+    '`.venv/bin/contenox` after `scripts/install`).';
 }

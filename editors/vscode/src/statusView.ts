@@ -67,7 +67,7 @@ export function statusView(input: StatusInput): StatusView {
       return {
         text: '$(warning) Contenox: not installed',
         tooltip: `The Contenox executable "${input.executable}" was not found. ` +
-          'Install it with `pipx install contenox` or set `contenox.path`.',
+          'Install it with `pipx install ./` in a clone of the Contenox repository, or set `contenox.path`.',
         warning: true,
         busy: false,
       };

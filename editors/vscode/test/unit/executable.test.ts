@@ -26,7 +26,7 @@ describe('resolveExecutable', () => {
   });
   it('the missing message carries the install command and the setting', () => {
     const m = missingMessage('/opt/contenox');
-    expect(m).toContain('pipx install contenox');
+    expect(m).toContain('pipx install ./');
     expect(m).toContain('contenox.path');
     expect(m).toContain('/opt/contenox');
   });

@@ -51,7 +51,7 @@ describe('statusView', () => {
   it('missing executable names the install command', () => {
     const v = statusView({ kind: 'missing', executable: 'contenox' });
     expect(v.warning).toBe(true);
-    expect(v.tooltip).toContain('pipx install contenox');
+    expect(v.tooltip).toContain('pipx install ./');
   });
   it('error state recognises a missing model', () => {
     const v = statusView({ kind: 'cache', status: cacheStatus({ state: 'error', message: 'model smollm2-135m is not installed' }) });
