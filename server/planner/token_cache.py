@@ -52,9 +52,13 @@ class TokenCache:
     hash is computed once, on the miss.
     """
 
-    def __init__(self, tokenizer: TokenizerLike, max_entries: int = 4096) -> None:
+    def __init__(self, tokenizer: TokenizerLike, max_entries: int = 4096, max_tokens: int = 1_000_000) -> None:
         self._tok = tokenizer
         self._max = max_entries
+        self._max_tokens = max_tokens
+        """The ids held in all (a big segment's ids weigh ~36 bytes each as a tuple of ints): the node's memory
+        stays bounded however many distinct texts a long session tokenizes."""
+        self._tokens = 0
         self._entries: OrderedDict[str, TokenEntry] = OrderedDict()
         self.encoded_chars = 0
         """Characters actually sent to the tokenizer (a cache miss counter for tests and benches)."""
@@ -67,9 +71,16 @@ class TokenCache:
         ids = tuple(self._encode(text))
         entry = TokenEntry(ids, token_hash(ids), byte_hash(text))
         self._entries[text] = entry
-        if len(self._entries) > self._max:
-            self._entries.popitem(last=False)
+        self._tokens += len(ids)
+        while len(self._entries) > 1 and (len(self._entries) > self._max or self._tokens > self._max_tokens):
+            _, dropped = self._entries.popitem(last=False)
+            self._tokens -= len(dropped.ids)
         return entry
+
+    @property
+    def held_tokens(self) -> int:
+        """Token ids held (what the ``max_tokens`` bound counts)."""
+        return self._tokens
 
     def ids(self, text: str) -> tuple[int, ...]:
         return self.lookup(text).ids
