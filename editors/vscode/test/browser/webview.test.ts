@@ -191,6 +191,9 @@ describe('chat webview in headless Chromium', () => {
     const keyword = await block.locator('span.tok-keyword').first().evaluate((el) => getComputedStyle(el).color);
     const plain = await block.locator('pre code').evaluate((el) => getComputedStyle(el).color);
     expect(keyword).not.toBe(plain); // the theme colours apply
+    fs.mkdirSync(RESULTS, { recursive: true });
+    await answer.screenshot({ path: path.join(RESULTS, 'chat-code-block.png') });
+    expect(fs.statSync(path.join(RESULTS, 'chat-code-block.png')).size).toBeGreaterThan(2_000);
   });
 
   it('shows the explain-context table under the answer', async () => {
