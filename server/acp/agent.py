@@ -262,7 +262,7 @@ class ContenoxAgent:
         session_id = record.session_id
         request = TurnRequest(root=record.cwd, prompt=parts.text or "Explain the attached context.",
                               client_id=f"{self.client_id}/{session_id}", selection=parts.context, pins=parts.pins,
-                              max_new_tokens=max_new_tokens, thread=_thread(session_id))
+                              max_new_tokens=max_new_tokens, thread=_thread(session_id), notes=parts.notes)
         chunks: list[str] = []
         reached: list[str] = []
 

@@ -49,6 +49,8 @@ class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
     plan_only: bool = False
     """Plan the turn (index, retrieve, assemble) and report its explain without running the model;
     nothing is recorded (``contenox eval --retrieval-only``)."""
+    notes: tuple[str, ...] = ()
+    """What the client left out of the request and why (an unsupported attachment), for explain-context."""
 
 
 class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):

@@ -18,7 +18,14 @@ import msgspec
 
 from contenox.buildinfo import build_id
 from contenox.config import Config
-from contenox.errors import Cancelled, ContenoxError, EngineCrashed, EngineError, InvalidRequest
+from contenox.errors import (
+    Cancelled,
+    ContenoxError,
+    EngineCrashed,
+    EngineError,
+    InvalidRequest,
+    PathOutsideWorkspace,
+)
 from contenox.node import backend
 from contenox.node.completions import Completer
 from contenox.node.contract import (
@@ -227,7 +234,14 @@ class Node:
         pins = list(state.record.pins)
         # files mentioned for this turn only are turn material (in its message, entered into the thread once), not
         # pins: a pin that comes and goes would change everything after the pins segment on the next turn
-        mentions = [rel for rel in dict.fromkeys(state.relative(p) for p in request.pins) if rel not in pins]
+        mention_notes = list(request.notes)
+        wanted: list[str] = []
+        for path in request.pins:
+            try:
+                wanted.append(state.relative(path))
+            except PathOutsideWorkspace:  # a note, never a failed turn
+                mention_notes.append(f"mentioned {path}: outside the workspace {state.root}, left out")
+        mentions = [rel for rel in dict.fromkeys(wanted) if rel not in pins]
 
         def count(text: str) -> int:
             return len(engine.tokenizer.encode(text))
@@ -238,15 +252,24 @@ class Node:
             open_file = None
 
         def plan() -> TurnPlan:
+            usable: list[str] = []
+            notes = list(mention_notes)
             for rel in mentions:  # (here, off the event loop: the check reads the file)
+                if (state.root / rel).is_dir():
+                    usable.append(f"{rel.rstrip('/')}/" if rel not in ("", ".") else "./")
+                    continue
                 why = unpinnable(state.root / rel, self.config.workspace.max_file_bytes)
                 if why:
-                    raise InvalidRequest(f"cannot add {rel} to the question: {why}", path=rel, reason=why)
+                    notes.append(f"mentioned {rel}: {why}, left out")
+                else:
+                    usable.append(rel)
             inputs = build_inputs(self.config.planner, workspace, count, root=state.root, prompt=request.prompt,
                                   selection=request.selection, pins=pins, terminal=request.terminal,
                                   thread=request.thread, reasons=reasons, open_file=open_file,
                                   selection_lines=request.selection_lines, map_base=state.map_base,
-                                  mentions=mentions)
+                                  mentions=usable)
+            if notes:
+                inputs = msgspec.structs.replace(inputs, notes=(*notes, *inputs.notes))
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
         pending = self._rewarming.get(state.session_id)

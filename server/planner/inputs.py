@@ -134,6 +134,24 @@ def mention_section(workspace: Workspace, paths: Sequence[str], count: Callable[
     notes: list[str] = []
     used = 0
     for rel in paths:
+        if rel.endswith("/"):  # a folder: the definitions of its indexed files
+            _, signatures = workspace.signatures()
+            inside = sorted(path for path in signatures if path.startswith(rel) or rel == "./")
+            outline = "\n".join(f"{path}:\n" + "\n".join(f"  {line}" for line in signatures[path])
+                                for path in inside) or "(no indexed definitions)"
+            block = f"## {rel} (folder outline: {len(inside)} file(s))\n{fenced_file('', outline)}"
+            size = count(block)
+            if used + size > budget:
+                block = f"## {rel} (folder: {len(inside)} file(s); outline over the budget)\n" + \
+                        "\n".join(inside[:50])
+                notes.append(f"mentioned {rel}: file list only ({size} tokens as an outline; the turn's "
+                             f"mentions may use {budget}, planner.mention_tokens)")
+                size = count(block)
+            else:
+                notes.append(f"mentioned {rel}: its outline in this turn's message ({size} tokens)")
+            parts.append(block)
+            used += size
+            continue
         text = workspace.read_text(rel)
         block = f"## {rel}\n{fenced_file(rel, text)}"
         size = count(block)

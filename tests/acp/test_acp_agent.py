@@ -344,3 +344,17 @@ async def test_a_loaded_session_names_its_title(session: tuple[Session, FakeNode
         assert info.title == "Where is helper defined?"
     finally:
         await again.close()
+
+
+async def test_what_a_prompt_leaves_out_reaches_the_turn_as_notes(session: tuple[Session, FakeNode],
+                                                                  workspace: Path) -> None:
+    from acp import image_block
+
+    s, node = session
+    sid = (await s.conn.new_session(cwd=str(workspace))).session_id
+    await s.conn.prompt(session_id=sid, prompt=[text_block("What is in the picture?"),
+                                                image_block(data="iVBORw0KGgo=", mime_type="image/png"),
+                                                ResourceContentBlock(type="resource_link", uri="https://x.example/a",
+                                                                     name="a")])
+    assert node.requests[-1].notes == ("image content is not supported and was skipped",
+                                       "link https://x.example/a is not a file and was skipped")

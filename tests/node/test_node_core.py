@@ -195,7 +195,17 @@ async def test_a_mention_is_turn_material_and_the_next_turn_keeps_the_thread_cac
         assert history.tokens > 200 and history.cached >= history.tokens - 32
         through_history = sum(s.tokens for s in second.explain.segments[:kinds.index("history") + 1])
         assert second.explain.totals.cached >= through_history - 32
-        with pytest.raises(InvalidRequest, match="cannot add pkg to the question: a directory"):
-            await node.turn(TurnRequest(root=str(repo), prompt="and this?", client_id="me", pins=[str(repo / "pkg")]))
+        # a folder mention adds its outline; a file that cannot be read or a path outside is a note, not a failure
+        (repo / "blob.bin").write_bytes(b"\x00\x01binary")
+        third = await node.turn(TurnRequest(root=str(repo), prompt="and these?", client_id="me", max_new_tokens=2,
+                                            pins=[str(repo / "pkg"), str(repo / "blob.bin"), "/etc/hostname"],
+                                            notes=("image content is not supported and was skipped",)))
+        notes = third.explain.notes
+        assert "image content is not supported and was skipped" in notes
+        assert f"mentioned /etc/hostname: outside the workspace {repo.resolve()}, left out" in notes
+        assert "mentioned blob.bin: a binary file, left out" in notes
+        assert any(n.startswith("mentioned pkg/: its outline in this turn's message") for n in notes)
+        last = Journal(node.config.state_dir / "workspaces" / node.workspace(str(repo)).key).load()[-1]
+        assert "## pkg/ (folder outline: 1 file(s))\n```\npkg/calc.py:\n  def add(a, b):" in last.user
     finally:
         await node.close()
