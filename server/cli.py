@@ -172,13 +172,13 @@ def cmd_model(args: argparse.Namespace) -> int:
         if available:
             print("available: " + ", ".join(available))
     elif args.model_cmd == "use":
-        from contenox.client import restart_for_model
+        from contenox.client import switch_node_model
         from contenox.config import set_default_model
 
         model = store.get(args.name)  # installed, or model_not_found with how to pull it
         path = set_default_model(config.root, model.name)
         print(f"default model: {model.name} (set in {path})")
-        said = restart_for_model(config, model.name)
+        said = switch_node_model(config, model.name)
         if said:
             print(said)
     elif args.model_cmd == "rm":
@@ -520,7 +520,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--force", action="store_true", help="reinstall even when installed")
     m = msub.add_parser("list", help="installed models")
     m.add_argument("--json", action="store_true")
-    m = msub.add_parser("use", help="make an installed model the default (the node switches when idle)")
+    m = msub.add_parser("use", help="make an installed model the default (a running node switches to it)")
     m.add_argument("name")
     m = msub.add_parser("rm", help="remove an installed model")
     m.add_argument("name")

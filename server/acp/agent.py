@@ -24,9 +24,12 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     SessionCapabilities,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
     SessionInfo,
     SessionInfoUpdate,
     SessionListCapabilities,
+    SetSessionConfigOptionResponse,
     Usage,
     UsageUpdate,
 )
@@ -123,7 +126,7 @@ class ContenoxAgent:
         self.sessions[record.session_id] = record
         self._answered[record.session_id] = 0
         self._after_reply(self._advertise(record.session_id))
-        return NewSessionResponse(session_id=record.session_id)
+        return NewSessionResponse(session_id=record.session_id, config_options=await self._config_options())
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
@@ -169,7 +172,19 @@ class ContenoxAgent:
                 session_update="session_info_update", title=record.title,
                 updated_at=_iso(max(record.updated, record.created))))
         await self._advertise(session_id)
-        return LoadSessionResponse()
+        return LoadSessionResponse(config_options=await self._config_options())
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """The model picker: ``model`` switches the node (every session of it) to an installed model."""
+        self._session(session_id)
+        if config_id != "model" or not isinstance(value, str):
+            raise RequestError.invalid_params({"configId": f"unknown option {config_id!r} (this agent has: model)"})
+        try:
+            await self.node.use_model(value)
+        except ContenoxError as exc:
+            raise _request_error(exc) from exc
+        return SetSessionConfigOptionResponse(config_options=await self._config_options())
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         record = self._session(session_id)
@@ -216,6 +231,17 @@ class ContenoxAgent:
         if titled:  # the first prompt names the session in the client's thread list
             await self.conn.session_update(session_id, SessionInfoUpdate(
                 session_update="session_info_update", title=record.title, updated_at=_iso(time.time())))
+
+    async def _config_options(self) -> list[Any]:
+        """The model picker as an ACP session config option (the installed models, the one served)."""
+        try:
+            choice = await self.node.models()
+        except ContenoxError:
+            return []
+        return [SessionConfigOptionSelect(
+            type="select", id="model", name="Model", category="model", current_value=choice.current,
+            description="The local model the Contenox node serves (all its sessions switch)",
+            options=[SessionConfigSelectOption(value=name, name=name) for name in choice.installed])]
 
     def _after_reply(self, coro: Any) -> None:
         """Run ``coro`` after the current response is queued (session updates must follow session/new)."""

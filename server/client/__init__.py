@@ -11,9 +11,9 @@ from contenox.client.node_client import (
     connect,
     ensure_node,
     replace_stale_node,
-    restart_for_model,
+    switch_node_model,
 )
 from contenox.client.stdio_pipe import Relay, pipe_stdio
 
 __all__ = ["NodeClient", "Relay", "RemoteError", "call", "connect", "ensure_node", "pipe_stdio", "replace_stale_node",
-           "restart_for_model"]
+           "switch_node_model"]

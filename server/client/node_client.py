@@ -26,7 +26,7 @@ from contenox.jsonrpc import SocketFrames
 from contenox.node.paths import build_path, ensure_private_dir, socket_dir, socket_path, spawn_lock_path
 
 __all__ = ["NodeClient", "RemoteError", "call", "connect", "ensure_node", "replace_stale_node",
-           "restart_for_model"]
+           "switch_node_model"]
 
 _START_TIMEOUT_S = 60.0
 _NODE_OUT_BYTES = 5_000_000
@@ -226,16 +226,11 @@ def _stop_if_idle(config: Config, status: dict[str, Any], wait_s: float) -> bool
     return True
 
 
-def restart_for_model(config: Config, name: str, *, wait_s: float = 30.0) -> str | None:
-    """After the default model changed to ``name``: stop a running node that serves another model when nobody
-    else uses it (the next call starts one with ``name``). What happened, for the user; None: no node runs."""
-    answered, status = call(config, "status", start=False)
-    if not answered or not isinstance(status, dict):
-        return None
-    serving = (status.get("model") or {}).get("name")
-    if serving == name:
-        return None
-    if _stop_if_idle(config, status, wait_s):
-        return f"stopped the idle node (it served {serving}); the next question starts one with {name}"
-    return (f"the running node serves {serving} and is in use; it switches to {name} once restarted: "
-            "`contenox node stop` when it is idle")
+def switch_node_model(config: Config, name: str) -> str | None:
+    """After the default model changed to ``name``: a running node switches to it (the next question loads
+    it). What happened, for the user; None when no node runs."""
+    try:
+        answered, _ = call(config, "use_model", {"name": name}, start=False)
+    except RemoteError as exc:
+        return f"the running node keeps its model for now: {exc.message}"
+    return f"the running node now serves {name} (loaded with the next question)" if answered else None

@@ -191,6 +191,20 @@ def register(ls: ContenoxLanguageServer) -> None:
                                                         for rel in pinned]}
         return list(out.values())
 
+    @ls.feature("contenox/models")
+    @translated
+    async def models(params: Any) -> dict[str, Any]:
+        """The model the node serves and the installed ones (the model picker)."""
+        choice = await node.models()
+        return {"current": choice.current, "installed": list(choice.installed)}
+
+    @ls.feature("contenox/useModel")
+    @translated
+    async def use_model(params: Any) -> dict[str, Any]:
+        """Switch the node to an installed model (refused while turns run)."""
+        choice = await node.use_model(param_str(params, "name") or "")
+        return {"current": choice.current, "installed": list(choice.installed)}
+
     @ls.feature("contenox/threads")
     @translated
     async def threads(params: Any) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from contenox.planner.explain import Explain
 if TYPE_CHECKING:
     from contenox.workspace import RelatedHit, SymbolInfo
 
-__all__ = ["CompletionInfo", "CompletionOutcome", "CompletionRequest", "EventCallback", "Exchange", "NodePort", "ThreadInfo", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
+__all__ = ["CompletionInfo", "CompletionOutcome", "CompletionRequest", "EventCallback", "Exchange", "ModelChoice", "NodePort", "ThreadInfo", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
 
 TurnState = Literal["queued", "indexing", "prefill", "decode", "idle"]
 """``queued`` while the turn waits for its workspace or an engine slot; ``idle`` once it ended."""
@@ -95,6 +95,13 @@ class ThreadInfo(msgspec.Struct, frozen=True, kw_only=True):
     last_used: float
 
 
+class ModelChoice(msgspec.Struct, frozen=True, kw_only=True):
+    """The model the node serves and the installed ones it could switch to (the model pickers)."""
+
+    current: str
+    installed: tuple[str, ...]
+
+
 class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True):
     """An inline completion at ``line``/``character`` (0-based) of ``path`` whose current text is ``text``."""
 
@@ -167,6 +174,10 @@ class NodePort(Protocol):
     async def unpin(self, root: str, path: str) -> tuple[str, ...]: ...
 
     async def pins(self, root: str) -> tuple[str, tuple[str, ...]]: ...
+
+    async def models(self) -> ModelChoice: ...
+
+    async def use_model(self, name: str) -> ModelChoice: ...
 
     async def related(self, root: str, text: str) -> list[RelatedHit]: ...
 

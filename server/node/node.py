@@ -21,6 +21,7 @@ from contenox.config import Config
 from contenox.errors import (
     Cancelled,
     ContenoxError,
+    EngineBusy,
     EngineCrashed,
     EngineError,
     InvalidRequest,
@@ -34,6 +35,7 @@ from contenox.node.contract import (
     CompletionRequest,
     EventCallback,
     Exchange,
+    ModelChoice,
     ThreadInfo,
     TurnEvent,
     TurnOutcome,
@@ -187,6 +189,44 @@ class Node:
                     self.start_rewarm()
         assert self._engine is not None
         return self._engine
+
+    async def models(self) -> ModelChoice:
+        """The installed models and the one this node serves (the model pickers)."""
+        from contenox.runtime_ov import ModelStore
+
+        installed = await asyncio.to_thread(ModelStore(self.config.models_dir).list)
+        return ModelChoice(current=self.config.model.default, installed=tuple(m.name for m in installed))
+
+    async def use_model(self, name: str) -> ModelChoice:
+        """Serve ``name`` from now on and make it the default in config.toml: the engine of the old model is
+        closed and the next request loads the new one (the workspaces' planners start again with its
+        tokenizer). Refused while turns run (EngineBusy), and for a model that is not installed."""
+        from contenox.config import set_default_model
+        from contenox.planner.map_base import MapBase
+        from contenox.runtime_ov import ModelStore
+
+        await asyncio.to_thread(ModelStore(self.config.models_dir).get, name)  # ModelNotFound, with how to pull
+        if name != self.config.model.default:
+            queue = self.queue.snapshot()
+            if queue["active"] or queue["waiting"]:
+                raise EngineBusy(f"turns are running on {self.config.model.default}; switch to {name} when they end",
+                                 model=name)
+            await asyncio.to_thread(set_default_model, self.config.root, name)
+            self.config = msgspec.structs.replace(self.config, model=msgspec.structs.replace(self.config.model,
+                                                                                             default=name))
+            async with self._engine_lock:
+                old, self._engine = self._engine, None
+                if self._warmer is not None:
+                    warmer, self._warmer = self._warmer, None
+                    await warmer.close()
+                if old is not None:
+                    await asyncio.to_thread(old.close)
+                self._engine_state, self._engine_error = "unloaded", None
+            for state in self._workspaces.values():
+                state.planner, state.map_base = None, MapBase()
+            self.completer = Completer(self.config.completion, self.engine, self._open_index)
+            log.info("now serving %s (default model in %s)", name, self.config.root / "config.toml")
+        return await self.models()
 
     async def _drop_crashed_engine(self) -> None:
         crashed, self._engine = self._engine, None

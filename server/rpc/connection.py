@@ -56,7 +56,8 @@ class RpcConnection:
         self._write_lock = asyncio.Lock()
         self._handlers: dict[str, Handler] = {
             "ask": self._ask, "explain": self._explain, "status": self._status, "stop": self._stop,
-            "pin": self._pin, "unpin": self._unpin, "pins": self._pins, "threads": self._threads, "history": self._history,
+            "pin": self._pin, "unpin": self._unpin, "pins": self._pins,
+            "models": self._models, "use_model": self._use_model, "threads": self._threads, "history": self._history,
             "complete": self._complete, "completion_info": self._completion_info,
         }
 
@@ -229,6 +230,12 @@ class RpcConnection:
 
     async def _pin(self, msg_id: Any, params: dict[str, Any]) -> Any:
         return {"pins": list(await self.node.pin(_str_param(params, "cwd"), _str_param(params, "path")))}
+
+    async def _models(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        return msgspec.to_builtins(await self.node.models())
+
+    async def _use_model(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        return msgspec.to_builtins(await self.node.use_model(_str_param(params, "name")))
 
     async def _pins(self, msg_id: Any, params: dict[str, Any]) -> Any:
         root, pins = await self.node.pins(_str_param(params, "cwd"))

@@ -358,3 +358,18 @@ async def test_what_a_prompt_leaves_out_reaches_the_turn_as_notes(session: tuple
                                                                      name="a")])
     assert node.requests[-1].notes == ("image content is not supported and was skipped",
                                        "link https://x.example/a is not a file and was skipped")
+
+
+async def test_the_model_picker_is_a_session_config_option(session: tuple[Session, FakeNode], workspace: Path) -> None:
+    s, node = session
+    new = await s.conn.new_session(cwd=str(workspace))
+    [option] = new.config_options
+    assert (option.id, option.category, option.current_value) == ("model", "model", "smollm2-135m")
+    assert [o.value for o in option.options] == ["alt", "smollm2-135m"]
+    switched = await s.conn.set_config_option(config_id="model", session_id=new.session_id, value="alt")
+    assert switched.config_options[0].current_value == "alt" and node.model == "alt"
+    with pytest.raises(RequestError) as missing:
+        await s.conn.set_config_option(config_id="model", session_id=new.session_id, value="nope")
+    assert missing.value.data["kind"] == "model_not_found" and node.model == "alt"
+    with pytest.raises(RequestError):
+        await s.conn.set_config_option(config_id="mode", session_id=new.session_id, value="x")

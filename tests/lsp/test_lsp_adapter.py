@@ -267,3 +267,13 @@ async def test_requests_after_shutdown_get_invalid_request(conn: tuple[Conn, Fak
     assert (await c.peer.request("shutdown", None))["result"] is None
     late = await asyncio.wait_for(c.peer.request("contenox/explainContext", {}), 10)
     assert late["error"]["code"] == -32600 and "shut down" in late["error"]["message"]
+
+
+async def test_the_model_picker_lists_and_switches(conn: tuple[Conn, FakeNode]) -> None:
+    c, node = conn
+    assert (await c.peer.request("contenox/models", {}))["result"] == {"current": "smollm2-135m",
+                                                                        "installed": ["alt", "smollm2-135m"]}
+    switched = await c.peer.request("contenox/useModel", {"name": "alt"})
+    assert switched["result"]["current"] == "alt" and node.model == "alt"
+    missing = await c.peer.request("contenox/useModel", {"name": "nope"})
+    assert missing["error"]["data"]["kind"] == "model_not_found"

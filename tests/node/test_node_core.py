@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -207,5 +208,41 @@ async def test_a_mention_is_turn_material_and_the_next_turn_keeps_the_thread_cac
         assert any(n.startswith("mentioned pkg/: its outline in this turn's message") for n in notes)
         last = Journal(node.config.state_dir / "workspaces" / node.workspace(str(repo)).key).load()[-1]
         assert "## pkg/ (folder outline: 1 file(s))\n```\npkg/calc.py:\n  def add(a, b):" in last.user
+    finally:
+        await node.close()
+
+
+async def test_switching_the_model_is_refused_while_a_turn_runs_then_the_next_turn_loads_it(
+        home: Path, repo: Path) -> None:
+    from contenox.errors import EngineBusy, ModelNotFound
+
+    models = load_config(home).models_dir
+    (models / "alt").symlink_to((models / "smollm2-135m").resolve(), target_is_directory=True)
+    node = Node(load_config(home))
+    try:
+        await node.turn(TurnRequest(root=str(repo), prompt="hi", client_id="me", max_new_tokens=2))
+        first_engine = (await node.status())["engine"]["pid"]
+        running = asyncio.create_task(node.turn(TurnRequest(root=str(repo), prompt="Count to 500.", client_id="me",
+                                                            max_new_tokens=300)))
+        while not node.queue.snapshot()["active"]:
+            await asyncio.sleep(0.01)
+        with pytest.raises(EngineBusy, match="turns are running on smollm2-135m; switch to alt when they end"):
+            await node.use_model("alt")
+        running.cancel()
+        with pytest.raises((asyncio.CancelledError, Cancelled)):
+            await running
+        with pytest.raises(ModelNotFound):
+            await node.use_model("nope")
+        choice = await node.use_model("alt")
+        assert (choice.current, choice.installed) == ("alt", ("alt", "smollm2-135m"))
+        status = await node.status()
+        assert status["model"] == {"name": "alt", "state": "unloaded", "error": None}
+        outcome = await node.turn(TurnRequest(root=str(repo), prompt="hi again", client_id="me", max_new_tokens=2))
+        assert outcome.finish_reason in ("stop", "length")
+        status = await node.status()
+        assert status["model"]["state"] == "ready" and status["engine"]["restarts"] == 0
+        if first_engine != os.getpid():  # the engine in its own process: a new one
+            assert status["engine"]["pid"] != first_engine
+        assert load_config(home).model.default == "alt"
     finally:
         await node.close()

@@ -318,7 +318,7 @@ def test_the_pins_command_lists_adds_and_removes_and_names_a_refused_file(node_c
     assert pins("add").returncode == 2
 
 
-def test_model_use_sets_the_default_and_restarts_an_idle_node_on_it(node_config: Config) -> None:
+def test_model_use_sets_the_default_and_the_running_node_switches(node_config: Config) -> None:
     models = node_config.models_dir
     (models / "alt").symlink_to((models / "smollm2-135m").resolve(), target_is_directory=True)
     client.ensure_node(node_config).close()
@@ -331,18 +331,16 @@ def test_model_use_sets_the_default_and_restarts_an_idle_node_on_it(node_config:
 
     unknown = use("nope")
     assert unknown.returncode == 2 and "model_not_found" in unknown.stderr
-    busy = RawConnection(node_config)
-    kept = use("alt")
-    assert kept.returncode == 0, kept.stderr
-    assert "the running node serves smollm2-135m and is in use; it switches to alt" in kept.stdout
-    assert node_pid(node_config) == first
-    busy.close()
+    editor = RawConnection(node_config)  # another client (an editor window) stays connected throughout
     switched = use("alt")
     assert switched.returncode == 0, switched.stderr
     assert switched.stdout.splitlines() == [
         f"default model: alt (set in {node_config.root / 'config.toml'})",
-        "stopped the idle node (it served smollm2-135m); the next question starts one with alt"]
-    assert wait_gone(first)
-    assert client.call(node_config, "status")[1]["model"]["name"] == "alt"  # a new node, on the new default
-    again = use("alt")
-    assert again.stdout.splitlines()[1:] == []  # already serving it: nothing to restart
+        "the running node now serves alt (loaded with the next question)"]
+    assert node_pid(node_config) == first  # no restart: the node switched
+    assert editor.request(1, "models")["result"] == {"current": "alt", "installed": ["alt", "smollm2-135m"]}
+    refused = editor.request(2, "use_model", {"name": "nope"})["error"]
+    assert refused["data"]["kind"] == "model_not_found"
+    editor.close()
+    assert client.call(node_config, "status")[1]["model"]["name"] == "alt"
+    assert 'default = "alt"' in (node_config.root / "config.toml").read_text()

@@ -9,8 +9,16 @@ from typing import Any
 import msgspec
 
 from contenox.config import Config
-from contenox.errors import Cancelled, OverContext
-from contenox.node.contract import EventCallback, Exchange, ThreadInfo, TurnEvent, TurnOutcome, TurnRequest
+from contenox.errors import Cancelled, ModelNotFound, OverContext
+from contenox.node.contract import (
+    EventCallback,
+    Exchange,
+    ModelChoice,
+    ThreadInfo,
+    TurnEvent,
+    TurnOutcome,
+    TurnRequest,
+)
 from contenox.planner import Citations, Explain, ExplainSegment, ExplainTotals
 from contenox.planner.edits import ProposedEdits
 from contenox.workspace import RelatedHit, SymbolInfo, SymbolLocation
@@ -25,6 +33,7 @@ class FakeNode:
         self.requests: list[TurnRequest] = []
         self.overlays: dict[str, str | None] = {}
         self.pinned: dict[str, list[str]] = {}
+        self.model = "smollm2-135m"
         self.explains: dict[str, Explain] = {}
         self.exchanges: dict[tuple[str, str], list[Exchange]] = {}
         self.cites: tuple[str, ...] = ()
@@ -96,6 +105,15 @@ class FakeNode:
     async def unpin(self, root: str, path: str) -> tuple[str, ...]:
         self.pinned.get(root, []).remove(path)
         return tuple(self.pinned.get(root, []))
+
+    async def models(self) -> ModelChoice:
+        return ModelChoice(current=self.model, installed=("alt", "smollm2-135m"))
+
+    async def use_model(self, name: str) -> ModelChoice:
+        if name not in ("alt", "smollm2-135m"):
+            raise ModelNotFound(f"model {name!r} is not installed", model=name)
+        self.model = name
+        return await self.models()
 
     async def pins(self, root: str) -> tuple[str, tuple[str, ...]]:
         return root, tuple(self.pinned.get(root, []))

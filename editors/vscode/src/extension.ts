@@ -30,6 +30,7 @@ import {
   type ChatResult,
   type CompletionInfoParams,
   type Exchange,
+  type ModelChoice,
   type ThreadSummary,
   type WorkspacePins,
   type Explain,
@@ -189,6 +190,46 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     else await session.openThread(picked.thread);
   };
 
+  const modelItem = vscode.window.createStatusBarItem('contenox.model', vscode.StatusBarAlignment.Right, 99);
+  modelItem.command = 'contenox.chooseModel';
+  context.subscriptions.push(modelItem);
+  const showModel = async (): Promise<void> => {
+    try {
+      const choice = await client?.sendRequest<ModelChoice>(Methods.models, {});
+      if (!choice) return;
+      modelItem.text = `$(chip) ${choice.current}`;
+      modelItem.tooltip = `Contenox serves ${choice.current}: click to choose another installed model`;
+      modelItem.show();
+    } catch {
+      modelItem.hide();
+    }
+  };
+
+  const chooseModel = async (): Promise<void> => {
+    if (!client) {
+      void vscode.window.showWarningMessage('Contenox: the node is not connected.');
+      return;
+    }
+    let choice: ModelChoice;
+    try {
+      choice = await client.sendRequest<ModelChoice>(Methods.models, {});
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Contenox: cannot list the models: ${errorMessage(err)}`);
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(
+      choice.installed.map((name) => ({ label: name, description: name === choice.current ? 'serving now' : '' })),
+      { placeHolder: `The node serves ${choice.current}; \`contenox model pull NAME\` installs more` });
+    if (!picked || picked.label === choice.current) return;
+    try {
+      await client.sendRequest<ModelChoice>(Methods.useModel, { name: picked.label });
+      void vscode.window.setStatusBarMessage(`Contenox: now serving ${picked.label} (loads with the next question)`, 5000);
+      await showModel();
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Contenox: cannot switch to ${picked.label}: ${errorMessage(err)}`);
+    }
+  };
+
   const selectionCommand = (serverCommand: string) => async (): Promise<void> => {
     const args = selectionArgs();
     if (!args || args.text.trim() === '') {
@@ -208,6 +249,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('contenox.openChat', () => void panel.show()),
     vscode.commands.registerCommand('contenox.switchThread', switchThread),
     vscode.commands.registerCommand('contenox.refreshPins', refreshPins),
+    vscode.commands.registerCommand('contenox.chooseModel', chooseModel),
     vscode.commands.registerCommand(EXPLAIN_COMMAND, () =>
       panel.show().showExplain(vscode.window.activeTextEditor?.document.uri.toString())),
     vscode.commands.registerCommand('contenox.explainSelectionCmd', selectionCommand(ServerCommands.explainSelection)),
@@ -231,7 +273,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   // Not awaited: the node may still be loading its model; commands above are usable meanwhile.
-  void startClient(context, statusBar, completionToggle, panel, runChatCommand).then(refreshPins, () => undefined);
+  void startClient(context, statusBar, completionToggle, panel, runChatCommand)
+    .then(async () => { await refreshPins(); await showModel(); }, () => undefined);
 }
 
 async function startClient(

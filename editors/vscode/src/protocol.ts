@@ -132,7 +132,12 @@ export const Methods = {
   history: 'contenox/history',
   threads: 'contenox/threads',
   pins: 'contenox/pins',
+  models: 'contenox/models',
+  useModel: 'contenox/useModel',
 } as const;
+
+/** The model the node serves and the installed ones (`contenox/models`, `contenox/useModel`). */
+export interface ModelChoice { current: string; installed: string[] }
 
 /** One recorded turn of a thread (`contenox/history`). */
 export interface Exchange { turn: number; user: string; answer: string }

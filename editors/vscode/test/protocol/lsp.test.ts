@@ -4,7 +4,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isExplain, SEGMENT_KINDS, type CacheStatus, type ChatChunk, type ChatResult, type Explain } from '../../src/protocol';
+import {
+  isExplain, Methods, SEGMENT_KINDS, type CacheStatus, type ChatChunk, type ChatResult, type Explain, type ModelChoice,
+  type ThreadSummary, type WorkspacePins,
+} from '../../src/protocol';
 import { LspSession, NodeHome } from './harness';
 
 let home: NodeHome;
@@ -187,10 +190,17 @@ describe('contenox lsp --stdio', () => {
     expect(result.related.some((r) => r.name === 'helper' && String(r.path).endsWith('util.py'))).toBe(true);
   });
 
-  it('pin and unpin a file', async () => {
+  it('pin and unpin a file; the pins view lists it; threads and models for the pickers', async () => {
     const uri = home.uri('main.py');
     const pinned = await lsp.connection.sendRequest<Record<string, string>>('workspace/executeCommand', { command: 'contenox.pin', arguments: [uri] });
     expect(pinned.pinned).toMatch(/main\.py$/);
+    const listed = await lsp.connection.sendRequest<WorkspacePins[]>(Methods.pins, {});
+    expect(listed.flatMap((w) => w.pins.map((p) => p.path))).toEqual(['main.py']);
+    const threads = await lsp.connection.sendRequest<ThreadSummary[]>(Methods.threads, {});
+    expect(threads.length).toBeGreaterThan(0);
+    expect(threads.every((t) => t.turns > 0 && typeof t.title === 'string')).toBe(true);
+    const models = await lsp.connection.sendRequest<ModelChoice>(Methods.models, {});
+    expect(models.installed).toContain(models.current);
     const unpinned = await lsp.connection.sendRequest<Record<string, string>>('workspace/executeCommand', { command: 'contenox.unpin', arguments: [uri] });
     expect(unpinned.unpinned).toMatch(/main\.py$/);
   });
