@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -305,8 +306,43 @@ class ContenoxAgent:
         try:
             await self._note_unanswered(session_id, add=asked)  # kept if the node goes away before the answer
             await self._plan(session_id, None)
+            buffers = await self._client_buffers(session_id, record.cwd, parts.pins)
         finally:
             self._starting.discard(session_id)
+        try:
+            return await self._run(record, request, asked, on_event, reached)
+        finally:
+            for path in buffers:  # the editor's unsaved text served this turn; the disk is the truth again
+                with contextlib.suppress(ContenoxError):
+                    await self.node.workspace_overlay(record.cwd, path, None)
+
+    async def _client_buffers(self, session_id: str, cwd: str, paths: tuple[str, ...]) -> list[str]:
+        """Mentioned files as the client has them (``fs/read_text_file``: unsaved edits included) when it offers
+        that, laid over the disk for this turn; the paths laid over."""
+        fs = getattr(self._client_capabilities, "fs", None)
+        if not paths or not getattr(fs, "read_text_file", False):
+            return []
+        laid: list[str] = []
+        for path in paths:
+            if not os.path.isfile(path):
+                continue
+            try:
+                text = (await self.conn.read_text_file(session_id=session_id, path=path)).content
+                with open(path, encoding="utf-8") as disk:
+                    if disk.read() == text:
+                        continue
+                await self.node.workspace_overlay(cwd, path, text)
+            except (OSError, UnicodeDecodeError, ContenoxError):
+                continue
+            except Exception:  # the client could not read it: the file on disk serves
+                log.debug("fs/read_text_file %s failed", path, exc_info=True)
+                continue
+            laid.append(path)
+        return laid
+
+    async def _run(self, record: SessionRecord, request: TurnRequest, asked: Unanswered, on_event: Any,
+                   reached: list[str]) -> PromptResponse:
+        session_id = record.session_id
         task = asyncio.ensure_future(self.node.turn(request, on_event))
         self.running[session_id] = task
         if session_id in self._early_cancel:  # Stop pressed before the turn was under way

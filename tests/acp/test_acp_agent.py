@@ -373,3 +373,24 @@ async def test_the_model_picker_is_a_session_config_option(session: tuple[Sessio
     assert missing.value.data["kind"] == "model_not_found" and node.model == "alt"
     with pytest.raises(RequestError):
         await s.conn.set_config_option(config_id="mode", session_id=new.session_id, value="x")
+
+
+async def test_a_mentioned_file_is_read_through_the_client_so_unsaved_edits_count(
+        tmp_path: Path, workspace: Path) -> None:
+    node = FakeNode(state_dir=tmp_path / "home" / "state")
+    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=False))
+    s = await _connect(node, capabilities=caps)
+    try:
+        util, other = str(workspace / "util.py"), str(workspace / "same.py")
+        (workspace / "same.py").write_text("X = 1\n")
+        s.recorder.buffers[util] = "def helper(x):\n    return x + 100  # unsaved\n"
+        sid = (await s.conn.new_session(cwd=str(workspace))).session_id
+        await s.conn.prompt(session_id=sid, prompt=[
+            text_block("What does helper return?"),
+            ResourceContentBlock(type="resource_link", uri=(workspace / "util.py").as_uri(), name="util.py"),
+            ResourceContentBlock(type="resource_link", uri=(workspace / "same.py").as_uri(), name="same.py")])
+        assert s.recorder.reads == [util, other]
+        assert node.overlays_at_turns[-1] == {util: "def helper(x):\n    return x + 100  # unsaved\n"}  # only a change
+        assert node.overlays == {util: None}  # laid over for that turn only
+    finally:
+        await s.close()

@@ -5,7 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse, WriteTextFileResponse
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    WriteTextFileResponse,
+)
 
 from acp import RequestError
 
@@ -20,6 +26,9 @@ class Recorder:
         self.permit = permit
         self.permission_requests: list[Any] = []
         self.writes: list[tuple[str, str]] = []
+        self.buffers: dict[str, str] = {}
+        """Unsaved editor text by path, served by ``fs/read_text_file`` (other paths: the file on disk)."""
+        self.reads: list[str] = []
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -32,6 +41,16 @@ class Recorder:
         outcome = (DeniedOutcome(outcome="cancelled") if self.permit == "cancelled"
                    else AllowedOutcome(outcome="selected", option_id=self.permit))
         return RequestPermissionResponse(outcome=outcome)
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
+        self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        try:
+            with open(path, encoding="utf-8") as fh:
+                return ReadTextFileResponse(content=fh.read())
+        except OSError as exc:
+            raise RequestError.resource_not_found(path) from exc
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
         self.writes.append((path, content))

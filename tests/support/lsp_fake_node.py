@@ -32,6 +32,8 @@ class FakeNode:
         self.chunks = chunks
         self.requests: list[TurnRequest] = []
         self.overlays: dict[str, str | None] = {}
+        self.overlays_at_turns: list[dict[str, str | None]] = []
+        """The overlays each turn saw (unsaved editor text laid over the disk)."""
         self.pinned: dict[str, list[str]] = {}
         self.model = "smollm2-135m"
         self.explains: dict[str, Explain] = {}
@@ -60,6 +62,7 @@ class FakeNode:
         if request.prompt == "too long":
             raise OverContext("prompt needs 9000 tokens; the profile allows 8192", over_by=808)
         self.requests.append(request)
+        self.overlays_at_turns.append(dict(self.overlays))
 
         async def emit(event: TurnEvent) -> None:
             if on_event is not None:
