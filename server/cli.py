@@ -503,7 +503,9 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("pins", help="files pinned into every turn of this workspace: list, add, remove")
     s.add_argument("action", nargs="?", choices=("list", "add", "rm"), default="list")
-    s.add_argument("paths", nargs="*", metavar="PATH", help="files to pin or unpin (relative to here)")
+    s.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files to pin or unpin (relative to here); PATH:START-END pins those lines, PATH:outline "
+                        "the file's definitions only; rm PATH removes every pin of the file")
     s.add_argument("--json", action="store_true")
     s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_pins)

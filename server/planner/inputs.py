@@ -6,6 +6,7 @@ them for every turn and the benchmark's replay calls them to build turns the nod
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +19,8 @@ from contenox.planner.map_base import MapBase, MapChange
 if TYPE_CHECKING:
     from contenox.workspace import ChangeEvent, Workspace
 
-__all__ = ["Chunk", "Pin", "PlannerInputs", "as_pin", "build_inputs", "change_reasons", "retrieve"]
+__all__ = ["Chunk", "Pin", "PlannerInputs", "as_pin", "build_inputs", "change_reasons", "mention_section", "pin_text",
+           "retrieve", "split_pin"]
 
 
 class Pin(msgspec.Struct, frozen=True, kw_only=True):
@@ -122,6 +124,38 @@ def retrieve(workspace: Workspace, config: PlannerConfig, count: Callable[[str],
     return chunks, tuple(dropped)
 
 
+_RANGE_PIN = re.compile(r"^(?P<path>.+):(?P<start>\d+)-(?P<end>\d+)$")
+_OUTLINE_PIN = ":outline"
+
+
+def split_pin(spec: str) -> tuple[str, tuple[int, int] | None, bool]:
+    """A pin as the user wrote it: ``path`` (the whole file), ``path:START-END`` (those 1-based lines) or
+    ``path:outline`` (its definitions only). (path, line range or None, outline only)."""
+    if spec.endswith(_OUTLINE_PIN):
+        return spec[: -len(_OUTLINE_PIN)], None, True
+    found = _RANGE_PIN.match(spec)
+    if found:
+        start, end = int(found["start"]), int(found["end"])
+        if 1 <= start <= end:
+            return found["path"], (start, end), False
+    return spec, None, False
+
+
+def pin_text(workspace: Workspace, spec: str) -> str:
+    """What a pin puts in every turn: the file, its line range (with where it is), or its outline."""
+    from contenox.planner.budget import rough_outline  # (it imports this module's types)
+
+    path, lines, outline = split_pin(spec)
+    text = workspace.read_text(path)
+    if outline:
+        return "# outline (pinned as outline)\n" + (rough_outline(text).strip() or "(no definitions)")
+    if lines is not None:
+        all_lines = text.splitlines()
+        start, end = lines[0], min(lines[1], len(all_lines))
+        return f"# lines {start}-{end} of {len(all_lines)}\n" + "\n".join(all_lines[start - 1:end])
+    return text
+
+
 def mention_section(workspace: Workspace, paths: Sequence[str], count: Callable[[str], int],
                     budget: int) -> tuple[str, tuple[str, ...]]:
     """Files mentioned for this turn as a section of its message (turn material: entered into the thread once,
@@ -183,7 +217,7 @@ def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[s
     retrieval instead (its own segment, entered into the thread once). ``count`` is the model's token
     counter.
     """
-    pinned = tuple(pins)
+    pinned = tuple(dict.fromkeys(split_pin(spec)[0] for spec in pins))  # the files, for ranking the map
     diff = workspace.diff_text()
 
     def repo_map_at(budget: int) -> str:
@@ -219,7 +253,7 @@ def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[s
         instructions=workspace.instructions(),
         repo_map=repo_map,
         repo_map_at=repo_map_at,
-        pins=[(path, workspace.read_text(path)) for path in pinned],
+        pins=[(spec, pin_text(workspace, spec)) for spec in pins],
         diff=diff,
         terminal=terminal,
         thread=thread,

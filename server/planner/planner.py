@@ -23,7 +23,7 @@ from contenox.errors import OverContext
 from contenox.planner.budget import fit_budget
 from contenox.planner.chat_frame import ChatFrame, derive_chat_frame
 from contenox.planner.explain import Citations, Explain, explain_from_manifest
-from contenox.planner.inputs import PlannerInputs, as_pin
+from contenox.planner.inputs import PlannerInputs, as_pin, split_pin
 from contenox.planner.journal import Journal, ThreadEntry, TurnRecord, slim
 from contenox.planner.manifest import ChunkRecord, Identity, Manifest, SegmentRecord, invalidation_reasons
 from contenox.planner.prompts import PromptTexts, load_prompts
@@ -86,7 +86,7 @@ class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
         """Paths whose code (not only a repo-map signature) is in this turn: retrieved chunks (new or
         already in the thread) and pinned files."""
         paths = [c.id.rsplit(":", 1)[0] for c in self.manifest.chunks]
-        paths += [name for name, _ in self.manifest.segment("pins").items]
+        paths += [split_pin(name)[0] for name, _ in self.manifest.segment("pins").items]
         return tuple(dict.fromkeys(paths))
 
 

@@ -246,3 +246,22 @@ async def test_switching_the_model_is_refused_while_a_turn_runs_then_the_next_tu
         assert load_config(home).model.default == "alt"
     finally:
         await node.close()
+
+
+async def test_range_and_outline_pins(home: Path, repo: Path) -> None:
+    (repo / "pkg" / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
+    node = Node(load_config(home))
+    try:
+        assert await node.pin(str(repo), "pkg/calc.py:5-6") == ("pkg/calc.py:5-6",)
+        assert await node.pin(str(repo), "main.py:outline") == ("pkg/calc.py:5-6", "main.py:outline")
+        assert await node.pin(str(repo), str(repo / "main.py")) == ("pkg/calc.py:5-6", "main.py:outline", "main.py")
+        with pytest.raises(InvalidRequest, match=r"cannot pin nope\.py:1-2: no such file"):
+            await node.pin(str(repo), "nope.py:1-2")
+        plan = await node.turn(TurnRequest(root=str(repo), prompt="What does sub do?", client_id="me",
+                                           plan_only=True))
+        assert {s.kind: s.tokens for s in plan.explain.segments}["pins"] > 0
+        assert "pkg/calc.py" in plan.files_in_prompt  # a range pin still names its file (edits, citations)
+        assert await node.unpin(str(repo), "main.py") == ("pkg/calc.py:5-6",)  # a plain path: all its pins
+        assert await node.unpin(str(repo), "pkg/calc.py:5-6") == ()
+    finally:
+        await node.close()

@@ -151,3 +151,22 @@ def test_mentioned_files_enter_whole_while_they_fit_then_as_outlines(tmp_path: P
     assert notes[1:] == (f"mentioned report.py: outline only ({whole_report} tokens whole; the turn's mentions may use "
                      f"{budget}, planner.mention_tokens)",)
     assert mention_section(ws, [], count, 10) == ("", ())
+
+
+def test_pins_of_a_line_range_or_an_outline(tmp_path: Path) -> None:
+    from contenox.planner.inputs import pin_text, split_pin
+
+    assert split_pin("a/b.py") == ("a/b.py", None, False)
+    assert split_pin("a/b.py:3-7") == ("a/b.py", (3, 7), False)
+    assert split_pin("a/b.py:outline") == ("a/b.py", None, True)
+    assert split_pin("a/b.py:7-3") == ("a/b.py:7-3", None, False)  # not a range: taken as a file name
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q")
+    (root / "report.py").write_text(REPORT)
+    ws = Workspace.open(root, WorkspaceConfig(), None)
+    ws.refresh()
+    assert pin_text(ws, "report.py") == REPORT
+    assert pin_text(ws, "report.py:4-5") == "# lines 4-5 of 8\ndef total(values):\n    out = 0"
+    assert pin_text(ws, "report.py:7-99") == "# lines 7-8 of 8\n        out = add(out, v)\n    return out"
+    assert pin_text(ws, "report.py:outline") == "# outline (pinned as outline)\ndef total(values):"
