@@ -135,6 +135,25 @@ export function renderMarkdown(source: string): string {
       list.items.push((bullet ?? numbered)?.[1] ?? '');
       continue;
     }
+    const header = tableCells(line);
+    const divider = header ? tableCells(lines[i + 1] ?? '') : null;
+    if (header && divider && divider.length === header.length && divider.every((c) => /^:?-{1,}:?$/.test(c))) {
+      flushParagraph();
+      flushList();
+      const align = divider.map((c) => (c.endsWith(':') ? (c.startsWith(':') ? 'center' : 'right') : ''));
+      const cell = (tag: string, text: string, col: number): string =>
+        `<${tag}${align[col] ? ` style="text-align:${align[col]}"` : ''}>${renderInline(escapeHtml(text))}</${tag}>`;
+      const rows: string[] = [];
+      for (i += 2; i < lines.length; i++) {
+        const cells = tableCells(lines[i] ?? '');
+        if (!cells) break;
+        rows.push(`<tr>${header.map((_, col) => cell('td', cells[col] ?? '', col)).join('')}</tr>`);
+      }
+      i--; // the line that ended the table is read again by the loop
+      html.push(`<table class="md-table"><thead><tr>${header.map((h, col) => cell('th', h, col)).join('')}</tr>` +
+        `</thead><tbody>${rows.join('')}</tbody></table>`);
+      continue;
+    }
     const quote = /^\s*>\s?(.*)$/.exec(line);
     if (quote) {
       flushParagraph();
@@ -153,6 +172,13 @@ export function renderMarkdown(source: string): string {
   flushParagraph();
   flushList();
   return html.join('\n');
+}
+
+/** The cells of a markdown table row (`| a | b |`), or null when the line is not one. */
+function tableCells(line: string): string[] | null {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('|') || trimmed.length < 3 || !trimmed.endsWith('|')) return null;
+  return trimmed.slice(1, -1).split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
 }
 
 function fmtInt(n: number | null | undefined): string {

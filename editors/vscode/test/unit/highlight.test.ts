@@ -28,3 +28,15 @@ describe('highlight', () => {
     expect(renderMarkdown('```python\nreturn 1')).not.toContain('copy-code');
   });
 });
+
+describe('markdown tables', () => {
+  it('renders a pipe table with alignment, escaped, and leaves other pipes alone', () => {
+    const html = renderMarkdown('Sizes:\n\n| file | lines |\n|:--|--:|\n| `a.py` | 12 |\n| <b>x</b> | 3 |\n\nafter | not a table');
+    expect(html).toContain('<table class="md-table"><thead><tr><th>file</th>');
+    expect(html).toContain('<th style="text-align:right">lines</th>');
+    expect(html).toContain('<td><code>');
+    expect(html).toContain('<td>&lt;b&gt;x&lt;/b&gt;</td><td style="text-align:right">3</td>');
+    expect(html).toContain('<p>after | not a table</p>');
+    expect(renderMarkdown('| a | b |\n| not a divider |')).not.toContain('<table');
+  });
+});
