@@ -127,6 +127,15 @@ def register(ls: ContenoxLanguageServer) -> None:
     @ls.command(PIN)
     @translated
     async def pin(*args: Any) -> dict[str, Any]:
+        """Pin a document (``uri``), or lines of it (``{uri, range}``: a selection's whole lines)."""
+        if len(args) == 1 and isinstance(args[0], dict):
+            uri = param_str(args[0], "uri")
+            assert uri is not None
+            start, _, end, end_char = parse_range(args[0].get("range"))
+            last = end if end_char > 0 or end == start else end - 1  # a selection ending at a line start
+            spec = f"{file_path(uri)}:{start + 1}-{last + 1}"
+            await node.pin(root_for(ls, uri), spec)
+            return {"pinned": spec}
         uri = _uri_arg(args)
         await node.pin(root_for(ls, uri), file_path(uri))
         return {"pinned": file_path(uri)}

@@ -186,6 +186,11 @@ async def test_pin_overlay_and_related(conn: tuple[Conn, FakeNode], workspace: P
     assert node.pinned[str(workspace)] == [path]
     listed = (await c.peer.request("contenox/pins", {}))["result"]  # the editor's pins view
     assert listed == [{"root": str(workspace), "pins": [{"path": path, "uri": uri}]}]
+    lines = {"uri": uri, "range": {"start": {"line": 0, "character": 3}, "end": {"line": 2, "character": 0}}}
+    pinned = await c.peer.request("workspace/executeCommand", {"command": "contenox.pin", "arguments": [lines]})
+    assert pinned["result"] == {"pinned": f"{path}:1-2"}  # whole lines; the end at a line start is not one
+    assert node.pinned[str(workspace)] == [path, f"{path}:1-2"]
+    node.pinned[str(workspace)].pop()
     await c.peer.request("workspace/executeCommand", {"command": "contenox.unpin", "arguments": [uri]})
     assert node.pinned[str(workspace)] == []
     c.peer.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,

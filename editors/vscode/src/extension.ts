@@ -162,6 +162,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await refreshPins();
   };
 
+  const pinSelection = async (): Promise<void> => {
+    const args = selectionArgs();
+    if (!args || args.text.trim() === '') {
+      void vscode.window.showInformationMessage('Contenox: select the lines to pin first.');
+      return;
+    }
+    if (!client) {
+      void vscode.window.showWarningMessage('Contenox: the node is not connected.');
+      return;
+    }
+    try {
+      const { text: _text, ...lines } = args;
+      const result = (await client.sendRequest(ExecuteCommandRequest.type,
+        { command: ServerCommands.pin, arguments: [lines] })) as { pinned: string };
+      void vscode.window.setStatusBarMessage(`Contenox: pinned ${vscode.workspace.asRelativePath(result.pinned)}`, 3000);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Contenox: pin failed: ${errorMessage(err)}`);
+    }
+    await refreshPins();
+  };
+
   const switchThread = async (): Promise<void> => {
     let threads: ThreadSummary[] = [];
     try {
@@ -249,6 +270,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('contenox.openChat', () => void panel.show()),
     vscode.commands.registerCommand('contenox.switchThread', switchThread),
     vscode.commands.registerCommand('contenox.refreshPins', refreshPins),
+    vscode.commands.registerCommand('contenox.pinSelection', pinSelection),
     vscode.commands.registerCommand('contenox.chooseModel', chooseModel),
     vscode.commands.registerCommand(EXPLAIN_COMMAND, () =>
       panel.show().showExplain(vscode.window.activeTextEditor?.document.uri.toString())),
