@@ -262,14 +262,22 @@ class ContenoxAgent:
             if command.name == "explain-context":
                 explain = await self.node.explain(record.cwd)
                 return render_markdown(explain) if explain else "No turn has run in this workspace yet."
-            if not command.argument:
-                return f"Usage: /{command.name} PATH"
-            path = os.path.join(record.cwd, command.argument)
-            if command.name == "pin":
-                await self.node.pin(record.cwd, path)
-                return f"Pinned {command.argument}."
-            await self.node.unpin(record.cwd, path)
-            return f"Unpinned {command.argument}."
+            if command.argument:
+                path = os.path.join(record.cwd, command.argument)
+                if command.name == "pin":
+                    await self.node.pin(record.cwd, path)
+                    done = f"Pinned {command.argument}."
+                else:
+                    await self.node.unpin(record.cwd, path)
+                    done = f"Unpinned {command.argument}."
+            elif command.name == "unpin":
+                return "Usage: /unpin PATH (`/pin` alone lists the pins)"
+            else:
+                done = ""
+            root, pins = await self.node.pins(record.cwd)
+            listed = (f"Pinned in every turn of `{root}`:\n" + "\n".join(f"- `{p}`" for p in pins) if pins else
+                      "Nothing is pinned. `/pin PATH` pins a file (`PATH:10-40` lines, `PATH:outline` its outline).")
+            return f"{done}\n\n{listed}" if done else listed
         except ContenoxError as exc:
             raise _request_error(exc) from exc
 

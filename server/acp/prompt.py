@@ -22,7 +22,7 @@ __all__ = ["COMMANDS", "Command", "PromptParts", "parse_command", "parse_prompt"
 
 COMMANDS = [
     AvailableCommand(name="explain-context", description="Show what the last turn's context held and what was cached"),
-    AvailableCommand(name="pin", description="Pin a file into every turn's context",
+    AvailableCommand(name="pin", description="Pin a file (PATH, PATH:10-40, PATH:outline) into every turn; alone: list the pins",
                      input=AvailableCommandInput(root=UnstructuredCommandInput(hint="path/to/file"))),
     AvailableCommand(name="unpin", description="Stop pinning a file",
                      input=AvailableCommandInput(root=UnstructuredCommandInput(hint="path/to/file"))),

@@ -159,8 +159,14 @@ async def test_commands_and_load_replays_transcript(tmp_path: Path, workspace: P
     sid = new.session_id
     await s.conn.prompt(session_id=sid, prompt=[text_block("/explain-context")])
     assert "No turn has run" in s.recorder.text(sid)
+    mark = len(s.recorder.updates)
+    await s.conn.prompt(session_id=sid, prompt=[text_block("/pin")])  # alone: the list
+    assert s.recorder.text(sid, since=mark).startswith("Nothing is pinned. `/pin PATH` pins a file")
+    mark = len(s.recorder.updates)
     await s.conn.prompt(session_id=sid, prompt=[text_block("/pin util.py")])
     assert node.pinned[str(workspace)] == [str(workspace / "util.py")]
+    assert s.recorder.text(sid, since=mark) == (f"Pinned util.py.\n\nPinned in every turn of `{workspace}`:\n"
+                                                f"- `{workspace / 'util.py'}`")
     await s.conn.prompt(session_id=sid, prompt=[text_block("what is helper?")])
     await s.conn.prompt(session_id=sid, prompt=[text_block("/explain-context")])
     assert "system" in s.recorder.text(sid)
