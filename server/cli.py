@@ -81,9 +81,10 @@ class _AnswerView:
             self._status = self._console.status("starting the node", spinner="dots")
             self._status.start()
 
-    def state(self, state: str) -> None:
+    def state(self, state: str, detail: str = "") -> None:
         if self._status is not None and state in _STEPS:
-            self._status.update(f"{_STEPS[state]} · {time.monotonic() - self._started:.1f} s")
+            said = f"{_STEPS[state]}: {detail}" if detail else _STEPS[state]
+            self._status.update(f"{said} · {time.monotonic() - self._started:.1f} s")
 
     def chunk(self, text: str) -> None:
         if not self.rich:
@@ -208,7 +209,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if method == "chunk":
             view.chunk(str(params.get("text", "")))
         elif method == "state":
-            view.state(str(params.get("state", "")))
+            view.state(str(params.get("state", "")), str(params.get("detail", "")))
 
     pinned = [str((cwd / p).resolve()) for p in args.pin]  # as the user typed them: relative to cwd
     try:

@@ -58,6 +58,7 @@ class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
 
     kind: Literal["state", "chunk"]
     text: str = ""
+    """The answer's text (``chunk``), or what the state is doing in words (``state``: the prefill's size)."""
     state: TurnState | None = None
 
 

@@ -324,7 +324,9 @@ class Node:
         max_new = request.max_new_tokens or self.config.engine.max_new_tokens
         if self._warmer is not None:
             await self._warmer.before_turn(state.session_id, turn_plan.stable_prefix(), turn_plan.token_ids, max_new)
-        await _emit(on_event, TurnEvent(kind="state", state="prefill"))
+        total, cached = len(turn_plan.token_ids), turn_plan.manifest.predicted_cached_tokens
+        await _emit(on_event, TurnEvent(kind="state", state="prefill", text=(
+            f"{total - cached:,} of {total:,} prompt tokens to compute ({100 * cached / max(1, total):.0f}% cached)")))
         try:
             try:
                 final = await self._generate(engine, state, turn_plan, max_new, on_event)

@@ -188,7 +188,8 @@ class RpcConnection:
             if event.kind == "chunk":
                 await self.notify("chunk", {"id": msg_id, "text": event.text})
             else:
-                await self.notify("state", {"id": msg_id, "state": event.state})
+                await self.notify("state", {"id": msg_id, "state": event.state,
+                                            **({"detail": event.text} if event.text else {})})
 
         outcome = await self.node.turn(request, on_event)
         return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain.to_json(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -49,6 +50,9 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
             chunks.append(message["params"]["text"])
         elif message.get("method") == "state":
             states.append(message["params"]["state"])
+            if message["params"]["state"] == "prefill":  # the size of the prefill, for the CLI's spinner
+                assert re.fullmatch(r"[\d,]+ of [\d,]+ prompt tokens to compute \(0% cached\)",
+                                    message["params"]["detail"])
         elif message.get("id") == 1:
             break
     conn.close()
