@@ -24,6 +24,7 @@ from contenox.config import Config
 from contenox.errors import ContenoxError, NodeUnavailable, PeerNotAllowed
 from contenox.jsonrpc import SocketFrames
 from contenox.node.paths import build_path, ensure_private_dir, socket_dir, socket_path, spawn_lock_path
+from contenox.processes import pid_alive
 
 __all__ = ["NodeClient", "RemoteError", "call", "connect", "ensure_node", "replace_stale_node",
            "switch_node_model"]
@@ -183,16 +184,6 @@ def call(config: Config, method: str, params: dict[str, Any] | None = None, *, s
     raise AssertionError("unreachable")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def replace_stale_node(config: Config, *, wait_s: float = 30.0) -> str | None:
     """When the running node is another build than this process (an upgrade, a changed checkout): stop it if
     nobody else uses it, so the next call starts this build; if it is in use, leave it. What happened, in a
@@ -202,7 +193,7 @@ def replace_stale_node(config: Config, *, wait_s: float = 30.0) -> str | None:
     except (OSError, ValueError):
         return None
     theirs, pid, mine = recorded.get("build"), recorded.get("pid"), build_id()
-    if not isinstance(theirs, str) or theirs == mine or not isinstance(pid, int) or not _alive(pid):
+    if not isinstance(theirs, str) or theirs == mine or not isinstance(pid, int) or not pid_alive(pid):
         return None
     answered, status = call(config, "status", start=False)
     if not answered or not isinstance(status, dict) or status.get("build") in (None, mine):
@@ -221,7 +212,7 @@ def _stop_if_idle(config: Config, status: dict[str, Any], wait_s: float) -> bool
         return False
     call(config, "stop", start=False)
     deadline = time.monotonic() + wait_s
-    while _alive(int(status["pid"])) and time.monotonic() < deadline:
+    while pid_alive(int(status["pid"])) and time.monotonic() < deadline:
         time.sleep(0.05)
     return True
 

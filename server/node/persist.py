@@ -14,6 +14,8 @@ from typing import TypeVar
 
 import msgspec
 
+from contenox.processes import pid_alive
+
 __all__ = ["read_json", "sweep_temp_files", "write_atomic"]
 
 log = logging.getLogger(__name__)
@@ -47,23 +49,13 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_temp_files(state_dir: Path) -> list[Path]:
     """Remove the temp files of writers killed between write and rename (``.NAME.PID.tmp`` whose PID is
     gone); the previous version of each file is intact. The files removed."""
     removed: list[Path] = []
     for tmp in state_dir.rglob(".*.tmp"):
         pid = tmp.name.rsplit(".", 2)[-2]
-        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+        if not pid.isdigit() or int(pid) == os.getpid() or pid_alive(int(pid)):
             continue
         try:
             tmp.unlink()

@@ -27,6 +27,7 @@ from contenox.errors import (
     ModelSourceUnavailable,
     ProfileMismatch,
 )
+from contenox.processes import pid_alive
 from contenox.runtime_ov.catalog import Catalog, Source, load_catalog
 from contenox.runtime_ov.digests import model_digests
 from contenox.runtime_ov.profile import PROFILE_FILENAME, Profile, read_profile, write_profile
@@ -58,16 +59,6 @@ def _dir_size(path: Path) -> int:
     if path.is_file():
         return path.stat().st_size
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class ModelStore:
@@ -282,7 +273,7 @@ class ModelStore:
             return
         for child in self.root.glob(f"{_PARTIAL}*"):
             match = re.match(rf"{re.escape(_PARTIAL)}.+-(\d+)-[^-]+$", child.name)
-            if match and _pid_alive(int(match.group(1))):
+            if match and pid_alive(int(match.group(1))):
                 continue
             log.info("removing interrupted pull %s", child)
             shutil.rmtree(child, ignore_errors=True)
