@@ -115,7 +115,9 @@ class Relay:
         self._own: set[str] = set()
         """The relay's own requests to a new node, whose answers (and replayed history) are not forwarded."""
         self._ids = itertools.count(1)
-        self._editor_done = threading.Event()
+        self.editor_done = threading.Event()
+        """Set once the editor closed its side (stdin at its end): the node closing the connection then is the
+        normal end, not a reason to start it again."""
         self._exited = False
         """The editor sent LSP ``exit``: the node closing the connection is the normal end."""
         self.reconnects = 0
@@ -169,7 +171,7 @@ class Relay:
         except OSError as exc:
             log.debug("stdin -> node stopped: %s", exc)
         finally:
-            self._editor_done.set()
+            self.editor_done.set()
             with self._lock:
                 if self.sock is not None:
                     with contextlib.suppress(OSError):
@@ -296,7 +298,7 @@ class Relay:
             with self._lock:  # the editor's next messages wait here until the new node has its state
                 sock.close()
                 self.sock = None
-                if self._editor_done.is_set() or self._exited:
+                if self.editor_done.is_set() or self._exited:
                     return 0  # the editor closed its side and the node finished: a normal end
                 self._fail_pending("its connection closed")
                 self.reconnects += 1

@@ -111,6 +111,7 @@ def test_lsp_pending_requests_fail_and_a_new_node_gets_initialize_and_the_open_d
     assert next(_recv_messages(second, "lsp", 1))["id"] == 3  # the editor's next request reaches the new node
     second.sendall(encode_frame({"jsonrpc": "2.0", "id": 3, "result": None}))
     os.close(stdin_w)
+    assert relay.editor_done.wait(10)  # the relay saw the editor leave before the node closes
     second.close()
     thread.join(10)
     os.close(stdout_w)
@@ -148,6 +149,7 @@ def test_acp_sessions_are_loaded_again_on_the_new_node_and_their_history_is_not_
                    + encode_line({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1"}})
                    + encode_line({"jsonrpc": "2.0", "id": load["id"], "result": {}}))
     os.close(stdin_w)
+    assert relay.editor_done.wait(10)  # the relay saw the editor leave before the node closes
     second.close()
     thread.join(10)
     os.close(stdout_w)
@@ -184,6 +186,7 @@ def test_a_connection_that_dies_during_the_replay_is_replaced_before_the_editor_
     assert hover["id"] == 2 and hover["method"] == "textDocument/hover"
     live.sendall(encode_frame({"jsonrpc": "2.0", "id": 2, "result": None}))
     os.close(stdin_w)
+    assert relay.editor_done.wait(10)  # the relay saw the editor leave before the node closes
     live.close()
     thread.join(10)
     os.close(stdout_w)
