@@ -68,4 +68,38 @@ describe('the extension in a real VS Code workbench', () => {
     expect(await shown.first().locator('tbody tr').count()).toBeGreaterThan(2);
     await wb.screenshot('workbench.png');
   });
+
+  it('the status bar names the model the node serves', async () => {
+    await workbench().statusItem(/smollm2-135m/).first().waitFor({ timeout: 30_000 });
+  });
+
+  it('Pin File lists the file in the Contenox Pins view, whose inline action unpins it', async () => {
+    const wb = workbench();
+    await wb.page.keyboard.press('Escape');
+    await wb.openFile('util.py');
+    await wb.runCommand('Contenox: Pin File', 'Pin File');
+    await wb.runCommand('View: Show Explorer', 'Show Explorer');
+    const view = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Contenox Pins' }) });
+    const header = view.locator('.pane-header');
+    if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
+    const row = view.locator('.monaco-list-row', { hasText: 'util.py' });
+    await row.first().waitFor({ timeout: 60_000 });
+    await wb.screenshot('workbench-pins.png');
+    await row.first().hover();
+    await row.first().locator('.action-label').first().click(); // the inline Unpin
+    await expect.poll(async () => row.count(), { timeout: 30_000 }).toBe(0);
+  });
+
+  it('Switch Chat Thread lists the workspace threads and opens one in the panel', async () => {
+    const wb = workbench();
+    await wb.runCommand('Contenox: Switch Chat Thread', 'Switch Chat Thread');
+    const rows = wb.page.locator('.quick-input-list .monaco-list-row');
+    await rows.filter({ hasText: 'What does helper do?' }).first().waitFor({ timeout: 60_000 });
+    expect(await rows.filter({ hasText: 'New chat' }).count()).toBe(1);
+    await rows.filter({ hasText: 'What does helper do?' }).first().click();
+    const chat = wb.page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    await chat.locator('.question', { hasText: 'What does helper do?' }).first().waitFor({ timeout: 60_000 });
+    await chat.locator('section.answer.done').first().waitFor({ timeout: 30_000 }); // its recorded answer too
+    await wb.screenshot('workbench-thread.png');
+  });
 });
