@@ -336,9 +336,8 @@ class ContenoxAgent:
                 continue
             try:
                 text = (await self.conn.read_text_file(session_id=session_id, path=path)).content
-                with open(path, encoding="utf-8") as disk:
-                    if disk.read() == text:
-                        continue
+                if await asyncio.to_thread(Path(path).read_text, encoding="utf-8") == text:
+                    continue  # nothing unsaved: the disk serves
                 await self.node.workspace_overlay(cwd, path, text)
             except (OSError, UnicodeDecodeError, ContenoxError):
                 continue

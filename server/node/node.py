@@ -49,7 +49,6 @@ from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState, unpinnable
 from contenox.planner.edits import ProposedEdits, propose_edits
-from contenox.planner.inputs import split_pin
 
 if TYPE_CHECKING:
     from contenox.planner import Explain, TurnPlan
@@ -282,7 +281,7 @@ class Node:
                 wanted.append(state.relative(path))
             except PathOutsideWorkspace:  # a note, never a failed turn
                 mention_notes.append(f"mentioned {path}: outside the workspace {state.root}, left out")
-        pinned_files = {split_pin(spec)[0] for spec in pins if split_pin(spec)[1:] == (None, False)}  # whole files
+        pinned_files = set(pins)  # a whole-file pin is its path (range and outline pins carry a suffix)
         mentions = [rel for rel in dict.fromkeys(wanted) if rel not in pinned_files]
 
         def count(text: str) -> int:

@@ -173,31 +173,23 @@ def mention_section(workspace: Workspace, paths: Sequence[str], count: Callable[
             inside = sorted(path for path in signatures if path.startswith(rel) or rel == "./")
             outline = "\n".join(f"{path}:\n" + "\n".join(f"  {line}" for line in signatures[path])
                                 for path in inside) or "(no indexed definitions)"
-            block = f"## {rel} (folder outline: {len(inside)} file(s))\n{fenced_file('', outline)}"
-            size = count(block)
-            if used + size > budget:
-                block = f"## {rel} (folder: {len(inside)} file(s); outline over the budget)\n" + \
-                        "\n".join(inside[:50])
-                notes.append(f"mentioned {rel}: file list only ({size} tokens as an outline; the turn's "
-                             f"mentions may use {budget}, planner.mention_tokens)")
-                size = count(block)
-            else:
-                notes.append(f"mentioned {rel}: its outline in this turn's message ({size} tokens)")
-            parts.append(block)
-            used += size
-            continue
-        text = workspace.read_text(rel)
-        block = f"## {rel}\n{fenced_file(rel, text)}"
-        size = count(block)
-        if used + size > budget:
-            outline = rough_outline(text).strip() or "(no definitions)"
-            block = f"## {rel} (outline only)\n{fenced_file(rel, outline)}"
-            notes.append(f"mentioned {rel}: outline only ({size} tokens whole; the turn's mentions may use "
-                         f"{budget}, planner.mention_tokens)")
-            size = count(block)
+            whole = f"## {rel} (folder outline: {len(inside)} file(s))\n{fenced_file('', outline)}"
+            short = f"## {rel} (folder: {len(inside)} file(s); outline over the budget)\n" + "\n".join(inside[:50])
+            said = ("its outline in this turn's message", "file list only", "as an outline")
         else:
-            notes.append(f"mentioned {rel}: in this turn's message ({size} tokens), kept in the thread")
+            text = workspace.read_text(rel)
+            whole = f"## {rel}\n{fenced_file(rel, text)}"
+            short = f"## {rel} (outline only)\n{fenced_file(rel, rough_outline(text).strip() or '(no definitions)')}"
+            said = ("in this turn's message", "outline only", "whole")
+        size = count(whole)
+        if used + size <= budget:
+            block, note = whole, f"mentioned {rel}: {said[0]} ({size} tokens), kept in the thread"
+        else:
+            block, note = short, (f"mentioned {rel}: {said[1]} ({size} tokens {said[2]}; the turn's mentions may "
+                                    f"use {budget}, planner.mention_tokens)")
+            size = count(block)
         parts.append(block)
+        notes.append(note)
         used += size
     if not parts:
         return "", ()

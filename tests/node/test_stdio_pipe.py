@@ -78,13 +78,35 @@ def _recv_messages(sock: socket.socket, protocol: str, count: int) -> Iterator[d
             yield json.loads(body)
 
 
+class _RelayUnderTest:
+    """A relay on real pipes whose node connections come from :class:`_Nodes`, run on a thread."""
+
+    def __init__(self, protocol: str) -> None:
+        self.protocol = protocol
+        self.nodes = _Nodes()
+        stdin_r, self.stdin_w = os.pipe()
+        self.stdout_r, self.stdout_w = os.pipe()
+        self.relay = Relay(None, protocol, stdin_r, self.stdout_w, connect=self.nodes.connect)
+        self.thread = threading.Thread(target=self.relay.run)
+        self.thread.start()
+
+    def editor_sends(self, *messages: dict) -> None:
+        encode = encode_frame if self.protocol == "lsp" else encode_line
+        os.write(self.stdin_w, b"".join(encode(m) for m in messages))
+
+    def finish(self, node: socket.socket) -> list[dict]:
+        """The editor leaves, then ``node`` closes; what the editor received."""
+        os.close(self.stdin_w)
+        assert self.relay.editor_done.wait(10)  # the relay saw the editor leave before the node closes
+        node.close()
+        self.thread.join(10)
+        os.close(self.stdout_w)
+        return _messages(self.protocol, _read_all(self.stdout_r))
+
+
 def test_lsp_pending_requests_fail_and_a_new_node_gets_initialize_and_the_open_documents() -> None:
-    nodes = _Nodes()
-    stdin_r, stdin_w = os.pipe()
-    stdout_r, stdout_w = os.pipe()
-    relay = Relay(None, "lsp", stdin_r, stdout_w, connect=nodes.connect)
-    thread = threading.Thread(target=relay.run)
-    thread.start()
+    run = _RelayUnderTest("lsp")
+    nodes, relay = run.nodes, run.relay
     first = nodes.next()
     sent = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"rootUri": "file:///w"}},
             {"jsonrpc": "2.0", "method": "initialized", "params": {}},
@@ -96,7 +118,7 @@ def test_lsp_pending_requests_fail_and_a_new_node_gets_initialize_and_the_open_d
              "params": {"textDocument": {"uri": "file:///w/b.py", "text": "", "version": 1}}},
             {"jsonrpc": "2.0", "method": "textDocument/didClose", "params": {"textDocument": {"uri": "file:///w/b.py"}}},
             {"jsonrpc": "2.0", "id": 2, "method": "contenox/chat", "params": {"chatId": "c", "prompt": "hi"}}]
-    os.write(stdin_w, b"".join(encode_frame(m) for m in sent))
+    run.editor_sends(*sent)
     assert [m.get("method") for m in _recv_messages(first, "lsp", len(sent))] == [m["method"] for m in sent]
     first.sendall(encode_frame({"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {}}}))
     first.close()  # the node died with the chat pending
@@ -107,15 +129,10 @@ def test_lsp_pending_requests_fail_and_a_new_node_gets_initialize_and_the_open_d
     assert str(replayed[0]["id"]).startswith("contenox-relay-")
     assert [m["method"] for m in replayed[1:]] == ["initialized", "textDocument/didOpen", "textDocument/didChange"]
     second.sendall(encode_frame({"jsonrpc": "2.0", "id": replayed[0]["id"], "result": {"capabilities": {}}}))
-    os.write(stdin_w, encode_frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": {}}))
+    run.editor_sends({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": {}})
     assert next(_recv_messages(second, "lsp", 1))["id"] == 3  # the editor's next request reaches the new node
     second.sendall(encode_frame({"jsonrpc": "2.0", "id": 3, "result": None}))
-    os.close(stdin_w)
-    assert relay.editor_done.wait(10)  # the relay saw the editor leave before the node closes
-    second.close()
-    thread.join(10)
-    os.close(stdout_w)
-    out = _messages("lsp", _read_all(stdout_r))
+    out = run.finish(second)
     assert out[0] == {"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {}}}
     assert out[1]["id"] == 2 and out[1]["error"]["code"] == -32016
     assert out[1]["error"]["data"]["kind"] == "node_unavailable" and "contenox/chat" in out[1]["error"]["message"]
@@ -124,20 +141,16 @@ def test_lsp_pending_requests_fail_and_a_new_node_gets_initialize_and_the_open_d
 
 
 def test_acp_sessions_are_loaded_again_on_the_new_node_and_their_history_is_not_replayed_to_the_client() -> None:
-    nodes = _Nodes()
-    stdin_r, stdin_w = os.pipe()
-    stdout_r, stdout_w = os.pipe()
-    relay = Relay(None, "acp", stdin_r, stdout_w, connect=nodes.connect)
-    thread = threading.Thread(target=relay.run)
-    thread.start()
+    run = _RelayUnderTest("acp")
+    nodes = run.nodes
     first = nodes.next()
-    os.write(stdin_w, encode_line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
-             + encode_line({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}}))
+    run.editor_sends({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+                     {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}})
     assert len(list(_recv_messages(first, "acp", 2))) == 2
     first.sendall(encode_line({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}})
                   + encode_line({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}))
-    os.write(stdin_w, encode_line({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
-                                   "params": {"sessionId": "s1", "prompt": []}}))
+    run.editor_sends({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                      "params": {"sessionId": "s1", "prompt": []}})
     assert next(_recv_messages(first, "acp", 1))["id"] == 2
     first.close()
 
@@ -148,12 +161,7 @@ def test_acp_sessions_are_loaded_again_on_the_new_node_and_their_history_is_not_
     second.sendall(encode_line({"jsonrpc": "2.0", "id": init["id"], "result": {}})
                    + encode_line({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1"}})
                    + encode_line({"jsonrpc": "2.0", "id": load["id"], "result": {}}))
-    os.close(stdin_w)
-    assert relay.editor_done.wait(10)  # the relay saw the editor leave before the node closes
-    second.close()
-    thread.join(10)
-    os.close(stdout_w)
-    out = _messages("acp", _read_all(stdout_r))
+    out = run.finish(second)
     assert [m.get("id") for m in out] == [0, 1, 2]
     assert out[2]["error"]["code"] == -32016 and "session/prompt" in out[2]["error"]["message"]
 
@@ -161,21 +169,17 @@ def test_acp_sessions_are_loaded_again_on_the_new_node_and_their_history_is_not_
 def test_a_connection_that_dies_during_the_replay_is_replaced_before_the_editor_next_request_is_sent() -> None:
     """Right after a node is killed, its listening socket can still take a connection that is reset a moment
     later: the relay waits for the answer to its replayed initialize and connects again when that dies."""
-    nodes = _Nodes()
-    stdin_r, stdin_w = os.pipe()
-    stdout_r, stdout_w = os.pipe()
-    relay = Relay(None, "lsp", stdin_r, stdout_w, connect=nodes.connect)
-    thread = threading.Thread(target=relay.run)
-    thread.start()
+    run = _RelayUnderTest("lsp")
+    nodes, relay = run.nodes, run.relay
     first = nodes.next()
-    os.write(stdin_w, encode_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
+    run.editor_sends({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
     assert next(_recv_messages(first, "lsp", 1))["method"] == "initialize"
     first.sendall(encode_frame({"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {}}}))
     first.close()
 
     stale = nodes.next()
     assert next(_recv_messages(stale, "lsp", 1))["method"] == "initialize"
-    os.write(stdin_w, encode_frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {}}))
+    run.editor_sends({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {}})
     stale.close()  # reset before it answered: the hover must not have gone to it
 
     live = nodes.next()
@@ -185,12 +189,7 @@ def test_a_connection_that_dies_during_the_replay_is_replaced_before_the_editor_
     hover = next(_recv_messages(live, "lsp", 1))
     assert hover["id"] == 2 and hover["method"] == "textDocument/hover"
     live.sendall(encode_frame({"jsonrpc": "2.0", "id": 2, "result": None}))
-    os.close(stdin_w)
-    assert relay.editor_done.wait(10)  # the relay saw the editor leave before the node closes
-    live.close()
-    thread.join(10)
-    os.close(stdout_w)
-    out = _messages("lsp", _read_all(stdout_r))
+    out = run.finish(live)
     assert out == [{"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {}}}, {"jsonrpc": "2.0", "id": 2,
                                                                                 "result": None}]
     assert relay.reconnects == 1 and len(nodes.ends) == 3
