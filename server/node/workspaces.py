@@ -92,27 +92,26 @@ class WorkspaceState:
     def pin(self, path: str, max_bytes: int) -> tuple[str, ...]:
         """Pin a file into every turn; refused with the reason unless it is a UTF-8 text file of at most
         ``max_bytes`` (a binary, huge or special file would fail every later turn)."""
-        from contenox.planner.inputs import split_pin
+        from contenox.planner.inputs import join_pin, split_pin
 
         file, lines, outline = split_pin(path)
         rel = self.relative(file)
         why = unpinnable(self.root / rel, max_bytes)
         if why:
             raise InvalidRequest(f"cannot pin {path}: {why}", path=path, reason=why)
-        spec = rel + (f":{lines[0]}-{lines[1]}" if lines else ":outline" if outline else "")
+        spec = join_pin(rel, lines, outline)
         if spec not in self.record.pins:
             self.update(pins=(*self.record.pins, spec))
         return self.record.pins
 
     def unpin(self, path: str) -> tuple[str, ...]:
         """Unpin ``path:START-END`` / ``path:outline`` exactly, or every pin of a plain ``path``."""
-        from contenox.planner.inputs import split_pin
+        from contenox.planner.inputs import join_pin, split_pin
 
         file, lines, outline = split_pin(path)
         rel = self.relative(file)
         if lines or outline:
-            spec = rel + (f":{lines[0]}-{lines[1]}" if lines else ":outline")
-            kept = tuple(p for p in self.record.pins if p != spec)
+            kept = tuple(p for p in self.record.pins if p != join_pin(rel, lines, outline))
         else:
             kept = tuple(p for p in self.record.pins if split_pin(p)[0] != rel)
         if kept != self.record.pins:

@@ -19,7 +19,7 @@ from contenox.planner.map_base import MapBase, MapChange
 if TYPE_CHECKING:
     from contenox.workspace import ChangeEvent, Workspace
 
-__all__ = ["Chunk", "Pin", "PlannerInputs", "as_pin", "build_inputs", "change_reasons", "mention_section", "pin_text",
+__all__ = ["Chunk", "Pin", "PlannerInputs", "as_pin", "build_inputs", "change_reasons", "join_pin", "mention_section", "pin_text",
            "retrieve", "split_pin"]
 
 
@@ -139,6 +139,11 @@ def split_pin(spec: str) -> tuple[str, tuple[int, int] | None, bool]:
         if 1 <= start <= end:
             return found["path"], (start, end), False
     return spec, None, False
+
+
+def join_pin(path: str, lines: tuple[int, int] | None, outline: bool) -> str:
+    """The pin as it is stored: :func:`split_pin`'s inverse."""
+    return path + (f":{lines[0]}-{lines[1]}" if lines else _OUTLINE_PIN if outline else "")
 
 
 def pin_text(workspace: Workspace, spec: str) -> str:

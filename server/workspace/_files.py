@@ -103,19 +103,19 @@ def scan(root: Path, ignored: IgnoreFn, max_bytes: int, max_files: int | None = 
     the walk (breadth first: files nearest the root first) stops at that many files and says so."""
     result = Scan(files={}, skipped=[])
     stack: deque[str] = deque([""])
-    while stack:
-        if max_files is not None and len(result.files) >= max_files:
-            result.skipped.append(SkippedFile(path=".", reason="file_cap", detail=(
-                f"stopped after {max_files} files outside a git repository (workspace.max_files_outside_git)")))
-            break
+    capped = False
+    while stack and not capped:
         directory = stack.popleft()
         try:
             entries = list(os.scandir(root / directory if directory else root))
         except OSError as exc:
             result.skipped.append(SkippedFile(path=directory or ".", reason="unreadable", detail=str(exc)))
             continue
-        for entry in sorted(entries, key=lambda e: e.name):
+        if max_files is not None:
+            entries.sort(key=lambda e: e.name)  # which files a capped walk keeps must not depend on the disk
+        for entry in entries:
             if max_files is not None and len(result.files) >= max_files:
+                capped = True
                 break
             name = entry.name
             rel = f"{directory}/{name}" if directory else name
@@ -149,5 +149,8 @@ def scan(root: Path, ignored: IgnoreFn, max_bytes: int, max_files: int | None = 
                 result.files[rel] = found
             elif found is not None:
                 result.skipped.append(found)
+    if capped:
+        result.skipped.append(SkippedFile(path=".", reason="file_cap", detail=(
+            f"stopped after {max_files} files outside a git repository (workspace.max_files_outside_git)")))
     result.skipped.sort(key=lambda s: s.path)
     return result

@@ -217,6 +217,14 @@ def test_outside_git_the_walk_stops_at_the_file_cap_nearest_files_first(tmp_path
     assert ws.index_notes() == (f"not a git repository: only part of {root} is indexed ({capped.detail})",)
     whole = open_ws(root, max_files_outside_git=100)
     assert len(whole.indexed_paths()) == 12 and whole.index_notes() == ()
+    flat = tmp_path / "flat"  # the cap reached inside the last folder to walk: still named, never silent
+    flat.mkdir()
+    for n in range(5):
+        (flat / f"f{n}.py").write_text(f"X{n} = {n}\n")
+    capped = open_ws(flat, max_files_outside_git=3)
+    assert sorted(capped.indexed_paths()) == ["f0.py", "f1.py", "f2.py"] and capped.index_notes()
+    exact = open_ws(flat, max_files_outside_git=5)
+    assert len(exact.indexed_paths()) == 5 and exact.index_notes() == ()  # all of them: nothing to say
 
 
 def test_a_git_repository_is_never_capped(make_repo: Callable[..., Path], open_ws: OpenWs) -> None:
