@@ -525,8 +525,9 @@ class Node:
     # -- lifecycle -------------------------------------------------------------------------
     def recover_state(self) -> None:
         """Repair what a node killed mid-write left (run once this node holds the lock): temp files of
-        interrupted atomic writes."""
-        sweep_temp_files(self.config.state_dir)
+        interrupted atomic writes, in the folders written that way (not the large tag caches beside them)."""
+        for folder in ("node", "acp"):
+            sweep_temp_files(self.config.state_dir / folder)
 
     def start_rewarm(self) -> None:
         """Re-warm the stable prefixes of persisted sessions in the background (after a restart)."""
