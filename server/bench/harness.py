@@ -81,7 +81,7 @@ class Harness:
             if isinstance(event, TokenEvent):
                 if first is None:
                     first = time.perf_counter()
-            else:
+            elif isinstance(event, FinalEvent):
                 final = event
         if final is None:  # pragma: no cover - the handle raises instead
             raise RuntimeError("engine request ended without a final event")

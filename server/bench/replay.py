@@ -26,7 +26,7 @@ from contenox.bench.stats import spread
 from contenox.config import Config
 from contenox.errors import RepositoryError
 from contenox.planner.budget import trim_head
-from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateRequest, InstalledModel, TokenEvent
+from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateRequest, InstalledModel
 
 __all__ = ["replay_only", "run_replay"]
 
@@ -114,7 +114,7 @@ class _Replayer:
                                                     max_new_tokens=max_new or self.max_new))
         final: FinalEvent | None = None
         async for event in handle:
-            if not isinstance(event, TokenEvent):
+            if isinstance(event, FinalEvent):
                 final = event
         assert final is not None
         return final

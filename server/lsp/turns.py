@@ -45,11 +45,13 @@ class _Progress:
             log.debug("work done progress refused: %s", exc)
             return
         self.token = token
-        self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=self.title, cancellable=False))
+        begin = types.WorkDoneProgressBegin(title=self.title, cancellable=False, percentage=0)
+        self.ls.work_done_progress.begin(token, begin)
 
-    def report(self, state: str) -> None:
+    def report(self, message: str, percentage: int | None = None) -> None:
         if self.token is not None:
-            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=state))
+            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message,
+                                                                                       percentage=percentage))
 
     def end(self, message: str) -> None:
         if self.token is not None:
@@ -78,6 +80,8 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
         if event.kind == "chunk":
             if chat_id is not None and event.text:
                 notify(CHAT_CHUNK, {"chatId": chat_id, "text": event.text})
+        elif event.kind == "progress":  # after each prefill step: the work-done progress only
+            progress.report(event.text, round(100 * event.done / event.total) if event.total else None)
         elif event.state is not None:
             progress.report(event.state)
             notify(CACHE_STATUS, cache_status(request.root, None, event.state))

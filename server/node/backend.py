@@ -37,7 +37,8 @@ def submit(engine: EngineLike, session_id: str, token_ids: list[int], max_new_to
     from contenox.runtime_ov import GenerateRequest, Priority
 
     return engine.submit(GenerateRequest(session_id=session_id, token_ids=token_ids,
-                                         max_new_tokens=max_new_tokens, priority=Priority.INTERACTIVE))
+                                         max_new_tokens=max_new_tokens, priority=Priority.INTERACTIVE,
+                                         report_prefill=True))
 
 
 def open_workspace(config: Config, root: Path, cache_dir: Path) -> Workspace:

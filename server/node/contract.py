@@ -54,12 +54,18 @@ class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
-    """A streamed event: a state change (``kind="state"``) or answer text (``kind="chunk"``)."""
+    """A streamed event: a state change (``kind="state"``), how far the prefill has got (``kind="progress"``,
+    after each engine step, state ``prefill``) or answer text (``kind="chunk"``)."""
 
-    kind: Literal["state", "chunk"]
+    kind: Literal["state", "progress", "chunk"]
     text: str = ""
-    """The answer's text (``chunk``), or what the state is doing in words (``state``: the prefill's size)."""
+    """The answer's text (``chunk``), or what the state is doing in words (``state``: the prefill's size;
+    ``progress``: tokens done of total and the cache share)."""
     state: TurnState | None = None
+    done: int = 0
+    """``progress``: prompt tokens in the KV cache so far (the cached prefix included)."""
+    total: int = 0
+    """``progress``: the prompt's tokens."""
 
 
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):

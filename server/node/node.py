@@ -88,6 +88,13 @@ async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
         log.exception("on_event failed")
 
 
+def prefill_detail(done: int, total: int, cached: int) -> str:
+    """The prefill in words: new tokens computed of those to compute, and the cached share."""
+    new = max(0, total - cached)
+    return (f"{max(0, min(done, total) - cached):,} of {new:,} new prompt tokens computed "
+            f"({100 * cached / max(1, total):.0f}% of {total:,} cached)")
+
+
 class _CrashedBeforeOutput(Exception):
     """The engine process was gone before it started the turn (killed while idle, or dying as it was sent)."""
 
@@ -324,8 +331,7 @@ class Node:
         if self._warmer is not None:
             await self._warmer.before_turn(state.session_id, turn_plan.stable_prefix(), turn_plan.token_ids, max_new)
         total, cached = len(turn_plan.token_ids), turn_plan.manifest.predicted_cached_tokens
-        await _emit(on_event, TurnEvent(kind="state", state="prefill", text=(
-            f"{total - cached:,} of {total:,} prompt tokens to compute ({100 * cached / max(1, total):.0f}% cached)")))
+        await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, total, cached)))
         try:
             try:
                 final = await self._generate(engine, state, turn_plan, max_new, on_event)
@@ -370,8 +376,9 @@ class Node:
 
     async def _generate(self, engine: EngineLike, state: WorkspaceState, plan: TurnPlan, max_new: int,
                         on_event: EventCallback | None) -> FinalEvent:
-        from contenox.runtime_ov import FinalEvent
+        from contenox.runtime_ov import FinalEvent, PrefillEvent
 
+        cached = plan.manifest.predicted_cached_tokens
         try:
             handle = backend.submit(engine, state.session_id, list(plan.token_ids), max_new)
         except EngineCrashed as exc:
@@ -382,6 +389,11 @@ class Node:
             async for event in handle:
                 if isinstance(event, FinalEvent):
                     break
+                if isinstance(event, PrefillEvent):
+                    await _emit(on_event, TurnEvent(kind="progress", state="prefill", done=event.computed,
+                                                    total=event.total,
+                                                    text=prefill_detail(event.computed, event.total, cached)))
+                    continue
                 if not decoding:
                     decoding = True
                     await _emit(on_event, TurnEvent(kind="state", state="decode"))

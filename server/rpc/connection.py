@@ -189,7 +189,9 @@ class RpcConnection:
                 await self.notify("chunk", {"id": msg_id, "text": event.text})
             else:
                 await self.notify("state", {"id": msg_id, "state": event.state,
-                                            **({"detail": event.text} if event.text else {})})
+                                            **({"detail": event.text} if event.text else {}),
+                                            **({"done": event.done, "total": event.total}
+                                               if event.kind == "progress" else {})})
 
         outcome = await self.node.turn(request, on_event)
         return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain.to_json(),

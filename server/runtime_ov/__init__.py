@@ -11,7 +11,14 @@ from contenox.runtime_ov.metrics import EngineStats, RequestMetrics
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.remote import EngineLike, RemoteEngine, start_engine
-from contenox.runtime_ov.requests import FinalEvent, GenerateRequest, Priority, RequestHandle, TokenEvent
+from contenox.runtime_ov.requests import (
+    FinalEvent,
+    GenerateRequest,
+    PrefillEvent,
+    Priority,
+    RequestHandle,
+    TokenEvent,
+)
 from contenox.runtime_ov.snapshot import SnapshotInfo, StatefulKV, ensure_ir
 from contenox.runtime_ov.store import InstalledModel, ModelStore
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
@@ -26,6 +33,7 @@ __all__ = [
     "GenerateRequest",
     "InstalledModel",
     "ModelStore",
+    "PrefillEvent",
     "Priority",
     "Profile",
     "RemoteEngine",

@@ -13,7 +13,7 @@ from contenox.errors import OverBatch
 from contenox.runtime_ov._ov_errors import translate_ov_error
 from contenox.runtime_ov.metrics import RequestMetrics, peak_rss_bytes
 from contenox.runtime_ov.options import EngineOptions
-from contenox.runtime_ov.requests import FinalEvent, RequestHandle, TokenEvent
+from contenox.runtime_ov.requests import FinalEvent, PrefillEvent, RequestHandle, TokenEvent
 from contenox.runtime_ov.store import InstalledModel
 
 if TYPE_CHECKING:
@@ -156,11 +156,16 @@ class RequestRunner:
             for live in lives:
                 live.batched = True
         self._pipe.step()
+        chunk = self._engine.options.chunk_tokens
         for live in list(lives):
             if live.first is None:
                 live.steps += 1
             if live.native.can_read():
                 self._read(live)
+            elif live.first is None and live.handle.request.report_prefill:
+                # an estimate when batched (a shared step computed less of this prompt): never past the prompt
+                computed = min(len(live.ids), live.predicted + live.steps * chunk)
+                live.handle.emit(PrefillEvent(computed=computed, total=len(live.ids)))
             status = live.native.get_status()
             if status == self._status.RUNNING or live.native.can_read():
                 continue

@@ -41,6 +41,7 @@ from contenox.runtime_ov.requests import (
     FinalEvent,
     Forward,
     GenerateRequest,
+    PrefillEvent,
     Priority,
     RequestHandle,
     TokenEvent,
@@ -245,6 +246,8 @@ class RemoteEngine:
             handle.started(int(message["run_index"]))
         elif kind == "token":
             handle.emit(msgspec.convert(message["event"], TokenEvent))
+        elif kind == "prefill":
+            handle.emit(msgspec.convert(message["event"], PrefillEvent))
         elif kind == "final":
             final = msgspec.convert(message["event"], FinalEvent)
             committed = message.get("committed")

@@ -19,7 +19,8 @@ import msgspec
 from contenox.errors import ContenoxError, EngineError
 from contenox.runtime_ov.metrics import RequestMetrics
 
-__all__ = ["FinalEvent", "Forward", "GenerateRequest", "Priority", "RequestHandle", "Started", "TokenEvent"]
+__all__ = ["FinalEvent", "Forward", "GenerateRequest", "PrefillEvent", "Priority", "RequestHandle", "Started",
+           "TokenEvent"]
 
 
 class Priority(enum.IntEnum):
@@ -42,12 +43,22 @@ class GenerateRequest(msgspec.Struct, frozen=True, kw_only=True):
     priority: Priority = Priority.INTERACTIVE
     stop_token_ids: tuple[int, ...] = ()
     """Stop on these besides the tokenizer's EOS."""
+    report_prefill: bool = False
+    """Deliver a :class:`PrefillEvent` after each prefill step (a progress line for the user)."""
 
 
 class TokenEvent(msgspec.Struct, frozen=True, kw_only=True):
     token_ids: list[int]
     text: str
     """Text delta (may be empty while a multi-byte character is incomplete)."""
+
+
+class PrefillEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """How far the prompt's prefill has got: ``computed`` of ``total`` prompt tokens are in the KV cache (the
+    cached prefix counts from the start). Only for requests that asked (``report_prefill``)."""
+
+    computed: int
+    total: int
 
 
 class FinalEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,7 +69,7 @@ class FinalEvent(msgspec.Struct, frozen=True, kw_only=True):
     metrics: RequestMetrics
 
 
-Event = TokenEvent | FinalEvent
+Event = TokenEvent | PrefillEvent | FinalEvent
 
 
 class Started(msgspec.Struct, frozen=True, kw_only=True):
@@ -195,7 +206,7 @@ class RequestHandle:
         if self._forward is not None:
             self._forward(Started(run_index=run_index), None)
 
-    def emit(self, event: TokenEvent) -> None:
+    def emit(self, event: TokenEvent | PrefillEvent) -> None:
         self._deliver(event)
 
     def finish(self, event: FinalEvent) -> None:

@@ -51,7 +51,7 @@ def _start(message: dict[str, Any], out: FrameWriter) -> Any:
 
 
 def _forwarder(request_id: int, out: FrameWriter, handles: dict[int, Any]) -> Any:
-    from contenox.runtime_ov.requests import FinalEvent, Started
+    from contenox.runtime_ov.requests import FinalEvent, PrefillEvent, Started
 
     def forward(event: Any, error: ContenoxError | None) -> None:
         if isinstance(event, Started):
@@ -65,6 +65,8 @@ def _forwarder(request_id: int, out: FrameWriter, handles: dict[int, Any]) -> An
             out.send({"ev": "final", "id": request_id, "event": msgspec.to_builtins(event),
                       "committed": list(committed) if committed else None,
                       "run_index": handle.run_index if handle is not None else None})
+        elif isinstance(event, PrefillEvent):
+            out.send({"ev": "prefill", "id": request_id, "event": msgspec.to_builtins(event)})
         elif event is not None:
             out.send({"ev": "token", "id": request_id, "event": msgspec.to_builtins(event)})
     return forward

@@ -48,8 +48,14 @@ async def test_lsp_hover_code_action_chat_cache_status_and_cancel(node_home: Nod
         idle = [s for s in rec.statuses if s["state"] == "idle"][-1]
         assert idle["promptTokens"] == first["totals"]["tokens"] and idle["workspace"] == str(repo)
         assert any(s["state"] == "prefill" for s in rec.statuses)
-        kinds = [type(v).__name__ for reports in client.progress_reports.values() for v in reports]
+        reports = [v for values in client.progress_reports.values() for v in values]
+        kinds = [type(v).__name__ for v in reports]
         assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+        # the prefill reports how far it has got after each step, as a percentage of the prompt
+        steps = [v for v in reports if isinstance(v, types.WorkDoneProgressReport) and v.percentage is not None]
+        assert steps and all("new prompt tokens computed" in (v.message or "") for v in steps)
+        percentages = [v.percentage or 0 for v in steps]
+        assert percentages == sorted(percentages) and 0 < percentages[-1] < 100
 
         second = await chat(client, "chat-2", "What does helper return?")
         assert second["text"] == rec.text("chat-2")

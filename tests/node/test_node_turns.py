@@ -44,15 +44,20 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
                                                                      "prompt": "What does add do?"}})
     chunks: list[str] = []
     states: list[str] = []
+    progress: list[tuple[int, int]] = []
     while True:
         message = conn.receive()
         if message.get("method") == "chunk":
             chunks.append(message["params"]["text"])
         elif message.get("method") == "state":
-            states.append(message["params"]["state"])
-            if message["params"]["state"] == "prefill":  # the size of the prefill, for the CLI's spinner
-                assert re.fullmatch(r"[\d,]+ of [\d,]+ prompt tokens to compute \(0% cached\)",
-                                    message["params"]["detail"])
+            params = message["params"]
+            if params["state"] == "prefill":  # the spinner's line: new tokens done of those to compute
+                assert re.fullmatch(r"[\d,]+ of [\d,]+ new prompt tokens computed \(0% of [\d,]+ cached\)",
+                                    params["detail"])
+            if "done" in params:  # live progress after each prefill step
+                progress.append((params["done"], params["total"]))
+            else:
+                states.append(params["state"])
         elif message.get("id") == 1:
             break
     conn.close()
@@ -60,6 +65,11 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
     assert first["text"] and first["text"] == "".join(chunks)
     assert first["finish_reason"] in ("stop", "length")
     assert states[:2] == ["indexing", "prefill"] and states[-1] == "idle"
+    # the prompt spans several 256-token chunks: progress rises chunk by chunk and never passes the prompt
+    prompt_tokens = first["explain"]["totals"]["tokens"]
+    assert len(progress) >= prompt_tokens // 256 - 1 >= 1
+    assert [done for done, _ in progress] == sorted(done for done, _ in progress)
+    assert all(total == prompt_tokens and 0 < done <= total for done, total in progress)
     assert first["explain"]["workspace"] == str(repo)
     assert first["explain"]["turn"] == 1
     assert first["explain"]["totals"]["cached"] == 0

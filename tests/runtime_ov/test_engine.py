@@ -23,6 +23,7 @@ from contenox.runtime_ov import (
     FinalEvent,
     GenerateRequest,
     InstalledModel,
+    PrefillEvent,
     Priority,
     TokenEvent,
     start_engine,
@@ -63,7 +64,7 @@ async def collect(engine: EngineLike, request: GenerateRequest) -> tuple[list[To
     async for event in engine.submit(request):
         if isinstance(event, TokenEvent):
             tokens.append(event)
-        else:
+        elif isinstance(event, FinalEvent):
             final = event
     assert final is not None
     return tokens, final
@@ -109,6 +110,21 @@ async def test_streaming_equals_final_text(engine: EngineLike) -> None:
     assert m.prompt_tokens == len(prompt) and m.generated_tokens == len(final.token_ids)
     assert m.prefill_steps == math.ceil((len(prompt) - m.predicted_cached_tokens) / CHUNK)
     assert m.ttft_ms > 0 and m.total_ms >= m.ttft_ms and m.peak_rss_bytes > 0
+
+
+async def test_prefill_progress_is_reported_step_by_step_only_when_asked(engine: EngineLike) -> None:
+    base = filler(engine, 23, 200)
+    await engine.submit(GenerateRequest(session_id="progress", token_ids=base, max_new_tokens=1)).result()
+    prompt = base + filler(engine, 24, 300)  # 192 tokens cached, 308 to compute: 5 steps, the last answers
+    events = [event async for event in engine.submit(GenerateRequest(
+        session_id="progress", token_ids=prompt, max_new_tokens=2, report_prefill=True))]
+    progress = [(e.computed, e.total) for e in events if isinstance(e, PrefillEvent)]
+    assert progress == [(192 + CHUNK * step, 500) for step in range(1, 5)]
+    first_token = next(i for i, e in enumerate(events) if isinstance(e, TokenEvent))
+    assert all(not isinstance(e, PrefillEvent) for e in events[first_token:])  # none once it decodes
+    quiet = [event async for event in engine.submit(GenerateRequest(
+        session_id="progress", token_ids=filler(engine, 25, 300), max_new_tokens=2))]
+    assert not any(isinstance(e, PrefillEvent) for e in quiet)
 
 
 @pytest.mark.slow
