@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import { applyProposedEdit } from './applyEdit';
-import { copyToClipboard, insertAtCursor } from './codeActions';
+import { applyWithPreview, copyToClipboard, insertAtCursor } from './codeActions';
 import { openInWorkspace } from './openLocation';
 import {
   isFromWebview,
@@ -36,6 +36,8 @@ interface Running { source: vscode.CancellationTokenSource; streamed: string }
 export interface CodeActions {
   copy(text: string): Promise<void>;
   insert(text: string): Promise<string | null>;
+  /** Replace the last editor's selection (or file) after a diff preview; why not, or null. */
+  apply(text: string): Promise<string | null>;
 }
 
 let counter = 0;
@@ -108,8 +110,8 @@ export class ChatSession implements vscode.Disposable {
     private readonly open: (path: string, line?: number) => Promise<unknown> = openInWorkspace,
     /** Applies a proposed edit; the reason it was not applied, or null. */
     private readonly apply: (edit: ProposedEdit) => Promise<string | null> = applyProposedEdit,
-    /** A code block's Copy and Insert (the reason Insert did not happen, or null). */
-    private readonly code: CodeActions = { copy: copyToClipboard, insert: insertAtCursor },
+    /** A code block's Copy, Insert and Apply (the reason Insert or Apply did not happen, or null). */
+    private readonly code: CodeActions = { copy: copyToClipboard, insert: insertAtCursor, apply: applyWithPreview },
   ) {}
 
   /** Messages from the webview. Unknown shapes are ignored. */
@@ -145,14 +147,18 @@ export class ChatSession implements vscode.Disposable {
           this.send({ type: 'error', message: `Could not copy: ${errorMessage(err)}` });
         }
         return;
-      case 'insertCode': {
+      case 'insertCode':
+      case 'applyCode': {
+        const insert = raw.type === 'insertCode';
         let problem: string | null;
         try {
-          problem = await this.code.insert(raw.text);
+          problem = await (insert ? this.code.insert(raw.text) : this.code.apply(raw.text));
         } catch (err) {
           problem = errorMessage(err);
         }
-        if (problem !== null) this.send({ type: 'error', message: `Could not insert the code: ${problem}` });
+        if (problem !== null) {
+          this.send({ type: 'error', message: `Could not ${insert ? 'insert' : 'apply'} the code: ${problem}` });
+        }
         return;
       }
       case 'applyEdit':

@@ -35,7 +35,7 @@ import {
   type WorkspacePins,
   type Explain,
 } from './protocol';
-import { trackLastEditor } from './codeActions';
+import { registerApplyPreview, trackLastEditor } from './codeActions';
 import { fileToPin, PinsView } from './pinsView';
 import { EXPLAIN_COMMAND, StatusBar } from './statusBar';
 import { statusForError } from './statusView';
@@ -113,7 +113,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const status = statusForError(err);
     if (status) statusBar.update(status);
   });
-  context.subscriptions.push(panel, trackLastEditor());
+  context.subscriptions.push(panel, trackLastEditor(), registerApplyPreview());
 
   const runChatCommand = (command: string, args: unknown[]): Promise<void> =>
     panel.show(true).runCommand(labelFor(command, args), command, args);

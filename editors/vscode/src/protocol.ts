@@ -189,8 +189,9 @@ export type FromWebview =
   | { type: 'open'; path: string; line?: number }
   /** Apply or reject the `index`-th proposed edit of a chat's answer. */
   | { type: 'applyEdit' | 'rejectEdit'; chatId: string; index: number }
-  /** A code block's Copy (to the clipboard) or Insert (at the cursor of the last active editor). */
-  | { type: 'copyCode' | 'insertCode'; text: string };
+  /** A code block's Copy (to the clipboard), Insert (at the cursor of the last active editor) or Apply (to that
+   * editor's selection or file, after a diff preview). */
+  | { type: 'copyCode' | 'insertCode' | 'applyCode'; text: string };
 
 /** The most a code block's Copy / Insert carries (a block the page shows is far smaller). */
 export const MAX_CODE_CHARS = 1_000_000;
@@ -215,6 +216,7 @@ export function isFromWebview(value: unknown): value is FromWebview {
         msg.index >= 0;
     case 'copyCode':
     case 'insertCode':
+    case 'applyCode':
       return typeof msg.text === 'string' && msg.text.length <= MAX_CODE_CHARS;
     default:
       return false;

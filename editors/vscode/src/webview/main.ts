@@ -192,12 +192,16 @@ function continueAnswer(event: MouseEvent): void {
   vscode.postMessage({ type: 'send', prompt: 'Continue.' });
 }
 
-/** Copy / Insert on a code block: the host writes the clipboard or inserts at the editor's cursor. */
+/** Copy / Insert / Apply on a code block: the host writes the clipboard, inserts at the editor's cursor, or
+ * previews the block replacing the editor's selection (or file) and applies it once confirmed. */
 function codeAction(event: MouseEvent): void {
-  const target = event.target instanceof Element ? event.target.closest('button.copy-code, button.insert-code') : null;
+  const target = event.target instanceof Element
+    ? event.target.closest('button.copy-code, button.insert-code, button.apply-code') : null;
   if (!(target instanceof HTMLButtonElement)) return;
   const text = target.closest('.code-block')?.querySelector('pre code')?.textContent ?? '';
-  const msg: unknown = { type: target.classList.contains('copy-code') ? 'copyCode' : 'insertCode', text };
+  const type = target.classList.contains('copy-code') ? 'copyCode'
+    : target.classList.contains('insert-code') ? 'insertCode' : 'applyCode';
+  const msg: unknown = { type, text };
   if (isFromWebview(msg)) vscode.postMessage(msg);
 }
 

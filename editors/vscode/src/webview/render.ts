@@ -109,10 +109,12 @@ export function renderMarkdown(source: string): string {
       const label = lang ? `<div class="code-lang">${escapeHtml(lang)}</div>` : '';
       const state = closed ? '' : ' class="streaming"';
       const code = body.join('\n');
-      // Copy / Insert once the block is whole (the page reads the text from the block itself).
+      // Copy / Insert / Apply once the block is whole (the page reads the text from the block itself).
       const actions = closed
         ? '<div class="code-actions"><button type="button" class="copy-code" title="Copy to the clipboard">Copy</button>' +
-          '<button type="button" class="insert-code" title="Insert at the cursor of the last active editor">Insert</button></div>'
+          '<button type="button" class="insert-code" title="Insert at the cursor of the last active editor">Insert</button>' +
+          '<button type="button" class="apply-code" title="Replace the selection (or the whole file) of the last active ' +
+          'editor, after a diff preview">Apply</button></div>'
         : '';
       html.push(`<div class="code-block"${langAttr}>${label}${actions}<pre${state}><code>${highlight(code, lang)}</code></pre></div>`);
       continue;

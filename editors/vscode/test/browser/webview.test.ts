@@ -177,16 +177,18 @@ describe('chat webview in headless Chromium', () => {
     await expect.poll(() => page.isDisabled('#stop')).toBe(true);
   });
 
-  it('a finished code block is highlighted and its Copy / Insert send the block\'s text to the host', async () => {
+  it('a finished code block is highlighted and its Copy / Insert / Apply send the block\'s text to the host', async () => {
     const answer = page.locator('section.answer[data-chat-id="c1"]');
     const block = answer.locator('.code-block[data-lang="python"]');
     expect(await block.locator('span.tok-keyword').allTextContents()).toEqual(['def', 'return']);
     const before = (await posted()).length;
     await block.locator('button.copy-code').click();
     await block.locator('button.insert-code').click();
+    await block.locator('button.apply-code').click();
     expect((await posted()).slice(before)).toEqual([
       { type: 'copyCode', text: 'def parse(src):\n    return a < b' },
       { type: 'insertCode', text: 'def parse(src):\n    return a < b' },
+      { type: 'applyCode', text: 'def parse(src):\n    return a < b' },
     ]);
     const keyword = await block.locator('span.tok-keyword').first().evaluate((el) => getComputedStyle(el).color);
     const plain = await block.locator('pre code').evaluate((el) => getComputedStyle(el).color);

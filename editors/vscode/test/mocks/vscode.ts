@@ -87,11 +87,28 @@ export const created: {
   statusBarItems: MockStatusBarItem[];
   messages: { level: string; text: string }[];
   shown: { uri: string; options: { selection?: Range; preview?: boolean } | undefined }[];
+  /** executeCommand calls: the command and its arguments. */
+  commands: { command: string; args: unknown[] }[];
+  /** WorkspaceEdits given to workspace.applyEdit. */
+  applied: WorkspaceEdit[];
+  /** Content providers by scheme. */
+  providers: Map<string, { provideTextDocumentContent(uri: Uri): string }>;
 } = {
   statusBarItems: [],
   messages: [],
   shown: [],
+  commands: [],
+  applied: [],
+  providers: new Map(),
 };
+
+/** What the next modal/information message answers (the button's title, or undefined: dismissed). */
+export const answers: { choice: string | undefined } = { choice: undefined };
+
+export class WorkspaceEdit {
+  readonly replaced: { uri: Uri; range: Range; text: string }[] = [];
+  replace(uri: Uri, range: Range, text: string): void { this.replaced.push({ uri, range, text }); }
+}
 
 /** The settings behind workspace.getConfiguration, by full key (`contenox.path`); updates land here too. */
 export const settings = new Map<string, unknown>();
@@ -101,8 +118,11 @@ export const settingUpdates: { key: string; value: unknown; target: Configuratio
 export const files = new Set<string>();
 
 export class Uri {
-  private constructor(readonly scheme: string, readonly path: string) {}
+  private constructor(readonly scheme: string, readonly path: string, readonly query = '') {}
   static file(path: string): Uri { return new Uri('file', path); }
+  static from(parts: { scheme: string; path?: string; query?: string }): Uri {
+    return new Uri(parts.scheme, parts.path ?? '', parts.query ?? '');
+  }
   static parse(value: string): Uri {
     const m = /^([a-z]+):\/\/(.*)$/.exec(value);
     return m ? new Uri(m[1] ?? 'file', m[2] ?? '') : new Uri('file', value);
@@ -120,7 +140,17 @@ export const window = {
   },
   showErrorMessage: async (text: string): Promise<undefined> => { created.messages.push({ level: 'error', text }); return undefined; },
   showWarningMessage: async (text: string): Promise<undefined> => { created.messages.push({ level: 'warning', text }); return undefined; },
-  showInformationMessage: async (text: string): Promise<undefined> => { created.messages.push({ level: 'info', text }); return undefined; },
+  showInformationMessage: async (text: string): Promise<string | undefined> => {
+    created.messages.push({ level: 'info', text });
+    const choice = answers.choice;
+    answers.choice = undefined;
+    return choice;
+  },
+  setStatusBarMessage: (text: string): { dispose(): void } => {
+    created.messages.push({ level: 'status', text });
+    return { dispose(): void {} };
+  },
+  visibleTextEditors: [] as unknown[],
   showTextDocument: async (uri: Uri, options?: { selection?: Range; preview?: boolean }): Promise<undefined> => {
     created.shown.push({ uri: uri.toString(), options });
     return undefined;
@@ -141,6 +171,12 @@ export const workspace = {
     };
   },
   workspaceFolders: undefined as { uri: Uri; name: string; index: number }[] | undefined,
+  asRelativePath: (uri: Uri): string => uri.path.replace(/^\/ws\//, ''),
+  applyEdit: async (edit: WorkspaceEdit): Promise<boolean> => { created.applied.push(edit); return true; },
+  registerTextDocumentContentProvider: (scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }) => {
+    created.providers.set(scheme, provider);
+    return { dispose(): void { created.providers.delete(scheme); } };
+  },
   fs: {
     stat: async (uri: Uri): Promise<{ type: FileType }> => {
       if (files.has(uri.toString())) return { type: FileType.File };
@@ -157,5 +193,8 @@ export const workspace = {
 
 export const commands = {
   registerCommand: (_id: string, _fn: unknown) => ({ dispose(): void {} }),
-  executeCommand: async (): Promise<undefined> => undefined,
+  executeCommand: async (command: string, ...args: unknown[]): Promise<undefined> => {
+    created.commands.push({ command, args });
+    return undefined;
+  },
 };

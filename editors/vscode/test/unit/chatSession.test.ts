@@ -289,6 +289,7 @@ describe('ChatSession code block actions', () => {
     const session = new ChatSession(backend, (m) => posted.push(m), undefined, undefined, undefined, {
       copy: async (text) => { did.push(`copy:${text}`); },
       insert: async (text) => { did.push(`insert:${text}`); return insertProblem; },
+      apply: async (text) => { did.push(`apply:${text}`); return null; },
     });
     await session.handleMessage({ type: 'ready' });
     await session.handleMessage({ type: 'copyCode', text: 'def f():\n    pass' });
@@ -300,5 +301,22 @@ describe('ChatSession code block actions', () => {
     expect(posted).toEqual([{ type: 'error', message: 'Could not insert the code: open a file to insert the code into' }]);
     await session.handleMessage({ type: 'copyCode', text: 'z'.repeat(1_000_001) }); // over the cap: ignored
     expect(did).toHaveLength(3);
+  });
+
+  it('applies through the host and says why an apply did not happen', async () => {
+    const { backend } = harness();
+    const posted: ToWebview[] = [];
+    const applied: string[] = [];
+    const session = new ChatSession(backend, (m) => posted.push(m), undefined, undefined, undefined, {
+      copy: async () => undefined,
+      insert: async () => null,
+      apply: async (text) => { applied.push(text); return applied.length > 1 ? 'a.py changed during the preview; apply again' : null; },
+    });
+    await session.handleMessage({ type: 'ready' });
+    await session.handleMessage({ type: 'applyCode', text: 'x = 2' });
+    expect(posted).toEqual([]);
+    await session.handleMessage({ type: 'applyCode', text: 'x = 3' });
+    expect(applied).toEqual(['x = 2', 'x = 3']);
+    expect(posted).toEqual([{ type: 'error', message: 'Could not apply the code: a.py changed during the preview; apply again' }]);
   });
 });

@@ -20,10 +20,11 @@ describe('highlight', () => {
     expect(highlight('x = "unfinished', 'python')).toBe('x = <span class="tok-string">&quot;unfinished</span>');
   });
 
-  it('gives a finished code block Copy and Insert, a streaming one none', () => {
+  it('gives a finished code block Copy, Insert and Apply, a streaming one none', () => {
     const done = renderMarkdown('```python\nreturn 1\n```');
     expect(done).toContain('<button type="button" class="copy-code"');
     expect(done).toContain('<button type="button" class="insert-code"');
+    expect(done).toContain('<button type="button" class="apply-code"');
     expect(done).toContain('<span class="tok-keyword">return</span>');
     expect(renderMarkdown('```python\nreturn 1')).not.toContain('copy-code');
   });
