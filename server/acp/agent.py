@@ -314,7 +314,7 @@ class ContenoxAgent:
         try:
             await self._note_unanswered(session_id, add=asked)  # kept if the node goes away before the answer
             await self._plan(session_id, None)
-            buffers = await self._client_buffers(session_id, record.cwd, parts.pins)
+            buffers = await self._client_buffers(session_id, record.cwd, parts.pins, request.client_id)
         finally:
             self._starting.discard(session_id)
         try:
@@ -322,9 +322,9 @@ class ContenoxAgent:
         finally:
             for path in buffers:  # the editor's unsaved text served this turn; the disk is the truth again
                 with contextlib.suppress(ContenoxError):
-                    await self.node.workspace_overlay(record.cwd, path, None)
+                    await self.node.workspace_overlay(record.cwd, path, None, owner=request.client_id)
 
-    async def _client_buffers(self, session_id: str, cwd: str, paths: tuple[str, ...]) -> list[str]:
+    async def _client_buffers(self, session_id: str, cwd: str, paths: tuple[str, ...], owner: str) -> list[str]:
         """Mentioned files as the client has them (``fs/read_text_file``: unsaved edits included) when it offers
         that, laid over the disk for this turn; the paths laid over."""
         fs = getattr(self._client_capabilities, "fs", None)
@@ -338,7 +338,7 @@ class ContenoxAgent:
                 text = (await self.conn.read_text_file(session_id=session_id, path=path)).content
                 if await asyncio.to_thread(Path(path).read_text, encoding="utf-8") == text:
                     continue  # nothing unsaved: the disk serves
-                await self.node.workspace_overlay(cwd, path, text)
+                await self.node.workspace_overlay(cwd, path, text, owner=owner)
             except (OSError, UnicodeDecodeError, ContenoxError):
                 continue
             except Exception:  # the client could not read it: the file on disk serves

@@ -115,6 +115,10 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
         closed.cancel()
         ls.cancel_all()
         await asyncio.sleep(0)  # let the cancelled handlers run their cleanup
+        try:  # a window that went away without closing its files: its unsaved buffers no longer count
+            await node.release_overlays(ls.client_id)
+        except Exception:
+            log.exception("%s: releasing its buffers", ls.client_id)
         try:
             await writer.drain()
         except (ConnectionError, RuntimeError):

@@ -255,7 +255,7 @@ def register(ls: ContenoxLanguageServer) -> None:
             root = root_for(ls, uri)
         except PathOutsideWorkspace:
             return  # an editor buffer outside the workspace folders is not the node's business
-        await node.workspace_overlay(root, file_path(uri), text)
+        await node.workspace_overlay(root, file_path(uri), text, owner=ls.client_id)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(params: types.DidOpenTextDocumentParams) -> None:

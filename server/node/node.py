@@ -163,7 +163,7 @@ class Node:
 
             def open_and_overlay() -> Workspace:
                 ws = backend.open_workspace(self.config, state.root, cache_dir)
-                for rel, text in state.overlays.items():
+                for rel, text in state.overlay_texts().items():
                     ws.set_overlay(rel, text)
                 return ws
 
@@ -468,15 +468,22 @@ class Node:
         state = self.workspace(root)
         return str(state.root), state.record.pins
 
-    async def workspace_overlay(self, root: str, path: str, text: str | None) -> None:
-        """An unsaved editor buffer (``text``) or its removal (None); wins over the file on disk."""
+    async def workspace_overlay(self, root: str, path: str, text: str | None, owner: str = "editor") -> None:
+        """``owner``'s unsaved buffer of a file (``text``) or its removal (None: closed or saved); the latest
+        buffer wins over the file on disk, and another owner's buffer of the same file outlives this one's."""
         state = self.workspace(root)
         rel = state.relative(path)
-        state.overlays[rel] = text
-        if text is None:
-            state.overlays.pop(rel, None)
+        reads = state.set_overlay(rel, owner, text)
         if state.workspace is not None:
-            state.workspace.set_overlay(rel, text)
+            state.workspace.set_overlay(rel, reads)
+
+    async def release_overlays(self, owner: str) -> None:
+        """An editor connection ended: its buffers no longer count (it cannot say so itself after a crash)."""
+        for state in list(self._workspaces.values()):
+            for rel in [rel for rel, owners in state.overlays.items() if owner in owners]:
+                reads = state.set_overlay(rel, owner, None)
+                if state.workspace is not None:
+                    state.workspace.set_overlay(rel, reads)
 
     async def complete(self, request: CompletionRequest) -> CompletionOutcome:
         """An inline completion at the cursor (the engine's most urgent request class)."""

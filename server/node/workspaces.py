@@ -60,10 +60,27 @@ class WorkspaceState:
         """Held for a whole turn: two clients' turns on one workspace never interleave (serialized)."""
         self.workspace: Workspace | None = None
         self.planner: Planner | None = None
-        self.overlays: dict[str, str | None] = {}
+        self.overlays: dict[str, dict[str, str]] = {}
+        """Unsaved editor buffers: path -> owner (an editor connection) -> text, the latest set last. Two windows
+        with the same file each keep theirs; the file reads as the latest until its owner closes or saves it."""
         self.map_base = MapBase()
         """The workspace's base repo map (shared by its threads), rebuilt deliberately."""
         self.busy_client: str | None = None
+
+    def set_overlay(self, rel: str, owner: str, text: str | None) -> str | None:
+        """``owner``'s buffer of ``rel`` (None: closed or saved); what the file now reads as (None: the disk)."""
+        owners = self.overlays.setdefault(rel, {})
+        owners.pop(owner, None)
+        if text is not None:
+            owners[owner] = text
+        if not owners:
+            del self.overlays[rel]
+            return None
+        return next(reversed(owners.values()))
+
+    def overlay_texts(self) -> dict[str, str]:
+        """What each overlaid file reads as (the latest owner's buffer)."""
+        return {rel: next(reversed(owners.values())) for rel, owners in self.overlays.items()}
 
     @property
     def key(self) -> str:

@@ -60,6 +60,16 @@ async def test_acp_prompt_resources_usage_cancel_and_load(node_home: NodeHome, t
         assert rec.of("plan", sid)[-1].entries[-1].status == "completed"
         commands = await rec.wait_for("available_commands_update")
         assert {c.name for c in commands[0].available_commands} == {"explain-context", "pin", "unpin"}
+        # the thread list and its title, and the model picker, as the real node answers them
+        [info] = rec.of("session_info_update", sid)
+        assert info.title == "Does helper follow the reviewer note?"
+        listed = await conn.list_sessions(cwd=str(repo))
+        assert [(i.session_id, i.title) for i in listed.sessions] == [(sid, info.title)]
+        [option] = new.config_options
+        assert option.id == "model" and option.current_value == "smollm2-135m"
+        assert "smollm2-135m" in [o.value for o in option.options]
+        kept = await conn.set_config_option(config_id="model", session_id=sid, value="smollm2-135m")
+        assert kept.config_options[0].current_value == "smollm2-135m"
 
         second = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("And main.run?")]), 300)
         assert second.stop_reason in ("end_turn", "max_tokens")

@@ -204,6 +204,15 @@ async def test_pin_overlay_and_related(conn: tuple[Conn, FakeNode], workspace: P
     c.peer.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     await c.peer.request("contenox/explainContext", {})
     assert node.overlays[path] is None
+    owner = node.overlay_owners[path]  # the buffers are this connection's: another window's outlive them
+    other = await _connect(node, workspace, progress=False)
+    other.peer.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                                "text": "y = 1\n"}})
+    await other.peer.request("contenox/explainContext", {})
+    assert node.overlays[path] == "y = 1\n" and node.overlay_owners[path] != owner
+    await other.peer.close()  # a window gone (even without closing its files) releases its buffers
+    await asyncio.wait_for(other.server, 10)
+    assert node.released == [node.overlay_owners[path]]
 
 
 async def test_two_connections_get_their_own_replies(workspace: Path) -> None:

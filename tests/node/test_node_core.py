@@ -65,6 +65,28 @@ async def test_related_symbol_info_and_overlays(home: Path, repo: Path) -> None:
     await node.close()
 
 
+async def test_two_windows_with_one_file_each_keep_their_unsaved_buffer(home: Path, repo: Path) -> None:
+    node = Node(load_config(home))
+    calc = str(repo / "pkg" / "calc.py")
+    assert await node.symbol_info(str(repo), "add") is not None  # the index is open: overlays reach it at once
+
+    async def defined(name: str) -> bool:
+        return await node.symbol_info(str(repo), name) is not None
+
+    await node.workspace_overlay(str(repo), calc, "def multiply(a, b):\n    return a * b\n", owner="window-a")
+    await node.workspace_overlay(str(repo), calc, "def divide(a, b):\n    return a / b\n", owner="window-b")
+    assert await defined("divide") and not await defined("multiply")  # the latest buffer is what the file reads
+    await node.workspace_overlay(str(repo), calc, None, owner="window-b")  # B closes (or saves) the file
+    assert await defined("multiply") and not await defined("divide")  # A's unsaved text still counts
+    await node.workspace_overlay(str(repo), calc, "def power(a, b):\n    return a ** b\n", owner="window-b")
+    await node.release_overlays("window-b")  # B's connection died without closing its files
+    assert await defined("multiply") and not await defined("power")
+    await node.release_overlays("window-a")
+    assert await defined("add") and not await defined("multiply")  # the disk again
+    assert node.workspace(str(repo)).overlays == {}
+    await node.close()
+
+
 async def test_cancelling_a_queued_turn_raises_cancelled(home: Path, repo: Path) -> None:
     node = Node(load_config(home))
     key = node.workspace(str(repo)).key

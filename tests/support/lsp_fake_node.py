@@ -34,6 +34,9 @@ class FakeNode:
         self.overlays: dict[str, str | None] = {}
         self.overlays_at_turns: list[dict[str, str | None]] = []
         """The overlays each turn saw (unsaved editor text laid over the disk)."""
+        self.overlay_owners: dict[str, str] = {}
+        self.released: list[str] = []
+        """Owners whose overlays were released (their connection ended)."""
         self.pinned: dict[str, list[str]] = {}
         self.model = "smollm2-135m"
         self.explains: dict[str, Explain] = {}
@@ -132,8 +135,12 @@ class FakeNode:
                                                                  end_line=2, text="def helper():"),),
                           referenced_by=("main.py",), rank=0.25, rank_position=2, files_ranked=3)
 
-    async def workspace_overlay(self, root: str, path: str, text: str | None) -> None:
+    async def workspace_overlay(self, root: str, path: str, text: str | None, owner: str = "editor") -> None:
         self.overlays[path] = text
+        self.overlay_owners[path] = owner
+
+    async def release_overlays(self, owner: str) -> None:
+        self.released.append(owner)
 
     async def status(self) -> dict[str, Any]:
         return {"pid": 0, "clients": 0}
