@@ -98,6 +98,8 @@ export class ChatSession implements vscode.Disposable {
   private readonly queue: ToWebview[] = [];
   /** The node thread this panel talks in; New chat starts another (the old one stays in `contenox threads`). */
   thread = 'panel';
+  /** Told the thread whenever New chat or a thread switch changes it (kept across window restarts). */
+  rememberThread: (thread: string) => void = () => undefined;
   /** Proposed edits by chat, each until it is applied or rejected (then undefined). */
   private readonly proposals = new Map<string, (ProposedEdit | undefined)[]>();
 
@@ -245,6 +247,7 @@ export class ChatSession implements vscode.Disposable {
     this.stop();
     this.proposals.clear();
     this.thread = `panel-${Date.now().toString(36)}`;
+    this.rememberThread(this.thread);
     this.restored = true;
     this.send({ type: 'cleared' });
   }
@@ -254,6 +257,7 @@ export class ChatSession implements vscode.Disposable {
     this.stop();
     this.proposals.clear();
     this.thread = thread;
+    this.rememberThread(thread);
     if (!this.ready) { // the page is not up yet: it opens on this thread (nothing queued for the old one)
       this.queue.length = 0;
       this.restored = false;

@@ -82,6 +82,9 @@ function labelFor(command: string, args: unknown[]): string {
   return base;
 }
 
+/** workspaceState key of the chat panel's thread. */
+const CHAT_THREAD_KEY = 'contenox.chatThread';
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const statusBar = new StatusBar();
   const completionToggle = new CompletionToggle();
@@ -114,6 +117,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (status) statusBar.update(status);
   });
   context.subscriptions.push(panel, trackLastEditor(), registerApplyPreview());
+  // The panel's thread survives a window restart (New chat / Switch Chat Thread choose another).
+  const savedThread = context.workspaceState.get<string>(CHAT_THREAD_KEY);
+  if (typeof savedThread === 'string' && savedThread) panel.session.thread = savedThread;
+  panel.session.rememberThread = (thread) => void context.workspaceState.update(CHAT_THREAD_KEY, thread);
 
   const runChatCommand = (command: string, args: unknown[]): Promise<void> =>
     panel.show(true).runCommand(labelFor(command, args), command, args);

@@ -246,11 +246,17 @@ describe('ChatSession switches threads', () => {
     backend.history = async (thread) =>
       thread === 'panel-old' ? [{ turn: 3, user: 'Where is sub?', answer: 'calc.py' }] : [];
     const session = new ChatSession(backend, (m) => posted.push(m));
+    const remembered: string[] = [];
+    session.rememberThread = (thread) => remembered.push(thread);
     await session.handleMessage({ type: 'ready' });
     const running = session.handleMessage({ type: 'send', prompt: 'slow one' });
     await tick();
     await session.openThread('panel-old');
     await running;
+    expect(remembered).toEqual(['panel-old']); // kept for the next window
+    await session.handleMessage({ type: 'newChat' });
+    expect(remembered).toEqual(['panel-old', session.thread]);
+    await session.openThread('panel-old');
     expect(pending[0]!.token.isCancellationRequested).toBe(true); // what ran in the other thread stopped
     expect(posted.filter((m) => m.type !== 'cancelled').slice(-3)).toEqual([
       { type: 'cleared' },
