@@ -86,6 +86,17 @@ class _AnswerView:
             said = f"{_STEPS[state]}: {detail}" if detail else _STEPS[state]
             self._status.update(f"{said} · {time.monotonic() - self._started:.1f} s")
 
+    def tool(self, title: str, ok: bool) -> None:
+        """A tool call of an agent turn ended: one line (on a terminal above the spinner)."""
+        line = f"{'·' if ok else '✗'} {title}"
+        if self._status is not None:
+            self._console.print(line, style="dim" if ok else "red", highlight=False)
+        elif self.rich:
+            self._console.print(line, highlight=False)
+        else:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
     def chunk(self, text: str) -> None:
         if not self.rich:
             sys.stdout.write(text)
@@ -210,6 +221,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             view.chunk(str(params.get("text", "")))
         elif method == "state":
             view.state(str(params.get("state", "")), str(params.get("detail", "")))
+        elif method == "tool" and params.get("status") != "in_progress":
+            view.tool(str(params.get("title", "")), params.get("status") == "completed")
 
     pinned = [str((cwd / p).resolve()) for p in args.pin]  # as the user typed them: relative to cwd
     try:

@@ -24,6 +24,7 @@ __all__ = [
     "ModelConfig",
     "NodeConfig",
     "PlannerConfig",
+    "ToolsConfig",
     "WorkspaceConfig",
     "config_path",
     "contenox_home",
@@ -102,6 +103,19 @@ class WorkspaceConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     nearest the root first, and every turn says so."""
 
 
+class ToolsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Agent turns: only a model that passed ``contenox certify`` is given the tools."""
+
+    enabled: bool = True
+    """Give a certified model the tools (false: no model is, certified or not)."""
+    max_steps: int = 6
+    """Tool steps one turn may take before it must answer."""
+    max_seconds: float = 300.0
+    """Wall time after which a turn takes no further tool step."""
+    max_result_chars: int = 8000
+    """A tool result longer than this is cut (the cut is said in the result)."""
+
+
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     model: ModelConfig = msgspec.field(default_factory=ModelConfig)
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
@@ -109,6 +123,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     planner: PlannerConfig = msgspec.field(default_factory=PlannerConfig)
     workspace: WorkspaceConfig = msgspec.field(default_factory=WorkspaceConfig)
     completion: CompletionConfig = msgspec.field(default_factory=CompletionConfig)
+    tools: ToolsConfig = msgspec.field(default_factory=ToolsConfig)
     home: str = ""
     """Resolved root directory (not read from the file)."""
     warnings: tuple[str, ...] = ()
@@ -138,11 +153,13 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "planner": PlannerConfig,
     "workspace": WorkspaceConfig,
     "completion": CompletionConfig,
+    "tools": ToolsConfig,
 }
 
 _POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_tokens", "planner.repo_map_tokens",
-             "workspace.max_file_bytes", "completion.prefix_tokens", "completion.max_new_tokens"}
-_POSITIVE_FLOAT = {"engine.repetition_penalty"}
+             "workspace.max_file_bytes", "completion.prefix_tokens", "completion.max_new_tokens",
+             "tools.max_steps", "tools.max_result_chars"}
+_POSITIVE_FLOAT = {"engine.repetition_penalty", "tools.max_seconds"}
 _RETIRED = {"planner.align_blocks"}
 """Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "node.idle_exit_s", "planner.output_reserve",

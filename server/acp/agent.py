@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from contenox.errors import Cancelled, ContenoxError, InvalidRequest
 from contenox.node.contract import NodePort, TurnEvent, TurnOutcome, TurnRequest
 from contenox.planner import render_markdown
 
-from .edits import offer_edits
+from .edits import offer_edits, report_tool
 from .prompt import COMMANDS, Command, PromptParts, parse_command, parse_prompt
 from .sessions import SessionRecord, SessionStore, Unanswered, title_of
 
@@ -300,6 +301,7 @@ class ContenoxAgent:
                               max_new_tokens=max_new_tokens, thread=_thread(session_id), notes=parts.notes)
         chunks: list[str] = []
         reached: list[str] = []
+        prompt_key = uuid.uuid4().hex[:8]  # tool call ids are unique within the session
 
         async def on_event(event: TurnEvent) -> None:
             if event.kind == "chunk" and event.text:
@@ -308,6 +310,8 @@ class ContenoxAgent:
             elif event.kind == "state" and event.state in ("indexing", "prefill", "decode"):
                 reached.append(event.state)
                 await self._plan(session_id, event.state)
+            elif event.kind == "tool" and event.tool is not None:
+                await report_tool(self.conn, session_id, prompt_key, event.tool)
 
         asked = Unanswered(prompt=request.prompt, after=self._answered.get(session_id, 0))
         self._starting.add(session_id)  # a session/cancel from now on is for this turn

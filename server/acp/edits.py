@@ -5,7 +5,8 @@ and the first changed line as its location), then ``session/request_permission``
 Applied: the file is written through ``fs/write_text_file`` when the client offers it (its buffers and undo
 stay right), else by the node, atomically; either way only when the file still holds the text the edit
 was made from (a file changed since is a failed tool call, never overwritten). The tool call ends
-``completed`` or ``failed`` with the reason as its content.
+``completed`` or ``failed`` with the reason as its content. The tool calls of an agent turn (reads, searches,
+proposals) are reported as they run (:func:`report_tool`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from acp.helpers import start_tool_call, text_block, tool_content, tool_diff_con
 from acp.interfaces import Client
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallLocation, ToolCallUpdate
 
+from contenox.node.contract import ToolActivity
 from contenox.planner.edits import ProposedEdit
 
-__all__ = ["offer_edits"]
+__all__ = ["offer_edits", "report_tool"]
 
 log = logging.getLogger(__name__)
 
@@ -113,3 +115,21 @@ async def offer_edits(conn: Client, session_id: str, root: str, turn: int, edits
         written.append(edit.path)
         await conn.session_update(session_id, update_tool_call(call_id, status="completed"))
     return written
+
+
+_TOOL_OUTPUT_CHARS = 4000
+
+
+async def report_tool(conn: Client, session_id: str, prompt_key: str, tool: ToolActivity) -> None:
+    """A tool call of an agent turn as ACP ``tool_call`` (started) and ``tool_call_update`` (ended) updates, with
+    its kind, locations and output. A proposed edit is offered for approval after the turn (:func:`offer_edits`)."""
+    call_id = f"contenox-tool-{prompt_key}-{tool.id}"
+    locations = [ToolCallLocation(path=path, line=line) for path, line in tool.locations]
+    if tool.status == "in_progress":
+        await conn.session_update(session_id, start_tool_call(call_id, tool.title, kind=tool.kind,
+                                                              status="in_progress", locations=locations or None))
+        return
+    output = tool.output if len(tool.output) <= _TOOL_OUTPUT_CHARS else tool.output[:_TOOL_OUTPUT_CHARS] + "\n[...]"
+    await conn.session_update(session_id, update_tool_call(
+        call_id, title=tool.title, kind=tool.kind, status=tool.status, locations=locations or None,
+        content=[tool_content(text_block(f"```\n{output}\n```"))]))

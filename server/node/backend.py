@@ -48,18 +48,21 @@ def open_workspace(config: Config, root: Path, cache_dir: Path) -> Workspace:
 
 
 def make_planner(config: Config, engine: EngineLike, state_dir: Path) -> Planner:
-    """The workspace's planner. Tools are never advertised yet: a model must pass ``contenox certify`` and the
-    node must execute the calls, and the tool loop is not built; explain-context names which of the two."""
+    """The workspace's planner. Its turns advertise the tools (and the node runs the calls) only for a model
+    that passed ``contenox certify`` with these weights; otherwise explain-context says why not."""
     from contenox.planner import Planner
     from contenox.runtime_ov.certification import read_certification
 
     certification = read_certification(Path(engine.model.path), engine.profile.model_digest)
-    if certification is None:
+    tools = False
+    if not config.tools.enabled:
+        note = "tools.enabled is false"
+    elif certification is None:
         note = "this model is not certified for tool calls; `contenox certify` tests it"
     elif not certification.certified:
         note = (f"this model failed tool-call certification: {100 * certification.valid_call_rate:.0f}% valid, "
                 f"{100 * certification.false_call_rate:.0f}% false calls")
     else:
-        note = "this model is certified for tool calls, but the node's tool loop is not built yet"
-    return Planner(engine.tokenizer, engine.profile, config.planner, state_dir=state_dir, tools=False,
+        tools, note = True, ""
+    return Planner(engine.tokenizer, engine.profile, config.planner, state_dir=state_dir, tools=tools,
                    tools_note=note)

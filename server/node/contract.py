@@ -20,7 +20,8 @@ from contenox.planner.explain import Explain
 if TYPE_CHECKING:
     from contenox.workspace import RelatedHit, SymbolInfo
 
-__all__ = ["CompletionInfo", "CompletionOutcome", "CompletionRequest", "EventCallback", "Exchange", "ModelChoice", "NodePort", "ThreadInfo", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
+__all__ = ["CompletionInfo", "CompletionOutcome", "CompletionRequest", "EventCallback", "Exchange", "ModelChoice",
+           "NodePort", "ThreadInfo", "ToolActivity", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
 
 TurnState = Literal["queued", "indexing", "prefill", "decode", "idle"]
 """``queued`` while the turn waits for its workspace or an engine slot; ``idle`` once it ended."""
@@ -53,11 +54,28 @@ class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What the client left out of the request and why (an unsupported attachment), for explain-context."""
 
 
+class ToolActivity(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool call of an agent turn as the user sees it: started (``in_progress``), then ``completed`` or
+    ``failed`` under the same id."""
+
+    id: str
+    name: str
+    kind: Literal["read", "search", "edit", "other"]
+    title: str
+    status: Literal["in_progress", "completed", "failed"]
+    locations: tuple[tuple[str, int | None], ...] = ()
+    """(absolute path, 1-based line or None) the call touched."""
+    output: str = ""
+    """What the tool returned (as the model got it; cut for long results)."""
+    edit_index: int | None = None
+    """A proposed edit: its index in the outcome's ``edits`` (the client offers it for review after the turn)."""
+
+
 class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
     """A streamed event: a state change (``kind="state"``), how far the prefill has got (``kind="progress"``,
     after each engine step, state ``prefill``) or answer text (``kind="chunk"``)."""
 
-    kind: Literal["state", "progress", "chunk"]
+    kind: Literal["state", "progress", "chunk", "tool"]
     text: str = ""
     """The answer's text (``chunk``), or what the state is doing in words (``state``: the prefill's size;
     ``progress``: tokens done of total and the cache share)."""
@@ -66,6 +84,8 @@ class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
     """``progress``: prompt tokens in the KV cache so far (the cached prefix included)."""
     total: int = 0
     """``progress``: the prompt's tokens."""
+    tool: ToolActivity | None = None
+    """``tool``: a tool call of an agent turn, started or ended."""
 
 
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,6 +102,8 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
     edits: ProposedEdits = ProposedEdits()
     """The answer's edit blocks resolved against the workspace: per-file diffs, and the blocks that did not
     resolve. Nothing is written: the client shows them and applies what the developer accepts."""
+    tool_steps: int = 0
+    """Tool steps the turn took before its answer (an agent turn; 0 otherwise)."""
 
 
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):

@@ -28,6 +28,7 @@ from contenox.errors import (
     PathOutsideWorkspace,
 )
 from contenox.node import backend
+from contenox.node.agent import CallMarkupFilter, run_step, tool_schemas
 from contenox.node.completions import Completer
 from contenox.node.contract import (
     CompletionInfo,
@@ -48,7 +49,8 @@ from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState, unpinnable
-from contenox.planner.edits import ProposedEdits, propose_edits
+from contenox.planner.edits import ProposedEdit, ProposedEdits, propose_edits
+from contenox.planner.journal import ToolStep
 
 if TYPE_CHECKING:
     from contenox.planner import Explain, TurnPlan
@@ -93,6 +95,13 @@ def prefill_detail(done: int, total: int, cached: int) -> str:
     new = max(0, total - cached)
     return (f"{max(0, min(done, total) - cached):,} of {new:,} new prompt tokens computed "
             f"({100 * cached / max(1, total):.0f}% of {total:,} cached)")
+
+
+def _called(answer: str) -> list[str]:
+    """The tool names an answer called (for the explain note)."""
+    import re
+
+    return re.findall(r'<tool_call>\s*\{\s*"name"\s*:\s*"([^"]+)"', answer)
 
 
 class _CrashedBeforeOutput(Exception):
@@ -332,17 +341,27 @@ class Node:
             await self._warmer.before_turn(state.session_id, turn_plan.stable_prefix(), turn_plan.token_ids, max_new)
         total, cached = len(turn_plan.token_ids), turn_plan.manifest.predicted_cached_tokens
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, total, cached)))
+        markup = CallMarkupFilter() if planner.tools else None
+        steps: list[ToolStep] = []
+        tool_edits: list[ProposedEdit] = []
+        step_notes: list[str] = []
         try:
             try:
-                final = await self._generate(engine, state, turn_plan, max_new, on_event)
+                final = await self._generate(engine, state, turn_plan.token_ids, cached, max_new, on_event, markup)
             except _CrashedBeforeOutput as crashed:  # nothing reached the client: restart, resubmit once
                 log.warning("engine ended before turn output (%s); restarting it and resubmitting",
                             crashed.error.message)
                 engine = await self.engine()
                 try:
-                    final = await self._generate(engine, state, turn_plan, max_new, on_event)
+                    final = await self._generate(engine, state, turn_plan.token_ids, cached, max_new, on_event,
+                                                 markup)
                 except _CrashedBeforeOutput as again:
                     raise again.error from None
+            if markup is not None:
+                final = await self._agent_steps(engine, state, workspace, turn_plan, final, max_new, on_event,
+                                                steps, tool_edits, step_notes)
+        except _CrashedBeforeOutput as crashed:  # a later step: the turn had output already
+            raise crashed.error from None
         except EngineCrashed:
             raise
         except EngineError as exc:  # failed inside the engine: it may be unusable now; start a fresh one
@@ -352,7 +371,12 @@ class Node:
             self._warmer.after_turn()
         citations = await asyncio.to_thread(check_citations, final.text, workspace)
         edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt())
-        explain = planner.record(turn_plan, final.metrics, answer_text=final.text, citations=citations)
+        if tool_edits:
+            edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
+        explain = planner.record(turn_plan, final.metrics, answer_text=final.text, citations=citations,
+                                 steps=steps)
+        if step_notes:
+            explain = msgspec.structs.replace(explain, notes=(*explain.notes, *step_notes))
         if final.finish_reason == "repetition":
             explain = msgspec.structs.replace(explain, notes=(
                 *explain.notes, "answer stopped: it began repeating itself; the repeats were dropped"))
@@ -372,15 +396,59 @@ class Node:
         self._spawn(asyncio.to_thread(workspace.prepare), "node-prepare")  # the next turn's index, off its path
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain,
                            files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids),
-                           edits=edits)
+                           edits=edits, tool_steps=len(steps))
 
-    async def _generate(self, engine: EngineLike, state: WorkspaceState, plan: TurnPlan, max_new: int,
-                        on_event: EventCallback | None) -> FinalEvent:
+    async def _agent_steps(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, plan: TurnPlan,
+                           final: FinalEvent, max_new: int, on_event: EventCallback | None, steps: list[ToolStep],
+                           edits: list[ProposedEdit], notes: list[str]) -> FinalEvent:
+        """Run the answer's tool calls and answer again with their results, step by step, until an answer
+        with no call or a limit (steps, wall time); the final answer. ``steps``, ``edits`` and ``notes``
+        are filled in as it goes."""
+        from contenox.planner.toolcalls import parse_tool_calls
+
+        planner = state.planner
+        assert planner is not None
+        limits = self.config.tools
+        schemas = tool_schemas()
+        started = time.monotonic()
+        ttfts: list[float] = []
+
+        async def emit(event: TurnEvent) -> None:
+            await _emit(on_event, event)
+
+        while True:
+            parsed = parse_tool_calls(final.text, schemas)
+            if not parsed.calls and not parsed.errors:
+                break
+            if len(steps) >= limits.max_steps or time.monotonic() - started > limits.max_seconds:
+                notes.append(f"agent turn stopped after {len(steps)} tool step(s) (limit: tools.max_steps = "
+                             f"{limits.max_steps}, tools.max_seconds = {limits.max_seconds:g}); its last "
+                             "calls were not run")
+                final = msgspec.structs.replace(final, text=parsed.text)
+                break
+            steps.append(await run_step(parsed, final.text, workspace, state.root, step=len(steps) + 1,
+                                        frame_result=planner.tool_result, max_chars=limits.max_result_chars,
+                                        emit=emit, edits=edits))
+            ids = await asyncio.to_thread(planner.step_ids, plan, steps)
+            cached = engine.predict_cached(ids)
+            await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids),
+                                                                                               cached)))
+            final = await self._generate(engine, state, ids, cached, max_new, on_event, CallMarkupFilter())
+            ttfts.append(final.metrics.ttft_ms)
+        if steps:
+            names = ", ".join(dict.fromkeys(n for s in steps for n in _called(s.call)))
+            notes.append(f"agent turn: {len(steps)} tool step(s) ({names}); time to first token per step: "
+                         + ", ".join(f"{t:.0f} ms" for t in ttfts))
+        return final
+
+    async def _generate(self, engine: EngineLike, state: WorkspaceState, token_ids: list[int], cached: int,
+                        max_new: int, on_event: EventCallback | None,
+                        markup: CallMarkupFilter | None = None) -> FinalEvent:
+        """One answer; with ``markup`` (tools on), tool-call markup is kept out of the streamed text."""
         from contenox.runtime_ov import FinalEvent, PrefillEvent
 
-        cached = plan.manifest.predicted_cached_tokens
         try:
-            handle = backend.submit(engine, state.session_id, list(plan.token_ids), max_new)
+            handle = backend.submit(engine, state.session_id, list(token_ids), max_new)
         except EngineCrashed as exc:
             raise _CrashedBeforeOutput(exc) from None
         guard = RepetitionGuard()
@@ -398,11 +466,15 @@ class Node:
                     decoding = True
                     await _emit(on_event, TurnEvent(kind="state", state="decode"))
                 if event.text:
-                    await _emit(on_event, TurnEvent(kind="chunk", text=event.text))
+                    shown = markup.feed(event.text) if markup is not None else event.text
+                    if shown:
+                        await _emit(on_event, TurnEvent(kind="chunk", text=shown))
                     if guard.feed(event.text):  # a loop: stop the engine, keep the text before it
                         handle.cancel()
                         break
             final = await handle.result()
+            if markup is not None and (rest := markup.flush()):
+                await _emit(on_event, TurnEvent(kind="chunk", text=rest))
         except asyncio.CancelledError:
             handle.cancel()
             try:

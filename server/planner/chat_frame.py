@@ -13,13 +13,14 @@ A template that does not fit this shape (e.g. one that rewrites contents) is a P
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import msgspec
 
 from contenox.errors import ProfileMismatch
 from contenox.planner.token_cache import TokenizerLike
 
-__all__ = ["ChatFrame", "derive_chat_frame"]
+__all__ = ["ChatFrame", "ToolFrame", "derive_chat_frame", "derive_tool_frame"]
 
 _S = "\x00CONTENOX-SYSTEM\x00"
 
@@ -83,3 +84,49 @@ def derive_chat_frame(tokenizer: TokenizerLike) -> ChatFrame:
         if tokenizer.apply_chat_template(msgs, add_generation_prompt=True) != expected:
             raise ProfileMismatch("chat template is not of the system/user/assistant shape the planner needs")
     return frame
+
+
+class ToolFrame(msgspec.Struct, frozen=True, kw_only=True):
+    """How the model's template renders tools: the block its system message gains for the tool schemas, and
+    the text around a tool result (sent as the next user message, as the template renders a ``tool`` message)."""
+
+    block: str
+    """Appended to the system message's content: the schemas and the call syntax, exactly as the template says."""
+    result_open: str
+    result_close: str
+
+    def result(self, text: str) -> str:
+        return f"{self.result_open}{text}{self.result_close}"
+
+
+def derive_tool_frame(tokenizer: TokenizerLike, frame: ChatFrame, tools: list[dict[str, Any]]
+                      ) -> tuple[ToolFrame | None, str]:
+    """The template's tool rendering for ``tools`` (OpenAI-style definitions), or None and why the planner
+    cannot use it: no tool support in the template, a call syntax other than ``<tool_call>`` (the only one the
+    strict parser reads), or tool results rewritten (escaped) instead of framed."""
+    u1, r1 = _sentinel("U", 1), "\x00CONTENOX-R1\n\"quoted\"\x00"
+    try:
+        rendered = tokenizer.apply_chat_template([{"role": "system", "content": _S}, {"role": "user", "content": u1}],
+                                                 add_generation_prompt=True, tools=tools)
+        call = "<tool_call>\n{}\n</tool_call>"
+        answered = tokenizer.apply_chat_template(
+            [{"role": "system", "content": _S}, {"role": "user", "content": u1},
+             {"role": "assistant", "content": call}, {"role": "tool", "content": r1}],
+            add_generation_prompt=True, tools=tools)
+    except (RuntimeError, ValueError) as exc:
+        return None, f"the chat template cannot render tools: {exc}"
+    head, found, rest = rendered.partition(_S)
+    block, found_user, _ = rest.partition(frame.system_to_user + u1)
+    if not found or not found_user or head != frame.open_system or not block.strip():
+        return None, "the chat template renders no tools"
+    if "<tool_call>" not in block:
+        return None, "the chat template's tool-call syntax is not <tool_call> (the parser reads only that)"
+    lead = rendered[: len(rendered) - len(frame.generation)] if rendered.endswith(frame.generation) else rendered
+    expected_lead = lead + frame.user_to_assistant + call + frame.assistant_to_user
+    if not answered.startswith(expected_lead) or not answered.endswith(frame.generation):
+        return None, "the chat template does not frame a tool result as the next user message"
+    wrapped = answered[len(expected_lead): len(answered) - len(frame.generation)]
+    opening, found_result, closing = wrapped.partition(r1)
+    if not found_result:
+        return None, "the chat template rewrites tool results (escapes them) instead of framing them"
+    return ToolFrame(block=block, result_open=opening, result_close=closing), ""

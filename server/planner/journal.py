@@ -16,7 +16,7 @@ import msgspec
 from contenox.planner.explain import Explain
 from contenox.planner.manifest import Manifest
 
-__all__ = ["Journal", "ThreadEntry", "TurnRecord", "slim"]
+__all__ = ["Journal", "ThreadEntry", "ToolStep", "TurnRecord", "slim"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,14 @@ class ThreadEntry(msgspec.Struct, frozen=True, kw_only=True):
     """How many of the thread's earlier turns were summarised (not in full) in the turn."""
 
 
+class ToolStep(msgspec.Struct, frozen=True, kw_only=True):
+    """One step of an agent turn: the model's answer holding its tool call(s), and the results it was given
+    (the next user message, framed as the template frames a tool result)."""
+
+    call: str
+    result: str
+
+
 class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     v: int = JOURNAL_VERSION
     turn: int
@@ -59,10 +67,23 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     prompt: str = ""
     """The user's own words (empty in records written before it was kept: ``user`` stands in)."""
     entry: ThreadEntry = msgspec.field(default_factory=lambda: ThreadEntry())
+    steps: tuple[ToolStep, ...] = ()
+    """The tool steps before the answer, in order (an agent turn); the thread holds them as they were sent."""
 
     def entry_parts(self) -> tuple[str, ...]:
         """``user`` as the parts it was tokenized in (one part for records written before parts were kept)."""
         return self.entry.parts or (self.user,)
+
+    def exchanges(self) -> list[tuple[tuple[str, ...], str]]:
+        """The turn as the thread holds it: (user parts, assistant answer) messages; an agent turn's tool
+        calls and results are messages of their own, in order, before its answer."""
+        users = [self.entry_parts(), *((step.result,) for step in self.steps)]
+        answers = [*(step.call for step in self.steps), self.answer]
+        return list(zip(users, answers, strict=True))
+
+    def size_text(self) -> str:
+        """Everything the turn holds in its thread (for its token count)."""
+        return self.user + self.answer + "".join(step.call + step.result for step in self.steps)
 
 
 def slim(records: list[TurnRecord]) -> list[TurnRecord]:
@@ -82,11 +103,11 @@ def slim(records: list[TurnRecord]) -> list[TurnRecord]:
             changes["manifest"] = None
         if index != len(records) - 1 and record.explain is not None:
             changes["explain"] = None
-        if place < base and record.entry != ThreadEntry(base=record.entry.base):
+        if place < base and (record.entry != ThreadEntry(base=record.entry.base) or record.steps):
             question = " ".join((record.prompt or record.user).split())[:_SUMMARY_CHARS]
             answer = next((line.strip() for line in record.answer.splitlines() if line.strip()), "")
             changes.update(user=question, prompt=question, answer=answer[:_SUMMARY_CHARS], entry=ThreadEntry(
-                base=record.entry.base))
+                base=record.entry.base), steps=())
         out.append(msgspec.structs.replace(record, **changes) if changes else record)
     return out
 

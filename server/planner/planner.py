@@ -21,12 +21,12 @@ import msgspec
 from contenox.config import PlannerConfig
 from contenox.errors import OverContext
 from contenox.planner.budget import fit_budget
-from contenox.planner.chat_frame import ChatFrame, derive_chat_frame
+from contenox.planner.chat_frame import ChatFrame, ToolFrame, derive_chat_frame, derive_tool_frame
 from contenox.planner.explain import Citations, Explain, explain_from_manifest
 from contenox.planner.inputs import PlannerInputs, as_pin, split_pin
-from contenox.planner.journal import Journal, ThreadEntry, TurnRecord, slim
+from contenox.planner.journal import Journal, ThreadEntry, ToolStep, TurnRecord, slim
 from contenox.planner.manifest import ChunkRecord, Identity, Manifest, SegmentRecord, invalidation_reasons
-from contenox.planner.prompts import PromptTexts, load_prompts
+from contenox.planner.prompts import PromptTexts, load_prompts, tool_definitions
 from contenox.planner.segments import (
     CACHE_CLASS,
     INVALIDATION,
@@ -109,10 +109,15 @@ class Planner:
         self.state_dir = Path(state_dir)
         self.frame: ChatFrame = derive_chat_frame(tokenizer)
         self.prompts: PromptTexts = load_prompts()
-        self.tools = tools
-        """Whether turns advertise the tool schemas (only for a model certified to call them)."""
+        self.tool_frame: ToolFrame | None = None
+        """The template's tool rendering, when turns advertise the tools (a certified model, the node runs the
+        calls); None otherwise, and ``tools_note`` says why."""
         self.tools_note = tools_note
         """Why tools are not advertised (named in explain-context)."""
+        if tools:
+            self.tool_frame, why = derive_tool_frame(tokenizer, self.frame, tool_definitions(self.prompts))
+            if self.tool_frame is None:
+                self.tools_note = why
         self.tokens = TokenCache(tokenizer)
         self.identity = Identity(
             profile_id=profile.id, backend=backend, backend_version=backend_version or _backend_version(),
@@ -206,9 +211,28 @@ class Planner:
         """The explain of a planned turn before the engine ran it (no measurement yet)."""
         return explain_from_manifest(plan.manifest)
 
+    @property
+    def tools(self) -> bool:
+        """Whether turns advertise the tool schemas."""
+        return self.tool_frame is not None
+
+    def step_ids(self, plan: TurnPlan, steps: Sequence[ToolStep]) -> list[int]:
+        """The prompt of an agent turn's next step: the turn's ids, then each step's call (an assistant message)
+        and results (the next user message), then the opening of the next answer. The same parts as the
+        thread's next turn renders them in its history, so every step's prefill is only its new results."""
+        parts: list[str] = []
+        for step in steps:
+            parts += [step.call.strip(), self.frame.assistant_to_user, step.result, self.frame.generation]
+        with self._plan_lock:
+            return plan.token_ids + list(chain.from_iterable(self.tokens.lookup(part).ids for part in parts))
+
+    def tool_result(self, text: str) -> str:
+        """A tool's result framed as the model's template frames a tool message."""
+        return self.tool_frame.result(text) if self.tool_frame else text
+
     def record(self, plan: TurnPlan, metrics: MetricsLike | None, answer_text: str,
-               citations: Citations | None = None) -> Explain:
-        """Persist the turn (manifest, measurement, answer, what it cites) and return its explain."""
+               citations: Citations | None = None, steps: Sequence[ToolStep] = ()) -> Explain:
+        """Persist the turn (manifest, measurement, answer, its tool steps, what it cites); its explain."""
         measured = getattr(metrics, "measured_recomputed_tokens", None) if metrics is not None else None
         ttft = getattr(metrics, "ttft_ms", None) if metrics is not None else None
         explain = explain_from_manifest(plan.manifest, measured_recomputed_tokens=measured, ttft_ms=ttft)
@@ -219,14 +243,15 @@ class Planner:
                                                                                                 turn=turn)
             explain = msgspec.structs.replace(explain, turn=turn)
             record = TurnRecord(turn=turn, thread=manifest.thread, user=plan.user, prompt=plan.prompt,
-                                answer=answer_text.strip(), entry=plan.entry,
+                                answer=answer_text.strip(), entry=plan.entry, steps=tuple(steps),
                                 manifest=manifest, explain=explain, recorded_at=time.time())
             self._journal.append(record)
             self._records = slim([*self._records, record])
+        prompt_ids = self.step_ids(plan, steps) if steps else plan.token_ids
         with self._plan_lock:
             answer_ids = list(self.tokens.ids(answer_text.strip()))
         with self._lock:
-            self._last_ids = plan.token_ids + answer_ids
+            self._last_ids = prompt_ids + answer_ids
         return explain
 
     def next_prefix(self, plan: TurnPlan) -> list[int] | None:
@@ -276,7 +301,7 @@ class Planner:
         map_text, map_files = map_delta(inputs.map_changes,
                                         view.map_seen.get(byte_hash(inputs.repo_map), {}) if view else {})
         notes += list(inputs.notes)
-        if not self.tools:
+        if self.tool_frame is None:
             notes.append(f"tools: not advertised ({self.tools_note})")
         draft = Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
                       pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)], history=history,
@@ -293,7 +318,8 @@ class Planner:
         return draft, notes, diff_files, map_files
 
     def _assemble(self, draft: Draft) -> tuple[list[RenderedSegment], list[_Built]]:
-        rendered = render_segments(self.frame, self.prompts, draft, tools=self.tools)
+        rendered = render_segments(self.frame, self.prompts, draft,
+                                   tools=self.tool_frame.block if self.tool_frame else "")
         return rendered, [self._segment_ids(seg, draft) for seg in rendered]
 
     def _segment_ids(self, seg: RenderedSegment, draft: Draft) -> _Built:

@@ -7,10 +7,11 @@ spaces) so the tools segment is byte-identical whatever the file's formatting.
 from __future__ import annotations
 
 from importlib import resources
+from typing import Any
 
 import msgspec
 
-__all__ = ["PromptTexts", "load_prompts"]
+__all__ = ["PromptTexts", "load_prompts", "tool_definitions"]
 
 
 class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
@@ -20,6 +21,11 @@ class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
     policy: str
     answer: str = ""
     """The answer format, restated after each question (small models follow the last instruction best)."""
+
+
+def tool_definitions(prompts: PromptTexts) -> list[dict[str, Any]]:
+    """The tool schemas as chat templates take them (OpenAI style: ``{"type": "function", "function": ...}``)."""
+    return [{"type": "function", "function": msgspec.json.decode(line)} for line in prompts.tools.splitlines()]
 
 
 def _read(name: str) -> str:

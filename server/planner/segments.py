@@ -182,14 +182,13 @@ def _entry(parts: tuple[str, ...]) -> list[str]:
     return [p for p in out if p]
 
 
-def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, tools: bool) -> list[RenderedSegment]:
-    """The segments of ``draft``; ``tools``: whether the model is certified to call the tool schemas (else
-    the tools segment is empty: no turn advertises tools that nothing executes)."""
+def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, tools: str) -> list[RenderedSegment]:
+    """The segments of ``draft``; ``tools``: the tool schemas as the model's template renders them, only for a
+    model certified to call them and a node that runs the calls (else empty: no turn advertises tools that
+    nothing executes)."""
     segs: list[RenderedSegment] = [
         RenderedSegment(kind="system", parts=(frame.open_system, prompts.system)),
-        RenderedSegment(kind="tools", parts=("\n\n# Tools\nCall a tool by answering with one JSON object "
-                                             '{"tool": name, "arguments": {...}}.\n' + prompts.tools,) if tools
-                        else ()),
+        RenderedSegment(kind="tools", parts=(tools,) if tools else ()),
         RenderedSegment(kind="policy", parts=("\n\n# Policy\n" + prompts.policy,)),
     ]
     instructions = [f"\n\n## {path}\n{text.strip()}" for path, text in draft.instructions if text.strip()]

@@ -66,7 +66,7 @@ def thread_view(records: Sequence[TurnRecord], *, max_turns: int, max_tokens: in
     base = min(records[-1].entry.base, len(records)) if records else 0
 
     def size(start: int) -> int:
-        return sum(count(r.user) + count(r.answer) for r in records[start:])
+        return sum(count(r.size_text()) for r in records[start:])
 
     if len(records) - base > max_turns or (max_tokens > 0 and size(base) > max_tokens):
         old = base
@@ -86,8 +86,11 @@ def thread_view(records: Sequence[TurnRecord], *, max_turns: int, max_tokens: in
     lines = [summary_line(r) for r in records[:base]]
     if len(lines) > _SUMMARY_LINES:
         lines = [f"({len(lines) - _SUMMARY_LINES} earlier turns not listed)", *lines[-_SUMMARY_LINES:]]
-    return ThreadView(history=[(r.entry_parts(), r.answer) for r in kept], lines=[summary_line(r) for r in kept],
-                      summary=lines, base=base, chunks_seen=chunks, diff_seen=diff, map_seen=maps, notes=notes)
+    history = [exchange for r in kept for exchange in r.exchanges()]
+    kept_lines = [line for r in kept
+                  for line in [summary_line(r), *[f"(tool step of turn {r.turn})"] * len(r.steps)]]
+    return ThreadView(history=history, lines=kept_lines, summary=lines, base=base, chunks_seen=chunks,
+                      diff_seen=diff, map_seen=maps, notes=notes)
 
 
 def partition_chunks(chunks: Sequence[Chunk], seen: dict[str, str]) -> tuple[list[Chunk], list[Chunk]]:

@@ -12,7 +12,7 @@ import hashlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
 
@@ -27,7 +27,8 @@ class TokenizerLike(Protocol):
     def encode(self, text: str) -> list[int]: ...
 
     def apply_chat_template(self, messages: Sequence[dict[str, str]], *,
-                            add_generation_prompt: bool = True) -> str: ...
+                            add_generation_prompt: bool = True,
+                            tools: Sequence[dict[str, Any]] | None = None) -> str: ...
 
 
 def byte_hash(text: str) -> str:

@@ -187,6 +187,8 @@ class RpcConnection:
         async def on_event(event: TurnEvent) -> None:
             if event.kind == "chunk":
                 await self.notify("chunk", {"id": msg_id, "text": event.text})
+            elif event.kind == "tool" and event.tool is not None:
+                await self.notify("tool", {"id": msg_id, **msgspec.to_builtins(event.tool)})
             else:
                 await self.notify("state", {"id": msg_id, "state": event.state,
                                             **({"detail": event.text} if event.text else {}),

@@ -35,7 +35,8 @@ def test_rendered_segments_golden(make_planner):
     plan = planner.plan(sample_inputs(user="Show the fix as a diff."))
     draft, *_ = planner._draft(sample_inputs(user="Show the fix as a diff."), planner._records)
     out = []
-    rendered = render_segments(planner.frame, planner.prompts, draft, tools=planner.tools)
+    block = planner.tool_frame.block if planner.tool_frame else ""
+    rendered = render_segments(planner.frame, planner.prompts, draft, tools=block)
     for seg, rec in zip(rendered, plan.manifest.segments, strict=True):
         out.append(f"===== {rec.kind} [{rec.token_start}:{rec.token_end}] {rec.cache_class} =====")
         out.append("".join(seg.parts))

@@ -1,0 +1,92 @@
+"""Pieces of an agent turn (a certified model calling tools): the stream filter that keeps tool-call markup
+out of the answer text, and one step's calls run and reported.
+
+The loop itself is :meth:`contenox.node.Node._agent_steps`: after each answer the strict parser
+(:mod:`contenox.planner.toolcalls`) reads its calls; each is run here, reported as a
+:class:`~contenox.node.contract.ToolActivity` (started, then completed or failed) and its result is framed as the
+template frames a tool message; the step (the answer with its calls, and the results) is appended to the turn,
+so the next step's prefill is only the results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from contenox.node.contract import ToolActivity, TurnEvent
+from contenox.node.tools import run_tool
+from contenox.planner.edits import ProposedEdit
+from contenox.planner.journal import ToolStep
+from contenox.planner.prompts import load_prompts, tool_definitions
+from contenox.planner.toolcalls import ParsedAnswer, schemas_of
+from contenox.workspace import Workspace
+
+__all__ = ["CallMarkupFilter", "run_step", "tool_schemas"]
+
+_OPEN = "<tool_call>"
+
+
+def tool_schemas() -> dict[str, dict[str, Any]]:
+    """name -> parameters schema of the node's tools (what the parser checks calls against)."""
+    return schemas_of([d["function"] for d in tool_definitions(load_prompts())])
+
+
+class CallMarkupFilter:
+    """The answer text to stream: everything before the first ``<tool_call>``. Text that could be the start of
+    one is held back until it is clearly not; from a call on, the step's text is not streamed (its calls are
+    shown as tool activity instead)."""
+
+    def __init__(self) -> None:
+        self._held = ""
+        self.in_call = False
+
+    def feed(self, text: str) -> str:
+        if self.in_call:
+            return ""
+        held = self._held + text
+        at = held.find(_OPEN)
+        if at >= 0:
+            self.in_call = True
+            self._held = ""
+            return held[:at]
+        keep = next((n for n in range(min(len(_OPEN) - 1, len(held)), 0, -1) if _OPEN.startswith(held[-n:])), 0)
+        self._held = held[len(held) - keep:] if keep else ""
+        return held[:len(held) - keep] if keep else held
+
+    def flush(self) -> str:
+        """What is still held back at the end of an answer with no call."""
+        out, self._held = ("" if self.in_call else self._held), ""
+        return out
+
+
+Emit = Callable[[TurnEvent], Awaitable[None]]
+
+
+async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root: Path, *, step: int,
+                   frame_result: Callable[[str], str], max_chars: int, emit: Emit,
+                   edits: list[ProposedEdit]) -> ToolStep:
+    """Run one step's calls in order (off the event loop), reporting each; rejected calls come back to the
+    model as errors. A proposed edit joins ``edits`` (the client offers it for review after the turn)."""
+    results: list[str] = []
+    for index, call in enumerate(parsed.calls):
+        call_id = f"step{step}-{index}"
+        said = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
+        started = ToolActivity(id=call_id, name=call.name, kind="other", title=f"{call.name}({said})"[:120],
+                               status="in_progress")
+        await emit(TurnEvent(kind="tool", tool=started))
+        result = await asyncio.to_thread(run_tool, call, workspace, max_chars=max_chars)
+        edit_index = None
+        if result.edit is not None:
+            edit_index = len(edits)
+            edits.append(result.edit)
+        locations = tuple((str(root / path) if path != "." else str(root), line) for path, line in result.locations)
+        await emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
+            started, kind=result.kind, title=result.title, status="completed" if result.ok else "failed",
+            locations=locations, output=result.text, edit_index=edit_index)))
+        results.append(result.text)
+    results += [f"error: a tool call was not valid and was not run: {why}" for why in parsed.errors]
+    return ToolStep(call=answer.strip(), result="\n".join(frame_result(text) for text in results))

@@ -1,0 +1,196 @@
+"""The tools of an agent turn, run by the node against the workspace: ``read_file``, ``search``,
+``find_symbol``, ``list_files`` and ``propose_edit``.
+
+Every call ends in a :class:`ToolResult`: the text the model is given (a structured tool error for a path outside
+the workspace, a missing file, a bad pattern or a diff that does not apply, never an exception), what the user is
+shown (kind, title, locations, output) and, for ``propose_edit``, the edit the editor offers for review: a
+proposed diff is checked with ``git apply --check`` against the file's current text (unsaved buffers first) and
+never written by the node itself. Results over ``max_chars`` are cut, and the cut is said in the result.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from contenox.errors import ContenoxError
+from contenox.planner.edits import ProposedEdit, unified_diff
+from contenox.planner.toolcalls import ToolCall
+from contenox.workspace import Workspace
+
+__all__ = ["ToolKind", "ToolResult", "run_tool"]
+
+ToolKind = Literal["read", "search", "edit", "other"]
+_KINDS: dict[str, ToolKind] = {"read_file": "read", "list_files": "read", "search": "search",
+                               "find_symbol": "search", "propose_edit": "edit"}
+_GIT_TIMEOUT_S = 20
+
+
+class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    kind: ToolKind
+    title: str
+    """One line for the user: what the call did."""
+    ok: bool
+    text: str
+    """What the model is given (the tool's output, or ``error: ...``)."""
+    locations: tuple[tuple[str, int | None], ...] = ()
+    """(workspace-relative path, 1-based line or None) the call touched."""
+    edit: ProposedEdit | None = None
+
+
+def _cut(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    kept = text[:max_chars].rsplit("\n", 1)[0]
+    return f"{kept}\n[... cut: the result has {len(text):,} characters, {max_chars:,} shown]"
+
+
+def _error(call: ToolCall, title: str, message: str, locations: tuple[tuple[str, int | None], ...] = ()
+           ) -> ToolResult:
+    return ToolResult(name=call.name, kind=_KINDS.get(call.name, "other"), title=title, ok=False,
+                      text=f"error: {message}", locations=locations)
+
+
+def _int(arguments: dict[str, Any], key: str) -> int | None:
+    value = arguments.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def run_tool(call: ToolCall, workspace: Workspace, *, max_chars: int) -> ToolResult:
+    """Run one parsed (schema-valid) call; blocking (the node runs it off the event loop)."""
+    try:
+        if call.name == "read_file":
+            return _read_file(call, workspace, max_chars)
+        if call.name == "search":
+            return _search(call, workspace, max_chars)
+        if call.name == "find_symbol":
+            return _find_symbol(call, workspace, max_chars)
+        if call.name == "list_files":
+            return _list_files(call, workspace, max_chars)
+        if call.name == "propose_edit":
+            return _propose_edit(call, workspace)
+    except ContenoxError as exc:
+        return _error(call, f"{call.name} failed", exc.message)
+    return _error(call, f"unknown tool {call.name}", f"no tool named {call.name!r}")
+
+
+def _read_file(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolResult:
+    path = str(call.arguments["path"])
+    rel = workspace.relpath(path)
+    text = workspace.read_text(rel)
+    lines = text.splitlines()
+    start, end = _int(call.arguments, "start_line"), _int(call.arguments, "end_line")
+    first = max(1, start or 1)
+    last = min(len(lines), end or len(lines))
+    if first > max(1, len(lines)) or last < first:
+        return _error(call, f"Read {rel}", f"{rel} has {len(lines)} lines; lines {first}-{last} are not in it",
+                      ((rel, None),))
+    numbered = "\n".join(f"{n:>5}  {lines[n - 1]}" for n in range(first, last + 1))
+    span = "" if (first, last) == (1, len(lines)) else f" (lines {first}-{last})"
+    return ToolResult(name=call.name, kind="read", title=f"Read {rel}{span}", ok=True,
+                      text=_cut(f"{rel}{span}, {len(lines)} lines:\n{numbered}", max_chars),
+                      locations=((rel, first if start else None),))
+
+
+def _search(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolResult:
+    pattern = str(call.arguments["pattern"])
+    limit = max(1, min(200, _int(call.arguments, "limit") or 100))
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return _error(call, f"Search {pattern!r}", f"not a regular expression: {exc}")
+    hits = workspace.search(pattern, regex=True, limit=limit)
+    body = "\n".join(f"{h.path}:{h.line}: {h.text.strip()}" for h in hits) or "no matches"
+    more = f"\n(stopped at {limit} matches)" if len(hits) >= limit else ""
+    return ToolResult(name=call.name, kind="search", title=f"Search {pattern!r}: {len(hits)} match(es)", ok=True,
+                      text=_cut(body + more, max_chars), locations=tuple((h.path, h.line) for h in hits[:20]))
+
+
+def _find_symbol(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolResult:
+    name = str(call.arguments["name"])
+    info = workspace.symbol_info(name.rsplit(".", 1)[-1])
+    if info is None or not info.definitions:
+        return ToolResult(name=call.name, kind="search", title=f"Find {name}: not defined here", ok=True,
+                          text=f"{name} is not defined in the workspace")
+    defs = "\n".join(f"{d.path}:{d.line}-{d.end_line}: {d.text}" for d in info.definitions)
+    refs = ", ".join(info.referenced_by[:30]) or "none"
+    return ToolResult(name=call.name, kind="search", title=f"Find {name}: {len(info.definitions)} definition(s)",
+                      ok=True, text=_cut(f"defined at:\n{defs}\nreferenced by: {refs}", max_chars),
+                      locations=tuple((d.path, d.line) for d in info.definitions))
+
+
+def _list_files(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolResult:
+    folder = str(call.arguments.get("path") or "").strip().strip("/")
+    if folder in ("", "."):
+        folder = ""
+    else:
+        folder = workspace.relpath(folder)
+    prefix = f"{folder}/" if folder else ""
+    paths = [p for p in workspace.indexed_paths() if p.startswith(prefix)]
+    if folder and not paths:
+        return _error(call, f"List {folder}/", f"no indexed files under {folder}/")
+    return ToolResult(name=call.name, kind="read", title=f"List {prefix or './'}: {len(paths)} file(s)", ok=True,
+                      text=_cut("\n".join(paths) or "no files", max_chars), locations=((folder or ".", None),))
+
+
+def _propose_edit(call: ToolCall, workspace: Workspace) -> ToolResult:
+    rel = workspace.relpath(str(call.arguments["path"]))
+    diff = str(call.arguments["diff"])
+    if not diff.endswith("\n"):
+        diff += "\n"
+    try:
+        old: str | None = workspace.read_text(rel)
+    except ContenoxError:
+        old = None  # a new file (the diff must create it)
+    new, problem = _apply(rel, old, diff)
+    if new is None:
+        return _error(call, f"Edit {rel}: the diff does not apply", problem, ((rel, None),))
+    if new == old:
+        return _error(call, f"Edit {rel}: no change", "the diff changes nothing", ((rel, None),))
+    unified = unified_diff(rel, old, new)
+    edit = ProposedEdit(path=rel, old_text=old, new_text=new, diff=unified, blocks=1)
+    first = next((int(m.group(1)) for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)", unified, re.MULTILINE)), None)
+    return ToolResult(name=call.name, kind="edit", title=f"Edit {rel}", ok=True,
+                      text=f"proposed: the diff applies to {rel}; the user reviews it (applied only if approved)",
+                      locations=((rel, first),), edit=edit)
+
+
+def _apply(rel: str, old: str | None, diff: str) -> tuple[str | None, str]:
+    """``diff`` applied to ``old`` (None: no such file) by ``git apply`` in a scratch folder: the new text, or
+    None and git's reason. Paths with and without the ``a/``/``b/`` prefixes are accepted, hunk line counts are
+    recounted, and a hunk whose context git will not anchor (models often write one context line before and none
+    after) is tried with less context (``-C1``, then ``-C0``: the removed lines must still match). The user
+    reviews the change as it comes out, recomputed from the two texts, not the model's diff."""
+    with tempfile.TemporaryDirectory(prefix="contenox-edit-") as scratch:
+        target = Path(scratch) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if old is not None:
+            target.write_text(old, encoding="utf-8")
+        patch = Path(scratch) / ".contenox.patch"
+        patch.write_text(diff, encoding="utf-8")
+        reason = ""
+        for strip in ("-p1", "-p0"):
+            for context in ((), ("-C1",), ("-C0",)):
+                options = [strip, "--recount", *context, str(patch)]
+                check = subprocess.run(["git", "apply", "--check", *options], cwd=scratch, capture_output=True,
+                                       text=True, timeout=_GIT_TIMEOUT_S)
+                if check.returncode != 0:
+                    reason = reason or _last_line(check.stderr) or "git apply refused the diff"
+                    continue
+                subprocess.run(["git", "apply", *options], cwd=scratch, capture_output=True, text=True,
+                               timeout=_GIT_TIMEOUT_S, check=True)
+                if not target.exists():
+                    return None, f"the diff does not change {rel}"
+                return target.read_text(encoding="utf-8"), ""
+        return None, reason
+
+
+def _last_line(text: str) -> str:
+    lines = [line.removeprefix("error: ") for line in text.strip().splitlines()]
+    return lines[-1] if lines else ""

@@ -1,0 +1,105 @@
+"""An agent turn through ACP with the SDK client: the ACP adapter over a socketpair in front of a real node
+(real Qwen tokenizer and planner, real workspace and git) whose model answers are scripted
+(tests/support/agent_kit.py). The client sees each tool call (kind, status, locations, output), is asked before
+the proposed edit is written, and can cancel in the middle of the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp.schema import ClientCapabilities
+
+from acp import PROTOCOL_VERSION, connect_to_agent, text_block
+from contenox.acp import serve_connection
+from contenox.config import load_config
+from contenox.node import Node, backend
+from contenox.runtime_ov import InstalledModel
+from support.acp_recorder import Recorder
+from support.agent_kit import HANG, Script, call, certified_home
+from support.gitrepo import make_repo
+
+pytestmark = pytest.mark.slow
+
+UTIL = "def helper(x):\n    return x - 1\n"
+FIX = ("--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper(x):\n-    return x - 1\n+    return x + 1\n")
+
+
+@pytest.fixture
+async def node(tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Node]:
+    home = certified_home(tmp_path / "home", fim_model)
+    monkeypatch.setenv("CONTENOX_HOME", str(home))
+    node = Node(load_config(home))
+    yield node
+    await node.close()
+
+
+async def connect(node: Node, permit: str) -> tuple[Any, Recorder, asyncio.Task[None], Any]:
+    a, b = socket.socketpair()
+    sr, sw = await asyncio.open_unix_connection(sock=a, limit=1 << 24)
+    server = asyncio.ensure_future(serve_connection(sr, sw, node))
+    cr, cw = await asyncio.open_unix_connection(sock=b, limit=1 << 24)
+    recorder = Recorder(permit=permit)
+    conn = connect_to_agent(recorder, cw, cr)
+    await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+    return conn, recorder, server, cw
+
+
+@pytest.mark.parametrize("permit", ["apply", "reject"])
+async def test_the_agent_reads_proposes_and_the_client_decides(node: Node, tmp_path: Path, permit: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    script = Script("I will read it first.\n" + call("read_file", path="util.py"),
+                    call("propose_edit", path="util.py", diff=FIX), "Proposed: helper now adds one.")
+    monkeypatch.setattr(backend, "submit", script.submit)
+    conn, rec, server, writer = await connect(node, permit)
+    try:
+        sid = (await conn.new_session(cwd=str(repo))).session_id
+        reply = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("Fix helper to add one.")]),
+                                       120)
+        assert reply.stop_reason == "end_turn"
+        assert rec.text(sid) == "I will read it first.\nProposed: helper now adds one."  # no call markup shown
+        started = rec.of("tool_call", sid)
+        assert [(s.kind, s.status) for s in started] == [("other", "in_progress"), ("other", "in_progress"),
+                                                        ("edit", "pending")]
+        assert started[0].title == "read_file(path='util.py')"
+        updates = rec.of("tool_call_update", sid)
+        read, proposed = updates[0], updates[1]
+        assert (read.tool_call_id, read.kind, read.status, read.title) == (
+            started[0].tool_call_id, "read", "completed", "Read util.py")
+        assert read.locations[0].path == str(repo / "util.py") and "return x - 1" in read.content[0].content.text
+        assert (proposed.kind, proposed.status, proposed.title) == ("edit", "completed", "Edit util.py")
+        # then the edit itself: a diff the client is asked about before anything is written
+        [(asked, _options)] = rec.permission_requests
+        assert asked.tool_call_id == started[2].tool_call_id and started[2].content[0].type == "diff"
+        text = (repo / "util.py").read_text()
+        assert text == (UTIL.replace("x - 1", "x + 1") if permit == "apply" else UTIL)
+        assert updates[-1].status == ("completed" if permit == "apply" else "failed")
+    finally:
+        writer.close()
+        await asyncio.wait_for(server, 10)
+
+
+async def test_a_cancel_in_the_middle_of_the_loop_ends_the_turn_cancelled(node: Node, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    script = Script(call("search", pattern="helper"), HANG)
+    monkeypatch.setattr(backend, "submit", script.submit)
+    conn, rec, server, writer = await connect(node, "apply")
+    try:
+        sid = (await conn.new_session(cwd=str(repo))).session_id
+        prompt = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("Search, then think.")]))
+        await asyncio.wait_for(script.reached_hang.wait(), 60)  # the second step is running
+        await conn.cancel(session_id=sid)
+        reply = await asyncio.wait_for(prompt, 60)
+        assert reply.stop_reason == "cancelled"
+        [search] = [u for u in rec.of("tool_call_update", sid)]
+        assert (search.kind, search.status) == ("search", "completed")
+        assert (repo / "util.py").read_text() == UTIL and not rec.permission_requests
+    finally:
+        writer.close()
+        await asyncio.wait_for(server, 10)

@@ -1,0 +1,121 @@
+"""An agent turn in the node: a certified model's tool calls are run against the real workspace, reported as
+tool activity, and their results appended to the turn; the answer comes after; the next turn reuses the whole
+agent turn. The model's answers are scripted (tests/support/agent_kit.py); the tokenizer, planner, engine,
+workspace and git are real."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from contenox.config import load_config
+from contenox.errors import Cancelled
+from contenox.node import Node, backend
+from contenox.node.contract import ToolActivity, TurnEvent, TurnRequest
+from contenox.runtime_ov import InstalledModel
+from support.agent_kit import HANG, Script, call, certified_home
+from support.gitrepo import make_repo
+
+pytestmark = pytest.mark.slow
+
+UTIL = "def helper(x):\n    return x - 1\n"
+FIX = ("--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper(x):\n-    return x - 1\n+    return x + 1\n")
+
+
+@pytest.fixture
+def agent_home(tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = certified_home(tmp_path / "home", fim_model)
+    monkeypatch.setenv("CONTENOX_HOME", str(home))
+    yield home
+
+
+@pytest.fixture
+async def node(agent_home: Path) -> AsyncIterator[Node]:
+    node = Node(load_config(agent_home))
+    yield node
+    await node.close()
+
+
+def scripted(monkeypatch: pytest.MonkeyPatch, *answers: str) -> Script:
+    script = Script(*answers)
+    monkeypatch.setattr(backend, "submit", script.submit)
+    return script
+
+
+async def test_an_agent_turn_reads_proposes_an_edit_and_answers(node: Node, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL, "main.py": "from util import helper\n"})
+    script = scripted(monkeypatch,
+                      "Let me read it.\n" + call("read_file", path="util.py"),
+                      call("propose_edit", path="util.py", diff=FIX) + "\n" + call("read_file", path="../secret"),
+                      "helper subtracted one; the proposed edit makes it add one.",
+                      "It returns x + 1 once applied.")
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Fix helper: it should add one."), on_event)
+    assert outcome.text == "helper subtracted one; the proposed edit makes it add one."
+    assert outcome.tool_steps == 2 and outcome.finish_reason == "stop"
+    # the user saw the text before the call, never the markup
+    streamed = "".join(e.text for e in events if e.kind == "chunk")
+    assert streamed == "Let me read it.\n" + outcome.text and "<tool_call>" not in streamed
+    # each call: started, then ended with its kind, locations and output
+    tools = [e.tool for e in events if e.kind == "tool" and e.tool is not None]
+    ended = [t for t in tools if t.status != "in_progress"]
+    assert [t.status for t in tools] == ["in_progress", "completed", "in_progress", "completed", "in_progress",
+                                         "failed"]
+    read, edit, outside = ended
+    assert (read.kind, read.title, read.locations) == ("read", "Read util.py", ((str(repo / "util.py"), None),))
+    assert "    2      return x - 1" in read.output
+    assert (edit.kind, edit.edit_index, edit.locations) == ("edit", 0, ((str(repo / "util.py"), 1),))
+    assert outside.output.startswith("error: ") and "outside" in outside.output
+    assert isinstance(read, ToolActivity)
+    # the edit is proposed for review, not written
+    [proposed] = outcome.edits.edits
+    assert proposed.path == "util.py" and proposed.new_text == UTIL.replace("x - 1", "x + 1")
+    assert (repo / "util.py").read_text() == UTIL
+    # every step's prompt extends the last one: its prefill is only the new results
+    first, second, third = script.prompts[:3]
+    assert second[:len(first)] == first and third[:len(second)] == second
+    results = node.workspace(str(repo)).planner
+    assert results is not None and results.tools
+    explain = outcome.explain
+    tools_segment = next(s for s in explain.segments if s.kind == "tools")
+    assert tools_segment.tokens > 100
+    assert any(n.startswith("agent turn: 2 tool step(s) (read_file, propose_edit); time to first token per step")
+               for n in explain.notes)
+    # the next turn holds the agent turn as it was sent: all of it is a prefix of the next prompt
+    await node.turn(TurnRequest(root=str(repo), prompt="What does helper return now?"))
+    follow = script.prompts[3]
+    answer_ids = results.tokenizer.encode(outcome.text)
+    assert follow[:len(third) + len(answer_ids)] == third + answer_ids
+    history = await node.history(str(repo), "main")
+    assert [h.answer for h in history] == [outcome.text, "It returns x + 1 once applied."]
+
+
+async def test_limits_and_cancel_end_an_agent_turn_cleanly(node: Node, tmp_path: Path, agent_home: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    (agent_home / "config.toml").write_text((agent_home / "config.toml").read_text() + "\n[tools]\nmax_steps = 1\n")
+    limited = Node(load_config(agent_home))
+    try:
+        scripted(monkeypatch, call("read_file", path="util.py"), "Still looking. " + call("search", pattern="x"))
+        outcome = await limited.turn(TurnRequest(root=str(repo), prompt="Where is helper?"))
+        assert outcome.tool_steps == 1 and outcome.text == "Still looking."
+        assert any("agent turn stopped after 1 tool step(s)" in n for n in outcome.explain.notes)
+    finally:
+        await limited.close()
+
+    script = scripted(monkeypatch, call("list_files"), HANG)
+    task = asyncio.ensure_future(node.turn(TurnRequest(root=str(repo), prompt="List and then think.")))
+    await asyncio.wait_for(script.reached_hang.wait(), 60)
+    task.cancel()
+    with pytest.raises(Cancelled):
+        await task
+    history = await node.history(str(repo), "main")  # (one journal: both nodes use this home)
+    assert [h.user for h in history] == ["Where is helper?"]  # the cancelled agent turn recorded nothing

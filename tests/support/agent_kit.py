@@ -1,0 +1,92 @@
+"""Agent-turn tests: a home whose model is the real Qwen2.5-Coder-0.5B recorded as certified for tool calls, and a
+scripted answer source standing in for the model's answers (no small local model passes ``contenox certify``, so
+the loop's plumbing is tested with scripted answers over the real tokenizer, planner, workspace and node).
+
+The script replaces ``contenox.node.backend.submit`` (the node's one way to the engine for turns) and returns
+real :class:`~contenox.runtime_ov.RequestHandle` objects fed with real events; it records every prompt it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from contenox.runtime_ov import (
+    FinalEvent,
+    GenerateRequest,
+    InstalledModel,
+    RequestHandle,
+    RequestMetrics,
+    TokenEvent,
+)
+from contenox.runtime_ov.certification import CERTIFICATION_FILE, Certification
+
+HANG = "<<hang until cancelled>>"
+"""A scripted answer that streams a little and then waits for a cancel."""
+
+
+def certified_home(root: Path, model: InstalledModel) -> Path:
+    """A CONTENOX_HOME whose default model is ``model`` (its files linked, not copied) with a certification
+    that passed, the engine on a thread (the script runs in this process)."""
+    target = root / "models" / model.name
+    target.mkdir(parents=True)
+    for item in Path(model.path).iterdir():
+        if item.name != CERTIFICATION_FILE:
+            (target / item.name).symlink_to(item)
+    passed = Certification(model=model.name, model_digest=model.profile.model_digest, date="2026-12-01", cases=56,
+                           tool_cases=31, valid_calls=31, valid_call_rate=1.0, false_calls=0, false_call_rate=0.0,
+                           schema_errors=0, certified=True, thresholds={"valid_call_rate_min": 0.95,
+                                                                        "false_call_rate_max": 0.02},
+                           by_kind={}, seconds=1.0)
+    (target / CERTIFICATION_FILE).write_bytes(msgspec.json.encode(passed))
+    (root / "config.toml").write_text(f'[model]\ndefault = "{model.name}"\n\n[engine]\nprocess = false\n'
+                                      "cache_size_gb = 0.5\nmax_new_tokens = 64\n", encoding="utf-8")
+    return root
+
+
+class Script:
+    """Answers in order, one per engine request; ``prompts`` holds the token ids each request was given."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.prompts: list[list[int]] = []
+        self.reached_hang = asyncio.Event()
+
+    def submit(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int) -> RequestHandle:
+        self.prompts.append(list(token_ids))
+        text = self.answers.pop(0)
+        request = GenerateRequest(session_id=session_id, token_ids=token_ids, max_new_tokens=max_new_tokens)
+
+        def cancelled(handle: RequestHandle) -> None:
+            handle.finish(_final(engine, "", len(token_ids), "cancelled"))
+
+        handle = RequestHandle(request, len(self.prompts), asyncio.get_running_loop(), cancelled)
+        handle.started(len(self.prompts))
+        if text == HANG:
+            handle.emit(TokenEvent(token_ids=engine.tokenizer.encode("Looking"), text="Looking"))
+            self.reached_hang.set()
+            return handle
+        third = max(1, len(text) // 3)
+        for start in range(0, len(text), third):  # streamed in pieces, as the engine does
+            handle.emit(TokenEvent(token_ids=[], text=text[start:start + third]))
+        handle.finish(_final(engine, text, len(token_ids), "stop"))
+        return handle
+
+
+def _final(engine: Any, text: str, prompt_tokens: int, reason: str) -> FinalEvent:
+    ids = engine.tokenizer.encode(text) if text else []
+    metrics = RequestMetrics(prompt_tokens=prompt_tokens, predicted_cached_tokens=0,
+                             measured_recomputed_tokens=prompt_tokens, prefill_steps=1, chunk_tokens=256,
+                             ttft_ms=5.0, prefill_tps=1.0, decode_tps=1.0, generated_tokens=len(ids), total_ms=6.0,
+                             cache_used_tokens=0, cache_capacity_tokens=1, peak_rss_bytes=1)
+    return FinalEvent(text=text, token_ids=ids, finish_reason=reason, metrics=metrics)
+
+
+def call(name: str, **arguments: object) -> str:
+    """A call in Qwen2.5's native markup."""
+    import json
+
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
