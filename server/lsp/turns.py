@@ -17,11 +17,13 @@ from contenox.planner import Explain
 from .render import cache_status
 from .server import ContenoxLanguageServer, to_jsonrpc
 
-__all__ = ["CACHE_STATUS", "CHAT_CHUNK", "run_turn"]
+__all__ = ["CACHE_STATUS", "CHAT_CHUNK", "CHAT_TOOL", "run_turn"]
 
 log = logging.getLogger(__name__)
 CACHE_STATUS = "$/contenox/cacheStatus"
 CHAT_CHUNK = "$/contenox/chatChunk"
+CHAT_TOOL = "$/contenox/chatTool"
+"""A tool call of an agent turn, started or ended (the panel shows each step, collapsed)."""
 _tokens = itertools.count(1)
 _CREATE_TIMEOUT_S = 10.0
 
@@ -80,6 +82,12 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
         if event.kind == "chunk":
             if chat_id is not None and event.text:
                 notify(CHAT_CHUNK, {"chatId": chat_id, "text": event.text})
+        elif event.kind == "tool" and event.tool is not None:
+            if chat_id is not None:
+                tool = event.tool
+                notify(CHAT_TOOL, {"chatId": chat_id, "id": tool.id, "kind": tool.kind, "title": tool.title,
+                                   "status": tool.status, "output": tool.output,
+                                   "locations": [{"path": path, "line": line} for path, line in tool.locations]})
         elif event.kind == "progress":  # after each prefill step: the work-done progress only
             progress.report(event.text, round(100 * event.done / event.total) if event.total else None)
         elif event.state is not None:

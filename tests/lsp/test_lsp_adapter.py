@@ -12,6 +12,7 @@ import pytest
 
 from contenox.jsonrpc import MAX_MESSAGE_BYTES
 from contenox.lsp import serve_connection
+from contenox.node.contract import ToolActivity
 from support.lsp_fake_node import FakeNode
 from support.lsp_rpc_peer import RpcPeer
 
@@ -93,6 +94,17 @@ async def test_code_action_to_command_streams_turn_and_cache_status(conn: tuple[
     assert "window/workDoneProgress/create" in methods
     kinds = [n["value"]["kind"] for n in c.peer.of("$/progress")]
     assert kinds[0] == "begin" and kinds[-1] == "end"
+    # an agent turn's tool calls reach the chat as they start and end
+    node.tools = [ToolActivity(id="step1-0", name="read_file", kind="other", title="read_file(path='util.py')",
+                               status="in_progress"),
+                  ToolActivity(id="step1-0", name="read_file", kind="read", title="Read util.py", status="completed",
+                               locations=((str(workspace / "util.py"), 2),), output="util.py, 2 lines: ...")]
+    command["arguments"][0]["chatId"] = "c-tools"
+    await c.peer.request("workspace/executeCommand", {"command": command["command"], "arguments": command["arguments"]})
+    tools = [n for n in c.peer.of("$/contenox/chatTool") if n["chatId"] == "c-tools"]
+    assert [(t["id"], t["status"], t["title"]) for t in tools] == [
+        ("step1-0", "in_progress", "read_file(path='util.py')"), ("step1-0", "completed", "Read util.py")]
+    assert tools[1]["locations"] == [{"path": str(workspace / "util.py"), "line": 2}] and tools[1]["kind"] == "read"
 
 
 async def test_hover_shows_symbol_and_last_turn(conn: tuple[Conn, FakeNode], workspace: Path) -> None:

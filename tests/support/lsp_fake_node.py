@@ -15,6 +15,7 @@ from contenox.node.contract import (
     Exchange,
     ModelChoice,
     ThreadInfo,
+    ToolActivity,
     TurnEvent,
     TurnOutcome,
     TurnRequest,
@@ -34,6 +35,8 @@ class FakeNode:
         self.overlays: dict[str, str | None] = {}
         self.overlays_at_turns: list[dict[str, str | None]] = []
         """The overlays each turn saw (unsaved editor text laid over the disk)."""
+        self.tools: list[ToolActivity] = []
+        """Tool activity each turn reports before its answer."""
         self.overlay_owners: dict[str, str] = {}
         self.released: list[str] = []
         """Owners whose overlays were released (their connection ended)."""
@@ -79,6 +82,8 @@ class FakeNode:
             except asyncio.CancelledError:
                 self.cancelled += 1
                 raise Cancelled("turn cancelled during prefill") from None
+        for tool in self.tools:  # an agent turn's tool calls, as the node reports them
+            await emit(TurnEvent(kind="tool", tool=tool))
         await emit(TurnEvent(kind="state", state="decode"))
         for chunk in self.chunks:
             await emit(TurnEvent(kind="chunk", text=chunk))

@@ -11,6 +11,7 @@ import {
   toExplain,
   type ChatChunk,
   type ChatParams,
+  type ChatTool,
   type ChatResult,
   type Exchange,
   type Explain,
@@ -230,6 +231,14 @@ export class ChatSession implements vscode.Disposable {
     if (!run || run.source.token.isCancellationRequested) return;
     run.streamed += chunk.text;
     this.send({ type: 'chunk', chatId: chunk.chatId, text: chunk.text });
+  }
+
+  /** `$/contenox/chatTool`: a tool call of a chat this panel started, started or ended. */
+  onTool(tool: ChatTool): void {
+    const run = this.running.get(tool.chatId);
+    if (!run || run.source.token.isCancellationRequested) return;
+    this.send({ type: 'tool', chatId: tool.chatId,
+      tool: { id: tool.id, kind: tool.kind, title: tool.title, status: tool.status, output: tool.output } });
   }
 
   stop(chatId?: string): void {

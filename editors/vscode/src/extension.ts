@@ -27,6 +27,7 @@ import {
   ServerCommands,
   type CacheStatus,
   type ChatChunk,
+  type ChatTool,
   type ChatResult,
   type CompletionInfoParams,
   type Exchange,
@@ -347,6 +348,7 @@ async function startClient(
     statusBar.onCacheStatus(status);
   });
   lc.onNotification(Methods.chatChunk, (chunk: ChatChunk) => panel.session.onChunk(chunk));
+  lc.onNotification(Methods.chatTool, (tool: ChatTool) => panel.session.onTool(tool));
   context.subscriptions.push(
     lc.onDidChangeState((e) => {
       if (e.newState === State.Stopped) {

@@ -99,6 +99,24 @@ export type EditStatus = 'applied' | 'rejected' | 'failed';
 /** `$/contenox/chatChunk` notification params. */
 export interface ChatChunk { chatId: string; text: string }
 
+export type ToolStatus = 'in_progress' | 'completed' | 'failed';
+
+/** A tool call of an agent turn as the panel shows it (one step, collapsed). */
+export interface ToolView {
+  id: string;
+  kind: 'read' | 'search' | 'edit' | 'other';
+  title: string;
+  status: ToolStatus;
+  /** What the tool returned (as the model got it). */
+  output: string;
+}
+
+/** `$/contenox/chatTool` notification params: a tool call started or ended. */
+export interface ChatTool extends ToolView {
+  chatId: string;
+  locations: { path: string; line: number | null }[];
+}
+
 export type NodeState = 'idle' | 'queued' | 'indexing' | 'prefill' | 'decode' | 'error';
 
 /** `$/contenox/cacheStatus` notification params. */
@@ -126,6 +144,7 @@ export interface CompletionInfo { available: boolean; reason: string | null; mod
 export const Methods = {
   chat: 'contenox/chat',
   chatChunk: '$/contenox/chatChunk',
+  chatTool: '$/contenox/chatTool',
   cacheStatus: '$/contenox/cacheStatus',
   completionInfo: 'contenox/completionInfo',
   explainContext: 'contenox/explainContext',
@@ -168,6 +187,8 @@ export const CHAT_COMMANDS: ReadonlySet<string> = new Set([
 export type ToWebview =
   | { type: 'start'; chatId: string; prompt: string }
   | { type: 'chunk'; chatId: string; text: string }
+  /** A tool call of the chat's agent turn started or ended (same id: the step is updated). */
+  | { type: 'tool'; chatId: string; tool: ToolView }
   | {
     type: 'done'; chatId: string; text: string; explain: Explain | null; edits?: EditView[]; problems?: string[];
     /** The answer was cut at the length limit: the page offers Continue. */
@@ -231,6 +252,11 @@ export function isToWebview(value: unknown): value is ToWebview {
       return typeof msg.chatId === 'string' && typeof msg.prompt === 'string';
     case 'chunk':
       return typeof msg.chatId === 'string' && typeof msg.text === 'string';
+    case 'tool':
+      return typeof msg.chatId === 'string' && isObj(msg.tool) && typeof msg.tool.id === 'string' &&
+        ['read', 'search', 'edit', 'other'].includes(msg.tool.kind as string) && typeof msg.tool.title === 'string' &&
+        ['in_progress', 'completed', 'failed'].includes(msg.tool.status as string) &&
+        typeof msg.tool.output === 'string';
     case 'done':
       return typeof msg.chatId === 'string' && typeof msg.text === 'string' &&
         (msg.explain === null || isExplain(msg.explain)) &&

@@ -2,7 +2,7 @@
 // postMessage; renders with the escape-first renderer in ./render.
 
 import { isFromWebview, isToWebview, type FromWebview, type ToWebview } from '../protocol';
-import { renderEdits, renderExplainTable, renderMarkdown, escapeHtml } from './render';
+import { renderEdits, renderExplainTable, renderMarkdown, renderToolStep, escapeHtml } from './render';
 
 interface VsCodeApi { postMessage(message: FromWebview): void }
 declare function acquireVsCodeApi(): VsCodeApi;
@@ -75,6 +75,25 @@ function handle(msg: ToWebview): void {
       if (answer.done) return;
       answer.text += msg.text;
       answer.body.innerHTML = renderMarkdown(answer.text);
+      break;
+    }
+    case 'tool': {
+      const answer = answerFor(msg.chatId);
+      if (answer.done) return;
+      let steps = answer.element.querySelector('.tool-steps');
+      if (!steps) {
+        steps = document.createElement('div');
+        steps.className = 'tool-steps';
+        answer.element.insertBefore(steps, answer.body);
+      }
+      let step = steps.querySelector(`details.tool-step[data-id="${CSS.escape(msg.tool.id)}"]`);
+      if (!step) {
+        step = document.createElement('details'); // collapsed: the title says what it did
+        step.className = 'tool-step';
+        (step as HTMLElement).dataset.id = msg.tool.id;
+        steps.appendChild(step);
+      }
+      step.innerHTML = renderToolStep(msg.tool);
       break;
     }
     case 'done': {

@@ -5,7 +5,7 @@
 
 import { highlight } from './highlight';
 import {
-  parseLocation, type Citations, type EditView, type Explain, type Location, type RetrievedChunk,
+  parseLocation, type Citations, type EditView, type Explain, type Location, type RetrievedChunk, type ToolView,
 } from '../protocol';
 
 const ESCAPES: Record<string, string> = {
@@ -300,4 +300,14 @@ export function renderEdits(edits: readonly EditView[], problems: readonly strin
   });
   const notes = problems.map((p) => `<div class="edit-problem" role="note">Edit not applied: ${escapeHtml(p)}</div>`);
   return items.length + notes.length === 0 ? '' : `<div class="edits">${items.join('')}${notes.join('')}</div>`;
+}
+
+const TOOL_STATUS: Record<ToolView['status'], string> = { in_progress: '…', completed: '✓', failed: '✗' };
+
+/** One tool call of an agent turn: its status and title (the summary of a collapsed step), then its output. */
+export function renderToolStep(tool: ToolView): string {
+  const output = tool.output ? `<pre class="tool-output">${escapeHtml(tool.output)}</pre>` : '';
+  return `<summary class="tool-${tool.status}" data-kind="${escapeHtml(tool.kind)}">` +
+    `<span class="tool-status" aria-label="${tool.status.replace('_', ' ')}">${TOOL_STATUS[tool.status]}</span> ` +
+    `${escapeHtml(tool.title)}</summary>${output}`;
 }

@@ -276,6 +276,33 @@ describe('chat webview in headless Chromium', () => {
     expect(await answer.locator('.markdown').textContent()).toContain('not ../etc/passwd:1.');
   });
 
+  it('shows each tool step of an agent turn collapsed, updated in place when it ends', async () => {
+    await post({ type: 'start', chatId: 'c-agent', prompt: 'Fix helper' });
+    await post({ type: 'tool', chatId: 'c-agent', tool: { id: 'step1-0', kind: 'other', title: "read_file(path='util.py')",
+      status: 'in_progress', output: '' } });
+    const answer = page.locator('section.answer[data-chat-id="c-agent"]');
+    const step = answer.locator('.tool-steps details.tool-step');
+    await expect.poll(() => step.count()).toBe(1);
+    expect(await step.locator('summary').textContent()).toBe("… read_file(path='util.py')");
+    await post({ type: 'tool', chatId: 'c-agent', tool: { id: 'step1-0', kind: 'read', title: 'Read util.py',
+      status: 'completed', output: 'util.py, 2 lines:\n    1  <b>def</b> helper(x):' } });
+    await post({ type: 'tool', chatId: 'c-agent', tool: { id: 'step1-1', kind: 'read', title: 'Read ../secret',
+      status: 'failed', output: 'error: ../secret is outside the workspace' } });
+    await post({ type: 'chunk', chatId: 'c-agent', text: 'helper subtracts one.' });
+    await expect.poll(() => step.count()).toBe(2);
+    expect(await step.nth(0).locator('summary').textContent()).toBe('✓ Read util.py');
+    expect(await step.nth(0).getAttribute('open')).toBeNull(); // collapsed by default
+    expect(await step.nth(0).locator('pre.tool-output').textContent()).toContain('<b>def</b> helper'); // inert
+    expect(await step.nth(1).locator('summary.tool-failed').textContent()).toBe('✗ Read ../secret');
+    expect(await answer.locator('.markdown').textContent()).toBe('helper subtracts one.'); // after the steps
+    await step.nth(0).locator('summary').click();
+    expect(await step.nth(0).locator('pre.tool-output').isVisible()).toBe(true);
+    await post({ type: 'done', chatId: 'c-agent', text: 'helper subtracts one.', explain: null });
+    await expect.poll(() => answer.getAttribute('class')).toContain('done');
+    fs.mkdirSync(RESULTS, { recursive: true });
+    await answer.screenshot({ path: path.join(RESULTS, 'chat-tool-steps.png') });
+  });
+
   it('shows proposed edits as diffs; Apply and Reject ask the host once and show its answer', async () => {
     const diff = '--- a/src/parser.py\n+++ b/src/parser.py\n@@ -1,2 +1,2 @@\n def parse():\n-    return <b>1</b>\n+    return 2\n';
     await post({ type: 'start', chatId: 'c5', prompt: 'Fix parse' });

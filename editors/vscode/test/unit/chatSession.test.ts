@@ -48,12 +48,16 @@ describe('ChatSession', () => {
     expect(prompt).toBe('what is this?');
     session.onChunk({ chatId, text: 'Hel' });
     session.onChunk({ chatId: 'someone-else', text: 'ignored' });
+    const step = { id: 'step1-0', kind: 'read' as const, title: 'Read a.py', status: 'completed' as const, output: '1 a' };
+    session.onTool({ chatId, ...step, locations: [{ path: '/ws/a.py', line: null }] });
+    session.onTool({ chatId: 'someone-else', ...step, locations: [] });
     session.onChunk({ chatId, text: 'lo' });
     pending[0]!.resolve({ text: 'Hello', explain: EXPLAIN });
     await done;
     expect(posted).toEqual([
       { type: 'start', chatId, prompt: 'what is this?' },
       { type: 'chunk', chatId, text: 'Hel' },
+      { type: 'tool', chatId, tool: step },
       { type: 'chunk', chatId, text: 'lo' },
       { type: 'done', chatId, text: 'Hello', explain: EXPLAIN },
     ]);
