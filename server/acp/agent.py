@@ -41,7 +41,7 @@ from contenox.errors import Cancelled, ContenoxError, InvalidRequest
 from contenox.node.contract import NodePort, TurnEvent, TurnOutcome, TurnRequest
 from contenox.planner import render_markdown
 
-from .edits import offer_edits, report_tool
+from .edits import ClientTerminal, offer_edits, report_tool
 from .prompt import COMMANDS, Command, PromptParts, parse_command, parse_prompt
 from .sessions import SessionRecord, SessionStore, Unanswered, title_of
 
@@ -322,7 +322,9 @@ class ContenoxAgent:
         finally:
             self._starting.discard(session_id)
         try:
-            return await self._run(record, request, asked, on_event, reached)
+            commands = ClientTerminal(self.conn, session_id, prompt_key, self._client_capabilities,
+                                      self.node.config.tools.max_seconds)
+            return await self._run(record, request, asked, on_event, reached, commands)
         finally:
             for path in buffers:  # the editor's unsaved text served this turn; the disk is the truth again
                 with contextlib.suppress(ContenoxError):
@@ -352,9 +354,9 @@ class ContenoxAgent:
         return laid
 
     async def _run(self, record: SessionRecord, request: TurnRequest, asked: Unanswered, on_event: Any,
-                   reached: list[str]) -> PromptResponse:
+                   reached: list[str], commands: ClientTerminal | None = None) -> PromptResponse:
         session_id = record.session_id
-        task = asyncio.ensure_future(self.node.turn(request, on_event))
+        task = asyncio.ensure_future(self.node.turn(request, on_event, commands))
         self.running[session_id] = task
         if session_id in self._early_cancel:  # Stop pressed before the turn was under way
             self._early_cancel.discard(session_id)

@@ -11,6 +11,8 @@ proposals) are reported as they run (:func:`report_tool`).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import tempfile
@@ -19,12 +21,18 @@ from typing import Any
 
 from acp.helpers import start_tool_call, text_block, tool_content, tool_diff_content, update_tool_call
 from acp.interfaces import Client
-from acp.schema import AllowedOutcome, PermissionOption, ToolCallLocation, ToolCallUpdate
+from acp.schema import (
+    AllowedOutcome,
+    PermissionOption,
+    TerminalToolCallContent,
+    ToolCallLocation,
+    ToolCallUpdate,
+)
 
-from contenox.node.contract import ToolActivity
+from contenox.node.contract import CommandResult, ToolActivity
 from contenox.planner.edits import ProposedEdit
 
-__all__ = ["offer_edits", "report_tool"]
+__all__ = ["ClientTerminal", "offer_edits", "report_tool"]
 
 log = logging.getLogger(__name__)
 
@@ -133,3 +141,56 @@ async def report_tool(conn: Client, session_id: str, prompt_key: str, tool: Tool
     await conn.session_update(session_id, update_tool_call(
         call_id, title=tool.title, kind=tool.kind, status=tool.status, locations=locations or None,
         content=[tool_content(text_block(f"```\n{output}\n```"))]))
+
+
+_COMMAND_OPTIONS = [PermissionOption(option_id="apply", name="Run", kind="allow_once"),
+                    PermissionOption(option_id="reject", name="Don't run", kind="reject_once")]
+_OUTPUT_BYTES = 64_000
+
+
+class ClientTerminal:
+    """An agent turn's commands, run in the ACP client's terminal (``terminal/*``) after
+    ``session/request_permission``, the terminal embedded in the command's tool call while it runs. A client
+    without the terminal capability runs none (the model is told so)."""
+
+    def __init__(self, conn: Client, session_id: str, prompt_key: str, capabilities: Any, timeout_s: float) -> None:
+        self.conn, self.session_id, self.prompt_key = conn, session_id, prompt_key
+        self.offered = bool(getattr(capabilities, "terminal", False))
+        self.timeout_s = timeout_s
+
+    async def run_command(self, call_id: str, command: str, cwd: str) -> CommandResult:
+        if not self.offered:
+            return CommandResult(ran=False, reason="the editor offers no terminal to run it in (ACP terminal "
+                                                   "capability); tell the user the command instead")
+        tool_call_id = f"contenox-tool-{self.prompt_key}-{call_id}"
+        title = f"Run {command}"[:120]
+        response = await self.conn.request_permission(
+            session_id=self.session_id, options=_COMMAND_OPTIONS,
+            tool_call=ToolCallUpdate(tool_call_id=tool_call_id, title=title, kind="execute", status="pending",
+                                     raw_input={"command": command, "cwd": cwd}))
+        outcome = response.outcome
+        if not (isinstance(outcome, AllowedOutcome) and outcome.option_id == "apply"):
+            return CommandResult(ran=False, reason="the user did not allow it")
+        terminal = await self.conn.create_terminal(session_id=self.session_id, command="/bin/sh",
+                                                   args=["-c", command], cwd=cwd, output_byte_limit=_OUTPUT_BYTES)
+        terminal_id = terminal.terminal_id
+        try:
+            await self.conn.session_update(self.session_id, update_tool_call(
+                tool_call_id, status="in_progress",
+                content=[TerminalToolCallContent(type="terminal", terminal_id=terminal_id)]))
+            try:
+                exited = await asyncio.wait_for(
+                    self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=terminal_id),
+                    self.timeout_s)
+            except TimeoutError:
+                await self.conn.kill_terminal(session_id=self.session_id, terminal_id=terminal_id)
+                output = await self.conn.terminal_output(session_id=self.session_id, terminal_id=terminal_id)
+                return CommandResult(ran=False, output=output.output,
+                                     reason=f"it ran past {self.timeout_s:g} s (tools.max_seconds) and was killed")
+            output = await self.conn.terminal_output(session_id=self.session_id, terminal_id=terminal_id)
+        finally:
+            with contextlib.suppress(Exception):
+                await self.conn.release_terminal(session_id=self.session_id, terminal_id=terminal_id)
+        code = exited.exit_code if exited.exit_code is not None else -1
+        text = output.output + ("\n[output truncated by the terminal]" if output.truncated else "")
+        return CommandResult(ran=True, exit_code=code, output=text)

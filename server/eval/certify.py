@@ -1,13 +1,13 @@
 """``contenox certify MODEL``: can this model call tools reliably? A fixed suite on the real model.
 
-56 prompts, each rendered with the model's own chat template and the node's tool schemas (the way the
+60 prompts, each rendered with the model's own chat template and the node's tool schemas (the way the
 template renders tools), answered greedily, and parsed with the strict parser
 (:mod:`contenox.planner.toolcalls`):
-- 31 that need a tool: single calls of each tool, an integer argument, a two-step task (its first call),
+- 35 that need a tool: single calls of each tool, an integer argument, a two-step task (its first call),
   and wrong-tool temptations (a symbol to find, not a file to read);
 - 25 that need none: general questions, code to write from scratch, and requests no tool can serve (refusals).
 A call counts as valid only when it parses, names the expected tool and its arguments hold the expected
-values. Figures: valid-call rate (over the 31), false-call rate (any call over the 25), schema errors (rejected
+values. Figures: valid-call rate (over the 35), false-call rate (any call over the 25), schema errors (rejected
 ``<tool_call>`` markup). Certified when valid >= 95% and false <= 2% (the profile's thresholds, issue 14).
 The result is written beside the model (``contenox-certification.json``) and shown by ``contenox model list``.
 """
@@ -64,6 +64,9 @@ def _suite() -> tuple[Case, ...]:
         ("server/main.go", "change the listen address to :9090."))]
     cases += [Case("multi-step", f"Find where `{s}` is defined, then show me that whole file.", "find_symbol",
                    {"name": s}) for s in ("parse_config", "TokenBucket", "render_page")]
+    cases += [Case("single", f"List the files in the {d} folder.", "list_files", {"path": d}) for d in ("src", "tests")]
+    cases += [Case("single", f"Run the tests with `{c}` and tell me what fails.", "run_command", {"command": c})
+              for c in ("pytest -q", "npm test")]
     general = ["What does HTTP status 404 mean?", "Explain what a mutex is in one paragraph.",
                "Write a Python function that reverses a string.", "What is the difference between a list and a "
                "tuple in Python?", "How do I create a virtual environment with venv?", "What is big-O notation?",

@@ -17,12 +17,12 @@ from typing import Any
 
 import msgspec
 
-from contenox.node.contract import ToolActivity, TurnEvent
-from contenox.node.tools import run_tool
+from contenox.node.contract import CommandHost, ToolActivity, TurnEvent
+from contenox.node.tools import ToolResult, cut, run_tool
 from contenox.planner.edits import ProposedEdit
 from contenox.planner.journal import ToolStep
 from contenox.planner.prompts import load_prompts, tool_definitions
-from contenox.planner.toolcalls import ParsedAnswer, schemas_of
+from contenox.planner.toolcalls import ParsedAnswer, ToolCall, schemas_of
 from contenox.workspace import Workspace
 
 __all__ = ["CallMarkupFilter", "run_step", "tool_schemas"]
@@ -68,9 +68,10 @@ Emit = Callable[[TurnEvent], Awaitable[None]]
 
 async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root: Path, *, step: int,
                    frame_result: Callable[[str], str], max_chars: int, emit: Emit,
-                   edits: list[ProposedEdit]) -> ToolStep:
-    """Run one step's calls in order (off the event loop), reporting each; rejected calls come back to the
-    model as errors. A proposed edit joins ``edits`` (the client offers it for review after the turn)."""
+                   edits: list[ProposedEdit], commands: CommandHost | None = None) -> ToolStep:
+    """Run one step's calls in order (off the event loop; a command through ``commands``, the client's
+    terminal), reporting each; rejected calls come back to the model as errors. A proposed edit joins ``edits``
+    (the client offers it for review after the turn)."""
     results: list[str] = []
     for index, call in enumerate(parsed.calls):
         call_id = f"step{step}-{index}"
@@ -78,7 +79,10 @@ async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root
         started = ToolActivity(id=call_id, name=call.name, kind="other", title=f"{call.name}({said})"[:120],
                                status="in_progress")
         await emit(TurnEvent(kind="tool", tool=started))
-        result = await asyncio.to_thread(run_tool, call, workspace, max_chars=max_chars)
+        if call.name == "run_command":
+            result = await _run_command(call, commands, call_id, root, max_chars)
+        else:
+            result = await asyncio.to_thread(run_tool, call, workspace, max_chars=max_chars)
         edit_index = None
         if result.edit is not None:
             edit_index = len(edits)
@@ -90,3 +94,23 @@ async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root
         results.append(result.text)
     results += [f"error: a tool call was not valid and was not run: {why}" for why in parsed.errors]
     return ToolStep(call=answer.strip(), result="\n".join(frame_result(text) for text in results))
+
+
+async def _run_command(call: ToolCall, commands: CommandHost | None, call_id: str, root: Path,
+                       max_chars: int) -> ToolResult:
+    command = str(call.arguments["command"]).strip()
+    title = f"Run {command}"[:120]
+    if commands is None:
+        return ToolResult(name=call.name, kind="execute", title=title, ok=False,
+                          text="error: this client cannot run commands (it offers no terminal); tell the user "
+                               "the command to run instead")
+    if not command:
+        return ToolResult(name=call.name, kind="execute", title="Run (nothing)", ok=False,
+                          text="error: an empty command")
+    done = await commands.run_command(call_id, command, str(root))
+    if not done.ran:
+        return ToolResult(name=call.name, kind="execute", title=title, ok=False,
+                          text=f"error: not run: {done.reason}")
+    return ToolResult(name=call.name, kind="execute", title=f"{title} (exit code {done.exit_code})",
+                      ok=done.exit_code == 0, text=cut(f"$ {command}\nexit code {done.exit_code}\n{done.output}",
+                                                        max_chars))

@@ -20,7 +20,8 @@ from contenox.planner.explain import Explain
 if TYPE_CHECKING:
     from contenox.workspace import RelatedHit, SymbolInfo
 
-__all__ = ["CompletionInfo", "CompletionOutcome", "CompletionRequest", "EventCallback", "Exchange", "ModelChoice",
+__all__ = ["CommandHost", "CommandResult", "CompletionInfo", "CompletionOutcome", "CompletionRequest", "EventCallback",
+           "Exchange", "ModelChoice",
            "NodePort", "ThreadInfo", "ToolActivity", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
 
 TurnState = Literal["queued", "indexing", "prefill", "decode", "idle"]
@@ -60,7 +61,7 @@ class ToolActivity(msgspec.Struct, frozen=True, kw_only=True):
 
     id: str
     name: str
-    kind: Literal["read", "search", "edit", "other"]
+    kind: Literal["read", "search", "edit", "execute", "other"]
     title: str
     status: Literal["in_progress", "completed", "failed"]
     locations: tuple[tuple[str, int | None], ...] = ()
@@ -69,6 +70,23 @@ class ToolActivity(msgspec.Struct, frozen=True, kw_only=True):
     """What the tool returned (as the model got it; cut for long results)."""
     edit_index: int | None = None
     """A proposed edit: its index in the outcome's ``edits`` (the client offers it for review after the turn)."""
+
+
+class CommandResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What became of a ``run_command`` call: run (its exit code and output), or not and why."""
+
+    ran: bool
+    exit_code: int | None = None
+    output: str = ""
+    reason: str = ""
+    """Why it did not run (no terminal in this client, the user declined, it timed out)."""
+
+
+class CommandHost(Protocol):
+    """Runs an agent turn's commands where the user can see them: the client's terminal, after permission.
+    An adapter that has one passes it with the turn; without one, ``run_command`` is a tool error."""
+
+    async def run_command(self, call_id: str, command: str, cwd: str) -> CommandResult: ...
 
 
 class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -190,7 +208,8 @@ class NodePort(Protocol):
     @property
     def config(self) -> Config: ...
 
-    async def turn(self, request: TurnRequest, on_event: EventCallback | None = None) -> TurnOutcome: ...
+    async def turn(self, request: TurnRequest, on_event: EventCallback | None = None,
+                   commands: CommandHost | None = None) -> TurnOutcome: ...
 
     async def explain(self, root: str) -> Explain | None: ...
 

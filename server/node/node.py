@@ -31,6 +31,7 @@ from contenox.node import backend
 from contenox.node.agent import CallMarkupFilter, run_step, tool_schemas
 from contenox.node.completions import Completer
 from contenox.node.contract import (
+    CommandHost,
     CompletionInfo,
     CompletionOutcome,
     CompletionRequest,
@@ -258,8 +259,10 @@ class Node:
             await asyncio.to_thread(crashed.close)
 
     # -- turns -----------------------------------------------------------------------------
-    async def turn(self, request: TurnRequest, on_event: EventCallback | None = None) -> TurnOutcome:
-        """Run one turn; cancelling the awaiting task cancels it and raises :class:`Cancelled`."""
+    async def turn(self, request: TurnRequest, on_event: EventCallback | None = None,
+                   commands: CommandHost | None = None) -> TurnOutcome:
+        """Run one turn; cancelling the awaiting task cancels it and raises :class:`Cancelled`. ``commands``:
+        where an agent turn's ``run_command`` calls run (the client's terminal); None: they are tool errors."""
         if not request.prompt.strip():
             raise InvalidRequest("empty prompt")
         state = self.workspace(request.root)
@@ -269,14 +272,14 @@ class Node:
             async with self.queue.slot(request.client_id, state.key), state.lock:
                 state.busy_client = request.client_id
                 try:
-                    return await self._run_turn(state, request, on_event)
+                    return await self._run_turn(state, request, on_event, commands)
                 finally:
                     state.busy_client = None
         except asyncio.CancelledError:  # while queued, indexing or planning (the engine phase raises its own)
             raise Cancelled("turn cancelled", workspace=str(state.root)) from None
 
     async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
-                        on_event: EventCallback | None) -> TurnOutcome:
+                        on_event: EventCallback | None, commands: CommandHost | None = None) -> TurnOutcome:
         from contenox.planner import build_inputs
         from contenox.planner.citations import check_citations
 
@@ -359,7 +362,7 @@ class Node:
                     raise again.error from None
             if markup is not None:
                 final = await self._agent_steps(engine, state, workspace, turn_plan, final, max_new, on_event,
-                                                steps, tool_edits, step_notes)
+                                                steps, tool_edits, step_notes, commands)
         except _CrashedBeforeOutput as crashed:  # a later step: the turn had output already
             raise crashed.error from None
         except EngineCrashed:
@@ -400,7 +403,8 @@ class Node:
 
     async def _agent_steps(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, plan: TurnPlan,
                            final: FinalEvent, max_new: int, on_event: EventCallback | None, steps: list[ToolStep],
-                           edits: list[ProposedEdit], notes: list[str]) -> FinalEvent:
+                           edits: list[ProposedEdit], notes: list[str],
+                           commands: CommandHost | None = None) -> FinalEvent:
         """Run the answer's tool calls and answer again with their results, step by step, until an answer
         with no call or a limit (steps, wall time); the final answer. ``steps``, ``edits`` and ``notes``
         are filled in as it goes."""
@@ -428,7 +432,7 @@ class Node:
                 break
             steps.append(await run_step(parsed, final.text, workspace, state.root, step=len(steps) + 1,
                                         frame_result=planner.tool_result, max_chars=limits.max_result_chars,
-                                        emit=emit, edits=edits))
+                                        emit=emit, edits=edits, commands=commands))
             ids = await asyncio.to_thread(planner.step_ids, plan, steps)
             cached = engine.predict_cached(ids)
             await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids),

@@ -1,5 +1,6 @@
 """The tools of an agent turn, run by the node against the workspace: ``read_file``, ``search``,
-``find_symbol``, ``list_files`` and ``propose_edit``.
+``find_symbol``, ``list_files`` and ``propose_edit`` (``run_command`` runs in the client's terminal, through the
+adapter's :class:`~contenox.node.contract.CommandHost`: see :mod:`contenox.node.agent`).
 
 Every call ends in a :class:`ToolResult`: the text the model is given (a structured tool error for a path outside
 the workspace, a missing file, a bad pattern or a diff that does not apply, never an exception), what the user is
@@ -23,11 +24,11 @@ from contenox.planner.edits import ProposedEdit, unified_diff
 from contenox.planner.toolcalls import ToolCall
 from contenox.workspace import Workspace
 
-__all__ = ["ToolKind", "ToolResult", "run_tool"]
+__all__ = ["ToolKind", "ToolResult", "cut", "run_tool"]
 
-ToolKind = Literal["read", "search", "edit", "other"]
+ToolKind = Literal["read", "search", "edit", "execute", "other"]
 _KINDS: dict[str, ToolKind] = {"read_file": "read", "list_files": "read", "search": "search",
-                               "find_symbol": "search", "propose_edit": "edit"}
+                               "find_symbol": "search", "propose_edit": "edit", "run_command": "execute"}
 _GIT_TIMEOUT_S = 20
 
 
@@ -44,7 +45,8 @@ class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
     edit: ProposedEdit | None = None
 
 
-def _cut(text: str, max_chars: int) -> str:
+def cut(text: str, max_chars: int) -> str:
+    """``text`` within ``max_chars`` (whole lines), saying what was cut."""
     if len(text) <= max_chars:
         return text
     kept = text[:max_chars].rsplit("\n", 1)[0]
@@ -94,7 +96,7 @@ def _read_file(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolResu
     numbered = "\n".join(f"{n:>5}  {lines[n - 1]}" for n in range(first, last + 1))
     span = "" if (first, last) == (1, len(lines)) else f" (lines {first}-{last})"
     return ToolResult(name=call.name, kind="read", title=f"Read {rel}{span}", ok=True,
-                      text=_cut(f"{rel}{span}, {len(lines)} lines:\n{numbered}", max_chars),
+                      text=cut(f"{rel}{span}, {len(lines)} lines:\n{numbered}", max_chars),
                       locations=((rel, first if start else None),))
 
 
@@ -109,7 +111,7 @@ def _search(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolResult:
     body = "\n".join(f"{h.path}:{h.line}: {h.text.strip()}" for h in hits) or "no matches"
     more = f"\n(stopped at {limit} matches)" if len(hits) >= limit else ""
     return ToolResult(name=call.name, kind="search", title=f"Search {pattern!r}: {len(hits)} match(es)", ok=True,
-                      text=_cut(body + more, max_chars), locations=tuple((h.path, h.line) for h in hits[:20]))
+                      text=cut(body + more, max_chars), locations=tuple((h.path, h.line) for h in hits[:20]))
 
 
 def _find_symbol(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolResult:
@@ -121,7 +123,7 @@ def _find_symbol(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolRe
     defs = "\n".join(f"{d.path}:{d.line}-{d.end_line}: {d.text}" for d in info.definitions)
     refs = ", ".join(info.referenced_by[:30]) or "none"
     return ToolResult(name=call.name, kind="search", title=f"Find {name}: {len(info.definitions)} definition(s)",
-                      ok=True, text=_cut(f"defined at:\n{defs}\nreferenced by: {refs}", max_chars),
+                      ok=True, text=cut(f"defined at:\n{defs}\nreferenced by: {refs}", max_chars),
                       locations=tuple((d.path, d.line) for d in info.definitions))
 
 
@@ -136,7 +138,7 @@ def _list_files(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolRes
     if folder and not paths:
         return _error(call, f"List {folder}/", f"no indexed files under {folder}/")
     return ToolResult(name=call.name, kind="read", title=f"List {prefix or './'}: {len(paths)} file(s)", ok=True,
-                      text=_cut("\n".join(paths) or "no files", max_chars), locations=((folder or ".", None),))
+                      text=cut("\n".join(paths) or "no files", max_chars), locations=((folder or ".", None),))
 
 
 def _propose_edit(call: ToolCall, workspace: Workspace) -> ToolResult:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -38,14 +39,15 @@ async def node(tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.Mo
     await node.close()
 
 
-async def connect(node: Node, permit: str) -> tuple[Any, Recorder, asyncio.Task[None], Any]:
+async def connect(node: Node, permit: str, *, terminal: bool = False
+                  ) -> tuple[Any, Recorder, asyncio.Task[None], Any]:
     a, b = socket.socketpair()
     sr, sw = await asyncio.open_unix_connection(sock=a, limit=1 << 24)
     server = asyncio.ensure_future(serve_connection(sr, sw, node))
     cr, cw = await asyncio.open_unix_connection(sock=b, limit=1 << 24)
     recorder = Recorder(permit=permit)
     conn = connect_to_agent(recorder, cw, cr)
-    await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+    await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(terminal=terminal))
     return conn, recorder, server, cw
 
 
@@ -100,6 +102,56 @@ async def test_a_cancel_in_the_middle_of_the_loop_ends_the_turn_cancelled(node: 
         [search] = [u for u in rec.of("tool_call_update", sid)]
         assert (search.kind, search.status) == ("search", "completed")
         assert (repo / "util.py").read_text() == UTIL and not rec.permission_requests
+    finally:
+        writer.close()
+        await asyncio.wait_for(server, 10)
+
+
+@pytest.mark.parametrize("permit", ["apply", "reject"])
+async def test_a_command_runs_in_the_clients_terminal_only_when_allowed(node: Node, tmp_path: Path, permit: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL, "test_util.py": (
+        "from util import helper\n\n\ndef test_helper():\n    assert helper(1) == 2\n")})
+    command = f"{sys.executable} -c \"import util; print('helper(1) =', util.helper(1))\""
+    script = Script(call("run_command", command=command), "The test fails: helper(1) is 0, not 2.")
+    monkeypatch.setattr(backend, "submit", script.submit)
+    conn, rec, server, writer = await connect(node, permit, terminal=True)
+    try:
+        sid = (await conn.new_session(cwd=str(repo))).session_id
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("Run it.")]), 120)
+        [(asked, options)] = rec.permission_requests  # asked first, about the call the user sees
+        [started] = rec.of("tool_call", sid)
+        assert asked.tool_call_id == started.tool_call_id and asked.kind == "execute"
+        assert [o.option_id for o in options] == ["apply", "reject"] and command in asked.title
+        result = script.prompts[1]  # the second step's prompt ends with the tool result
+        tail = node.workspace(str(repo)).planner.tokenizer.decode(result[-80:])  # type: ignore[union-attr]
+        last = rec.of("tool_call_update", sid)[-1]
+        if permit == "apply":
+            assert rec.commands == [("/bin/sh", ["-c", command], str(repo))] and rec.released == ["term-1"]
+            terminal = rec.of("tool_call_update", sid)[0]  # the running terminal is embedded in the call
+            assert terminal.content[0].type == "terminal" and terminal.content[0].terminal_id == "term-1"
+            assert (last.kind, last.status) == ("execute", "completed") and "exit code 0" in last.title
+            assert "helper(1) = 0" in last.content[0].content.text and "helper(1) = 0" in tail
+        else:
+            assert rec.commands == [] and (last.kind, last.status) == ("execute", "failed")
+            assert "not run: the user did not allow it" in last.content[0].content.text
+    finally:
+        writer.close()
+        await asyncio.wait_for(server, 10)
+
+
+async def test_a_client_without_a_terminal_runs_no_command(node: Node, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    script = Script(call("run_command", command="rm -rf /"), "Please run the tests yourself.")
+    monkeypatch.setattr(backend, "submit", script.submit)
+    conn, rec, server, writer = await connect(node, "apply")
+    try:
+        sid = (await conn.new_session(cwd=str(repo))).session_id
+        await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("Run everything.")]), 120)
+        assert not rec.permission_requests and rec.commands == []
+        last = rec.of("tool_call_update", sid)[-1]
+        assert last.status == "failed" and "offers no terminal" in last.content[0].content.text
     finally:
         writer.close()
         await asyncio.wait_for(server, 10)

@@ -37,7 +37,7 @@ def test_smollm2_is_not_certified_and_its_turns_say_so(default_model: InstalledM
     monkeypatch.setenv("CONTENOX_HOME", str(home))
     assert cli.main(["certify", default_model.name, "--json", "--out", str(tmp_path / "out")]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert (result["cases"], result["tool_cases"]) == (56, 31) and result["certified"] is False
+    assert (result["cases"], result["tool_cases"]) == (60, 35) and result["certified"] is False
     assert result["valid_call_rate"] < 0.95
     model = ModelStore(load_config(home).models_dir).get(default_model.name)
     kept = read_certification(Path(model.path), model.profile.model_digest)

@@ -86,7 +86,7 @@ def test_propose_edit_checks_the_diff_against_the_current_text(ws: Workspace) ->
 
 def test_the_node_tools_are_the_schemas_the_parser_checks() -> None:
     schemas = tool_schemas()
-    assert sorted(schemas) == ["find_symbol", "list_files", "propose_edit", "read_file", "search"]
+    assert sorted(schemas) == ["find_symbol", "list_files", "propose_edit", "read_file", "run_command", "search"]
     parsed = parse_tool_calls('<tool_call>\n{"name": "read_file", "arguments": {"path": "a.py", "start_line": 3}}'
                               "\n</tool_call>", schemas)
     assert parsed.calls == (ToolCall(name="read_file", arguments={"path": "a.py", "start_line": 3}),)

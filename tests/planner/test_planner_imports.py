@@ -21,5 +21,5 @@ def test_prompts_are_package_data():
 
     prompts = load_prompts()
     assert prompts.system.startswith("You are Contenox")
-    assert prompts.tools.count("\n") == 4 and '"name":"read_file"' in prompts.tools
+    assert prompts.tools.count("\n") == 5 and '"name":"read_file"' in prompts.tools
     assert "Treat text inside files" in prompts.policy

@@ -7,9 +7,15 @@ from typing import Any
 
 from acp.schema import (
     AllowedOutcome,
+    CreateTerminalResponse,
     DeniedOutcome,
+    KillTerminalResponse,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -29,6 +35,11 @@ class Recorder:
         self.buffers: dict[str, str] = {}
         """Unsaved editor text by path, served by ``fs/read_text_file`` (other paths: the file on disk)."""
         self.reads: list[str] = []
+        self.terminals: dict[str, asyncio.Task[tuple[bytes, bytes]]] = {}
+        """A real terminal per ``terminal/create``: the command runs as a subprocess, as an editor would run it."""
+        self.commands: list[tuple[str, list[str], str | None]] = []
+        self.released: list[str] = []
+        self._procs: dict[str, asyncio.subprocess.Process] = {}
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -55,6 +66,36 @@ class Recorder:
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
         self.writes.append((path, content))
         return WriteTextFileResponse()
+
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None,
+                              env: Any = None, cwd: str | None = None, output_byte_limit: int | None = None,
+                              **kwargs: Any) -> Any:
+        proc = await asyncio.create_subprocess_exec(command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.STDOUT)
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = asyncio.ensure_future(proc.communicate())
+        self._procs[terminal_id] = proc
+        self.commands.append((command, list(args or []), cwd))
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        await self.terminals[terminal_id]
+        return WaitForTerminalExitResponse(exit_code=self._procs[terminal_id].returncode)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        task = self.terminals[terminal_id]
+        out = task.result()[0].decode() if task.done() else ""
+        code = self._procs[terminal_id].returncode
+        return TerminalOutputResponse(output=out, truncated=False,
+                                      exit_status=TerminalExitStatus(exit_code=code) if code is not None else None)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self._procs[terminal_id].kill()
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        self.released.append(terminal_id)
+        return ReleaseTerminalResponse()
 
     def of(self, kind: str, session_id: str | None = None) -> list[Any]:
         return [u for s, u in self.updates

@@ -11,6 +11,7 @@ import msgspec
 from contenox.config import Config
 from contenox.errors import Cancelled, ModelNotFound, OverContext
 from contenox.node.contract import (
+    CommandHost,
     EventCallback,
     Exchange,
     ModelChoice,
@@ -64,7 +65,8 @@ class FakeNode:
             predicted_cached_tokens=cached, measured_recomputed_tokens=prompt_tokens - cached, ttft_ms=12.5,
             context_size=8192)
 
-    async def turn(self, request: TurnRequest, on_event: EventCallback | None = None) -> TurnOutcome:
+    async def turn(self, request: TurnRequest, on_event: EventCallback | None = None,
+                   commands: CommandHost | None = None) -> TurnOutcome:
         if request.prompt == "too long":
             raise OverContext("prompt needs 9000 tokens; the profile allows 8192", over_by=808)
         self.requests.append(request)

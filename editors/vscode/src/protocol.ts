@@ -104,7 +104,7 @@ export type ToolStatus = 'in_progress' | 'completed' | 'failed';
 /** A tool call of an agent turn as the panel shows it (one step, collapsed). */
 export interface ToolView {
   id: string;
-  kind: 'read' | 'search' | 'edit' | 'other';
+  kind: 'read' | 'search' | 'edit' | 'execute' | 'other';
   title: string;
   status: ToolStatus;
   /** What the tool returned (as the model got it). */
@@ -254,7 +254,7 @@ export function isToWebview(value: unknown): value is ToWebview {
       return typeof msg.chatId === 'string' && typeof msg.text === 'string';
     case 'tool':
       return typeof msg.chatId === 'string' && isObj(msg.tool) && typeof msg.tool.id === 'string' &&
-        ['read', 'search', 'edit', 'other'].includes(msg.tool.kind as string) && typeof msg.tool.title === 'string' &&
+        ['read', 'search', 'edit', 'execute', 'other'].includes(msg.tool.kind as string) && typeof msg.tool.title === 'string' &&
         ['in_progress', 'completed', 'failed'].includes(msg.tool.status as string) &&
         typeof msg.tool.output === 'string';
     case 'done':
