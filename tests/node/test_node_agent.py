@@ -119,3 +119,24 @@ async def test_limits_and_cancel_end_an_agent_turn_cleanly(node: Node, tmp_path:
         await task
     history = await node.history(str(repo), "main")  # (one journal: both nodes use this home)
     assert [h.user for h in history] == ["Where is helper?"]  # the cancelled agent turn recorded nothing
+
+
+async def test_each_step_prefills_only_its_new_results_on_the_real_engine(node: Node, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL * 40, "main.py": "from util import helper\n"})
+    script = Script(call("read_file", path="util.py"), call("search", pattern="helper"), "Done.",
+                    prefill=backend.submit)  # the engine really prefills every step's prompt
+    monkeypatch.setattr(backend, "submit", script.submit)
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Where is helper used?"))
+    assert outcome.tool_steps == 2
+    first, second, third = script.metrics
+    block = 32  # SmolLM2 / Qwen cache block size
+    for before, after, prompt in ((first, second, script.prompts[1]), (second, third, script.prompts[2])):
+        new = len(prompt) - before.prompt_tokens
+        assert after.predicted_cached_tokens >= before.prompt_tokens - block  # the previous step is reused
+        assert after.measured_recomputed_tokens <= new + 2 * block + after.chunk_tokens
+    assert third.predicted_cached_tokens > 0.8 * third.prompt_tokens  # (only the search results are new)
+    notes = " ".join(outcome.explain.notes)
+    assert "time to first token per step" in notes
+    print("agent steps (prompt tokens, cached, ttft ms):",
+          [(m.prompt_tokens, m.predicted_cached_tokens, round(m.ttft_ms)) for m in script.metrics])

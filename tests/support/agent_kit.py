@@ -48,12 +48,18 @@ def certified_home(root: Path, model: InstalledModel) -> Path:
 
 
 class Script:
-    """Answers in order, one per engine request; ``prompts`` holds the token ids each request was given."""
+    """Answers in order, one per engine request; ``prompts`` holds the token ids each request was given.
+    ``prefill``: each prompt is also prefilled by the real engine (one token generated), so the metrics, and the
+    cache each step leaves for the next, are the engine's own (``metrics`` keeps them, in order)."""
 
-    def __init__(self, *answers: str) -> None:
+    def __init__(self, *answers: str, prefill: Any = None) -> None:
         self.answers = list(answers)
         self.prompts: list[list[int]] = []
         self.reached_hang = asyncio.Event()
+        self.prefill = prefill
+        """The real ``backend.submit`` (captured before the script replaced it), or None."""
+        self.metrics: list[RequestMetrics] = []
+        self._tasks: set[asyncio.Future[None]] = set()
 
     def submit(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int) -> RequestHandle:
         self.prompts.append(list(token_ids))
@@ -69,11 +75,25 @@ class Script:
             handle.emit(TokenEvent(token_ids=engine.tokenizer.encode("Looking"), text="Looking"))
             self.reached_hang.set()
             return handle
+        if self.prefill is None:
+            self._answer(handle, engine, text, _final(engine, text, len(token_ids), "stop").metrics)
+            return handle
+        real = self.prefill(engine, session_id, token_ids, 1)
+
+        async def after_prefill() -> None:
+            measured = (await real.result()).metrics
+            self.metrics.append(measured)
+            self._answer(handle, engine, text, measured)
+
+        self._tasks.add(asyncio.ensure_future(after_prefill()))
+        return handle
+
+    @staticmethod
+    def _answer(handle: RequestHandle, engine: Any, text: str, metrics: RequestMetrics) -> None:
         third = max(1, len(text) // 3)
         for start in range(0, len(text), third):  # streamed in pieces, as the engine does
             handle.emit(TokenEvent(token_ids=[], text=text[start:start + third]))
-        handle.finish(_final(engine, text, len(token_ids), "stop"))
-        return handle
+        handle.finish(msgspec.structs.replace(_final(engine, text, metrics.prompt_tokens, "stop"), metrics=metrics))
 
 
 def _final(engine: Any, text: str, prompt_tokens: int, reason: str) -> FinalEvent:
