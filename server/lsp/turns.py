@@ -11,7 +11,7 @@ from typing import Any
 from lsprotocol import types
 
 from contenox.errors import Cancelled, ContenoxError
-from contenox.node.contract import TurnEvent, TurnRequest
+from contenox.node.contract import CommandResult, TurnEvent, TurnRequest
 from contenox.planner import Explain
 
 from .render import cache_status
@@ -24,6 +24,39 @@ CACHE_STATUS = "$/contenox/cacheStatus"
 CHAT_CHUNK = "$/contenox/chatChunk"
 CHAT_TOOL = "$/contenox/chatTool"
 """A tool call of an agent turn, started or ended (the panel shows each step, collapsed)."""
+RUN_COMMAND = "contenox/runCommand"
+"""Server -> client request: run an agent turn's command, after asking the user (clients that declare the
+``contenoxRunCommand`` experimental capability)."""
+
+
+def runs_commands(ls: ContenoxLanguageServer) -> bool:
+    """Whether the client declared that it runs commands (asking the user first)."""
+    experimental = getattr(ls.client_capabilities, "experimental", None)
+    return isinstance(experimental, dict) and experimental.get("contenoxRunCommand") is True
+
+
+class EditorCommands:
+    """An agent turn's ``run_command`` calls, run by the editor (which asks the user first) through a
+    ``contenox/runCommand`` request; its answer ``{ran, exitCode, output, reason}``."""
+
+    def __init__(self, ls: ContenoxLanguageServer, chat_id: str | None) -> None:
+        self.ls, self.chat_id = ls, chat_id
+
+    async def run_command(self, call_id: str, command: str, cwd: str) -> CommandResult:
+        timeout = self.ls.node.config.tools.max_seconds + 60  # the user's decision, then the run
+        try:
+            reply = await asyncio.wait_for(self.ls.protocol.send_request_async(RUN_COMMAND, {
+                "chatId": self.chat_id, "id": call_id, "command": command, "cwd": cwd}), timeout)
+        except TimeoutError:
+            return CommandResult(ran=False, reason=f"the editor did not answer within {timeout:g} s")
+        except Exception as exc:  # the editor refused the request or failed: the model is told why
+            return CommandResult(ran=False, reason=f"the editor could not run it: {exc}")
+        # pygls hands an unknown method's result over as a namedtuple
+        data = reply if isinstance(reply, dict) else reply._asdict() if hasattr(reply, "_asdict") else {}
+        ran = bool(data.get("ran"))
+        code = data.get("exitCode")
+        return CommandResult(ran=ran, exit_code=code if isinstance(code, int) else None,
+                             output=str(data.get("output") or ""), reason=str(data.get("reason") or ""))
 _tokens = itertools.count(1)
 _CREATE_TIMEOUT_S = 10.0
 
@@ -95,7 +128,8 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
             notify(CACHE_STATUS, cache_status(request.root, None, event.state))
 
     msg_id = ls.protocol.msg_id
-    task = asyncio.ensure_future(ls.node.turn(request, on_event))
+    commands = EditorCommands(ls, chat_id) if runs_commands(ls) else None
+    task = asyncio.ensure_future(ls.node.turn(request, on_event, commands))
     if msg_id is not None:
         ls.turn_tasks[msg_id] = task
     try:

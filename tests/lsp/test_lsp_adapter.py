@@ -12,7 +12,7 @@ import pytest
 
 from contenox.jsonrpc import MAX_MESSAGE_BYTES
 from contenox.lsp import serve_connection
-from contenox.node.contract import ToolActivity
+from contenox.node.contract import CommandResult, ToolActivity
 from support.lsp_fake_node import FakeNode
 from support.lsp_rpc_peer import RpcPeer
 
@@ -31,13 +31,15 @@ class Conn:
         self.server = server
 
 
-async def _connect(node: FakeNode, root: Path, *, progress: bool = True) -> Conn:
+async def _connect(node: FakeNode, root: Path, *, progress: bool = True, experimental: Any = None) -> Conn:
     a, b = socket.socketpair()
     sr, sw = await asyncio.open_unix_connection(sock=a)
     server = asyncio.ensure_future(serve_connection(sr, sw, node))
     cr, cw = await asyncio.open_unix_connection(sock=b)
     peer = RpcPeer(cr, cw)
     caps: dict[str, Any] = {"window": {"workDoneProgress": progress}}
+    if experimental is not None:
+        caps["experimental"] = experimental
     reply = await peer.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": caps})
     assert "executeCommandProvider" in reply["result"]["capabilities"]
     peer.notify("initialized", {})
@@ -303,3 +305,22 @@ async def test_the_model_picker_lists_and_switches(conn: tuple[Conn, FakeNode]) 
     assert switched["result"]["current"] == "alt" and node.model == "alt"
     missing = await c.peer.request("contenox/useModel", {"name": "nope"})
     assert missing["error"]["data"]["kind"] == "model_not_found"
+
+
+async def test_an_agent_turns_commands_run_in_the_editor_that_offers_it(workspace: Path) -> None:
+    node = FakeNode()
+    node.command = "pytest -q"
+    plain = await _connect(node, workspace)  # an editor that does not run commands: the node gets no host
+    await plain.peer.request("contenox/chat", {"chatId": "a", "prompt": "Run the tests."})
+    assert node.command_hosts == [None] and node.command_results == []
+    await plain.peer.close()
+    runner = await _connect(node, workspace, progress=False, experimental={"contenoxRunCommand": True})
+    runner.peer.answers["contenox/runCommand"] = {"ran": True, "exitCode": 1, "output": "1 failed"}
+    await runner.peer.request("contenox/chat", {"chatId": "b", "prompt": "Run the tests."})
+    [asked] = [r for r in runner.peer.server_requests if r["method"] == "contenox/runCommand"]
+    assert asked["params"] == {"chatId": "b", "id": "step1-0", "command": "pytest -q", "cwd": str(workspace)}
+    assert node.command_results == [CommandResult(ran=True, exit_code=1, output="1 failed")]
+    runner.peer.answers["contenox/runCommand"] = {"ran": False, "reason": "the user did not allow it"}
+    await runner.peer.request("contenox/chat", {"chatId": "c", "prompt": "Run the tests."})
+    assert node.command_results[-1] == CommandResult(ran=False, reason="the user did not allow it")
+    await runner.peer.close()

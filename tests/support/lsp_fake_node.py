@@ -12,6 +12,7 @@ from contenox.config import Config
 from contenox.errors import Cancelled, ModelNotFound, OverContext
 from contenox.node.contract import (
     CommandHost,
+    CommandResult,
     EventCallback,
     Exchange,
     ModelChoice,
@@ -36,6 +37,10 @@ class FakeNode:
         self.overlays: dict[str, str | None] = {}
         self.overlays_at_turns: list[dict[str, str | None]] = []
         """The overlays each turn saw (unsaved editor text laid over the disk)."""
+        self.command: str | None = None
+        """A command each turn runs through the adapter's command host (when it has one)."""
+        self.command_hosts: list[CommandHost | None] = []
+        self.command_results: list[CommandResult] = []
         self.tools: list[ToolActivity] = []
         """Tool activity each turn reports before its answer."""
         self.overlay_owners: dict[str, str] = {}
@@ -86,6 +91,9 @@ class FakeNode:
                 raise Cancelled("turn cancelled during prefill") from None
         for tool in self.tools:  # an agent turn's tool calls, as the node reports them
             await emit(TurnEvent(kind="tool", tool=tool))
+        self.command_hosts.append(commands)
+        if self.command is not None and commands is not None:  # an agent turn's run_command
+            self.command_results.append(await commands.run_command("step1-0", self.command, request.root))
         await emit(TurnEvent(kind="state", state="decode"))
         for chunk in self.chunks:
             await emit(TurnEvent(kind="chunk", text=chunk))

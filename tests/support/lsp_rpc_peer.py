@@ -16,6 +16,8 @@ class RpcPeer:
         self.responses: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self.notifications: list[dict[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []
+        self.answers: dict[str, Any] = {}
+        """What server requests are answered with, by method (others: null)."""
         self.changed = asyncio.Condition()
         self.pump = asyncio.ensure_future(self._pump())
 
@@ -64,7 +66,7 @@ class RpcPeer:
             message = json.loads(await self.reader.readexactly(length))
             if "method" in message and "id" in message:
                 self.server_requests.append(message)
-                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": self.answers.get(message["method"])})
             elif "method" in message:
                 self.notifications.append(message)
             else:

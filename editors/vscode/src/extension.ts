@@ -11,6 +11,13 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { ChatPanel } from './chatPanel';
+import {
+  RUN_COMMAND,
+  RUN_COMMAND_CAPABILITY,
+  editorRunner,
+  runCommandAfterAsking,
+  type RunCommandParams,
+} from './runCommand';
 import type { ChatBackend } from './chatSession';
 import { errorMessage } from './chatSession';
 import { INSTALL_COMMAND, missingMessage, resolveExecutable } from './executable';
@@ -344,6 +351,18 @@ async function startClient(
     },
   };
   const lc = new LanguageClient('contenox', 'Contenox', serverOptions, clientOptions);
+  // This editor runs an agent turn's commands (asking the user first): say so, and answer the node's requests.
+  lc.registerFeature({
+    fillClientCapabilities: (capabilities) => {
+      capabilities.experimental = { ...(capabilities.experimental ?? {}), [RUN_COMMAND_CAPABILITY]: true };
+    },
+    initialize: () => undefined,
+    getState: () => ({ kind: 'static' }),
+    clear: () => undefined,
+  });
+  const commandChannel = vscode.window.createOutputChannel('Contenox Commands');
+  context.subscriptions.push(commandChannel);
+  lc.onRequest(RUN_COMMAND, (params: RunCommandParams) => runCommandAfterAsking(params, editorRunner(commandChannel)));
   lc.onNotification(Methods.cacheStatus, (status: CacheStatus) => {
     statusBar.onCacheStatus(status);
   });
