@@ -182,6 +182,10 @@ class ClientTerminal:
                 exited = await asyncio.wait_for(
                     self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=terminal_id),
                     self.timeout_s)
+            except asyncio.CancelledError:  # the turn was stopped: so is its command
+                with contextlib.suppress(Exception):
+                    await self.conn.kill_terminal(session_id=self.session_id, terminal_id=terminal_id)
+                raise
             except TimeoutError:
                 await self.conn.kill_terminal(session_id=self.session_id, terminal_id=terminal_id)
                 output = await self.conn.terminal_output(session_id=self.session_id, terminal_id=terminal_id)

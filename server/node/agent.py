@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from contenox.node.contract import CommandHost, ToolActivity, TurnEvent
-from contenox.node.tools import ToolResult, cut, run_tool
+from contenox.node.tools import ToolResult, cut, kind_of, run_tool
 from contenox.planner.edits import ProposedEdit
 from contenox.planner.journal import ToolStep
 from contenox.planner.prompts import load_prompts, tool_definitions
@@ -76,7 +76,7 @@ async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root
     for index, call in enumerate(parsed.calls):
         call_id = f"step{step}-{index}"
         said = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
-        started = ToolActivity(id=call_id, name=call.name, kind="other", title=f"{call.name}({said})"[:120],
+        started = ToolActivity(id=call_id, name=call.name, kind=kind_of(call.name), title=f"{call.name}({said})"[:120],
                                status="in_progress")
         await emit(TurnEvent(kind="tool", tool=started))
         if call.name == "run_command":

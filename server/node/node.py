@@ -360,6 +360,7 @@ class Node:
                                                  markup)
                 except _CrashedBeforeOutput as again:
                     raise again.error from None
+            measured = final.metrics  # the turn's own prompt: what explain-context accounts for
             if markup is not None:
                 final = await self._agent_steps(engine, state, workspace, turn_plan, final, max_new, on_event,
                                                 steps, tool_edits, step_notes, commands)
@@ -376,8 +377,7 @@ class Node:
         edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt())
         if tool_edits:
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
-        explain = planner.record(turn_plan, final.metrics, answer_text=final.text, citations=citations,
-                                 steps=steps)
+        explain = planner.record(turn_plan, measured, answer_text=final.text, citations=citations, steps=steps)
         if step_notes:
             explain = msgspec.structs.replace(explain, notes=(*explain.notes, *step_notes))
         if final.finish_reason == "repetition":

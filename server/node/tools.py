@@ -24,7 +24,7 @@ from contenox.planner.edits import ProposedEdit, unified_diff
 from contenox.planner.toolcalls import ToolCall
 from contenox.workspace import Workspace
 
-__all__ = ["ToolKind", "ToolResult", "cut", "run_tool"]
+__all__ = ["ToolKind", "ToolResult", "cut", "kind_of", "run_tool"]
 
 ToolKind = Literal["read", "search", "edit", "execute", "other"]
 _KINDS: dict[str, ToolKind] = {"read_file": "read", "list_files": "read", "search": "search",
@@ -43,6 +43,11 @@ class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
     locations: tuple[tuple[str, int | None], ...] = ()
     """(workspace-relative path, 1-based line or None) the call touched."""
     edit: ProposedEdit | None = None
+
+
+def kind_of(name: str) -> ToolKind:
+    """What a tool does, for the user (ACP's tool kinds)."""
+    return _KINDS.get(name, "other")
 
 
 def cut(text: str, max_chars: int) -> str:

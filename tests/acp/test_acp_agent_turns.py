@@ -66,7 +66,7 @@ async def test_the_agent_reads_proposes_and_the_client_decides(node: Node, tmp_p
         assert reply.stop_reason == "end_turn"
         assert rec.text(sid) == "I will read it first.\nProposed: helper now adds one."  # no call markup shown
         started = rec.of("tool_call", sid)
-        assert [(s.kind, s.status) for s in started] == [("other", "in_progress"), ("other", "in_progress"),
+        assert [(s.kind, s.status) for s in started] == [("read", "in_progress"), ("edit", "in_progress"),
                                                         ("edit", "pending")]
         assert started[0].title == "read_file(path='util.py')"
         updates = rec.of("tool_call_update", sid)
