@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -74,6 +77,7 @@ class _AnswerView:
         self._started = time.monotonic()
         self._live: Any = None
         self._status: Any = None
+        self._paused = False
         if rich:
             from rich.console import Console
 
@@ -82,9 +86,18 @@ class _AnswerView:
             self._status.start()
 
     def state(self, state: str, detail: str = "") -> None:
+        if self._status is not None and self._paused:
+            self._status.start()
+            self._paused = False
         if self._status is not None and state in _STEPS:
             said = f"{_STEPS[state]}: {detail}" if detail else _STEPS[state]
             self._status.update(f"{said} · {time.monotonic() - self._started:.1f} s")
+
+    def pause(self) -> None:
+        """Stop drawing (the spinner) while the user is asked something; the next state draws again."""
+        if self._status is not None:
+            self._status.stop()
+            self._paused = True
 
     def tool(self, title: str, ok: bool) -> None:
         """A tool call of an agent turn ended: one line (on a terminal above the spinner)."""
@@ -202,6 +215,36 @@ def cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_command_asked(command: str, cwd: str, timeout_s: float, answer: Callable[[str], str] = input) -> dict[str, Any]:
+    """An agent turn's command: run in ``cwd`` only if the user says yes, its output shown as it comes; what the
+    node is told (``{ran, exit_code, output, reason}``)."""
+    print(f"\ncontenox wants to run, in {cwd}:\n  $ {command}", flush=True)
+    try:
+        said = answer("Run it? [y/N] ").strip().lower()
+    except EOFError:
+        said = ""
+    if said not in ("y", "yes"):
+        return {"ran": False, "reason": "the user did not allow it"}
+    proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace", start_new_session=True)
+    output: list[str] = []
+    timer = threading.Timer(timeout_s, lambda: os.killpg(proc.pid, signal.SIGKILL))
+    timer.start()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            output.append(line)
+        code = proc.wait()
+    finally:
+        timer.cancel()
+    text = "".join(output)[-64_000:]
+    if code == -signal.SIGKILL:
+        return {"ran": False, "output": text, "reason": f"it ran past {timeout_s:g} s (tools.max_seconds) and was stopped"}
+    print(f"[exit code {code}]", flush=True)
+    return {"ran": True, "exit_code": code, "output": text}
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     from contenox.client import call
 
@@ -225,9 +268,19 @@ def cmd_ask(args: argparse.Namespace) -> int:
             view.tool(str(params.get("title", "")), params.get("status") == "completed")
 
     pinned = [str((cwd / p).resolve()) for p in args.pin]  # as the user typed them: relative to cwd
+    asks = sys.stdin.isatty() and sys.stdout.isatty() and not args.json  # someone to ask before a command runs
+
+    def on_request(method: str, params: Any) -> Any:
+        if method != "run_command" or not isinstance(params, dict):
+            return None
+        view.pause()
+        return run_command_asked(str(params.get("command", "")), str(params.get("cwd", cwd)),
+                                 config.tools.max_seconds)
+
     try:
         _, result = call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": pinned, "json": args.json,
-                                         "thread": args.thread}, on_notification=on_notification)
+                                         "thread": args.thread, "run_commands": asks},
+                         on_notification=on_notification, on_request=on_request)
     finally:
         view.close()
     if args.json:

@@ -128,7 +128,10 @@ class NodeClient:
         self.frames.close()
 
     def call(self, method: str, params: dict[str, Any] | None = None,
-             on_notification: Callable[[str, Any], None] | None = None) -> Any:
+             on_notification: Callable[[str, Any], None] | None = None,
+             on_request: Callable[[str, Any], Any] | None = None) -> Any:
+        """The result of ``method``; notifications go to ``on_notification``, the node's own requests (an agent
+        turn's ``run_command``) to ``on_request``, whose return value answers them (none: refused)."""
         msg_id = next(self._ids)
         self.frames.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
         while True:
@@ -142,11 +145,23 @@ class NodeClient:
                 if on_notification is not None:
                     on_notification(message["method"], message.get("params"))
                 continue
+            if "method" in message:  # the node asks something of this client
+                self._answer(message, on_request)
+                continue
             if message.get("id") not in (msg_id, None):
                 continue
             if "error" in message:
                 raise RemoteError(message["error"])
             return message.get("result")
+
+
+    def _answer(self, message: dict[str, Any], on_request: Callable[[str, Any], Any] | None) -> None:
+        if on_request is None:
+            self.frames.send({"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32601, "message": f"this client does not handle {message['method']}"}})
+            return
+        self.frames.send({"jsonrpc": "2.0", "id": message["id"],
+                          "result": on_request(str(message["method"]), message.get("params"))})
 
 
 @contextlib.contextmanager
@@ -160,7 +175,8 @@ def _client(config: Config, *, start: bool = True) -> Iterator[NodeClient | None
 
 
 def call(config: Config, method: str, params: dict[str, Any] | None = None, *, start: bool = True,
-         on_notification: Callable[[str, Any], None] | None = None) -> tuple[bool, Any]:
+         on_notification: Callable[[str, Any], None] | None = None,
+         on_request: Callable[[str, Any], Any] | None = None) -> tuple[bool, Any]:
     """(whether a node answered, the result). A node that dies before answering anything (it was
     killed while this client connected) is replaced once: the request never reached a live node."""
     for attempt in (1, 2):
@@ -176,7 +192,7 @@ def call(config: Config, method: str, params: dict[str, Any] | None = None, *, s
                     on_notification(name, value)
 
             try:
-                return True, client.call(method, params, relay)
+                return True, client.call(method, params, relay, on_request)
             except NodeUnavailable:
                 if heard or attempt == 2:
                     raise

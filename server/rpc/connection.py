@@ -5,7 +5,9 @@ max_new_tokens?}`` streams ``chunk {text}`` (and ``state {state}``) notification
 finish_reason, explain, files_in_prompt}``; ``explain {cwd}``; ``status {}``;
 ``stop {}``; ``pin``/``unpin {cwd, path}``; ``$/cancelRequest {id}``. Requests run concurrently; bad
 frames, bad JSON, unknown methods and invalid params get JSON-RPC errors and the connection lives on.
-When the client goes away its running turns are cancelled.
+When the client goes away its running turns are cancelled. An ``ask`` with ``run_commands: true`` (a CLI on a
+terminal, where the user can be asked) lets an agent turn's ``run_command`` calls come back to the client as
+``run_command {command, cwd}`` requests, answered ``{ran, exit_code, output, reason}``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import msgspec
 
 from contenox.errors import ContenoxError, InvalidRequest
 from contenox.jsonrpc import ErrorCode, FrameError, FrameTooLarge, encode_frame, error_frame, read_frame
-from contenox.node.contract import CompletionRequest, NodePort, TurnEvent, TurnRequest
+from contenox.node.contract import CommandResult, CompletionRequest, NodePort, TurnEvent, TurnRequest
 
 __all__ = ["RpcConnection"]
 
@@ -54,6 +56,9 @@ class RpcConnection:
         self.request_stop = request_stop
         self._tasks: dict[Any, asyncio.Task[None]] = {}
         self._write_lock = asyncio.Lock()
+        self._asked: dict[str, asyncio.Future[Any]] = {}
+        """This node's requests to the client (``run_command``), by id, until answered."""
+        self._asked_ids = 0
         self._handlers: dict[str, Handler] = {
             "ask": self._ask, "explain": self._explain, "status": self._status, "stop": self._stop,
             "pin": self._pin, "unpin": self._unpin, "pins": self._pins,
@@ -97,6 +102,21 @@ class RpcConnection:
         finally:
             await self._cancel_all()
 
+    async def request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
+        """Ask the client (its result; its error as a :class:`ContenoxError`)."""
+        self._asked_ids += 1
+        msg_id = f"node-{self._asked_ids}"
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._asked[msg_id] = answer
+        try:
+            await self.send(encode_frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}))
+            message = await asyncio.wait_for(answer, timeout)
+        finally:
+            self._asked.pop(msg_id, None)
+        if "error" in message:
+            raise InvalidRequest(f"the client refused {method}: {message['error']}")
+        return message.get("result")
+
     async def _cancel_all(self) -> None:
         tasks = list(self._tasks.values())
         for task in tasks:
@@ -109,6 +129,11 @@ class RpcConnection:
             message = msgspec.json.decode(body)
         except (msgspec.DecodeError, RecursionError) as exc:  # RecursionError: nested beyond any real message
             await self.send(error_frame(None, PARSE_ERROR, f"invalid JSON: {exc}", "parse_error"))
+            return
+        if isinstance(message, dict) and "method" not in message and message.get("id") in self._asked:
+            answered = self._asked.pop(message["id"])
+            if not answered.done():
+                answered.set_result(message)
             return
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             msg_id = message.get("id") if isinstance(message, dict) else None
@@ -195,7 +220,8 @@ class RpcConnection:
                                             **({"done": event.done, "total": event.total}
                                                if event.kind == "progress" else {})})
 
-        outcome = await self.node.turn(request, on_event)
+        runs = params.get("run_commands", False)
+        outcome = await self.node.turn(request, on_event, _ClientCommands(self) if runs is True else None)
         return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain.to_json(),
                 "files_in_prompt": list(outcome.files_in_prompt), "output_tokens": outcome.output_tokens,
                 "edits": [{"path": e.path, "diff": e.diff, "new_file": e.old_text is None, "blocks": e.blocks}
@@ -248,3 +274,23 @@ class RpcConnection:
 
     async def _unpin(self, msg_id: Any, params: dict[str, Any]) -> Any:
         return {"pins": list(await self.node.unpin(_str_param(params, "cwd"), _str_param(params, "path")))}
+
+
+class _ClientCommands:
+    """An agent turn's commands, run by the CLI after it asked the user (``run_command`` requests)."""
+
+    def __init__(self, conn: RpcConnection) -> None:
+        self.conn = conn
+
+    async def run_command(self, call_id: str, command: str, cwd: str) -> CommandResult:
+        timeout = self.conn.node.config.tools.max_seconds + 60  # the user's decision, then the run
+        try:
+            reply = await self.conn.request("run_command", {"id": call_id, "command": command, "cwd": cwd}, timeout)
+        except TimeoutError:
+            return CommandResult(ran=False, reason=f"the client did not answer within {timeout:g} s")
+        except (ContenoxError, ConnectionError) as exc:
+            return CommandResult(ran=False, reason=f"the client could not run it: {exc}")
+        data = reply if isinstance(reply, dict) else {}
+        code = data.get("exit_code")
+        return CommandResult(ran=data.get("ran") is True, exit_code=code if isinstance(code, int) else None,
+                             output=str(data.get("output") or ""), reason=str(data.get("reason") or ""))
