@@ -94,10 +94,14 @@ class _AnswerView:
             self._status.update(f"{said} · {time.monotonic() - self._started:.1f} s")
 
     def pause(self) -> None:
-        """Stop drawing (the spinner) while the user is asked something; the next state draws again."""
+        """Stop drawing (the spinner, the live answer) while the user is asked something; the next state draws
+        the spinner again, the next chunk the answer (below what was printed meanwhile)."""
         if self._status is not None:
             self._status.stop()
             self._paused = True
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
 
     def tool(self, title: str, ok: bool) -> None:
         """A tool call of an agent turn ended: one line (on a terminal above the spinner)."""
