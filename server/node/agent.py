@@ -43,8 +43,15 @@ class CallMarkupFilter:
     def __init__(self) -> None:
         self._held = ""
         self.in_call = False
+        self.shown = ""
+        """Everything streamed so far."""
 
     def feed(self, text: str) -> str:
+        out = self._feed(text)
+        self.shown += out
+        return out
+
+    def _feed(self, text: str) -> str:
         if self.in_call:
             return ""
         held = self._held + text
@@ -60,7 +67,13 @@ class CallMarkupFilter:
     def flush(self) -> str:
         """What is still held back at the end of an answer with no call."""
         out, self._held = ("" if self.in_call else self._held), ""
+        self.shown += out
         return out
+
+    def rest(self, answer: str) -> str:
+        """The part of a final answer (one with no call after all: markup inside a code block is an example)
+        that was held back from the stream."""
+        return answer[len(self.shown):] if self.in_call and answer.startswith(self.shown) else ""
 
 
 Emit = Callable[[TurnEvent], Awaitable[None]]

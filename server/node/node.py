@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,8 +101,6 @@ def prefill_detail(done: int, total: int, cached: int) -> str:
 
 def _called(answer: str) -> list[str]:
     """The tool names an answer called (for the explain note)."""
-    import re
-
     return re.findall(r'<tool_call>\s*\{\s*"name"\s*:\s*"([^"]+)"', answer)
 
 
@@ -363,7 +362,7 @@ class Node:
             measured = final.metrics  # the turn's own prompt: what explain-context accounts for
             if markup is not None:
                 final = await self._agent_steps(engine, state, workspace, turn_plan, final, max_new, on_event,
-                                                steps, tool_edits, step_notes, commands)
+                                                steps, tool_edits, step_notes, commands, markup)
         except _CrashedBeforeOutput as crashed:  # a later step: the turn had output already
             raise crashed.error from None
         except EngineCrashed:
@@ -404,7 +403,8 @@ class Node:
     async def _agent_steps(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, plan: TurnPlan,
                            final: FinalEvent, max_new: int, on_event: EventCallback | None, steps: list[ToolStep],
                            edits: list[ProposedEdit], notes: list[str],
-                           commands: CommandHost | None = None) -> FinalEvent:
+                           commands: CommandHost | None = None,
+                           markup: CallMarkupFilter | None = None) -> FinalEvent:
         """Run the answer's tool calls and answer again with their results, step by step, until an answer
         with no call or a limit (steps, wall time); the final answer. ``steps``, ``edits`` and ``notes``
         are filled in as it goes."""
@@ -420,9 +420,12 @@ class Node:
         async def emit(event: TurnEvent) -> None:
             await _emit(on_event, event)
 
+        current = markup or CallMarkupFilter()
         while True:
             parsed = parse_tool_calls(final.text, schemas)
-            if not parsed.calls and not parsed.errors:
+            if not parsed.calls and not parsed.errors:  # the answer: what the filter held back is text after all
+                if rest := current.rest(final.text):
+                    await _emit(on_event, TurnEvent(kind="chunk", text=rest))
                 break
             if len(steps) >= limits.max_steps or time.monotonic() - started > limits.max_seconds:
                 notes.append(f"agent turn stopped after {len(steps)} tool step(s) (limit: tools.max_steps = "
@@ -437,7 +440,8 @@ class Node:
             cached = engine.predict_cached(ids)
             await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids),
                                                                                                cached)))
-            final = await self._generate(engine, state, ids, cached, max_new, on_event, CallMarkupFilter())
+            current = CallMarkupFilter()
+            final = await self._generate(engine, state, ids, cached, max_new, on_event, current)
             ttfts.append(final.metrics.ttft_ms)
         if steps:
             names = ", ".join(dict.fromkeys(n for s in steps for n in _called(s.call)))

@@ -109,3 +109,12 @@ def test_an_answer_with_no_call_streams_whole_even_with_a_lone_angle_bracket() -
     shown = "".join(markup.feed(p) for p in pieces)
     assert shown == "Use a < b and <tools> tags; end "  # the last "<" is held: it could open a call
     assert shown + markup.flush() == "".join(pieces) and not markup.in_call
+
+
+def test_markup_in_a_code_block_is_released_once_the_answer_has_no_call() -> None:
+    markup = CallMarkupFilter()
+    answer = "The format is:\n```\n<tool_call>\n{...}\n</tool_call>\n```\nThat is all."
+    shown = "".join(markup.feed(answer[i:i + 7]) for i in range(0, len(answer), 7)) + markup.flush()
+    assert shown == "The format is:\n```\n" and markup.in_call  # held back while it could be a call
+    assert shown + markup.rest(answer) == answer  # not a call after all (fenced): the rest is streamed
+    assert CallMarkupFilter().rest(answer) == ""
