@@ -103,29 +103,4 @@ describe('the extension in a real VS Code workbench', () => {
     await wb.screenshot('workbench-thread.png');
   });
 
-  it('Apply on a code block shows a diff, then replaces the selection once confirmed (undoable)', async () => {
-    const wb = workbench();
-    const chat = wb.page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
-    await chat.locator('#prompt').fill('Write a Python function named add that returns a + b.');
-    await chat.locator('#prompt').press('Enter');
-    const block = chat.locator('section.answer.done').last().locator('.code-block').first();
-    await block.waitFor({ timeout: 300_000 });
-    const code = (await block.locator('pre code').textContent()) ?? '';
-    await wb.openFile('util.py');
-    await wb.goTo(1, 1);
-    await wb.page.keyboard.press('Shift+End'); // the first line is what the block replaces
-    await block.locator('button.apply-code').click();
-    const dialog = wb.page.locator('.monaco-dialog-box');
-    await dialog.waitFor({ timeout: 30_000 });
-    expect(await dialog.textContent()).toContain('Replace the selection (line 1) of util.py with the code block?');
-    expect(await wb.page.locator('.tabs-container .tab', { hasText: 'apply the code block' }).count()).toBe(1);
-    await dialog.locator('a.monaco-button, button', { hasText: 'Apply' }).first().click();
-    await wb.openFile('util.py');
-    const editor = wb.page.locator('.editor-instance .monaco-editor').first();
-    const firstLine = code.split('\n').find((line) => line.trim()) ?? 'no code';
-    await editor.locator('.view-line', { hasText: firstLine.trim() }).first().waitFor({ timeout: 30_000 });
-    await wb.page.keyboard.press('Control+Z'); // the WorkspaceEdit undoes like any edit
-    await expect.poll(async () => editor.locator('.view-line', { hasText: firstLine.trim() }).count(),
-      { timeout: 30_000 }).toBe(0);
-  });
 });
