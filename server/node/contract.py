@@ -91,7 +91,8 @@ class CommandHost(Protocol):
 
 class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
     """A streamed event: a state change (``kind="state"``), how far the prefill has got (``kind="progress"``,
-    after each engine step, state ``prefill``) or answer text (``kind="chunk"``)."""
+    after each engine step, state ``prefill``), answer text (``kind="chunk"``) or an agent turn's tool call
+    started or ended (``kind="tool"``)."""
 
     kind: Literal["state", "progress", "chunk", "tool"]
     text: str = ""

@@ -92,6 +92,9 @@ def _read_file(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolResu
     rel = workspace.relpath(path)
     text = workspace.read_text(rel)
     lines = text.splitlines()
+    if not lines:
+        return ToolResult(name=call.name, kind="read", title=f"Read {rel} (empty)", ok=True, text=f"{rel} is empty",
+                          locations=((rel, None),))
     start, end = _int(call.arguments, "start_line"), _int(call.arguments, "end_line")
     first = max(1, start or 1)
     last = min(len(lines), end or len(lines))

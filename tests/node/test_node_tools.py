@@ -43,6 +43,9 @@ def test_read_file_whole_or_lines_unsaved_buffer_first_and_errors_as_results(ws:
     assert not missing.ok and missing.text.startswith("error: ")
     past = run_tool(call("read_file", path="util.py", start_line=40), ws, max_chars=4000)
     assert not past.ok and "has 2 lines" in past.text
+    (ws.root / "empty.py").write_text("")
+    ws.refresh()
+    assert run_tool(call("read_file", path="empty.py"), ws, max_chars=4000).text == "empty.py is empty"
     cut = run_tool(call("read_file", path="util.py"), ws, max_chars=20)
     assert "[... cut: the result has" in cut.text  # an oversized result says it was cut
 
