@@ -130,8 +130,9 @@ class RpcConnection:
         except (msgspec.DecodeError, RecursionError) as exc:  # RecursionError: nested beyond any real message
             await self.send(error_frame(None, PARSE_ERROR, f"invalid JSON: {exc}", "parse_error"))
             return
-        if isinstance(message, dict) and "method" not in message and message.get("id") in self._asked:
-            answered = self._asked.pop(message["id"])
+        asked = message.get("id") if isinstance(message, dict) and "method" not in message else None
+        if isinstance(asked, str) and asked in self._asked:  # (a fuzzed id may be unhashable: a list, an object)
+            answered = self._asked.pop(asked)
             if not answered.done():
                 answered.set_result(message)
             return
