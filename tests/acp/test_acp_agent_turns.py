@@ -9,6 +9,7 @@ import asyncio
 import socket
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,16 +40,22 @@ async def node(tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.Mo
     await node.close()
 
 
-async def connect(node: Node, permit: str, *, terminal: bool = False
-                  ) -> tuple[Any, Recorder, asyncio.Task[None], Any]:
+@asynccontextmanager
+async def connect(node: Node, permit: str, *, terminal: bool = False) -> AsyncIterator[tuple[Any, Recorder]]:
+    """The SDK client connected to the ACP adapter in front of ``node``; closed (and the adapter ended) after."""
     a, b = socket.socketpair()
     sr, sw = await asyncio.open_unix_connection(sock=a, limit=1 << 24)
     server = asyncio.ensure_future(serve_connection(sr, sw, node))
     cr, cw = await asyncio.open_unix_connection(sock=b, limit=1 << 24)
     recorder = Recorder(permit=permit)
     conn = connect_to_agent(recorder, cw, cr)
-    await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(terminal=terminal))
-    return conn, recorder, server, cw
+    try:
+        await conn.initialize(protocol_version=PROTOCOL_VERSION,
+                              client_capabilities=ClientCapabilities(terminal=terminal))
+        yield conn, recorder
+    finally:
+        cw.close()
+        await asyncio.wait_for(server, 10)
 
 
 @pytest.mark.parametrize("permit", ["apply", "reject"])
@@ -58,8 +65,7 @@ async def test_the_agent_reads_proposes_and_the_client_decides(node: Node, tmp_p
     script = Script("I will read it first.\n" + call("read_file", path="util.py"),
                     call("propose_edit", path="util.py", diff=FIX), "Proposed: helper now adds one.")
     monkeypatch.setattr(backend, "submit", script.submit)
-    conn, rec, server, writer = await connect(node, permit)
-    try:
+    async with connect(node, permit) as (conn, rec):
         sid = (await conn.new_session(cwd=str(repo))).session_id
         reply = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("Fix helper to add one.")]),
                                        120)
@@ -81,9 +87,6 @@ async def test_the_agent_reads_proposes_and_the_client_decides(node: Node, tmp_p
         text = (repo / "util.py").read_text()
         assert text == (UTIL.replace("x - 1", "x + 1") if permit == "apply" else UTIL)
         assert updates[-1].status == ("completed" if permit == "apply" else "failed")
-    finally:
-        writer.close()
-        await asyncio.wait_for(server, 10)
 
 
 async def test_a_cancel_in_the_middle_of_the_loop_ends_the_turn_cancelled(node: Node, tmp_path: Path,
@@ -91,8 +94,7 @@ async def test_a_cancel_in_the_middle_of_the_loop_ends_the_turn_cancelled(node: 
     repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
     script = Script(call("search", pattern="helper"), HANG)
     monkeypatch.setattr(backend, "submit", script.submit)
-    conn, rec, server, writer = await connect(node, "apply")
-    try:
+    async with connect(node, "apply") as (conn, rec):
         sid = (await conn.new_session(cwd=str(repo))).session_id
         prompt = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("Search, then think.")]))
         await asyncio.wait_for(script.reached_hang.wait(), 60)  # the second step is running
@@ -102,9 +104,6 @@ async def test_a_cancel_in_the_middle_of_the_loop_ends_the_turn_cancelled(node: 
         [search] = [u for u in rec.of("tool_call_update", sid)]
         assert (search.kind, search.status) == ("search", "completed")
         assert (repo / "util.py").read_text() == UTIL and not rec.permission_requests
-    finally:
-        writer.close()
-        await asyncio.wait_for(server, 10)
 
 
 @pytest.mark.parametrize("permit", ["apply", "reject"])
@@ -115,8 +114,7 @@ async def test_a_command_runs_in_the_clients_terminal_only_when_allowed(node: No
     command = f"{sys.executable} -c \"import util; print('helper(1) =', util.helper(1))\""
     script = Script(call("run_command", command=command), "The test fails: helper(1) is 0, not 2.")
     monkeypatch.setattr(backend, "submit", script.submit)
-    conn, rec, server, writer = await connect(node, permit, terminal=True)
-    try:
+    async with connect(node, permit, terminal=True) as (conn, rec):
         sid = (await conn.new_session(cwd=str(repo))).session_id
         await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("Run it.")]), 120)
         [(asked, options)] = rec.permission_requests  # asked first, about the call the user sees
@@ -135,9 +133,6 @@ async def test_a_command_runs_in_the_clients_terminal_only_when_allowed(node: No
         else:
             assert rec.commands == [] and (last.kind, last.status) == ("execute", "failed")
             assert "not run: the user did not allow it" in last.content[0].content.text
-    finally:
-        writer.close()
-        await asyncio.wait_for(server, 10)
 
 
 async def test_a_client_without_a_terminal_runs_no_command(node: Node, tmp_path: Path,
@@ -145,13 +140,9 @@ async def test_a_client_without_a_terminal_runs_no_command(node: Node, tmp_path:
     repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
     script = Script(call("run_command", command="rm -rf /"), "Please run the tests yourself.")
     monkeypatch.setattr(backend, "submit", script.submit)
-    conn, rec, server, writer = await connect(node, "apply")
-    try:
+    async with connect(node, "apply") as (conn, rec):
         sid = (await conn.new_session(cwd=str(repo))).session_id
         await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("Run everything.")]), 120)
         assert not rec.permission_requests and rec.commands == []
         last = rec.of("tool_call_update", sid)[-1]
         assert last.status == "failed" and "offers no terminal" in last.content[0].content.text
-    finally:
-        writer.close()
-        await asyncio.wait_for(server, 10)
