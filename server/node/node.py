@@ -51,8 +51,9 @@ from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState, unpinnable
-from contenox.planner.edits import ProposedEdit, ProposedEdits, propose_edits
+from contenox.planner.edits import ProposedEdit, ProposedEdits, propagate_renames, propose_edits
 from contenox.planner.journal import ToolStep
+from contenox.workspace import rename_identifier
 
 if TYPE_CHECKING:
     from contenox.planner import Explain, TurnPlan
@@ -78,7 +79,15 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...]) -
     def locate(name: str) -> list[tuple[str, int, int]]:
         return [(found.path, found.line, found.end_line) for found in workspace.find_symbol(name)]
 
-    return propose_edits(answer, read, workspace.indexed_paths(), locate, shown)
+    def users(name: str) -> list[str]:
+        return list(dict.fromkeys(hit.path for hit in workspace.search(name, regex=False, limit=5000, word=True)))
+
+    def rename(path: str, text: str, old: str, new: str, defining: bool) -> tuple[str, int]:
+        renamed = rename_identifier(path, text, old, new, defining=defining)
+        return renamed.text, renamed.count
+
+    proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown)
+    return propagate_renames(proposed, locate, users, read, rename) if proposed.edits else proposed
 
 
 async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
@@ -379,6 +388,8 @@ class Node:
         explain = planner.record(turn_plan, measured, answer_text=final.text, citations=citations, steps=steps)
         if step_notes:
             explain = msgspec.structs.replace(explain, notes=(*explain.notes, *step_notes))
+        if edits.notes:
+            explain = msgspec.structs.replace(explain, notes=(*explain.notes, *edits.notes))
         if final.finish_reason == "repetition":
             explain = msgspec.structs.replace(explain, notes=(
                 *explain.notes, "answer stopped: it began repeating itself; the repeats were dropped"))

@@ -36,8 +36,8 @@ from collections.abc import Callable, Iterable
 
 import msgspec
 
-__all__ = ["EditBlock", "Located", "ProposedEdit", "ProposedEdits", "parse_edit_blocks", "propose_edits",
-           "unified_diff"]
+__all__ = ["EditBlock", "Located", "ProposedEdit", "ProposedEdits", "Rename", "parse_edit_blocks",
+           "propagate_renames", "propose_edits", "renamed_definitions", "unified_diff"]
 
 _SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b.*$")
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
@@ -94,6 +94,8 @@ class ProposedEdits(msgspec.Struct, frozen=True, kw_only=True):
     edits: tuple[ProposedEdit, ...] = ()
     problems: tuple[str, ...] = ()
     """Blocks that did not resolve, each named with why ("search text not found in src/x.py")."""
+    notes: tuple[str, ...] = ()
+    """What the node did beyond the blocks as written (a rename carried to every use), for explain-context."""
 
     @property
     def diff(self) -> str:
@@ -457,3 +459,74 @@ def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterabl
         else:
             problems.append(f"{path}: the edit blocks change nothing")
     return ProposedEdits(edits=tuple(edits), problems=tuple(problems))
+
+
+Rename = Callable[[str, str, str, str, bool], tuple[str, int]]
+"""``rename(path, text, old, new, defining)``: the file's text with the identifier renamed, and how many
+places changed (``Workspace``'s ``rename_identifier`` by syntax tree; 0 where the file does not use it)."""
+
+
+def renamed_definitions(old_text: str, new_text: str) -> list[tuple[str, str]]:
+    """(old name, new name) of each definition whose first line the change renames: a changed line that
+    defines one name before and another after (``def old(`` -> ``def new(``), in order, once each."""
+    before, after = old_text.split("\n"), new_text.split("\n")
+    pairs: dict[tuple[str, str], None] = {}
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace":
+            continue
+        for a, b in zip(before[i1:i2], after[j1:j2], strict=False):
+            old, new = _def_name(a), _def_name(b)
+            if old and new and old != new and _indent(a) == _indent(b):
+                pairs[(old, new)] = None
+    return list(pairs)
+
+
+def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Located]],
+                      users: Callable[[str], Iterable[str]], read: Callable[[str], str | None],
+                      rename: Rename) -> ProposedEdits:
+    """The edits with each renamed definition renamed at every use too, like an editor's rename refactoring:
+    an answer that renames ``def old`` (small models rarely find every caller) has its callers, imports and
+    tests follow. Carried only when the name is defined once in the workspace, in the edited file, and the
+    new name nowhere (else the rename is left as written and a note says why); ``users(name)`` are the files
+    holding the word. Each carried rename is a note for explain-context."""
+    texts = {edit.path: edit.new_text for edit in proposed.edits}
+    originals = {edit.path: edit.old_text for edit in proposed.edits}
+    notes = list(proposed.notes)
+    for edit in proposed.edits:
+        if edit.old_text is None:
+            continue
+        for old, new in renamed_definitions(edit.old_text, edit.new_text):
+            defined = locate(old)
+            if len(defined) != 1 or defined[0][0] != edit.path:
+                notes.append(f"rename of `{old}` to `{new}` left as written: `{old}` is defined in "
+                             f"{len(defined)} places, so its uses are ambiguous")
+                continue
+            if locate(new):
+                notes.append(f"rename of `{old}` to `{new}` left as written: `{new}` is already defined")
+                continue
+            changed: dict[str, int] = {}
+            for path in dict.fromkeys([edit.path, *users(old)]):
+                if path not in texts:
+                    current = read(path)
+                    if current is None:
+                        continue
+                    texts[path], originals[path] = current, current
+                text, count = rename(path, texts[path], old, new, path == edit.path)
+                if count:
+                    texts[path] = text
+                    changed[path] = count
+            if changed:
+                places = ", ".join(f"{path} ({count})" for path, count in changed.items())
+                notes.append(f"rename of `{old}` to `{new}` carried to every use: {sum(changed.values())} more "
+                             f"place(s): {places}")
+    if len(notes) == len(proposed.notes):
+        return proposed
+    blocks = {edit.path: edit.blocks for edit in proposed.edits}
+    edits = []
+    for path, text in texts.items():
+        diff = unified_diff(path, originals[path], text)
+        if diff:
+            edits.append(ProposedEdit(path=path, old_text=originals[path], new_text=text, diff=diff,
+                                      blocks=blocks.get(path, 0)))
+    return ProposedEdits(edits=tuple(edits), problems=proposed.problems, notes=tuple(notes))

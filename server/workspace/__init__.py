@@ -22,6 +22,7 @@ from contenox.workspace._model import (
     SymbolInfo,
     SymbolLocation,
 )
+from contenox.workspace._rename import Renamed, rename_identifier
 from contenox.workspace._state import INSTRUCTION_FILES
 from contenox.workspace._workspace import Workspace
 
@@ -34,6 +35,7 @@ __all__ = [
     "FileTags",
     "IndexStatus",
     "RelatedHit",
+    "Renamed",
     "Retrieval",
     "RetrievalQuery",
     "RetrievedChunk",
@@ -42,4 +44,5 @@ __all__ = [
     "SymbolInfo",
     "SymbolLocation",
     "Workspace",
+    "rename_identifier",
 ]

@@ -1,0 +1,92 @@
+"""Renaming one identifier in one file's text, by its syntax tree: what a rename refactoring does per file.
+
+Only identifier tokens change: never text in strings or comments, never a longer name that contains the
+old one. In JavaScript and TypeScript a property name (``obj.name``, ``{name: 1}``) is left as it is, since
+it is part of an object's shape (a module's exports) rather than a reference to the definition, and a
+shorthand property (``{ name }``) becomes ``name: new_name`` so the object keeps its key.
+
+A file that is not the definition's own takes the rename only where it *imports* the name, or already the
+new name (Python ``from m import name``, JavaScript ``require`` / ``import``): a file that merely holds a local of the same
+name is not a user of the definition. Go, Rust, Java and C have no per-name imports to check; there, every
+file of the same language that holds the identifier takes it.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import tree_sitter
+
+from contenox.workspace._languages import grammar, language_for
+
+__all__ = ["Renamed", "rename_identifier"]
+
+_SCRIPT = frozenset({"javascript", "typescript", "tsx"})
+_IMPORTING = frozenset({"python", "javascript", "typescript", "tsx"})
+_SHORTHAND = frozenset({"shorthand_property_identifier", "shorthand_property_identifier_pattern"})
+_PROPERTY = frozenset({"property_identifier", "private_property_identifier"})
+_IMPORT_NODES = frozenset({"import_from_statement", "import_statement", "import_clause", "import_specifier"})
+
+
+class Renamed(msgspec.Struct, frozen=True, kw_only=True):
+    text: str
+    count: int
+    """Identifier tokens changed (0: the text is unchanged)."""
+    imported: bool
+    """The file imports the name (or is its definition's file): why it was renamed at all."""
+
+
+def _leaves(root: tree_sitter.Node, name: bytes) -> list[tree_sitter.Node]:
+    found: list[tree_sitter.Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count == 0:
+            if node.text == name and "identifier" in node.type:
+                found.append(node)
+            continue
+        stack.extend(node.children)
+    return found
+
+
+def _is_require(node: tree_sitter.Node) -> bool:
+    """``const name = require(...)`` / ``const { name } = require(...)``: the declarator's value is a require."""
+    while node.parent is not None and node.type != "variable_declarator":
+        node = node.parent
+    if node.type != "variable_declarator":
+        return False
+    value = node.child_by_field_name("value")
+    callee = value.child_by_field_name("function") if value is not None and value.type == "call_expression" else None
+    return callee is not None and callee.text == b"require"
+
+
+def _in_import(node: tree_sitter.Node, language: str) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in _IMPORT_NODES:
+            return True
+        if parent.type in ("module", "program", "source_file"):
+            break
+        parent = parent.parent
+    return language in _SCRIPT and _is_require(node)
+
+
+def rename_identifier(path: str, text: str, old: str, new: str, *, defining: bool) -> Renamed:
+    """``text`` (the file at ``path``) with the identifier ``old`` renamed to ``new`` wherever it is one. A
+    file that does not define it (``defining`` False) is renamed only if it imports the name (see the module
+    docstring); an unknown language is left as it is."""
+    language = language_for(path)
+    if language is None or old == new:
+        return Renamed(text=text, count=0, imported=False)
+    data = text.encode("utf-8")
+    tree = grammar(language).parser.parse(data)
+    nodes = [n for n in _leaves(tree.root_node, old.encode("utf-8"))
+             if not (language in _SCRIPT and n.type in _PROPERTY)]
+    imported = defining or language not in _IMPORTING or any(
+        _in_import(n, language) for n in [*nodes, *_leaves(tree.root_node, new.encode("utf-8"))])
+    if not nodes or not imported:
+        return Renamed(text=text, count=0, imported=imported)
+    out = bytearray(data)
+    for node in sorted(nodes, key=lambda n: n.start_byte, reverse=True):
+        replacement = f"{old}: {new}" if language in _SCRIPT and node.type in _SHORTHAND else new
+        out[node.start_byte:node.end_byte] = replacement.encode("utf-8")
+    return Renamed(text=out.decode("utf-8"), count=len(nodes), imported=True)
