@@ -32,6 +32,9 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
     generated: bool = False
     files_named: tuple[str, ...] = ()
+    """Must-cite files the answer's text names."""
+    files_edited: tuple[str, ...] = ()
+    """Must-cite files the answer's proposed edit changes (what the user is shown and can apply): named too."""
     symbols_named: tuple[str, ...] = ()
     must_symbols: tuple[str, ...] = ()
     cited_real: int = 0
@@ -113,7 +116,7 @@ def render_table(report: EvalReport) -> str:
                                                else "no" if r.edit.proposed else "none")
             prec = "-" if r.precision is None else f"{r.precision:.2f}"
             ttft = "-" if r.ttft_ms is None else f"{r.ttft_ms / 1000:.1f}"
-            files = f"{len(r.files_named)}/{len(r.must_files)}"
+            files = f"{len(set(r.files_named) | set(r.files_edited))}/{len(r.must_files)}"
             syms = f"{len(r.symbols_named)}/{len(r.must_symbols)}"
             row += f"{files:>6}{syms:>6}{prec:>6}{edit:>6}{'yes' if r.passed else 'no':>6}{ttft:>8}"
         lines.append(row)

@@ -29,7 +29,7 @@ from contenox.config import Config, load_config, render_config
 from contenox.eval.checkout import checkout
 from contenox.eval.prepare import prepare
 from contenox.eval.report import EvalReport, TaskResult, summarize
-from contenox.eval.score import check_edit, files_named, recall, symbols_named
+from contenox.eval.score import check_edit, files_named, passes, recall, symbols_named
 from contenox.eval.tasks import Task
 
 __all__ = ["MODES", "EvalNode", "run_eval"]
@@ -102,13 +102,14 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     unknown = tuple([*citations.get("files_unknown", ()), *citations.get("symbols_unknown", ()),
                      *citations.get("lines_unknown", ())])
     named = tuple(files_named(task.must_cite_files, citations.get("files_real", ())))
+    edited = tuple(files_named(task.must_cite_files, [e["path"] for e in result.get("edits") or ()]))
     symbols = tuple(symbols_named(task.must_cite_symbols, answer))
     proposed = "".join(e["diff"] for e in result.get("edits") or ())
     edit = check_edit(task, tree, answer, proposed) if task.check is not None and task.check.apply else None
-    passed = (len(named) == len(task.must_cite_files) and len(symbols) == len(task.must_cite_symbols)
-              and (edit is None or (edit.applies and edit.test_passed is not False)))
+    passed = passes(task, named, edited, symbols, edit)
     return msgspec.structs.replace(
-        base, generated=True, files_named=named, symbols_named=symbols, cited_real=len(real), cited_unknown=unknown,
+        base, generated=True, files_named=named, files_edited=edited, symbols_named=symbols, cited_real=len(real),
+        cited_unknown=unknown,
         precision=round(len(real) / (len(real) + len(unknown)), 4) if real or unknown else None, edit=edit,
         passed=passed, ttft_ms=explain.get("ttft_ms"), answer=answer,
         answer_tokens=int(result.get("output_tokens") or 0), edit_problems=tuple(result.get("edit_problems") or ()))

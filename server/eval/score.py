@@ -1,6 +1,7 @@
 """Scoring one task: what the prompt held, what the answer cites, and whether a proposed edit works.
 
-A task passes when the answer names every must-cite file and symbol and, for a task with a check, its
+A task passes when the answer names every must-cite file (in its text, or as a file its proposed edit
+changes: the user is shown that edit with its paths) and every must-cite symbol and, for a task with a check, its
 proposed change (the node's diff of its edit blocks, else a unified diff it wrote) applies to the task's tree (``git apply --check``) and the task's test passes
 after applying it. Retrieval recall is the share of must-cite files whose code was in the prompt.
 """
@@ -18,7 +19,7 @@ import msgspec
 from contenox.eval.checkout import apply, apply_check, run_test
 from contenox.eval.tasks import Task
 
-__all__ = ["EditCheck", "check_edit", "extract_diff", "files_named", "recall", "symbols_named"]
+__all__ = ["EditCheck", "check_edit", "extract_diff", "files_named", "passes", "recall", "symbols_named"]
 
 _FENCED = re.compile(r"```+[ \t]*(?:diff|patch|udiff)?[ \t]*\n(.*?)```+", re.DOTALL)
 
@@ -47,6 +48,15 @@ def files_named(must_cite: Iterable[str], cited: Iterable[str]) -> list[str]:
     """The must-cite files the answer names (by path, or by a path suffix such as the file name)."""
     cited = list(cited)
     return [f for f in must_cite if _matches(f, cited)]
+
+
+def passes(task: Task, named: Iterable[str], edited: Iterable[str], symbols: Iterable[str],
+           edit: EditCheck | None) -> bool:
+    """Whether an answer passes ``task``: every must-cite file named (in the text, ``named``, or changed by the
+    proposed edit, ``edited``), every must-cite symbol named, and the task's check (if any) met."""
+    files = set(named) | set(edited)
+    return (all(f in files for f in task.must_cite_files) and set(task.must_cite_symbols) <= set(symbols)
+            and (edit is None or (edit.applies and edit.test_passed is not False)))
 
 
 def symbols_named(must_cite: Iterable[str], answer: str) -> list[str]:

@@ -68,7 +68,7 @@ _CANCEL_CONFIRM_S = 30.0
 _REWARM_LIMIT = 4
 
 
-def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...]) -> ProposedEdits:
+def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], question: str = "") -> ProposedEdits:
     """The answer's edit blocks as diffs against the workspace's current text (editor buffers first)."""
     def read(path: str) -> str | None:
         try:
@@ -86,7 +86,7 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...]) -
         renamed = rename_identifier(path, text, old, new, defining=defining)
         return renamed.text, renamed.count
 
-    proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown)
+    proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown, question)
     return propagate_renames(proposed, locate, users, read, rename) if proposed.edits else proposed
 
 
@@ -382,7 +382,8 @@ class Node:
         if self._warmer is not None:
             self._warmer.after_turn()
         citations = await asyncio.to_thread(check_citations, final.text, workspace)
-        edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt())
+        edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt(),
+                                        request.prompt)
         if tool_edits:
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
         explain = planner.record(turn_plan, measured, answer_text=final.text, citations=citations, steps=steps)

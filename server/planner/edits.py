@@ -23,7 +23,11 @@ whose every top-level definition (a function, method or class, found by its firs
 (no ``...`` placeholder) replaces the definitions of the same names, located through the workspace's
 symbol index (``locate``); a path named on the line before the block picks among same-named ones. A class
 with placeholders stands for its members: each complete method in it replaces that method. Quoted code that
-equals the file's changes nothing and proposes nothing.
+equals the file's changes nothing and proposes nothing. When the question or the answer speaks of a rename, a definition quoted
+whole under a new name rewrites the one in the named file whose body it repeats (``_renamed_from``).
+
+:func:`propagate_renames` then carries each renamed definition to every use (callers, imports, tests), as an
+editor's rename refactoring does, when the old name is defined only once.
 A unified diff the answer writes itself is left to the reader (the eval checks it with ``git apply``).
 """
 
@@ -314,8 +318,9 @@ class _Replacement(msgspec.Struct, frozen=True):
 
 
 def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read: Callable[[str], str | None],
-                  problems: list[str]) -> list[_Replacement]:
-    """The definitions a quoted block replaces, against the files' current text."""
+                  problems: list[str], renaming: bool = False) -> list[_Replacement]:
+    """The definitions a quoted block replaces, against the files' current text; with ``renaming`` (the answer
+    speaks of a rename) a definition quoted under a new name may rewrite the one it renames."""
     def places(name: str, within: Located | None = None) -> list[Located]:
         found = locate(name)
         if within is not None:
@@ -357,7 +362,8 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
             return out
     for name, body in segments:
         if _complete(body):
-            replace(name, body)
+            renamed = _renamed_from(quoted.path, name, body, read) if renaming and not locate(name) else None
+            replace(renamed or name, body)
         elif _DEF.match(body[0].strip()) and "class " in body[0]:  # a class with placeholders: its methods
             home = places(name)
             if len(home) == 1:
@@ -367,6 +373,34 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
                     if _complete(member_body):
                         replace(member, member_body, within=home[0])
     return out
+
+
+def _renamed_from(path: str | None, name: str, body: list[str], read: Callable[[str], str | None]) -> str | None:
+    """The definition of the file at ``path`` that a quoted definition of the new name ``name`` rewrites: "here is
+    the renamed function" quotes it whole under its new name. The one definition there of the same kind whose
+    following lines are the quoted body (a ``difflib`` ratio of at least 0.9 once the new name in the body is
+    read as the old one), else None: a new function that merely resembles an old one is not a rename."""
+    text = read(path) if path is not None else None
+    head = next((line for line in body if not line.lstrip().startswith("@")), "")
+    want = [line.strip() for line in body[body.index(head) + 1:] if line.strip()] if head else []
+    if text is None or not want:
+        return None
+    keyword = head.strip().split(name)[0]
+    lines = text.splitlines()
+    found: list[tuple[float, str]] = []
+    for i, line in enumerate(lines):
+        other = _def_name(line)
+        if other is None or other == name or line.strip().split(other)[0] != keyword:
+            continue
+        following = [x.strip() for x in lines[i + 1:i + 1 + 3 * len(want)] if x.strip()][:len(want)]
+        quoted = re.sub(rf"(?<![\w$]){re.escape(name)}(?![\w$])", other, "\n".join(want))
+        ratio = difflib.SequenceMatcher(a=quoted, b="\n".join(following), autojunk=False).ratio()
+        if ratio >= 0.9:
+            found.append((ratio, other))
+    found.sort(reverse=True)
+    if not found or (len(found) > 1 and found[1][0] == found[0][0]):
+        return None
+    return found[0][1]
 
 
 def _apply_replacements(text: str, replacements: list[_Replacement]) -> str | None:
@@ -382,14 +416,17 @@ def _apply_replacements(text: str, replacements: list[_Replacement]) -> str | No
 
 
 def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterable[str],
-                  locate: Callable[[str], list[Located]] | None = None, shown: Iterable[str] = ()) -> ProposedEdits:
+                  locate: Callable[[str], list[Located]] | None = None, shown: Iterable[str] = (),
+                  question: str = "") -> ProposedEdits:
     """The answer's edits resolved against the workspace: ``read(path)`` is a file's current text (None: no
     such file), ``paths`` the workspace's files (to find a block's file by its text, or by a name the model
     shortened), ``locate(name)`` where a definition of that name is (for quoted whole definitions), ``shown``
     the files whose code the prompt held: a block without a usable path is looked for there (the model copies
-    lines it saw; a large workspace is not read file by file after every answer), else in ``paths``."""
+    lines it saw; a large workspace is not read file by file after every answer), else in ``paths``;
+    ``question`` what the answer answers (a rename asked for lets a definition quoted under a new name rename)."""
     blocks = parse_edit_blocks(answer)
     quoted = _quoted_blocks(answer) if locate is not None else []
+    renaming = re.search(r"\brenam", question + "\n" + answer, re.IGNORECASE) is not None
     if not blocks and not quoted:
         return ProposedEdits()
     known = list(paths)
@@ -407,7 +444,7 @@ def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterabl
     by_path: dict[str, list[_Replacement]] = {}
     for code in quoted:
         assert locate is not None
-        for replacement in _replacements(code, locate, current, problems):
+        for replacement in _replacements(code, locate, current, problems, renaming):
             by_path.setdefault(replacement.path, []).append(replacement)
     for path, replacements in by_path.items():
         updated = _apply_replacements(current(path) or "", replacements)

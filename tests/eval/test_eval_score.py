@@ -6,7 +6,15 @@ from pathlib import Path
 
 from contenox.eval import TaskSet, checkout
 from contenox.eval.report import EvalReport, TaskResult, render_table, summarize
-from contenox.eval.score import check_edit, extract_diff, files_named, recall, symbols_named
+from contenox.eval.score import (
+    EditCheck,
+    check_edit,
+    extract_diff,
+    files_named,
+    passes,
+    recall,
+    symbols_named,
+)
 from contenox.planner.edits import propose_edits
 
 
@@ -29,6 +37,21 @@ def test_names_recall_and_symbols() -> None:
     assert files_named(must, ("signer.py", "src/itsdangerous/serializer.py")) == ["src/itsdangerous/signer.py"]
     assert symbols_named(("verify_signature", "Signer.unsign", "sign"), "`Signer.unsign` calls "
                          "verify_signature; signing happens elsewhere") == ["verify_signature", "Signer.unsign"]
+
+
+def test_a_pass_needs_every_file_named_or_edited_every_symbol_and_the_check(task_set: TaskSet) -> None:
+    task = _task(task_set, "its-refactor-int-bytes")  # three files, two symbols, a check
+    files = task.must_cite_files
+    ok = EditCheck(proposed=True, applies=True, test_passed=True)
+    symbols = ("int_to_bytes", "bytes_to_int")
+    assert passes(task, files, (), symbols, ok)
+    assert passes(task, files[:1], files[1:], symbols, ok)  # a rename carried to files the text does not name
+    assert not passes(task, files[:1], files[1:2], symbols, ok)
+    assert not passes(task, files, (), symbols[:1], ok)
+    assert not passes(task, files, (), symbols, EditCheck(proposed=True, applies=True, test_passed=False))
+    assert not passes(task, files, (), symbols, EditCheck(proposed=False, applies=False, test_passed=None))
+    arch = _task(task_set, "its-arch-expiry")  # no check
+    assert passes(arch, arch.must_cite_files, (), arch.must_cite_symbols, None)
 
 
 def test_the_reference_fix_passes_and_a_wrong_or_missing_one_does_not(

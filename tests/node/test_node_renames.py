@@ -83,3 +83,14 @@ async def test_a_name_defined_twice_is_left_as_written(node: Node, tmp_path: Pat
     assert [e.path for e in outcome.edits.edits] == ["pkg/dup_a.py"]
     assert ("rename of `load` to `load_config` left as written: `load` is defined in 2 places, so its uses are "
             "ambiguous") in outcome.explain.notes
+
+
+async def test_a_definition_quoted_whole_under_its_new_name_is_a_rename(node: Node, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    answer = ("Replace the helper with:\n\npkg/keys.py\n```python\ndef normalize_keys(key):\n    return [key]\n```\n")
+    monkeypatch.setattr(backend, "submit", Script(answer).submit)
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename make_keys to normalize_keys."))
+    assert sorted(e.path for e in outcome.edits.edits) == ["pkg/keys.py", "pkg/signer.py", "tests/test_keys.py"]
+    keys = next(e for e in outcome.edits.edits if e.path == "pkg/keys.py")
+    assert keys.new_text == FILES["pkg/keys.py"].replace("make_keys", "normalize_keys")
