@@ -23,8 +23,8 @@ whose every top-level definition (a function, method or class, found by its firs
 (no ``...`` placeholder) replaces the definitions of the same names, located through the workspace's
 symbol index (``locate``); a path named on the line before the block picks among same-named ones. A class
 with placeholders stands for its members: each complete method in it replaces that method. Quoted code that
-equals the file's changes nothing and proposes nothing. When the question or the answer speaks of a rename, a definition quoted
-whole under a new name rewrites the one in the named file whose body it repeats (``_renamed_from``).
+equals the file's changes nothing and proposes nothing. When the question or the answer speaks of a rename, a
+definition quoted whole under a new name rewrites the one in the named file whose body it repeats.
 
 :func:`propagate_renames` then carries each renamed definition to every use (callers, imports, tests), as an
 editor's rename refactoring does, when the old name is defined only once.
@@ -535,9 +535,13 @@ def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Loca
             continue
         for old, new in renamed_definitions(edit.old_text, edit.new_text):
             defined = locate(old)
-            if len(defined) != 1 or defined[0][0] != edit.path:
+            if len(defined) > 1:
                 notes.append(f"rename of `{old}` to `{new}` left as written: `{old}` is defined in "
                              f"{len(defined)} places, so its uses are ambiguous")
+                continue
+            if not defined or defined[0][0] != edit.path:
+                notes.append(f"rename of `{old}` to `{new}` left as written: the symbol index has no definition "
+                             f"of `{old}` in {edit.path}")
                 continue
             if locate(new):
                 notes.append(f"rename of `{old}` to `{new}` left as written: `{new}` is already defined")
