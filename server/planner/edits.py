@@ -547,20 +547,25 @@ def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Loca
                 notes.append(f"rename of `{old}` to `{new}` left as written: `{new}` is already defined")
                 continue
             changed: dict[str, int] = {}
+            left: list[str] = []
             for path in dict.fromkeys([edit.path, *users(old)]):
-                if path not in texts:
-                    current = read(path)
-                    if current is None:
-                        continue
-                    texts[path], originals[path] = current, current
-                text, count = rename(path, texts[path], old, new, path == edit.path)
+                current = texts[path] if path in texts else read(path)
+                if current is None:
+                    continue
+                text, count = rename(path, current, old, new, path == edit.path)
                 if count:
+                    originals.setdefault(path, current)
                     texts[path] = text
                     changed[path] = count
+                elif path != edit.path:
+                    left.append(path)
             if changed:
                 places = ", ".join(f"{path} ({count})" for path, count in changed.items())
                 notes.append(f"rename of `{old}` to `{new}` carried to every use: {sum(changed.values())} more "
                              f"place(s): {places}")
+            if left:
+                notes.append(f"rename of `{old}` not carried into {', '.join(left)}: the name is there but not "
+                             "imported (a comment, a string, another object's attribute or a local); check them")
     if len(notes) == len(proposed.notes):
         return proposed
     blocks = {edit.path: edit.blocks for edit in proposed.edits}

@@ -65,6 +65,8 @@ async def test_a_renamed_definition_is_renamed_at_every_use(node: Node, tmp_path
     note = next(n for n in outcome.explain.notes if n.startswith("rename of `make_keys` to `normalize_keys`"))
     assert ("carried to every use: 6 more place(s): pkg/keys.py (2), pkg/signer.py (2), "
             "tests/test_keys.py (2)") in note
+    assert ("rename of `make_keys` not carried into pkg/other.py: the name is there but not imported (a comment, "
+            "a string, another object's attribute or a local); check them") in outcome.explain.notes
     # the diff applies, the files are untouched until then, and the renamed code runs
     assert (repo / "pkg/keys.py").read_text() == FILES["pkg/keys.py"]
     subprocess.run(["git", "apply", "-"], cwd=repo, input=outcome.edits.diff, text=True, check=True)
