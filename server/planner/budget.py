@@ -74,6 +74,8 @@ def fit_budget(draft: Draft, context: int, reserve: int, total: Callable[[Draft]
     dropped = 0
     while draft.history and size > limit:
         draft.history.pop(0)
+        if draft.history_chunks:
+            draft.history_chunks.pop(0)
         draft.summary.append(draft.history_lines.pop(0) if draft.history_lines else "an earlier turn")
         dropped += 1
         size = total(draft)

@@ -97,6 +97,19 @@ def _backend_version() -> str:
         return "unknown"
 
 
+def _base(records: list[TurnRecord], thread: str, history: int) -> int:
+    """How many of the thread's turns the next turn finds summarised: those not in the ``history`` exchanges
+    this turn holds in full (an agent turn is several exchanges: its tool steps, then its answer)."""
+    turns = [r for r in records if r.thread == thread]
+    kept = held = 0
+    for record in reversed(turns):
+        held += len(record.exchanges())
+        if held > history:
+            break
+        kept += 1
+    return len(turns) - kept
+
+
 class Planner:
     """Plans the turns of one workspace session; its state lives under ``state_dir``."""
 
@@ -152,11 +165,13 @@ class Planner:
         draft, turn_notes, diff_files, map_files = self._draft(inputs, records)
         rendered, built = self._assemble(draft)
         if sum(len(b[0]) for b in built) > self.context_limit:
-            fit_budget(draft, self.identity.context_size, self.config.output_reserve, self._total,
-                       self.tokens.count, repo_map_at=inputs.repo_map_at, pins=tuple(map(as_pin, inputs.pins)))
+            self._fit(draft, inputs)
             rendered, built = self._assemble(draft)
             if "diff" in draft.notes:  # cut: the next turn shows these files again
                 diff_files = tuple((path, "") for path, _ in diff_files)
+        if draft.referenced:
+            draft.note("retrieved", f"{len(draft.referenced)} chunk(s) already in the thread, referenced "
+                                    "(not repeated)")
         ids_by_segment: list[tuple[int, ...]] = []
         records_out: list[SegmentRecord] = []
         start = 0
@@ -184,14 +199,33 @@ class Planner:
                             predicted_cached_tokens=predicted,
                             token_hash=hashlib.sha256("".join(r.token_hash for r in records_out).encode()).hexdigest(),
                             chunks=self._chunk_records(draft, inputs), notes=tuple(turn_notes))
-        thread_turns = sum(1 for r in records if r.thread == inputs.thread)
         entry = ThreadEntry(parts=entry_parts(rendered), chunks=tuple((c.id, byte_hash(c.text)) for c in draft.retrieved),
                             diff_files=diff_files, map_base=byte_hash(inputs.repo_map),
                             map_files=map_files if draft.repo_map == inputs.repo_map else (),
-                            base=thread_turns - len(draft.history))
+                            base=_base(records, inputs.thread, len(draft.history)))
         return TurnPlan(token_ids=token_ids, manifest=manifest, user=entry_of(rendered),
                         prompt=(inputs.prompt or inputs.user).strip(), entry=entry,
                         messages=messages_of(self.prompts, draft, rendered))
+
+    def _fit(self, draft: Draft, inputs: PlannerInputs) -> None:
+        """Budget fitting, keeping every referenced chunk in the prompt: a chunk whose holding turn was
+        summarised to fit is entered again (and the fit redone, which may summarise more or drop the
+        lowest-ranked chunks, each named), never referenced while out of the prompt."""
+        pins = tuple(map(as_pin, inputs.pins))
+        fit_budget(draft, self.identity.context_size, self.config.output_reserve, self._total, self.tokens.count,
+                   repo_map_at=inputs.repo_map_at, pins=pins)
+        while draft.referenced:
+            held = {cid for ids in draft.history_chunks for cid in ids}
+            lost = {c.id for c in draft.referenced if c.id not in held}
+            if not lost:
+                return
+            entered = {c.id for c in draft.retrieved} | lost
+            draft.retrieved = [c for c in inputs.retrieved if c.id in entered]
+            draft.referenced = [c for c in draft.referenced if c.id not in lost]
+            draft.note("retrieved", f"{len(lost)} chunk(s) entered again: the turns that held them were "
+                                    "summarised to fit the context")
+            fit_budget(draft, self.identity.context_size, self.config.output_reserve, self._total,
+                       self.tokens.count, repo_map_at=inputs.repo_map_at, pins=pins)
 
     def _chunk_records(self, draft: Draft, inputs: PlannerInputs) -> tuple[ChunkRecord, ...]:
         """Every retrieved chunk relevant to the turn, best first: entered now, or already in the thread."""
@@ -307,12 +341,11 @@ class Planner:
                       pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)], history=history,
                       summary=list(view.summary) if view else [],
                       history_lines=list(view.lines) if view else [f"turn {i + 1}" for i in range(len(history))],
+                      history_chunks=list(view.history_chunks) if view else [],
                       map_delta=map_text, retrieved=new, referenced=held, diff=diff, terminal=inputs.terminal,
                       selection=inputs.selection, user=inputs.user)
         for note in diff_notes:
             draft.note("diff", note)
-        if held:
-            draft.note("retrieved", f"{len(held)} chunk(s) already in the thread, referenced (not repeated)")
         if inputs.map_label:
             draft.note("repo_map", inputs.map_label)
         return draft, notes, diff_files, map_files

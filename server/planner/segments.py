@@ -85,6 +85,9 @@ class Draft(msgspec.Struct, kw_only=True):
     """One line per older turn of the thread that a rebase summarised, oldest first."""
     history_lines: list[str]
     """A summary line for each turn in ``history`` (budget fitting summarises the oldest first)."""
+    history_chunks: list[tuple[str, ...]] = msgspec.field(default_factory=list)
+    """The ids of the chunks each entry of ``history`` entered (aligned with it; empty when unknown): what a
+    chunk ``referenced`` relies on to be in the prompt."""
     map_delta: str
     """Definitions changed since the base map that the thread has not seen yet."""
     retrieved: list[Chunk]

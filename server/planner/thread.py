@@ -43,6 +43,8 @@ class ThreadView(msgspec.Struct, kw_only=True):
     """How many of the thread's turns are summarised."""
     chunks_seen: dict[str, str]
     """Chunk id -> byte hash of its text, for the chunks the kept turns entered."""
+    history_chunks: list[tuple[str, ...]] = msgspec.field(default_factory=list)
+    """The ids of the chunks each entry of ``history`` entered, aligned with it (a turn's tool steps enter none)."""
     diff_seen: dict[str, str]
     """Path -> byte hash of the patch last shown for it by a kept turn ('' once shown as reverted)."""
     map_seen: dict[str, dict[str, str]]
@@ -87,10 +89,12 @@ def thread_view(records: Sequence[TurnRecord], *, max_turns: int, max_tokens: in
     if len(lines) > _SUMMARY_LINES:
         lines = [f"({len(lines) - _SUMMARY_LINES} earlier turns not listed)", *lines[-_SUMMARY_LINES:]]
     history = [exchange for r in kept for exchange in r.exchanges()]
+    history_chunks = [ids for r in kept
+                      for ids in [tuple(c for c, _ in r.entry.chunks), *[()] * len(r.steps)]]
     kept_lines = [line for r in kept
                   for line in [summary_line(r), *[f"(tool step of turn {r.turn})"] * len(r.steps)]]
     return ThreadView(history=history, lines=kept_lines, summary=lines, base=base, chunks_seen=chunks,
-                      diff_seen=diff, map_seen=maps, notes=notes)
+                      history_chunks=history_chunks, diff_seen=diff, map_seen=maps, notes=notes)
 
 
 def partition_chunks(chunks: Sequence[Chunk], seen: dict[str, str]) -> tuple[list[Chunk], list[Chunk]]:

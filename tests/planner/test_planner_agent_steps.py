@@ -67,3 +67,24 @@ def test_steps_extend_the_turn_and_the_next_turn_holds_them_as_sent(qwen: Tokeni
     assert follow.token_ids[:len(second) + len(answer)] == second + answer  # the whole agent turn is reused
     assert [m["role"] for m in follow.messages] == ["system", "user", "assistant", "user", "assistant", "user",
                                                     "assistant", "user"]
+
+
+def test_an_agent_turn_does_not_make_the_next_turn_summarise_older_turns(qwen: Tokenizer, fim_model: InstalledModel,
+                                                                         tmp_path: Path) -> None:
+    planner = Planner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "state", backend_version="test",
+                      tools=True)
+    for n in range(3):
+        planner.record(planner.plan(sample_inputs(user=f"q{n}", diff="", terminal="")), None, answer_text=f"a{n}")
+    agent = planner.plan(sample_inputs(user="fix it", diff="", terminal=""))
+    steps = [ToolStep(call='<tool_call>\n{"name": "search", "arguments": {"pattern": "x"}}\n</tool_call>',
+                      result=planner.tool_result(f"bank.py:{n}: x = {n}")) for n in (1, 2)]
+    assert agent.entry.base == 0
+    planner.record(agent, None, answer_text="Fixed.", steps=steps)
+    after = planner.plan(sample_inputs(user="And now?", diff="", terminal=""))
+    # every earlier turn is still there in full: the whole thread so far is this turn's prefix
+    assert after.entry.base == 0 and not any(n.startswith("thread rebased") for n in after.manifest.notes)
+    assert [m["content"] for m in after.messages if m["role"] == "assistant"][:3] == ["a0", "a1", "a2"]
+    planner.record(after, None, answer_text="Done.")
+    last = planner.plan(sample_inputs(user="Once more?", diff="", terminal=""))
+    assert not any(n.startswith("thread rebased") for n in last.manifest.notes)
+    assert last.messages[:len(after.messages)] == [*after.messages[:-1], {"role": "user", "content": after.user}]

@@ -100,6 +100,27 @@ def test_chunks_of_summarised_turns_are_entered_again(make_planner):
     assert [(c.id, c.status) for c in plan.manifest.chunks] == [(A.id, "new")]  # its turn left the thread
 
 
+def test_a_chunk_whose_turn_budget_fitting_summarised_is_entered_again_not_referenced(make_planner):
+    planner = make_planner(profile_changes={"max_tested_context": 1400, "default_context": 1024},
+                           output_reserve=200)
+    first = planner.plan(sample_inputs(user="question " + "word " * 250, retrieved=(A,), terminal="", diff=""))
+    planner.record(first, None, answer_text="answer " + "text " * 250)
+    log = "\n".join(f"line {i}: step {i} ok" for i in range(40)) + "\nFAILED test_deposit"
+    plan = planner.plan(sample_inputs(user="and deposit?", retrieved=(A,), terminal=log, diff=""))
+    manifest = plan.manifest
+    assert manifest.total_tokens <= 1200
+    assert manifest.segment("history").note == "1 older turn(s) summarised to fit the context (thread rebased)"
+    # the turn that entered A is out of the prompt: A comes again, in full, instead of a reference to nothing
+    assert [(c.id, c.status) for c in manifest.chunks] == [(A.id, "new")]
+    assert manifest.segment("retrieved").note == ("1 chunk(s) entered again: the turns that held them were "
+                                                  "summarised to fit the context")
+    entry = plan.messages[-1]["content"]
+    assert "raise ValueError(\"amount must be positive\")" in entry and "shown earlier in this thread" not in entry
+    # and the next turn, which finds that turn summarised, does not count its chunks as held
+    planner.record(plan, None, answer_text="ok")
+    assert plan.entry.base == 1
+
+
 def test_diff_delta_shows_changed_files_and_names_reverted_ones() -> None:
     files = split_diff(GIT_DIFF)
     assert [path for path, _ in files] == ["bank/transfer.py", "bank/accounts.py"]
