@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import logging
 from pathlib import Path
@@ -59,6 +60,8 @@ class EditorCommands:
                              output=str(data.get("output") or ""), reason=str(data.get("reason") or ""))
 _tokens = itertools.count(1)
 _CREATE_TIMEOUT_S = 10.0
+_PENDING = 64
+"""Reports kept while the progress token is being created (the latest ones)."""
 
 
 class _Progress:
@@ -68,25 +71,35 @@ class _Progress:
         self.ls = ls
         self.title = title
         self.token: str | None = None
+        self.pending: collections.deque[types.WorkDoneProgressReport] | None = collections.deque(maxlen=_PENDING)
+        """Reports made while the client is still creating the token (the turn runs meanwhile: a short
+        prefill can be over before the client answers); sent right after ``begin``. None once begun."""
 
     async def begin(self) -> None:
         window = self.ls.client_capabilities.window
         if not (window and window.work_done_progress):
+            self.pending = None
             return
         token = f"contenox-{self.ls.client_id}-{next(_tokens)}"
         try:
             await asyncio.wait_for(self.ls.work_done_progress.create_async(token), _CREATE_TIMEOUT_S)
         except Exception as exc:  # the client refused or did not answer: run without progress
             log.debug("work done progress refused: %s", exc)
+            self.pending = None
             return
         self.token = token
         begin = types.WorkDoneProgressBegin(title=self.title, cancellable=False, percentage=0)
         self.ls.work_done_progress.begin(token, begin)
+        pending, self.pending = self.pending or (), None
+        for report in pending:
+            self.ls.work_done_progress.report(token, report)
 
     def report(self, message: str, percentage: int | None = None) -> None:
+        report = types.WorkDoneProgressReport(message=message, percentage=percentage)
         if self.token is not None:
-            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message,
-                                                                                       percentage=percentage))
+            self.ls.work_done_progress.report(self.token, report)
+        elif self.pending is not None:
+            self.pending.append(report)
 
     def end(self, message: str) -> None:
         if self.token is not None:
