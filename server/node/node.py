@@ -82,12 +82,8 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
     def users(name: str) -> list[str]:
         return list(dict.fromkeys(hit.path for hit in workspace.search(name, regex=False, limit=5000, word=True)))
 
-    def rename(path: str, text: str, old: str, new: str, defining: bool) -> tuple[str, int]:
-        renamed = rename_identifier(path, text, old, new, defining=defining)
-        return renamed.text, renamed.count
-
     proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown, question)
-    return propagate_renames(proposed, locate, users, read, rename) if proposed.edits else proposed
+    return propagate_renames(proposed, locate, users, read, rename_identifier) if proposed.edits else proposed
 
 
 async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:

@@ -500,7 +500,7 @@ def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterabl
 
 Rename = Callable[[str, str, str, str, bool], tuple[str, int]]
 """``rename(path, text, old, new, defining)``: the file's text with the identifier renamed, and how many
-places changed (``Workspace``'s ``rename_identifier`` by syntax tree; 0 where the file does not use it)."""
+places changed (``contenox.workspace.rename_identifier``, by syntax tree; 0 where the file does not use it)."""
 
 
 def renamed_definitions(old_text: str, new_text: str) -> list[tuple[str, str]]:

@@ -22,7 +22,7 @@ from contenox.workspace._model import (
     SymbolInfo,
     SymbolLocation,
 )
-from contenox.workspace._rename import Renamed, rename_identifier
+from contenox.workspace._rename import rename_identifier
 from contenox.workspace._state import INSTRUCTION_FILES
 from contenox.workspace._workspace import Workspace
 
@@ -35,7 +35,6 @@ __all__ = [
     "FileTags",
     "IndexStatus",
     "RelatedHit",
-    "Renamed",
     "Retrieval",
     "RetrievalQuery",
     "RetrievedChunk",

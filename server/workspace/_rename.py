@@ -13,26 +13,17 @@ file of the same language that holds the identifier takes it.
 
 from __future__ import annotations
 
-import msgspec
 import tree_sitter
 
 from contenox.workspace._languages import grammar, language_for
 
-__all__ = ["Renamed", "rename_identifier"]
+__all__ = ["rename_identifier"]
 
 _SCRIPT = frozenset({"javascript", "typescript", "tsx"})
 _IMPORTING = frozenset({"python", "javascript", "typescript", "tsx"})
 _SHORTHAND = frozenset({"shorthand_property_identifier", "shorthand_property_identifier_pattern"})
 _PROPERTY = frozenset({"property_identifier", "private_property_identifier"})
 _IMPORT_NODES = frozenset({"import_from_statement", "import_statement", "import_clause", "import_specifier"})
-
-
-class Renamed(msgspec.Struct, frozen=True, kw_only=True):
-    text: str
-    count: int
-    """Identifier tokens changed (0: the text is unchanged)."""
-    imported: bool
-    """The file imports the name (or is its definition's file): why it was renamed at all."""
 
 
 def _leaves(root: tree_sitter.Node, name: bytes) -> list[tree_sitter.Node]:
@@ -70,23 +61,22 @@ def _in_import(node: tree_sitter.Node, language: str) -> bool:
     return language in _SCRIPT and _is_require(node)
 
 
-def rename_identifier(path: str, text: str, old: str, new: str, *, defining: bool) -> Renamed:
-    """``text`` (the file at ``path``) with the identifier ``old`` renamed to ``new`` wherever it is one. A
-    file that does not define it (``defining`` False) is renamed only if it imports the name (see the module
-    docstring); an unknown language is left as it is."""
+def rename_identifier(path: str, text: str, old: str, new: str, defining: bool) -> tuple[str, int]:
+    """``text`` (the file at ``path``) with the identifier ``old`` renamed to ``new`` wherever it is one, and how
+    many places changed (0: the text is unchanged). A file that does not define it (``defining`` False) is
+    renamed only if it imports the name (see the module docstring); an unknown language is left as it is."""
     language = language_for(path)
     if language is None or old == new:
-        return Renamed(text=text, count=0, imported=False)
+        return text, 0
     data = text.encode("utf-8")
     tree = grammar(language).parser.parse(data)
     nodes = [n for n in _leaves(tree.root_node, old.encode("utf-8"))
              if not (language in _SCRIPT and n.type in _PROPERTY)]
-    imported = defining or language not in _IMPORTING or any(
-        _in_import(n, language) for n in [*nodes, *_leaves(tree.root_node, new.encode("utf-8"))])
-    if not nodes or not imported:
-        return Renamed(text=text, count=0, imported=imported)
+    if not nodes or not (defining or language not in _IMPORTING or any(
+            _in_import(n, language) for n in [*nodes, *_leaves(tree.root_node, new.encode("utf-8"))])):
+        return text, 0
     out = bytearray(data)
     for node in sorted(nodes, key=lambda n: n.start_byte, reverse=True):
         replacement = f"{old}: {new}" if language in _SCRIPT and node.type in _SHORTHAND else new
         out[node.start_byte:node.end_byte] = replacement.encode("utf-8")
-    return Renamed(text=out.decode("utf-8"), count=len(nodes), imported=True)
+    return out.decode("utf-8"), len(nodes)

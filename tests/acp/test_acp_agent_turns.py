@@ -18,11 +18,10 @@ from acp.schema import ClientCapabilities
 
 from acp import PROTOCOL_VERSION, connect_to_agent, text_block
 from contenox.acp import serve_connection
-from contenox.config import load_config
 from contenox.node import Node, backend
 from contenox.runtime_ov import InstalledModel
 from support.acp_recorder import Recorder
-from support.agent_kit import HANG, Script, call, certified_home
+from support.agent_kit import HANG, Script, call, certified_node
 from support.gitrepo import make_repo
 
 pytestmark = pytest.mark.slow
@@ -33,11 +32,8 @@ FIX = ("--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper(x):\n-    ret
 
 @pytest.fixture
 async def node(tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Node]:
-    home = certified_home(tmp_path / "home", fim_model)
-    monkeypatch.setenv("CONTENOX_HOME", str(home))
-    node = Node(load_config(home))
-    yield node
-    await node.close()
+    async with certified_node(tmp_path / "home", fim_model, monkeypatch) as node:
+        yield node
 
 
 @asynccontextmanager

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from contenox.config import load_config
 from contenox.node import Node, backend
 from contenox.node.contract import TurnRequest
 from contenox.runtime_ov import InstalledModel
-from support.agent_kit import Script, certified_home
+from support.agent_kit import Script, certified_node
 from support.gitrepo import make_repo
 
 pytestmark = pytest.mark.slow
@@ -43,11 +42,8 @@ def normalize_keys(key):
 
 @pytest.fixture
 async def node(tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Node]:
-    home = certified_home(tmp_path / "home", fim_model)
-    monkeypatch.setenv("CONTENOX_HOME", str(home))
-    node = Node(load_config(home))
-    yield node
-    await node.close()
+    async with certified_node(tmp_path / "home", fim_model, monkeypatch) as node:
+        yield node
 
 
 async def test_a_renamed_definition_is_renamed_at_every_use(node: Node, tmp_path: Path,

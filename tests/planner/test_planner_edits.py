@@ -275,30 +275,16 @@ def test_a_block_without_a_path_is_looked_for_in_the_files_the_prompt_showed() -
 KEYS = "def set_key(path, key, value):\n    lines = read(path)\n    lines[key] = value\n    write(path, lines)\n"
 
 
-def _locate_in(files: dict[str, str]):
-    def locate(name: str) -> list[tuple[str, int, int]]:
-        found = []
-        for path, text in files.items():
-            lines = text.splitlines()
-            for i, line in enumerate(lines):
-                if line.startswith((f"def {name}(", f"class {name}")):
-                    end = next((j for j in range(i + 1, len(lines)) if lines[j] and not lines[j][0].isspace()),
-                               len(lines))
-                    found.append((path, i + 1, end))
-        return found
-    return locate
-
-
 def test_a_definition_quoted_under_a_new_name_is_a_rename_only_when_the_answer_says_so() -> None:
     files = {"pkg/keys.py": KEYS}
     renamed = KEYS.replace("set_key", "store_key")
     answer = f"pkg/keys.py\n```python\n{renamed}```\n"
-    said = propose_edits("I renamed it:\n" + answer, files.get, files, _locate_in(files))
+    said = propose_edits("I renamed it:\n" + answer, files.get, files, _locate(files))
     assert [e.new_text for e in said.edits] == [renamed]
-    assert propose_edits("Here it is:\n" + answer, files.get, files, _locate_in(files)).edits == ()
+    assert propose_edits("Here it is:\n" + answer, files.get, files, _locate(files)).edits == ()
     # a new function that only resembles the old one is an addition, not a rename, even when renames are spoken of
     similar = "def rename_key(path, old, new):\n    lines = read(path)\n    lines[new] = lines.pop(old)\n" \
               "    write(path, lines)\n"
     added = propose_edits(f"Add this next to set_key (it renames a key):\npkg/keys.py\n```python\n{similar}```\n",
-                          files.get, files, _locate_in(files))
+                          files.get, files, _locate(files))
     assert added.edits == ()

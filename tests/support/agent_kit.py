@@ -9,11 +9,16 @@ real :class:`~contenox.runtime_ov.RequestHandle` objects fed with real events; i
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
+from contenox.config import load_config
+from contenox.node import Node
 from contenox.runtime_ov import (
     FinalEvent,
     GenerateRequest,
@@ -45,6 +50,18 @@ def certified_home(root: Path, model: InstalledModel) -> Path:
     (root / "config.toml").write_text(f'[model]\ndefault = "{model.name}"\n\n[engine]\nprocess = false\n'
                                       "cache_size_gb = 0.5\nmax_new_tokens = 64\n", encoding="utf-8")
     return root
+
+
+@contextlib.asynccontextmanager
+async def certified_node(root: Path, model: InstalledModel, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Node]:
+    """A node on ``certified_home(root, model)`` (``CONTENOX_HOME`` set to it), closed after."""
+    home = certified_home(root, model)
+    monkeypatch.setenv("CONTENOX_HOME", str(home))
+    node = Node(load_config(home))
+    try:
+        yield node
+    finally:
+        await node.close()
 
 
 class Script:
