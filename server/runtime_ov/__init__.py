@@ -17,6 +17,7 @@ from contenox.runtime_ov.requests import (
     PrefillEvent,
     Priority,
     RequestHandle,
+    Sampling,
     TokenEvent,
 )
 from contenox.runtime_ov.snapshot import SnapshotInfo, StatefulKV, ensure_ir
@@ -39,6 +40,7 @@ __all__ = [
     "RemoteEngine",
     "RequestHandle",
     "RequestMetrics",
+    "Sampling",
     "SnapshotInfo",
     "StatefulKV",
     "TokenEvent",

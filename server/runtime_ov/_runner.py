@@ -107,6 +107,15 @@ class RequestRunner:
         config = ov_genai.GenerationConfig()
         config.max_new_tokens = request.max_new_tokens or self._engine.options.max_new_tokens
         config.do_sample = False
+        if request.sampling is not None:
+            config.do_sample = True
+            config.temperature = request.sampling.temperature
+            config.top_p = request.sampling.top_p
+            config.rng_seed = request.sampling.seed
+        if request.grammar:
+            structured = ov_genai.StructuredOutputConfig()
+            structured.grammar = request.grammar
+            config.structured_output_config = structured
         if self._engine.options.repetition_penalty != 1.0:
             config.repetition_penalty = self._engine.options.repetition_penalty
         if eos >= 0:

@@ -251,7 +251,9 @@ class Engine:
             if not self._queue or self._closing or len(lives) >= self.options.max_num_seqs:
                 return None
             priority, _, handle = self._queue[0]
-            if any(priority >= int(live.handle.request.priority) for live in lives):
+            group = handle.request.group
+            joins = bool(group) and all(live.handle.request.group == group for live in lives)
+            if not joins and any(priority >= int(live.handle.request.priority) for live in lives):
                 return None
             heapq.heappop(self._queue)
             self._running.append(handle)
@@ -281,6 +283,10 @@ class Engine:
                 if not lives:
                     break
                 urgent = self._urgent(lives)
+                if urgent is not None and urgent.request.group and all(
+                        live.handle.request.group == urgent.request.group for live in lives):
+                    pending.append(urgent)  # a candidate of the same prompt: decode side by side
+                    continue
                 if urgent is not None:
                     for live in [live for live in lives if live.in_prefill]:
                         runner.pause(live, lives)

@@ -19,8 +19,8 @@ import msgspec
 from contenox.errors import ContenoxError, EngineError
 from contenox.runtime_ov.metrics import RequestMetrics
 
-__all__ = ["FinalEvent", "Forward", "GenerateRequest", "PrefillEvent", "Priority", "RequestHandle", "Started",
-           "TokenEvent"]
+__all__ = ["FinalEvent", "Forward", "GenerateRequest", "PrefillEvent", "Priority", "RequestHandle", "Sampling",
+           "Started", "TokenEvent"]
 
 
 class Priority(enum.IntEnum):
@@ -35,6 +35,14 @@ class Priority(enum.IntEnum):
     BACKGROUND = 1
 
 
+class Sampling(msgspec.Struct, frozen=True, kw_only=True):
+    """Multinomial sampling instead of greedy decoding (a candidate answer drawn beside the greedy one)."""
+
+    temperature: float = 0.8
+    top_p: float = 0.95
+    seed: int = 0
+
+
 class GenerateRequest(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str
     token_ids: list[int]
@@ -45,6 +53,13 @@ class GenerateRequest(msgspec.Struct, frozen=True, kw_only=True):
     """Stop on these besides the tokenizer's EOS."""
     report_prefill: bool = False
     """Deliver a :class:`PrefillEvent` after each prefill step (a progress line for the user)."""
+    sampling: Sampling | None = None
+    """None: greedy."""
+    grammar: str = ""
+    """An EBNF grammar (root rule ``root``) the whole answer is generated under (structured output)."""
+    group: str = ""
+    """Requests of one non-empty group run side by side, sharing the engine's steps (the candidates of one
+    prompt decode as one batch; the prompt's prefix is cached once the first of them has computed it)."""
 
 
 class TokenEvent(msgspec.Struct, frozen=True, kw_only=True):
