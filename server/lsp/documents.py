@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import TextDocument
 
 from contenox.errors import InvalidRequest, PathOutsideWorkspace
+from contenox.node.files import read_text_file
 
-__all__ = ["Span", "file_path", "param_str", "parse_range", "root_for", "selection", "uri_of"]
+__all__ = ["Span", "document", "file_path", "opened", "param_str", "parse_range", "root_for", "selection", "uri_of"]
 
 Span = tuple[int, int, int, int]
 """(start line, start character, end line, end character), zero-based as in LSP."""
@@ -76,13 +80,26 @@ def parse_range(value: Any) -> Span:
     return span
 
 
-def selection(ls: LanguageServer, uri: str, span: Span) -> str:
-    """The text in ``span`` of the document (the open buffer if the editor sent it, else the file)."""
-    doc = ls.workspace.get_text_document(uri)
-    try:
-        lines = doc.lines
-    except OSError as exc:
-        raise InvalidRequest(f"cannot read {uri}: {exc}", uri=uri) from exc
+def opened(ls: LanguageServer, uri: str) -> TextDocument | None:
+    """The editor's buffer of ``uri``; None when the editor has not opened it."""
+    found: TextDocument | None = ls.workspace.text_documents.get(unquote(uri))
+    return found
+
+
+async def document(ls: LanguageServer, uri: str, max_bytes: int) -> TextDocument:
+    """The editor's buffer of ``uri``, else the file as it is on disk, read off the event loop: a regular file
+    of at most ``max_bytes`` (WorkspaceError otherwise: a FIFO, a device, a huge file are never read on the
+    loop, nor whole). pygls' own fallback reads any file whole on the loop, so handlers never use it."""
+    buffer = opened(ls, uri)
+    if buffer is not None:
+        return buffer
+    text = await asyncio.to_thread(read_text_file, Path(file_path(uri)), max_bytes)
+    return TextDocument(uri, source=text, position_codec=ls.workspace.position_codec)
+
+
+def selection(doc: TextDocument, span: Span) -> str:
+    """The text in ``span`` of ``doc`` (see :func:`document`)."""
+    lines = doc.lines
     l0, c0, l1, c1 = span
     if l0 >= len(lines):
         return ""

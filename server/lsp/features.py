@@ -9,11 +9,12 @@ from typing import Any, TypeVar
 
 import msgspec
 from lsprotocol import types
+from pygls.workspace import TextDocument
 
 from contenox.errors import ContenoxError, InvalidRequest, PathOutsideWorkspace
 from contenox.node.contract import CompletionRequest, TurnRequest
 
-from .documents import file_path, param_str, parse_range, root_for, selection
+from .documents import document, file_path, opened, param_str, parse_range, root_for, selection
 from .render import hover_markdown
 from .server import ContenoxLanguageServer, to_jsonrpc
 from .turns import run_turn
@@ -61,6 +62,11 @@ def _uri_arg(args: tuple[Any, ...]) -> str:
 def register(ls: ContenoxLanguageServer) -> None:
     node = ls.node
 
+    async def doc_of(uri: str) -> TextDocument:
+        """The document's text (the editor's buffer, else the disk's), only inside the workspace folders."""
+        root_for(ls, uri)
+        return await document(ls, uri, node.config.workspace.max_file_bytes)
+
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     @translated
     async def hover(params: types.HoverParams) -> types.Hover | None:
@@ -69,7 +75,7 @@ def register(ls: ContenoxLanguageServer) -> None:
             root = root_for(ls, uri)
         except PathOutsideWorkspace:
             return None  # a file outside the workspace folders: nothing to say, nothing indexed
-        word = ls.workspace.get_text_document(uri).word_at_position(params.position) or None
+        word = (await doc_of(uri)).word_at_position(params.position) or None
         explain = await node.explain(root)
         info = await node.symbol_info(root, word) if word else None
         text = hover_markdown(explain, info, word)
@@ -94,7 +100,7 @@ def register(ls: ContenoxLanguageServer) -> None:
         uri = param_str(arg, "uri")
         assert uri is not None
         span = parse_range(arg.get("range"))
-        text = selection(ls, uri, span)
+        text = selection(await doc_of(uri), span)
         where = f"{file_path(uri)} lines {span[0] + 1}-{span[2] + 1}"
         chat_id = param_str(arg, "chatId", required=False)
         request = TurnRequest(root=root_for(ls, uri), prompt=f"{instruction} ({where})",
@@ -121,7 +127,7 @@ def register(ls: ContenoxLanguageServer) -> None:
         arg = _selection_arg(args)
         uri = param_str(arg, "uri")
         assert uri is not None
-        text = selection(ls, uri, parse_range(arg.get("range")))
+        text = selection(await doc_of(uri), parse_range(arg.get("range")))
         return {"related": msgspec.to_builtins(await node.related(root_for(ls, uri), text))}
 
     @ls.command(PIN)
@@ -158,7 +164,7 @@ def register(ls: ContenoxLanguageServer) -> None:
         lines = None
         if uri and isinstance(params, dict) and params.get("range") is not None:
             span = parse_range(params["range"])
-            sel = f"{file_path(uri)} lines {span[0] + 1}-{span[2] + 1}:\n{selection(ls, uri, span)}"
+            sel = f"{file_path(uri)} lines {span[0] + 1}-{span[2] + 1}:\n{selection(await doc_of(uri), span)}"
             lines = (span[0] + 1, span[2] + 1)
         limit = params.get("maxNewTokens") if isinstance(params, dict) else None
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
@@ -231,7 +237,7 @@ def register(ls: ContenoxLanguageServer) -> None:
             root = root_for(ls, uri)
         except PathOutsideWorkspace:
             return None
-        doc = ls.workspace.get_text_document(uri)
+        doc = await doc_of(uri)
         position = doc.position_from_client_units(params.position)
         outcome = await node.complete(CompletionRequest(
             root=root, path=file_path(uri), text=doc.source, line=position.line, character=position.character,
@@ -264,7 +270,9 @@ def register(ls: ContenoxLanguageServer) -> None:
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
-        await overlay(uri, ls.workspace.get_text_document(uri).source)
+        buffer = opened(ls, uri)
+        if buffer is not None:  # a change to a document never opened: nothing to lay over the disk
+            await overlay(uri, buffer.source)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(params: types.DidSaveTextDocumentParams) -> None:
