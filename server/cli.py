@@ -275,15 +275,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
     asks = sys.stdin.isatty() and sys.stdout.isatty() and not args.json  # someone to ask before a command runs
 
     def on_request(method: str, params: Any) -> Any:
-        if method != "run_command" or not isinstance(params, dict):
+        if not isinstance(params, dict):
+            return None
+        if method == "allow_check":
+            view.pause()
+            return {"allowed": check_allowed(str(params.get("command", "")), str(params.get("cwd", cwd)))}
+        if method != "run_command":
             return None
         view.pause()
         return run_command_asked(str(params.get("command", "")), str(params.get("cwd", cwd)),
                                  config.tools.max_seconds)
 
+    # --verify: consented for this question; --no-verify, or nobody to ask (piped, --json): never runs
+    verify = True if args.verify else (False if args.verify is False or not asks else None)
     try:
         _, result = call(config, "ask", {"cwd": str(cwd), "prompt": prompt, "pins": pinned, "json": args.json,
-                                         "thread": args.thread, "run_commands": asks},
+                                         "thread": args.thread, "run_commands": asks, "verify": verify,
+                                         "env": dict(os.environ)},
                          on_notification=on_notification, on_request=on_request)
     finally:
         view.close()
@@ -294,11 +302,45 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if result.get("finish_reason") == "length":
             print(f"(the answer was cut at the length limit; `contenox ask --thread {args.thread} continue` "
                   "continues it)\n")
+        _print_verification(result)
         _print_edits(result)
         print(_explain_table(result["explain"]) if args.explain else _explain_line(result["explain"]))
     if args.apply and result.get("edits"):
         return _apply_edits(Path(result["explain"]["workspace"]), result["edits"])
     return 0
+
+
+def check_allowed(command: str, cwd: str, answer: Callable[[str], str] = input) -> bool:
+    """The user's word on running a verification's check command in ``cwd`` (remembered by the node)."""
+    print(f"\ncontenox wants to check its change by running, in a scratch copy of {cwd}:\n  $ {command}\n"
+          "(your files are not touched; the answer is remembered for this workspace: `contenox verify off`)",
+          flush=True)
+    try:
+        said = answer("Allow it? [y/N] ").strip().lower()
+    except EOFError:
+        said = ""
+    return said in ("y", "yes")
+
+
+def _print_verification(result: dict[str, Any]) -> None:
+    """The verdict of a change turn's check and each candidate's result."""
+    report = result.get("verification")
+    if not isinstance(report, dict):
+        return
+    if report.get("status") == "skipped":
+        print(f"not verified: {report.get('reason', '')}")
+        return
+    candidates = report.get("candidates") or []
+    passed = sum(1 for c in candidates if c.get("outcome") == "passed")
+    verdict = "verified" if report.get("status") == "passed" else "not verified"
+    print(f"{verdict}: `{report.get('command')}` {'passed' if passed else 'failed'} ({passed} of {len(candidates)} "
+          f"candidates; {report.get('rounds', 0)} repair round(s); decode {report.get('decode_s', 0):.1f} s, "
+          f"check {report.get('check_s', 0):.1f} s)")
+    for c in candidates:
+        mark = " <- offered" if c.get("index") == report.get("chosen") else ""
+        print(f"  candidate {c.get('index')} (round {c.get('round')}): {c.get('outcome')}"
+              f"{' ' + ', '.join(c.get('files') or ()) if c.get('files') else ''}{mark}")
+    print()
 
 
 def _print_edits(result: dict[str, Any]) -> None:
@@ -332,6 +374,30 @@ def _apply_edits(root: Path, edits: list[dict[str, Any]]) -> int:
     finally:
         os.unlink(fh.name)
     print(f"applied edits to {', '.join(edit['path'] for edit in edits)}", file=sys.stderr)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """The check commands this workspace allowed or declined (``contenox verify``); ``off`` forgets them, so the
+    next change turn asks again before anything runs."""
+    from contenox.node.paths import workspace_root
+    from contenox.verify import ConsentStore
+
+    root = str(workspace_root(args.cwd))
+    store = ConsentStore(_config(args).state_dir / "verify-consent.json")
+    if args.action == "off":
+        gone = store.revoke(root)
+        print(f"forgot {len(gone)} check command answer(s) for {root}" + "".join(f"\n  {c}" for c in gone)
+              + "\nthe next change turn asks before it runs anything")
+        return 0
+    consents = store.list(root)
+    if args.json:
+        print(msgspec.json.encode(consents).decode())
+    elif not consents:
+        print(f"no check command allowed or declined in {root} yet (a change turn asks; `ask --verify` allows "
+              "one question)")
+    for consent in [] if args.json else consents:
+        print(f"{'allowed ' if consent.allowed else 'declined'}  {consent.command}")
     return 0
 
 
@@ -563,8 +629,17 @@ def _parser() -> argparse.ArgumentParser:
                    help="apply the answer's proposed edits to the working tree (git apply; all or nothing)")
     s.add_argument("--explain", action="store_true",
                    help="the explain-context table under the answer (default: a one-line cache summary)")
+    s.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None,
+                   help="check a proposed change by running the check command in a scratch copy (--verify: allowed "
+                        "for this question; --no-verify: never; default: ask once per workspace and command)")
     s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_ask)
+
+    s = sub.add_parser("verify", help="check commands this workspace allowed for verified fixes; off forgets them")
+    s.add_argument("action", nargs="?", choices=("list", "off"), default="list")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--cwd", default=os.getcwd(), help=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_verify)
 
     s = sub.add_parser("threads", help="the conversation threads of this workspace, or one thread's turns")
     s.add_argument("name", nargs="?", help="a thread to show (default: list them)")
@@ -636,8 +711,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--model", help="model to evaluate (default: the configured default model)")
     s.add_argument("--retrieval-only", action="store_true",
                    help="plan each turn without running the model: score retrieval recall only")
-    s.add_argument("--mode", choices=["retrieval", "baseline", "both"], default=None,
-                   help="retrieval (the planner as shipped), baseline (repo map only) or both "
+    s.add_argument("--mode", action="append", choices=["retrieval", "baseline", "verified", "both"], default=None,
+                   help="retrieval (the planner as shipped, one answer), baseline (repo map only), verified "
+                        "(retrieval plus verified fixes: candidates checked in a scratch copy, the eval consenting "
+                        "for its tasks) or both (retrieval and baseline); repeatable "
                         "(default: both; retrieval with --retrieval-only)")
     s.add_argument("--kind", action="append", choices=["bug_localization", "cross_file_edit", "trace_test",
                                                        "refactor", "architecture"],

@@ -25,6 +25,7 @@ __all__ = [
     "NodeConfig",
     "PlannerConfig",
     "ToolsConfig",
+    "VerifyConfig",
     "WorkspaceConfig",
     "config_path",
     "contenox_home",
@@ -116,6 +117,30 @@ class ToolsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """A tool result longer than this is cut (the cut is said in the result)."""
 
 
+class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Verified fixes: a turn that asks for a change draws candidates from its one prefilled prompt, tests each
+    in a scratch copy of the workspace with the check command, and offers the one that passes."""
+
+    enabled: bool = True
+    """Verify change turns (the check command still runs only with the user's consent)."""
+    command: str = ""
+    """The check command for every workspace without one of its own (``.contenox.toml``'s ``[verify] command``)
+    and without a failing run in the turn; empty: detected (pytest, package.json's test script)."""
+    candidates: int = 4
+    """Answers per round: the greedy one plus sampled ones, drawn from the same prefilled prompt."""
+    rounds: int = 2
+    """Repair rounds after a round where no candidate passed (the best one's failing output is appended)."""
+    temperature: float = 0.8
+    top_p: float = 0.95
+    timeout_s: float = 120.0
+    """A check run longer than this is stopped (its whole process group) and counts as failed."""
+    max_output_chars: int = 20_000
+    """A check's output beyond this is cut in the middle (head and tail kept, the cut named)."""
+    grammar: bool = True
+    """Sampled candidates are generated under a grammar: an edit block whose SEARCH lines are the target
+    file's real lines."""
+
+
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     model: ModelConfig = msgspec.field(default_factory=ModelConfig)
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
@@ -124,6 +149,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     workspace: WorkspaceConfig = msgspec.field(default_factory=WorkspaceConfig)
     completion: CompletionConfig = msgspec.field(default_factory=CompletionConfig)
     tools: ToolsConfig = msgspec.field(default_factory=ToolsConfig)
+    verify: VerifyConfig = msgspec.field(default_factory=VerifyConfig)
     home: str = ""
     """Resolved root directory (not read from the file)."""
     warnings: tuple[str, ...] = ()
@@ -154,18 +180,20 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "workspace": WorkspaceConfig,
     "completion": CompletionConfig,
     "tools": ToolsConfig,
+    "verify": VerifyConfig,
 }
 
 _POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_tokens", "planner.repo_map_tokens",
              "workspace.max_file_bytes", "completion.prefix_tokens", "completion.max_new_tokens",
-             "tools.max_steps", "tools.max_result_chars"}
+             "tools.max_steps", "tools.max_result_chars", "verify.candidates", "verify.timeout_s",
+             "verify.max_output_chars"}
 _POSITIVE_FLOAT = {"engine.repetition_penalty", "tools.max_seconds"}
 _RETIRED = {"planner.align_blocks"}
 """Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "node.idle_exit_s", "planner.output_reserve",
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "workspace.debounce_ms", "completion.context_tokens",
-                 "completion.suffix_tokens", "completion.time_budget_ms"}
+                 "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature"}
 
 
 def contenox_home() -> Path:

@@ -31,6 +31,7 @@ __all__ = [
     "ProfileError",
     "ProfileMismatch",
     "RepositoryError",
+    "VerifyError",
     "WorkspaceError",
 ]
 
@@ -187,6 +188,13 @@ class EvalSetupError(ContenoxError):
 
     code = -32018
     kind = "eval_setup_error"
+
+
+class VerifyError(ContenoxError):
+    """A change could not be verified: the scratch copy of the workspace could not be built or written."""
+
+    code = -32025
+    kind = "verify_error"
 
 
 class InvalidRequest(ContenoxError):

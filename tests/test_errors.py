@@ -31,6 +31,7 @@ STABLE = {
     "NodeUnavailable": (-32016, "node_unavailable"),
     "PeerNotAllowed": (-32017, "peer_not_allowed"),
     "EvalSetupError": (-32018, "eval_setup_error"),
+    "VerifyError": (-32025, "verify_error"),
     "InvalidRequest": (-32602, "invalid_request"),
     "Cancelled": (-32800, "cancelled"),
 }

@@ -20,8 +20,10 @@ __all__ = ["run"]
 
 
 def run(config: Config, args: argparse.Namespace) -> int:
-    modes = [args.mode] if args.mode and args.mode != "both" else (
-        ["retrieval"] if args.retrieval_only and args.mode is None else list(MODES))
+    if args.mode:
+        modes = list(dict.fromkeys(m for mode in args.mode for m in (MODES if mode == "both" else (mode,))))
+    else:
+        modes = ["retrieval"] if args.retrieval_only else list(MODES)
     kinds = set(args.kind or ())
     ids = set(args.task or ())
 

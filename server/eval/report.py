@@ -10,7 +10,33 @@ import msgspec
 from contenox.eval.score import EditCheck
 from contenox.eval.tasks import KINDS
 
-__all__ = ["EvalReport", "ModeSummary", "TaskResult", "render_table", "summarize"]
+__all__ = ["EvalReport", "ModeSummary", "TaskResult", "VerifiedTask", "render_table", "summarize"]
+
+
+class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
+    """A verified-mode task's verification, as the node reported it."""
+
+    status: str
+    """passed | failed | skipped (see ``reason``)."""
+    reason: str = ""
+    command: str = ""
+    command_source: str = ""
+    grading_test: bool = False
+    """The command that verified is the task's own grading test (shown in its failing run, as a user would)."""
+    candidates: int = 0
+    passed_candidates: int = 0
+    with_edit: int = 0
+    chosen: int | None = None
+    rounds: int = 0
+    prefill_tokens: int = 0
+    """Prompt tokens computed for the turn's answer (the one prefill)."""
+    candidate_prompt_tokens: tuple[int, ...] = ()
+    """Prompt tokens computed for each candidate (the greedy one first): the rest come from the cache."""
+    decode_s: float = 0.0
+    apply_s: float = 0.0
+    check_s: float = 0.0
+    wall_s: float = 0.0
+    outcomes: tuple[str, ...] = ()
 
 
 class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,6 +78,8 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     wall_s: float = 0.0
     error: str | None = None
     answer: str = ""
+    verification: VerifiedTask | None = None
+    """``verified`` mode: what the node's check did."""
 
 
 class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):

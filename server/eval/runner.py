@@ -15,6 +15,7 @@ import logging
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -28,7 +29,7 @@ from contenox.client import call
 from contenox.config import Config, load_config, render_config
 from contenox.eval.checkout import checkout
 from contenox.eval.prepare import prepare
-from contenox.eval.report import EvalReport, TaskResult, summarize
+from contenox.eval.report import EvalReport, TaskResult, VerifiedTask, summarize
 from contenox.eval.score import check_edit, files_named, passes, recall, symbols_named
 from contenox.eval.tasks import Task
 
@@ -36,6 +37,7 @@ __all__ = ["MODES", "EvalNode", "run_eval"]
 
 log = logging.getLogger(__name__)
 MODES = ("retrieval", "baseline")
+"""What ``--mode both`` runs; ``verified`` (retrieval plus verified fixes) is asked for by name."""
 Progress = Callable[[str], None]
 
 
@@ -50,9 +52,11 @@ class EvalNode:
             base.models_dir.mkdir(parents=True, exist_ok=True)
             models.symlink_to(base.models_dir.resolve(), target_is_directory=True)
         self._sockets = tempfile.mkdtemp(prefix="cx-eval-")
-        planner = base.planner if mode == "retrieval" else msgspec.structs.replace(base.planner, retrieval_tokens=0)
+        planner = (base.planner if mode in ("retrieval", "verified")
+                   else msgspec.structs.replace(base.planner, retrieval_tokens=0))
         config = msgspec.structs.replace(
             base, model=msgspec.structs.replace(base.model, default=model), planner=planner,
+            verify=msgspec.structs.replace(base.verify, enabled=mode == "verified"),
             engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens),
             node=msgspec.structs.replace(base.node, socket_dir=self._sockets, idle_exit_s=300.0))
         (home / "config.toml").write_text(render_config(config), encoding="utf-8")
@@ -80,10 +84,14 @@ def _selection(task: Task, tree: Path) -> tuple[str, str | None, tuple[int, int]
 def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_only: bool) -> TaskResult:
     selection, open_file, lines = _selection(task, tree)
     started = time.monotonic()
+    # verified: the eval consents for its tasks; commands run as the task's test does (this interpreter's
+    # environment first on PATH, the task's env)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+           **(task.check.env if task.check is not None else {})}
     result = node.ask({"cwd": str(tree), "prompt": task.ask, "terminal": task.terminal.strip("\n"),
                        "selection": selection, "open_file": open_file,
                        "selection_lines": list(lines) if lines else None, "thread": f"eval-{task.id}",
-                       "plan_only": retrieval_only})
+                       "plan_only": retrieval_only, "verify": mode == "verified", "env": env})
     explain = result["explain"]
     in_prompt = tuple(result.get("files_in_prompt") or ())
     present, total = recall(task.must_cite_files, in_prompt)
@@ -107,12 +115,35 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     proposed = "".join(e["diff"] for e in result.get("edits") or ())
     edit = check_edit(task, tree, answer, proposed) if task.check is not None and task.check.apply else None
     passed = passes(task, named, edited, symbols, edit)
+    verification = _verification(task, result.get("verification"))
     return msgspec.structs.replace(
-        base, generated=True, files_named=named, files_edited=edited, symbols_named=symbols, cited_real=len(real),
+        base, verification=verification, generated=True, files_named=named, files_edited=edited, symbols_named=symbols, cited_real=len(real),
         cited_unknown=unknown,
         precision=round(len(real) / (len(real) + len(unknown)), 4) if real or unknown else None, edit=edit,
         passed=passed, ttft_ms=explain.get("ttft_ms"), answer=answer,
         answer_tokens=int(result.get("output_tokens") or 0), edit_problems=tuple(result.get("edit_problems") or ()))
+
+
+def _verification(task: Task, report: Any) -> VerifiedTask | None:
+    """What the node's verification did for the task; whether the command it ran is the task's grading test
+    (the failing run the task shows, as a user would) is kept apart."""
+    if not isinstance(report, dict):
+        return None
+    candidates = report.get("candidates") or []
+    command = str(report.get("command") or "")
+    grading = task.check.test_command if task.check is not None else ""
+    return VerifiedTask(
+        status=str(report.get("status") or ""), reason=str(report.get("reason") or ""), command=command,
+        command_source=str(report.get("command_source") or ""),
+        grading_test=bool(command and grading and " ".join(command.split()) == " ".join(grading.split())),
+        candidates=len(candidates), passed_candidates=sum(1 for c in candidates if c.get("outcome") == "passed"),
+        with_edit=sum(1 for c in candidates if c.get("outcome") != "no_edit"),
+        chosen=report.get("chosen"), rounds=int(report.get("rounds") or 0),
+        prefill_tokens=int(report.get("prefill_tokens") or 0),
+        candidate_prompt_tokens=tuple(int(c.get("recomputed_tokens") or 0) for c in candidates),
+        decode_s=float(report.get("decode_s") or 0.0), apply_s=float(report.get("apply_s") or 0.0),
+        check_s=float(report.get("check_s") or 0.0), wall_s=float(report.get("wall_s") or 0.0),
+        outcomes=tuple(str(c.get("outcome")) for c in candidates))
 
 
 @contextlib.contextmanager

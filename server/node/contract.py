@@ -9,20 +9,36 @@ until an adapter puts them on its wire.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
 from contenox.config import Config
 from contenox.planner.edits import ProposedEdits
 from contenox.planner.explain import Explain
+from contenox.verify import Verification
 
 if TYPE_CHECKING:
     from contenox.workspace import RelatedHit, SymbolInfo
 
-__all__ = ["CommandHost", "CommandResult", "CompletionInfo", "CompletionOutcome", "CompletionRequest", "EventCallback",
-           "Exchange", "ModelChoice",
-           "NodePort", "ThreadInfo", "ToolActivity", "TurnEvent", "TurnOutcome", "TurnRequest", "TurnState"]
+__all__ = [
+    "CommandHost",
+    "CommandResult",
+    "CompletionInfo",
+    "CompletionOutcome",
+    "CompletionRequest",
+    "ConsentAsker",
+    "EventCallback",
+    "Exchange",
+    "ModelChoice",
+    "NodePort",
+    "ThreadInfo",
+    "ToolActivity",
+    "TurnEvent",
+    "TurnOutcome",
+    "TurnRequest",
+    "TurnState",
+]
 
 TurnState = Literal["queued", "indexing", "prefill", "decode", "idle"]
 """``queued`` while the turn waits for its workspace or an engine slot; ``idle`` once it ended."""
@@ -53,6 +69,12 @@ class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
     nothing is recorded (``contenox eval --retrieval-only``)."""
     notes: tuple[str, ...] = ()
     """What the client left out of the request and why (an unsupported attachment), for explain-context."""
+    verify: bool | None = None
+    """Running the check command of a change: True, the user consented for this request (``ask --verify``, the
+    eval); False, never (``--no-verify``, piped without ``--verify``); None, as the workspace's remembered
+    consent says, else asked through the client (``ConsentAsker``)."""
+    env: dict[str, str] | None = None
+    """The client's environment for commands the turn runs (its PATH, virtualenv, PYTHONPATH); None: the node's."""
 
 
 class ToolActivity(msgspec.Struct, frozen=True, kw_only=True):
@@ -89,6 +111,14 @@ class CommandHost(Protocol):
     async def run_command(self, call_id: str, command: str, cwd: str) -> CommandResult: ...
 
 
+@runtime_checkable
+class ConsentAsker(Protocol):
+    """A client that can ask its user whether a check command may run (a dialog, a ``[y/N]`` question, ACP
+    ``session/request_permission``): True, False, or None when nobody can be asked."""
+
+    async def allow_check(self, command: str, cwd: str) -> bool | None: ...
+
+
 class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):
     """A streamed event: a state change (``kind="state"``), how far the prefill has got (``kind="progress"``,
     after each engine step, state ``prefill``), answer text (``kind="chunk"``) or an agent turn's tool call
@@ -123,6 +153,8 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
     resolve. Nothing is written: the client shows them and applies what the developer accepts."""
     tool_steps: int = 0
     """Tool steps the turn took before its answer (an agent turn; 0 otherwise)."""
+    verification: Verification | None = None
+    """A change turn's check: candidates tried, the command, which one is offered (None: not a change turn)."""
 
 
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):

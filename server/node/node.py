@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
+import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,9 @@ from contenox.node.persist import sweep_temp_files
 from contenox.node.queue import TurnQueue
 from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
+from contenox.node.verifying import Draft, VerifyJob, asks_for_change, strip_edit_blocks, verification_error
+from contenox.node.verifying import describe as describe_verification
+from contenox.node.verifying import skipped as skipped_verification
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState, unpinnable
 from contenox.planner.edits import ProposedEdit, ProposedEdits, propagate_renames, propose_edits
@@ -58,6 +61,7 @@ from contenox.workspace import rename_identifier
 if TYPE_CHECKING:
     from contenox.planner import Explain, TurnPlan
     from contenox.runtime_ov import EngineLike, FinalEvent
+    from contenox.verify import Verification
     from contenox.workspace import RelatedHit, SymbolInfo, Workspace
 
 __all__ = ["Node"]
@@ -106,7 +110,9 @@ def prefill_detail(done: int, total: int, cached: int) -> str:
 
 def _called(answer: str) -> list[str]:
     """The tool names an answer called (for the explain note)."""
-    return re.findall(r'<tool_call>\s*\{\s*"name"\s*:\s*"([^"]+)"', answer)
+    from contenox.planner.toolcalls import parse_tool_calls
+
+    return [call.name for call in parse_tool_calls(answer, tool_schemas()).calls]
 
 
 class _CrashedBeforeOutput(Exception):
@@ -377,14 +383,20 @@ class Node:
             raise
         if self._warmer is not None:
             self._warmer.after_turn()
-        citations = await asyncio.to_thread(check_citations, final.text, workspace)
         edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt(),
                                         request.prompt)
+        verification = None
+        if not steps and self.config.verify.enabled and asks_for_change(request.prompt, edits):
+            verification, final, edits, steps = await self._verify(engine, state, workspace, request, turn_plan,
+                                                                   final, edits, max_new, on_event, commands)
+        citations = await asyncio.to_thread(check_citations, final.text, workspace)
         if tool_edits:
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
         explain = planner.record(turn_plan, measured, answer_text=final.text, citations=citations, steps=steps)
         if step_notes:
             explain = msgspec.structs.replace(explain, notes=(*explain.notes, *step_notes))
+        if verification is not None:
+            explain = msgspec.structs.replace(explain, notes=(*explain.notes, *describe_verification(verification)))
         if edits.notes:
             explain = msgspec.structs.replace(explain, notes=(*explain.notes, *edits.notes))
         if final.finish_reason == "repetition":
@@ -406,7 +418,103 @@ class Node:
         self._spawn(asyncio.to_thread(workspace.prepare), "node-prepare")  # the next turn's index, off its path
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain,
                            files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids),
-                           edits=edits, tool_steps=len(steps))
+                           edits=edits, tool_steps=len(steps) if verification is None else 0,
+                           verification=verification)
+
+    async def _verify(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, request: TurnRequest,
+                      plan: TurnPlan, final: FinalEvent, edits: ProposedEdits, max_new: int,
+                      on_event: EventCallback | None, commands: CommandHost | None,
+                      ) -> tuple[Verification, FinalEvent, ProposedEdits, list[ToolStep]]:
+        """Check the turn's change (see :mod:`contenox.node.verifying`); the report, the answer to offer, its
+        edits and the repair steps it came after (recorded with the turn)."""
+        from contenox.verify import ConsentStore
+
+        planner = state.planner
+        assert planner is not None
+        paths = list(dict.fromkeys([*(e.path for e in edits.edits), *plan.files_in_prompt()]))
+
+        async def emit(event: TurnEvent) -> None:
+            await _emit(on_event, event)
+
+        async def generate(ids: list[int], round_: int, count: int, greedy: bool, grammar: str) -> list[Draft]:
+            return await self._draw(engine, state, ids, round_, count, greedy, grammar, max_new)
+
+        def propose(text: str) -> ProposedEdits:
+            return _proposed_edits(text, workspace, plan.files_in_prompt(), request.prompt)
+
+        def read(path: str) -> str | None:
+            try:
+                return workspace.read_text(path)
+            except ContenoxError:
+                return None
+
+        job = VerifyJob(config=self.config.verify, request=request, root=state.root,
+                        scratch_folder=self.config.state_dir / "workspaces" / state.key / "scratch",
+                        consents=ConsentStore(self.config.state_dir / "verify-consent.json"), asker=commands,
+                        emit=emit, propose=propose, read=read, generate=generate,
+                        step_ids=lambda steps: planner.step_ids(plan, steps), overlays=state.overlay_texts(),
+                        paths=paths)
+        command = await asyncio.to_thread(job.command)
+        if command is None:
+            return (skipped_verification("no check command: no failing run in the terminal output, no "
+                                         "[verify] command, and no test runner detected"), final, edits, [])
+        if why := await job.consented(command):
+            return msgspec.structs.replace(skipped_verification(why), command=command.command,
+                                           command_source=command.source), final, edits, []
+        greedy = Draft(text=final.text, round=0, sampled=False, constrained=False,
+                       decode_s=max(0.0, final.metrics.total_ms - final.metrics.ttft_ms) / 1000.0,
+                       tokens=len(final.token_ids), recomputed_tokens=final.metrics.measured_recomputed_tokens)
+        try:
+            report, chosen, steps = await job.run(greedy, edits, plan.token_ids, command)
+        except ContenoxError as exc:
+            log.warning("verification of turn in %s failed: %s", state.root, exc.message)
+            return verification_error(exc), final, edits, []
+        report = msgspec.structs.replace(report, prefill_tokens=final.metrics.measured_recomputed_tokens)
+        if chosen.draft is greedy:
+            return report, final, chosen.edits, []
+        prose = strip_edit_blocks(final.text) if not steps else ""
+        text = f"{prose}\n\n{chosen.draft.text.strip()}" if prose else chosen.draft.text
+        return report, msgspec.structs.replace(final, text=text), chosen.edits, steps
+
+    async def _draw(self, engine: EngineLike, state: WorkspaceState, ids: list[int], round_: int, count: int,
+                    greedy: bool, grammar: str, max_new: int) -> list[Draft]:
+        """``count`` answers to ``ids`` as one group (decoded side by side, the prompt prefilled once): a greedy
+        one first when asked, the rest sampled (under ``grammar`` when given)."""
+        from contenox.runtime_ov import GenerateRequest, Priority, Sampling
+
+        cfg = self.config.verify
+        handles = []
+        for i in range(count):
+            plain = greedy and i == 0
+            request = GenerateRequest(
+                session_id=state.session_id, token_ids=list(ids), max_new_tokens=max_new, priority=Priority.INTERACTIVE,
+                sampling=None if plain else Sampling(temperature=cfg.temperature, top_p=cfg.top_p,
+                                                     seed=1000 * round_ + i + 1),
+                grammar="" if plain else grammar, group=f"verify-{state.session_id}-{round_}")
+            try:
+                handles.append((plain, engine.submit(request)))
+            except ContenoxError as exc:
+                log.warning("verification candidate not drawn: %s", exc.message)
+        drafts: list[Draft] = []
+        try:
+            for plain, handle in handles:
+                try:
+                    done = await handle.result()
+                except EngineCrashed:
+                    raise
+                except ContenoxError as exc:
+                    log.warning("verification candidate failed in the engine: %s", exc.message)
+                    continue
+                metrics = done.metrics
+                drafts.append(Draft(text=done.text, round=round_, sampled=not plain,
+                                    constrained=bool(grammar) and not plain,
+                                    decode_s=max(0.0, metrics.total_ms - metrics.ttft_ms) / 1000.0,
+                                    tokens=len(done.token_ids), recomputed_tokens=metrics.measured_recomputed_tokens))
+        except asyncio.CancelledError:
+            for _, handle in handles:
+                handle.cancel()
+            raise
+        return drafts
 
     async def _agent_steps(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, plan: TurnPlan,
                            final: FinalEvent, max_new: int, on_event: EventCallback | None, steps: list[ToolStep],
@@ -635,6 +743,9 @@ class Node:
         interrupted atomic writes, in the folders written that way (not the large tag caches beside them)."""
         for folder in ("node", "acp"):
             sweep_temp_files(self.config.state_dir / folder)
+        for scratch in (self.config.state_dir / "workspaces").glob("*/scratch"):  # a check a killed node left
+            log.info("removing the scratch copy %s left by an earlier node", scratch)
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def start_rewarm(self) -> None:
         """Re-warm the stable prefixes of persisted sessions in the background (after a restart)."""

@@ -202,7 +202,15 @@ class RpcConnection:
         plan_only = params.get("plan_only", False)
         if not isinstance(plan_only, bool):
             raise InvalidRequest("param 'plan_only' must be a boolean", param="plan_only")
+        verify = params.get("verify")
+        if verify is not None and not isinstance(verify, bool):
+            raise InvalidRequest("param 'verify' must be a boolean", param="verify")
+        env = params.get("env")
+        if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                                  for k, v in env.items())):
+            raise InvalidRequest("param 'env' must be an object of strings", param="env")
         request = TurnRequest(root=_str_param(params, "cwd"), prompt=_str_param(params, "prompt"),
+                              verify=verify, env=env,
                               client_id=self.client_id, pins=tuple(pins),
                               terminal=_str_param(params, "terminal", required=False), max_new_tokens=max_new,
                               selection=_str_param(params, "selection", required=False) or None,
@@ -227,7 +235,9 @@ class RpcConnection:
                 "files_in_prompt": list(outcome.files_in_prompt), "output_tokens": outcome.output_tokens,
                 "edits": [{"path": e.path, "diff": e.diff, "new_file": e.old_text is None, "blocks": e.blocks}
                           for e in outcome.edits.edits],
-                "edit_problems": list(outcome.edits.problems)}
+                "edit_problems": list(outcome.edits.problems),
+                "verification": (msgspec.to_builtins(outcome.verification)
+                                 if outcome.verification is not None else None)}
 
     async def _explain(self, msg_id: Any, params: dict[str, Any]) -> Any:
         explain = await self.node.explain(_str_param(params, "cwd"))
@@ -278,10 +288,19 @@ class RpcConnection:
 
 
 class _ClientCommands:
-    """An agent turn's commands, run by the CLI after it asked the user (``run_command`` requests)."""
+    """An agent turn's commands, run by the CLI after it asked the user (``run_command`` requests), and the
+    user's consent to a verification's check command (``allow_check``)."""
 
     def __init__(self, conn: RpcConnection) -> None:
         self.conn = conn
+
+    async def allow_check(self, command: str, cwd: str) -> bool | None:
+        try:
+            reply = await self.conn.request("allow_check", {"command": command, "cwd": cwd}, 600.0)
+        except (TimeoutError, ContenoxError, ConnectionError):
+            return None
+        allowed = reply.get("allowed") if isinstance(reply, dict) else None
+        return allowed if isinstance(allowed, bool) else None
 
     async def run_command(self, call_id: str, command: str, cwd: str) -> CommandResult:
         timeout = self.conn.node.config.tools.max_seconds + 60  # the user's decision, then the run

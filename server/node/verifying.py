@@ -1,0 +1,289 @@
+"""Verified fixes: a change turn's candidates, drawn from its one prefilled prompt, each tested in a scratch copy
+of the workspace with the check command, the passing one offered.
+
+The turn's own (greedy) answer is candidate 1; ``verify.candidates - 1`` sampled answers are drawn from the same
+token ids as one group, so they decode side by side and the prompt's prefix is already cached. Sampled
+candidates are generated under a grammar that makes each an edit block of the target file's real lines. Each
+candidate is resolved with the node's edit machinery (renames carried), laid on the scratch copy and checked.
+If none passes, a repair round appends the best candidate and its failing output to the turn (as the thread
+records it: append-only, so the next round prefills only that) and draws again. Consent comes first: the
+request's, the workspace's remembered answer, or the client's question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from contenox.config import VerifyConfig
+from contenox.errors import ContenoxError
+from contenox.node.contract import ConsentAsker, ToolActivity, TurnEvent, TurnRequest
+from contenox.planner.edits import ProposedEdits
+from contenox.planner.journal import ToolStep
+from contenox.verify import (
+    CandidateResult,
+    CheckCommand,
+    ConsentStore,
+    EditLike,
+    ScratchTree,
+    Verification,
+    changed_lines,
+    edit_block_grammar,
+    failing_tests,
+    python_env,
+    resolve_check_command,
+    run_check,
+)
+
+__all__ = ["Draft", "VerifyJob", "asks_for_change", "strip_edit_blocks"]
+
+log = logging.getLogger(__name__)
+
+_CHANGE = re.compile(r"\b(fix|fixes|fixing|change|rename|refactor|implement|add|update|correct|patch|repair|"
+                     r"modify|edit|replace|remove|make (?:it|the|sure)|propose|should (?:return|raise|accept))\b",
+                     re.IGNORECASE)
+_BLOCK = re.compile(r"(?:^[ \t]*(?:```+|~~~+)[^\n]*\n)?(?:^[^\n<=>]*\n)?^[ \t]*<{5,9} ?SEARCH\b.*?"
+                    r"^[ \t]*>{5,9} ?REPLACE\b[^\n]*\n?(?:^[ \t]*(?:```+|~~~+)[ \t]*\n?)?",
+                    re.MULTILINE | re.DOTALL)
+
+
+def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
+    """A turn verifies when its answer proposes a change or its question asks for one."""
+    return bool(edits.edits) or bool(_CHANGE.search(prompt))
+
+
+def strip_edit_blocks(text: str) -> str:
+    """``text`` without its edit blocks (the path line, fences and markers with them): the answer's prose."""
+    return re.sub(r"\n{3,}", "\n\n", _BLOCK.sub("", text)).strip()
+
+
+class Draft(msgspec.Struct, frozen=True, kw_only=True):
+    """One drawn answer: its text and how it was drawn."""
+
+    text: str
+    round: int
+    sampled: bool
+    constrained: bool
+    decode_s: float = 0.0
+    tokens: int = 0
+    recomputed_tokens: int = 0
+
+
+Generate = Callable[[list[int], int, int, bool, str], Awaitable[list[Draft]]]
+"""(prompt ids, round, how many, include a greedy one, grammar) -> the drafts (the node's engine)."""
+Emit = Callable[[TurnEvent], Awaitable[None]]
+
+
+class _Tried(msgspec.Struct, frozen=True, kw_only=True):
+    result: CandidateResult
+    draft: Draft
+    edits: ProposedEdits
+
+
+class VerifyJob:
+    """One turn's verification; :meth:`run` returns the report, the chosen answer and its edits, and the repair
+    steps the chosen answer came after (recorded with the turn)."""
+
+    def __init__(self, *, config: VerifyConfig, request: TurnRequest, root: Path, scratch_folder: Path,
+                 consents: ConsentStore, asker: object | None, emit: Emit, propose: Callable[[str], ProposedEdits],
+                 read: Callable[[str], str | None], generate: Generate, step_ids: Callable[[list[ToolStep]], list[int]],
+                 overlays: dict[str, str], paths: Sequence[str]) -> None:
+        self.config = config
+        self.request = request
+        self.root = root
+        self.scratch = ScratchTree(root, scratch_folder)
+        self.consents = consents
+        self.asker = asker
+        self.emit = emit
+        self.propose = propose
+        self.read = read
+        self.generate = generate
+        self.step_ids = step_ids
+        self.overlays = overlays
+        self.paths = list(paths)
+        self._checked: dict[str, CandidateResult] = {}
+        self._apply_s = 0.0
+        self._check_s = 0.0
+
+    # -- when ------------------------------------------------------------------------------------
+    def command(self) -> CheckCommand | None:
+        return resolve_check_command(self.root, terminal=self.request.terminal, configured=self.config.command,
+                                     paths=self.paths)
+
+    async def consented(self, command: CheckCommand) -> str | None:
+        """None when the command may run, else why not (in words)."""
+        if self.request.verify is False:
+            return "verification is off for this request"
+        if self.request.verify is True:
+            return None
+        remembered = await asyncio.to_thread(self.consents.get, str(self.root), command.command)
+        if remembered is True:
+            return None
+        if remembered is False:
+            return (f"you declined running `{command.command}` in this workspace (`contenox verify off` asks "
+                    "again)")
+        if isinstance(self.asker, ConsentAsker):
+            answer = await self.asker.allow_check(command.command, str(self.root))
+            if answer is not None:
+                await asyncio.to_thread(self.consents.set, str(self.root), command.command, answer)
+                return None if answer else f"you declined running `{command.command}`"
+        return (f"running `{command.command}` needs your consent: `contenox ask --verify`, or allow it when the "
+                "editor asks")
+
+    # -- the rounds ------------------------------------------------------------------------------
+    async def run(self, greedy: Draft, greedy_edits: ProposedEdits, prompt_ids: list[int],
+                  command: CheckCommand) -> tuple[Verification, _Tried, list[ToolStep]]:
+        started = time.monotonic()
+        await asyncio.to_thread(self.scratch.build, self.overlays)
+        try:
+            tried: list[_Tried] = []
+            steps: list[ToolStep] = []
+            step_at: dict[int, list[ToolStep]] = {0: []}
+            grammar = self._grammar(greedy_edits)
+            pending = asyncio.ensure_future(self.generate(prompt_ids, 0, self.config.candidates - 1, False, grammar))
+            try:
+                tried.append(await self._try(greedy, greedy_edits, command, len(tried) + 1))
+                drafts = await pending
+            finally:
+                if not pending.done():
+                    pending.cancel()
+            for draft in drafts:
+                tried.append(await self._try(draft, None, command, len(tried) + 1))
+            rounds = 0
+            while not any(t.result.outcome == "passed" for t in tried) and rounds < self.config.rounds:
+                best = _ranked(tried)[0]
+                if best.result.outcome in ("no_edit",):
+                    break
+                rounds += 1
+                steps = [*step_at[best.draft.round], ToolStep(call=best.draft.text.strip(),
+                                                              result=_repair_message(command, best.result))]
+                step_at[rounds] = steps
+                drafts = await self.generate(self.step_ids(steps), rounds, self.config.candidates, True,
+                                             self._grammar(best.edits))
+                for draft in drafts:
+                    tried.append(await self._try(draft, None, command, len(tried) + 1))
+            chosen = _ranked(tried)[0]
+        finally:
+            await asyncio.to_thread(self.scratch.remove)
+        passed = chosen.result.outcome == "passed"
+        report = Verification(
+            status="passed" if passed else "failed", command=command.command, command_source=command.source,
+            command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
+            rounds=rounds, decode_s=round(sum(t.draft.decode_s for t in tried), 2), apply_s=round(self._apply_s, 2),
+            check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2))
+        return report, chosen, step_at[chosen.draft.round]
+
+    def _grammar(self, edits: ProposedEdits) -> str:
+        """The edit-block grammar of the file the change is about: the one the answer edited, else the first
+        non-test file the turn's prompt held."""
+        if not self.config.grammar:
+            return ""
+        targets = [e.path for e in edits.edits if e.old_text is not None]
+        targets += [p for p in self.paths if "test" not in p.rsplit("/", 1)[-1]]
+        for path in targets:
+            text = self.read(path)
+            if text:
+                return edit_block_grammar(path, text)
+        return ""
+
+    async def _try(self, draft: Draft, edits: ProposedEdits | None, command: CheckCommand,
+                   index: int) -> _Tried:
+        if edits is None:
+            edits = await asyncio.to_thread(self.propose, draft.text)
+        base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
+                               outcome="no_edit", files=tuple(e.path for e in edits.edits),
+                               changed_lines=changed_lines(edits.diff), decode_s=round(draft.decode_s, 2),
+                               tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens)
+        if not edits.edits:
+            return _Tried(result=base, draft=draft, edits=edits)
+        key = edits.diff
+        if key in self._checked:  # the same change as an earlier candidate: its result stands
+            seen = self._checked[key]
+            result = msgspec.structs.replace(seen, index=index, round=draft.round, sampled=draft.sampled,
+                                             constrained=draft.constrained, decode_s=base.decode_s,
+                                             tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens,
+                                             check_s=0.0)
+            return _Tried(result=result, draft=draft, edits=edits)
+        began = time.monotonic()
+        why = await asyncio.to_thread(self.scratch.apply, [EditLike(path=e.path, old_text=e.old_text,
+                                                                    new_text=e.new_text) for e in edits.edits])
+        self._apply_s += time.monotonic() - began
+        if why:
+            result = msgspec.structs.replace(base, outcome="does_not_apply", output_tail=why)
+            self._checked[key] = result
+            return _Tried(result=result, draft=draft, edits=edits)
+        call_id = f"verify-{index}"
+        title = f"check candidate {index} ({', '.join(base.files)}): {command.command}"[:160]
+        activity = ToolActivity(id=call_id, name="verify", kind="execute", title=title, status="in_progress",
+                                locations=tuple((str(self.root / p), None) for p in base.files))
+        await self.emit(TurnEvent(kind="tool", tool=activity))
+        env = python_env(self.scratch.tree, {**os.environ, **(self.request.env or {})})
+        try:
+            run = await asyncio.to_thread(run_check, command.command, self.scratch.tree, env=env,
+                                          timeout_s=self.config.timeout_s,
+                                          max_output_chars=self.config.max_output_chars)
+        finally:
+            await asyncio.to_thread(self.scratch.reset)
+        self._check_s += run.seconds
+        result = msgspec.structs.replace(base, outcome=run.outcome, exit_code=run.exit_code,
+                                         failing=failing_tests(run.output), output_tail=run.tail(),
+                                         check_s=round(run.seconds, 2))
+        self._checked[key] = result
+        await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
+            activity, status="completed" if run.passed else "failed",
+            output=f"{run.describe()}\n{run.tail(4000)}")))
+        return _Tried(result=result, draft=draft, edits=edits)
+
+
+def _ranked(tried: list[_Tried]) -> list[_Tried]:
+    """Passing candidates first (fewest changed lines), then those whose check ran (fewest failing tests), then
+    the rest; earlier candidates win ties (the greedy answer first)."""
+    def key(t: _Tried) -> tuple[int, int, int]:
+        r = t.result
+        if r.outcome == "passed":
+            return (0, r.changed_lines, r.index)
+        if r.outcome in ("failed", "timeout", "not_found", "error"):
+            return (1, r.failing if r.failing is not None else 10**6, r.index)
+        if r.outcome == "does_not_apply":
+            return (2, 0, r.index)
+        return (3, 0, r.index)
+    return sorted(tried, key=key)
+
+
+def _repair_message(command: CheckCommand, result: CandidateResult) -> str:
+    return (f"I applied that edit in a scratch copy and ran `{command.command}`: it "
+            f"{'timed out' if result.outcome == 'timeout' else 'failed'}. The output ends with:\n```\n"
+            f"{result.output_tail}\n```\nThe edit was not kept: the files are as before. Write one corrected edit "
+            "block that makes the check pass.")
+
+
+def describe(report: Verification) -> list[str]:
+    """Explain-context lines: the verdict, then one line per candidate."""
+    lines = [report.summary()]
+    if report.status == "skipped":
+        return lines
+    lines.append(f"check command: `{report.command}` (from {report.command_source}"
+                 f"{': ' + report.command_detail if report.command_detail else ''})")
+    for c in report.candidates:
+        how = ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "")
+        detail = {"no_edit": "no edit", "does_not_apply": f"does not apply: {c.output_tail}"}.get(
+            c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s")
+        chosen = " <- offered" if c.index == report.chosen else ""
+        lines.append(f"candidate {c.index} (round {c.round}, {how}, {c.tokens} tokens, {c.recomputed_tokens} "
+                     f"prompt tokens computed): {', '.join(c.files) or '-'}: {detail}{chosen}")
+    return lines
+
+
+def skipped(reason: str) -> Verification:
+    return Verification(status="skipped", reason=reason)
+
+
+def verification_error(exc: ContenoxError) -> Verification:
+    return Verification(status="skipped", reason=f"verification failed: {exc.message}")

@@ -1,0 +1,32 @@
+"""contenox.verify: checking a proposed change before it is offered.
+
+The check command and where it came from (:mod:`command`), the user's consent (:mod:`consent`), a scratch copy
+of the workspace (:mod:`scratch`), the one command runner (:mod:`runner`), the grammar that makes a candidate
+an edit of real lines (:mod:`grammar`) and the typed report (:mod:`report`). The node draws the candidates and
+decides; nothing here touches the engine or the user's files.
+"""
+
+from contenox.verify.command import CheckCommand, command_from_terminal, resolve_check_command
+from contenox.verify.consent import Consent, ConsentStore
+from contenox.verify.grammar import edit_block_grammar
+from contenox.verify.report import CandidateResult, Verification, changed_lines, failing_tests
+from contenox.verify.runner import CheckRun, run_check
+from contenox.verify.scratch import EditLike, ScratchTree, python_env
+
+__all__ = [
+    "CandidateResult",
+    "CheckCommand",
+    "CheckRun",
+    "Consent",
+    "ConsentStore",
+    "EditLike",
+    "ScratchTree",
+    "Verification",
+    "changed_lines",
+    "command_from_terminal",
+    "edit_block_grammar",
+    "failing_tests",
+    "python_env",
+    "resolve_check_command",
+    "run_check",
+]

@@ -1,0 +1,112 @@
+"""Which command checks a change, and where it came from.
+
+In this order: the command line of the failing run the turn carries (the terminal output's ``$ …`` line,
+as a user pastes it and the eval's tasks give it), the workspace's own ``.contenox.toml`` (``[verify]
+command``), the node's ``verify.command``, then detection: a pytest configuration runs
+``python -m pytest -q -x`` on the test files the turn names, a ``package.json`` with a ``test`` script runs
+``npm test``. No command: no verification, and explain-context says so.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+__all__ = ["CheckCommand", "command_from_terminal", "resolve_check_command"]
+
+log = logging.getLogger(__name__)
+
+Source = Literal["terminal", "workspace", "config", "detected"]
+
+_PROMPT = re.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w@.-]+(?::[~\w/.-]*)?)?\s*[$]\s+(\S.*)$")
+_TEST_FILE = re.compile(r"(?:^|/)(?:test_[\w-]+\.py|[\w-]+_test\.py|conftest\.py)$")
+
+
+class CheckCommand(msgspec.Struct, frozen=True, kw_only=True):
+    command: str
+    """A shell command line, run from the workspace root (of the scratch copy)."""
+    source: Source
+    detail: str = ""
+    """Where exactly: the file that configured it, what detection found."""
+
+    def describe(self) -> str:
+        where = {"terminal": "the failing run in the terminal output", "workspace": ".contenox.toml [verify] command",
+                 "config": "verify.command in config.toml", "detected": "detected"}[self.source]
+        return f"`{self.command}` (from {where}{': ' + self.detail if self.detail else ''})"
+
+
+def command_from_terminal(terminal: str) -> str | None:
+    """The last ``$ command`` line of ``terminal`` (a shell prompt, optionally ``user@host:dir$`` or a venv's
+    ``(name)`` before it); None when there is none."""
+    found = None
+    for line in terminal.splitlines():
+        match = _PROMPT.match(line)
+        if match:
+            found = match.group(1).strip()
+    return found or None
+
+
+def _workspace_command(root: Path) -> str | None:
+    path = root / ".contenox.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        log.warning("%s: %s; its [verify] command is ignored", path, exc)
+        return None
+    section = data.get("verify")
+    command = section.get("command") if isinstance(section, dict) else None
+    return command.strip() if isinstance(command, str) and command.strip() else None
+
+
+def _has_pytest(root: Path) -> str | None:
+    for name in ("pytest.ini", "conftest.py"):
+        if (root / name).is_file():
+            return name
+    for name, marker in (("pyproject.toml", "[tool.pytest"), ("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")):
+        try:
+            if marker in (root / name).read_text(encoding="utf-8", errors="replace"):
+                return name
+        except OSError:
+            continue
+    if (root / "tests").is_dir() and any((root / "tests").rglob("test_*.py")):
+        return "tests/test_*.py"
+    return None
+
+
+def _npm_test(root: Path) -> bool:
+    try:
+        scripts = json.loads((root / "package.json").read_text(encoding="utf-8")).get("scripts") or {}
+    except (OSError, ValueError, AttributeError):
+        return False
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    return isinstance(test, str) and bool(test.strip()) and "no test specified" not in test
+
+
+def resolve_check_command(root: Path, *, terminal: str = "", configured: str = "",
+                          paths: Iterable[str] = ()) -> CheckCommand | None:
+    """The check command for a turn in ``root``; ``paths``: the files the turn's retrieval, diff and edits
+    name (test files among them narrow a detected pytest run)."""
+    if terminal and (line := command_from_terminal(terminal)):
+        return CheckCommand(command=line, source="terminal")
+    if command := _workspace_command(root):
+        return CheckCommand(command=command, source="workspace", detail=str(root / ".contenox.toml"))
+    if configured.strip():
+        return CheckCommand(command=configured.strip(), source="config")
+    if marker := _has_pytest(root):
+        tests = sorted({p for p in paths if _TEST_FILE.search(p) and not p.endswith("conftest.py")
+                        and (root / p).is_file()})
+        target = " ".join(tests)
+        return CheckCommand(command=f"python -m pytest -q -x{' ' + target if target else ''}", source="detected",
+                            detail=f"pytest ({marker})" + (", the turn's test files" if tests else ""))
+    if _npm_test(root):
+        return CheckCommand(command="npm test", source="detected", detail="package.json test script")
+    return None

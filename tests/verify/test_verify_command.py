@@ -1,0 +1,51 @@
+"""Where the check command comes from: the failing run, the workspace, the config, detection; or none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.gitrepo import write
+
+from contenox.verify import command_from_terminal, resolve_check_command
+
+RUN = """$ python -m pytest -q tests/test_signer.py
+..F
+1 failed, 2 passed
+"""
+
+
+def test_terminal_prompt_forms() -> None:
+    assert command_from_terminal(RUN) == "python -m pytest -q tests/test_signer.py"
+    assert command_from_terminal("(venv) me@box:~/proj$ npm test\nfail") == "npm test"
+    assert command_from_terminal("no prompt here\n$\n") is None
+
+
+def test_order_terminal_workspace_config_detected(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", "[tool.pytest.ini_options]\naddopts = '-q'\n")
+    write(tmp_path, "tests/test_a.py", "def test_a():\n    pass\n")
+    detected = resolve_check_command(tmp_path, paths=["src/a.py", "tests/test_a.py", "tests/missing_test.py"])
+    assert detected is not None
+    assert (detected.command, detected.source) == ("python -m pytest -q -x tests/test_a.py", "detected")
+    configured = resolve_check_command(tmp_path, configured="make check")
+    assert configured is not None and (configured.command, configured.source) == ("make check", "config")
+    write(tmp_path, ".contenox.toml", '[verify]\ncommand = "tox -e py"\n')
+    own = resolve_check_command(tmp_path, configured="make check")
+    assert own is not None and (own.command, own.source) == ("tox -e py", "workspace")
+    first = resolve_check_command(tmp_path, terminal=RUN, configured="make check")
+    assert first is not None and first.source == "terminal"
+    assert "from the failing run" in first.describe()
+
+
+def test_npm_and_nothing(tmp_path: Path) -> None:
+    assert resolve_check_command(tmp_path) is None
+    write(tmp_path, "package.json", json.dumps({"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}))
+    assert resolve_check_command(tmp_path) is None
+    write(tmp_path, "package.json", json.dumps({"scripts": {"test": "node --test"}}))
+    found = resolve_check_command(tmp_path)
+    assert found is not None and found.command == "npm test"
+
+
+def test_broken_workspace_config_is_ignored(tmp_path: Path) -> None:
+    write(tmp_path, ".contenox.toml", "[verify\ncommand = ")
+    assert resolve_check_command(tmp_path, configured="make check") is not None

@@ -1,0 +1,50 @@
+"""The one command runner: outcomes named, output capped, a hang stopped with its whole process group."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from contenox.verify import run_check
+from contenox.verify.report import failing_tests
+
+
+def test_passed_failed_not_found(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    assert run_check("echo ok", tmp_path, env=env).outcome == "passed"
+    failed = run_check("echo broken >&2; exit 3", tmp_path, env=env)
+    assert (failed.outcome, failed.exit_code) == ("failed", 3)
+    assert "broken" in failed.output
+    assert run_check("no-such-command-xyz", tmp_path, env=env).outcome == "not_found"
+
+
+def test_flood_is_cut_in_the_middle(tmp_path: Path) -> None:
+    run = run_check("seq 1 200000; echo END", tmp_path, env=dict(os.environ), max_output_chars=2000)
+    assert run.truncated
+    assert run.output.startswith("1\n2\n")
+    assert run.output.rstrip().endswith("END")
+    assert "characters of output cut" in run.output
+    assert len(run.output) < 2200
+
+
+def test_hang_is_stopped_with_its_children(tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    run = run_check(f"sleep 60 & echo $! > {marker}; wait", tmp_path, env=dict(os.environ), timeout_s=1.0)
+    assert run.outcome == "timeout"
+    assert "verify.timeout_s" in run.output
+    child = int(marker.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the check's child outlived the timeout")
+
+
+def test_failing_tests_counted() -> None:
+    assert failing_tests("FAILED t.py::x\n1 failed, 16 passed in 0.05s") == 1
+    assert failing_tests("=== 3 failed, 2 errors in 1s ===") == 2  # the last count pytest prints
+    assert failing_tests("all good") is None
