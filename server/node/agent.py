@@ -1,7 +1,7 @@
 """Pieces of an agent turn (a certified model calling tools): the stream filter that keeps tool-call markup
 out of the answer text, and one step's calls run and reported.
 
-The loop itself is :meth:`contenox.node.Node._agent_steps`: after each answer the strict parser
+The loop itself is :meth:`contenox.node.Node._agent_steps`: after each answer the parser
 (:mod:`contenox.planner.toolcalls`) reads its calls; each is run here, reported as a
 :class:`~contenox.node.contract.ToolActivity` (started, then completed or failed) and its result is framed as the
 template frames a tool message; the step (the answer with its calls, and the results) is appended to the turn,
@@ -11,7 +11,8 @@ so the next step's prefill is only the results.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import functools
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,57 +23,47 @@ from contenox.node.tools import ToolResult, cut, kind_of, run_tool
 from contenox.planner.edits import ProposedEdit
 from contenox.planner.journal import ToolStep
 from contenox.planner.prompts import load_prompts, tool_definitions
-from contenox.planner.toolcalls import ParsedAnswer, ToolCall, schemas_of
+from contenox.planner.toolcalls import ParsedAnswer, ToolCall, schemas_of, streamable
 from contenox.workspace import Workspace
 
 __all__ = ["CallMarkupFilter", "run_step", "tool_schemas"]
 
-_OPEN = "<tool_call>"
 
-
+@functools.cache
 def tool_schemas() -> dict[str, dict[str, Any]]:
     """name -> parameters schema of the node's tools (what the parser checks calls against)."""
     return schemas_of([d["function"] for d in tool_definitions(load_prompts())])
 
 
 class CallMarkupFilter:
-    """The answer text to stream: everything before the first ``<tool_call>``. Text that could be the start of
-    one is held back until it is clearly not; from a call on, the step's text is not streamed (its calls are
-    shown as tool activity instead)."""
+    """The answer text to stream: everything before its first tool call, in any form the parser reads
+    (:func:`~contenox.planner.toolcalls.streamable`). Text that could be the start of a call is held back until
+    it is clearly not (a code block that is no call, a JSON example with text after it); from a call on, the
+    step's text is not streamed (its calls are shown as tool activity instead)."""
 
-    def __init__(self) -> None:
-        self._held = ""
+    def __init__(self, schemas: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self._schemas = tool_schemas() if schemas is None else schemas
+        self._text = ""
         self.in_call = False
         self.shown = ""
         """Everything streamed so far."""
 
     def feed(self, text: str) -> str:
-        out = self._feed(text)
+        self._text += text
+        return "" if self.in_call else self._release(final=False)
+
+    def _release(self, *, final: bool) -> str:
+        certain, self.in_call = streamable(self._text, self._schemas, final=final)
+        out = self._text[len(self.shown):certain] if certain > len(self.shown) else ""
         self.shown += out
         return out
-
-    def _feed(self, text: str) -> str:
-        if self.in_call:
-            return ""
-        held = self._held + text
-        at = held.find(_OPEN)
-        if at >= 0:
-            self.in_call = True
-            self._held = ""
-            return held[:at]
-        keep = next((n for n in range(min(len(_OPEN) - 1, len(held)), 0, -1) if _OPEN.startswith(held[-n:])), 0)
-        self._held = held[len(held) - keep:] if keep else ""
-        return held[:len(held) - keep] if keep else held
 
     def flush(self) -> str:
-        """What is still held back at the end of an answer with no call."""
-        out, self._held = ("" if self.in_call else self._held), ""
-        self.shown += out
-        return out
+        """What is still held back at the end of an answer, unless it holds a call."""
+        return "" if self.in_call else self._release(final=True)
 
     def rest(self, answer: str) -> str:
-        """The part of a final answer (one with no call after all: markup inside a code block is an example)
-        that was held back from the stream."""
+        """The part of a final answer (one with no call after all) that was held back from the stream."""
         return answer[len(self.shown):] if self.in_call and answer.startswith(self.shown) else ""
 
 

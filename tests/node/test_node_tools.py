@@ -114,10 +114,25 @@ def test_an_answer_with_no_call_streams_whole_even_with_a_lone_angle_bracket() -
     assert shown + markup.flush() == "".join(pieces) and not markup.in_call
 
 
-def test_markup_in_a_code_block_is_released_once_the_answer_has_no_call() -> None:
+def _stream(answer: str, size: int = 7) -> tuple[CallMarkupFilter, list[str]]:
     markup = CallMarkupFilter()
+    return markup, [markup.feed(answer[i:i + size]) for i in range(0, len(answer), size)] + [markup.flush()]
+
+
+def test_markup_in_a_code_block_naming_no_language_streams_as_it_comes() -> None:
     answer = "The format is:\n```\n<tool_call>\n{...}\n</tool_call>\n```\nThat is all."
-    shown = "".join(markup.feed(answer[i:i + 7]) for i in range(0, len(answer), 7)) + markup.flush()
-    assert shown == "The format is:\n```\n" and markup.in_call  # held back while it could be a call
-    assert shown + markup.rest(answer) == answer  # not a call after all (fenced): the rest is streamed
-    assert CallMarkupFilter().rest(answer) == ""
+    markup, pieces = _stream(answer)
+    assert "".join(pieces[:-1]) == answer and not markup.in_call  # an example: nothing held back
+    assert markup.rest(answer) == ""
+
+
+def test_a_fenced_call_is_held_back_and_a_json_example_released_once_text_follows_it() -> None:
+    call = '```json\n{\n  "name": "read_file",\n  "arguments": {\n    "path": "a.py"\n  }\n}\n```'
+    markup, pieces = _stream("I'll read it:\n" + call)
+    assert "".join(pieces) == "I'll read it:\n" and markup.in_call
+    intro = "A tool call names the tool and its arguments; the node runs it and answers with the result. " * 3
+    example = intro + "Like this:\n" + call + "\nThat is all."
+    markup, pieces = _stream(example)
+    held = len(intro) + len("Like this:\n")
+    assert "".join(pieces[:(held + len(call)) // 7]) == example[:held]  # held while it could be the last thing
+    assert "".join(pieces) == example and not markup.in_call  # text followed: an example, streamed whole
