@@ -18,11 +18,13 @@ from typing import Any
 import msgspec
 
 __all__ = [
+    "MAX_HEADER_BYTES",
     "MAX_MESSAGE_BYTES",
     "ErrorCode",
     "FrameError",
     "FrameTooLarge",
     "SocketFrames",
+    "content_length",
     "encode_frame",
     "encode_line",
     "error_frame",
@@ -34,7 +36,8 @@ __all__ = [
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """The largest message any connection accepts (a frame's body, or one ACP line)."""
-_MAX_HEADER_BYTES = 8192
+MAX_HEADER_BYTES = 8192
+"""The largest header block a Content-Length frame may have (the editor relay cuts frames as the node does)."""
 _DISCARD_CHUNK = 1 << 20
 
 
@@ -98,7 +101,8 @@ def error_line(msg_id: Any, code: int, message: str, kind: str, details: dict[st
     return encode_line(_error_message(msg_id, code, message, kind, details))
 
 
-def _content_length(headers: list[bytes]) -> int:
+def content_length(headers: list[bytes]) -> int:
+    """The body length a frame's header lines give; FrameError when there is none usable."""
     lengths = []
     for line in headers:
         name, sep, value = line.partition(b":")
@@ -147,7 +151,7 @@ async def read_frame(reader: asyncio.StreamReader, max_bytes: int = MAX_MESSAGE_
                 raise asyncio.IncompleteReadError(b"", None)
             return None
         total += len(line)
-        if total > _MAX_HEADER_BYTES:
+        if total > MAX_HEADER_BYTES:
             raise asyncio.LimitOverrunError("header block too large", total)
         stripped = line.rstrip(b"\r\n")
         if not stripped:
@@ -156,7 +160,7 @@ async def read_frame(reader: asyncio.StreamReader, max_bytes: int = MAX_MESSAGE_
             break
         headers.append(stripped)
     try:
-        length = _content_length(headers)
+        length = content_length(headers)
     except FrameError as exc:  # conflicting lengths: skip a body by the first, so the next frame still parses
         if exc.skip:
             await _discard(reader, min(exc.skip, max_bytes))
@@ -207,7 +211,7 @@ class SocketFrames:
         """The next decoded message; raises ConnectionError at end of stream."""
         headers: list[bytes] = []
         while True:
-            line = self._file.readline(_MAX_HEADER_BYTES)
+            line = self._file.readline(MAX_HEADER_BYTES)
             if not line:
                 raise ConnectionError("the node closed the connection")
             stripped = line.rstrip(b"\r\n")
@@ -216,7 +220,7 @@ class SocketFrames:
                     break
                 continue
             headers.append(stripped)
-        length = _content_length(headers)
+        length = content_length(headers)
         body = self._file.read(length)
         if len(body) != length:
             raise ConnectionError("the node closed the connection mid-message")

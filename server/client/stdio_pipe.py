@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -24,8 +26,17 @@ import msgspec
 
 from contenox.client.node_client import ensure_node
 from contenox.config import Config
-from contenox.errors import ContenoxError, NodeUnavailable
-from contenox.jsonrpc import encode_frame, encode_line, error_frame, error_line
+from contenox.errors import ContenoxError, InvalidRequest, NodeUnavailable
+from contenox.jsonrpc import (
+    MAX_HEADER_BYTES,
+    MAX_MESSAGE_BYTES,
+    FrameError,
+    content_length,
+    encode_frame,
+    encode_line,
+    error_frame,
+    error_line,
+)
 
 __all__ = ["Relay", "Splitter", "pipe_stdio"]
 
@@ -34,43 +45,104 @@ _CHUNK = 1 << 16
 _RELAY_ID = "contenox-relay-"
 _RECONNECTS = 5
 _HANDSHAKE_S = 60.0
+_BLANK_LINES = re.compile(rb"(?:\r*\n)+")
 
 
 class Splitter:
-    """Cuts a byte stream into whole messages: Content-Length frames (lsp) or lines (acp)."""
+    """Cuts a byte stream into messages exactly where the node's reader does (``jsonrpc.read_frame`` /
+    ``read_line``), so the relay and the node never disagree on where a message starts: Content-Length frames
+    (lsp) or lines (acp). A piece that is not a message the node will read (a header block without a usable
+    Content-Length, a body skipped for conflicting lengths, a body or line over the size limit) comes out with
+    an empty body: it passes through untracked and the node answers it as it does on its own socket."""
 
-    def __init__(self, protocol: str) -> None:
+    def __init__(self, protocol: str, *, from_editor: bool = False) -> None:
         self.framed = protocol == "lsp"
+        self.from_editor = from_editor
+        """A header block over the limit is dropped (from the editor: the node would close the connection) or
+        passed on (from the node)."""
         self._buffer = b""
+        self._skip = 0
+        """Body bytes that pass through untracked (a frame over the limit, or skipped for conflicting lengths)."""
+        self._long_line = False
+        """ACP: inside a line over the limit, passed through as it comes."""
+        self._dropping = False
+        """LSP: inside a header line over the limit, dropped up to its end."""
 
     def feed(self, data: bytes) -> list[tuple[bytes, bytes]]:
         """The complete messages now in the buffer, each as (raw bytes as received, JSON body)."""
         self._buffer += data
         out: list[tuple[bytes, bytes]] = []
+        while self._buffer:
+            piece = self._next_frame() if self.framed else self._next_line()
+            if piece is None:
+                break
+            if piece[0]:  # empty: bytes dropped, go on
+                out.append(piece)
+        return out
+
+    def _next_line(self) -> tuple[bytes, bytes] | None:
+        end = self._buffer.find(b"\n")
+        if end < 0:
+            if self._long_line or len(self._buffer) > MAX_MESSAGE_BYTES:  # the node discards it: so does the relay
+                self._long_line = True
+                raw, self._buffer = self._buffer, b""
+                return raw, b""
+            return None
+        raw, self._buffer = self._buffer[:end + 1], self._buffer[end + 1:]
+        if self._long_line:
+            self._long_line = False
+            return raw, b""
+        return raw, raw.strip()
+
+    def _next_frame(self) -> tuple[bytes, bytes] | None:
+        if self._dropping:  # the rest of a header line over the limit
+            end = self._buffer.find(b"\n")
+            self._dropping = end < 0
+            cut = end + 1 if end >= 0 else len(self._buffer)
+            raw, self._buffer = self._buffer[:cut], self._buffer[cut:]
+            return (b"" if self.from_editor else raw), b""
+        if self._skip:
+            raw, self._buffer = self._buffer[:self._skip], self._buffer[self._skip:]
+            self._skip -= len(raw)
+            return raw, b""
+        if blank := _BLANK_LINES.match(self._buffer):  # stray blank lines between frames: the node skips them too
+            raw, self._buffer = self._buffer[:blank.end()], self._buffer[blank.end():]
+            return (b"" if self.from_editor else raw), b""
+        headers: list[bytes] = []
+        at = 0
         while True:
-            if self.framed:
-                end = self._buffer.find(b"\r\n\r\n")
-                if end < 0:
-                    return out
-                length = None
-                for line in self._buffer[:end].split(b"\r\n"):
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length" and value.strip().isdigit():
-                        length = int(value.strip())
-                if length is None:  # not a frame the relay understands: pass the headers on as they are
-                    raw, self._buffer = self._buffer[:end + 4], self._buffer[end + 4:]
-                    out.append((raw, b""))
-                    continue
-                if len(self._buffer) < end + 4 + length:
-                    return out
-                raw, self._buffer = self._buffer[:end + 4 + length], self._buffer[end + 4 + length:]
-                out.append((raw, raw[end + 4:]))
-            else:
-                end = self._buffer.find(b"\n")
-                if end < 0:
-                    return out
-                raw, self._buffer = self._buffer[:end + 1], self._buffer[end + 1:]
-                out.append((raw, raw.strip()))
+            end = self._buffer.find(b"\n", at)
+            if end < 0 or end + 1 > MAX_HEADER_BYTES:
+                if end < 0 and len(self._buffer) <= MAX_HEADER_BYTES:
+                    return None  # the header block is not complete yet
+                # a header block beyond any sane size: the node would close the connection, so the editor's
+                # block is dropped (up to the end of the line that crossed the limit) and the node never sees it
+                cut = end + 1 if end >= 0 else len(self._buffer)
+                self._dropping = end < 0
+                raw, self._buffer = self._buffer[:cut], self._buffer[cut:]
+                if not self.from_editor:
+                    return raw, b""
+                log.warning("dropped %d bytes of an editor header block over %d bytes", cut, MAX_HEADER_BYTES)
+                return b"", b""
+            line = self._buffer[at:end + 1].rstrip(b"\r\n")
+            at = end + 1
+            if not line:
+                break
+            headers.append(line)
+        try:
+            length = content_length(headers)
+        except FrameError as exc:  # the node answers a parse error and skips the body by the first length, if any
+            raw, self._buffer = self._buffer[:at], self._buffer[at:]
+            self._skip = min(exc.skip, MAX_MESSAGE_BYTES)
+            return raw, b""
+        if length > MAX_MESSAGE_BYTES:  # the node discards the body and answers it
+            raw, self._buffer = self._buffer[:at], self._buffer[at:]
+            self._skip = length
+            return raw, b""
+        if len(self._buffer) < at + length:
+            return None
+        raw, self._buffer = self._buffer[:at + length], self._buffer[at + length:]
+        return raw, raw[at:]
 
     def rest(self) -> bytes:
         """What is left when the stream ends (an incomplete message), passed on as it is."""
@@ -79,11 +151,35 @@ class Splitter:
 
 
 def _decode(body: bytes) -> dict[str, Any] | None:
+    """The message, or None when it is not a JSON object (passed on: the node answers it). RecursionError for
+    one nested too deeply to decode (the relay cannot track it)."""
     try:
         message = msgspec.json.decode(body) if body else None
     except msgspec.DecodeError:
         return None
     return message if isinstance(message, dict) else None
+
+
+_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_COLON = re.compile(rb"\s*:\s*")
+
+
+def _top_level_id(body: bytes) -> str | int | None:
+    """The ``id`` of a message too deep or odd to decode whole (None: it has none, or not a usable one)."""
+    depth = 0
+    for token in _TOKENS.finditer(body):
+        first = token.group()[:1]
+        if first in (b"{", b"["):
+            depth += 1
+        elif first in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1 and token.group() == b'"id"' and (colon := _COLON.match(body, token.end())):
+            try:
+                value, _ = json.JSONDecoder().raw_decode(body.decode("utf-8", "replace"), colon.end())
+            except (ValueError, RecursionError):
+                return None
+            return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+    return None
 
 
 def _key(msg_id: Any) -> str:
@@ -104,6 +200,8 @@ class Relay:
         self.stdout_fd = stdout_fd
         self.sock: socket.socket | None = None
         self._lock = threading.RLock()
+        self._out = threading.Lock()
+        """Held while writing to the editor: the node's messages and the relay's own answers never interleave."""
         self._pending: dict[str, tuple[Any, str]] = {}
         """Editor requests the node has not answered: key -> (id, method)."""
         self._initialize: dict[str, Any] | None = None
@@ -142,6 +240,8 @@ class Relay:
             return
         document = params.get("textDocument")
         uri = document.get("uri") if isinstance(document, dict) else None
+        if uri is not None and not isinstance(uri, str) and method.startswith("textDocument/"):
+            raise InvalidRequest(f"{method}: textDocument.uri must be a string, not {type(uri).__name__}")
         if method == "initialized":
             self._initialized = raw
         elif method == "textDocument/didOpen" and uri:
@@ -153,13 +253,38 @@ class Relay:
         elif method == "exit":
             self._exited = True
 
+    def _admit(self, raw: bytes, body: bytes) -> bool:
+        """Track an editor message; False when the relay cannot (nested too deeply to decode, a document whose
+        ``uri`` is not a string): such a message is answered with a structured error when it has an id, else
+        dropped and logged, and not passed on. Any byte sequence: the relay outlives it and stays in sync."""
+        try:
+            self._note_outgoing(raw, _decode(body))
+            return True
+        except RecursionError:
+            why = "nested too deeply"
+        except ContenoxError as exc:
+            why = exc.message
+        except Exception as exc:  # whatever a message does to the tracking, the relay carries on
+            log.debug("tracking an editor message failed", exc_info=True)
+            why = f"{type(exc).__name__}: {exc}"
+        msg_id = _top_level_id(body)
+        if msg_id is None:
+            log.warning("dropped an editor message the relay cannot pass on (%s; %d bytes)", why, len(body))
+        else:
+            log.warning("answered editor message %r with an error: %s", msg_id, why)
+            encode = error_frame if self.protocol == "lsp" else error_line
+            self._write(encode(msg_id, InvalidRequest.code, f"the message cannot be passed on: {why}",
+                               InvalidRequest.kind, {"relay": True}))
+        return False
+
     def _upstream(self) -> None:
-        splitter = Splitter(self.protocol)
+        splitter = Splitter(self.protocol, from_editor=True)
         try:
             while data := os.read(self.stdin_fd, _CHUNK):
                 for raw, body in splitter.feed(data):
                     with self._lock:
-                        self._note_outgoing(raw, _decode(body))
+                        if not self._admit(raw, body):
+                            continue
                         sock = self.sock
                         if sock is not None:
                             with contextlib.suppress(OSError):  # a dead node: the failover answers for it
@@ -180,8 +305,9 @@ class Relay:
     # -- node -> editor ---------------------------------------------------------------------------
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
-        while view:
-            view = view[os.write(self.stdout_fd, view):]
+        with self._out:
+            while view:
+                view = view[os.write(self.stdout_fd, view):]
 
     def _forward(self, raw: bytes, message: dict[str, Any] | None) -> bool:
         """Whether ``raw`` goes to the editor (answers to the relay's own requests and the history they replay
@@ -212,7 +338,10 @@ class Relay:
     def _deliver(self, messages: list[tuple[bytes, bytes]]) -> None:
         for raw, body in messages:
             with self._lock:
-                forward = self._forward(raw, _decode(body))
+                try:
+                    forward = self._forward(raw, _decode(body))
+                except RecursionError:  # not an answer the relay tracks: the editor gets it as it is
+                    forward = True
             if forward:
                 self._write(raw)
 
