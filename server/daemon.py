@@ -37,7 +37,7 @@ from contenox.errors import ContenoxError, InvalidRequest, PeerNotAllowed
 from contenox.jsonrpc import error_frame
 from contenox.node import Node
 from contenox.node.paths import build_path, daemon_lock_path, ensure_private_dir, socket_dir, socket_path
-from contenox.node.persist import write_atomic
+from contenox.node.persist import tighten_modes, write_atomic
 from contenox.rpc import RpcConnection
 
 __all__ = ["PROTOCOL_PREFIX", "Daemon", "peer_uid", "serve"]
@@ -72,6 +72,17 @@ class Daemon:
     def stop(self) -> None:
         self._stopping.set()
 
+    def _tighten_modes(self) -> None:
+        """State and logs the user's alone, also those an earlier version left readable (at each start: once
+        tightened, nothing changes)."""
+        for root in (self.config.state_dir, Path(self.config.logs_dir)):
+            changed = tighten_modes(root)
+            if changed:
+                shown = ", ".join(str(p.relative_to(root)) if p != root else str(root) for p in changed[:8])
+                log.warning("made %d paths under %s private (0600 files, 0700 folders; an earlier version left them "
+                            "readable by others): %s%s", len(changed), root, shown,
+                            f" and {len(changed) - 8} more" if len(changed) > 8 else "")
+
     async def run(self) -> int:
         ensure_private_dir(socket_dir(self.config))
         lock = self._acquire_lock()
@@ -80,6 +91,7 @@ class Daemon:
             return 1
         loop = asyncio.get_running_loop()
         self.node.recover_state()
+        self._tighten_modes()
         write_atomic(build_path(self.config), json.dumps({"pid": os.getpid(), "build": build_id()}).encode())
         try:
             server = await asyncio.start_unix_server(self._accept, sock=self._bind(), limit=_STREAM_LIMIT)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from pathlib import Path
 from typing import TypeVar
 
@@ -16,7 +17,7 @@ import msgspec
 
 from contenox.processes import pid_alive
 
-__all__ = ["read_json", "sweep_temp_files", "write_atomic"]
+__all__ = ["read_json", "sweep_temp_files", "tighten_modes", "write_atomic"]
 
 log = logging.getLogger(__name__)
 
@@ -65,3 +66,32 @@ def sweep_temp_files(state_dir: Path) -> list[Path]:
         log.warning("removed %s, left by a writer that was killed mid-write (the file it replaced is intact)", tmp)
         removed.append(tmp)
     return removed
+
+
+def tighten_modes(root: Path) -> list[Path]:
+    """Take group and other access away from everything under ``root`` (files 0600, folders 0700; symlinks are
+    left alone, never followed). An earlier version created transcripts, sessions and logs 0644 in 0755
+    folders, and appending to them keeps that mode. The paths changed."""
+    changed: list[Path] = []
+
+    def tighten(path: Path) -> None:
+        try:
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode) or not mode & 0o077:
+                return
+            os.chmod(path, stat.S_IMODE(mode) & 0o700, follow_symlinks=False)
+        except NotImplementedError:  # no lchmod here: the link check above already skipped symlinks
+            os.chmod(path, stat.S_IMODE(mode) & 0o700)
+        except OSError as exc:
+            log.warning("cannot make %s private: %s", path, exc)
+            return
+        log.debug("made %s private (was %03o)", path, stat.S_IMODE(mode))
+        changed.append(path)
+
+    if not root.is_dir() or root.is_symlink():
+        return changed
+    tighten(root)
+    for folder, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            tighten(Path(folder, name))
+    return changed
