@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from contenox.runtime_ov import EngineLike, RequestHandle
     from contenox.workspace import Workspace
 
-__all__ = ["load_engine", "make_planner", "open_workspace", "submit"]
+__all__ = ["load_engine", "make_planner", "open_workspace", "submit", "submit_candidate"]
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +32,28 @@ def load_engine(config: Config) -> EngineLike:
                         process=config.engine.process)
 
 
-def submit(engine: EngineLike, session_id: str, token_ids: list[int], max_new_tokens: int) -> RequestHandle:
-    """Submit an interactive request; the engine's RequestHandle."""
+def submit(engine: EngineLike, session_id: str, token_ids: list[int], max_new_tokens: int, *,
+           tools: bool = False) -> RequestHandle:
+    """Submit an interactive request; the engine's RequestHandle. ``tools``: a turn that offers the node's tools,
+    whose calls are generated under their schemas once one begins (:func:`contenox.node.agent.tool_call_grammar`)."""
+    from contenox.node.agent import tool_call_grammar
     from contenox.runtime_ov import GenerateRequest, Priority
 
     return engine.submit(GenerateRequest(session_id=session_id, token_ids=token_ids,
                                          max_new_tokens=max_new_tokens, priority=Priority.INTERACTIVE,
-                                         report_prefill=True))
+                                         report_prefill=True, tool_calls=tool_call_grammar() if tools else None))
+
+
+def submit_candidate(engine: EngineLike, session_id: str, token_ids: list[int], max_new_tokens: int, *,
+                     sampling: tuple[float, float, int] | None, grammar: str, group: str) -> RequestHandle:
+    """Submit one candidate answer of a verified turn: greedy (``sampling`` None) or sampled (temperature, top-p,
+    seed), under ``grammar`` when given; candidates of one ``group`` decode side by side."""
+    from contenox.runtime_ov import GenerateRequest, Priority, Sampling
+
+    return engine.submit(GenerateRequest(
+        session_id=session_id, token_ids=token_ids, max_new_tokens=max_new_tokens, priority=Priority.INTERACTIVE,
+        sampling=Sampling(temperature=sampling[0], top_p=sampling[1], seed=sampling[2]) if sampling else None,
+        grammar=grammar, group=group))
 
 
 def open_workspace(config: Config, root: Path, cache_dir: Path) -> Workspace:

@@ -480,19 +480,15 @@ class Node:
                     greedy: bool, grammar: str, max_new: int) -> list[Draft]:
         """``count`` answers to ``ids`` as one group (decoded side by side, the prompt prefilled once): a greedy
         one first when asked, the rest sampled (under ``grammar`` when given)."""
-        from contenox.runtime_ov import GenerateRequest, Priority, Sampling
-
         cfg = self.config.verify
         handles = []
         for i in range(count):
             plain = greedy and i == 0
-            request = GenerateRequest(
-                session_id=state.session_id, token_ids=list(ids), max_new_tokens=max_new, priority=Priority.INTERACTIVE,
-                sampling=None if plain else Sampling(temperature=cfg.temperature, top_p=cfg.top_p,
-                                                     seed=1000 * round_ + i + 1),
-                grammar="" if plain else grammar, group=f"verify-{state.session_id}-{round_}")
             try:
-                handles.append((plain, engine.submit(request)))
+                handles.append((plain, backend.submit_candidate(
+                    engine, state.session_id, list(ids), max_new,
+                    sampling=None if plain else (cfg.temperature, cfg.top_p, 1000 * round_ + i + 1),
+                    grammar="" if plain else grammar, group=f"verify-{state.session_id}-{round_}")))
             except ContenoxError as exc:
                 log.warning("verification candidate not drawn: %s", exc.message)
         drafts: list[Draft] = []
@@ -572,7 +568,7 @@ class Node:
         from contenox.runtime_ov import FinalEvent, PrefillEvent
 
         try:
-            handle = backend.submit(engine, state.session_id, list(token_ids), max_new)
+            handle = backend.submit(engine, state.session_id, list(token_ids), max_new, tools=markup is not None)
         except EngineCrashed as exc:
             raise _CrashedBeforeOutput(exc) from None
         guard = RepetitionGuard()

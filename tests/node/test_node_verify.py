@@ -1,0 +1,194 @@
+"""Verified fixes in the node: a change turn's candidates are drawn from its own prompt, each is checked in a
+scratch copy with the check command, and the one that passes is offered; none passing starts a repair round
+whose prompt extends the turn's; consent comes first. The model's answers are scripted (the turn's through
+``backend.submit``, the candidates' through ``backend.submit_candidate``); the tokenizer, planner, workspace,
+git, the scratch copy and the check command (a real pytest run) are real."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from contenox.config import load_config
+from contenox.node import Node, backend
+from contenox.node.contract import TurnEvent, TurnRequest
+from contenox.runtime_ov import InstalledModel, RequestHandle
+from contenox.runtime_ov.certification import CERTIFICATION_FILE
+from support.agent_kit import Script, certified_home
+from support.gitrepo import git, make_repo
+
+pytestmark = pytest.mark.slow
+
+UTIL = "def helper(x):\n    return x - 1\n"
+TEST = "from util import helper\n\n\ndef test_helper():\n    assert helper(1) == 2\n"
+TERMINAL = ("$ python -m pytest -q -p no:cacheprovider tests/test_util.py\nF\n"
+            "FAILED tests/test_util.py::test_helper - assert 0 == 2\n1 failed in 0.01s")
+ASK = "test_helper fails: helper(1) should be 2. Fix it."
+
+
+def block(new: str) -> str:
+    return f"util.py\n<<<<<<< SEARCH\n    return x - 1\n=======\n    return {new}\n>>>>>>> REPLACE\n"
+
+
+WRONG = "helper is off by one.\n\n" + block("x - 2")
+RIGHT = block("x + 1")
+
+
+@pytest.fixture
+def verify_home(tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = certified_home(tmp_path / "home", fim_model)
+    (home / "models" / fim_model.name / CERTIFICATION_FILE).unlink()  # no tools: a plain change turn
+    monkeypatch.setenv("CONTENOX_HOME", str(home))
+    yield home
+
+
+@pytest.fixture
+async def node(verify_home: Path) -> AsyncIterator[Node]:
+    node = Node(load_config(verify_home))
+    yield node
+    await node.close()
+
+
+class Candidates(Script):
+    """The turn's answer, then the candidates' (each request's sampling, grammar and group recorded)."""
+
+    def __init__(self, *answers: str) -> None:
+        super().__init__(*answers)
+        self.requests: list[dict[str, Any]] = []
+
+    def candidate(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int, *,
+                  sampling: tuple[float, float, int] | None, grammar: str, group: str) -> RequestHandle:
+        self.requests.append({"ids": list(token_ids), "sampling": sampling, "grammar": grammar, "group": group})
+        return self.submit(engine, session_id, token_ids, max_new_tokens)
+
+
+def scripted(monkeypatch: pytest.MonkeyPatch, *answers: str) -> Candidates:
+    script = Candidates(*answers)
+    monkeypatch.setattr(backend, "submit", script.submit)
+    monkeypatch.setattr(backend, "submit_candidate", script.candidate)
+    return script
+
+
+def _repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"util.py": UTIL, "tests/test_util.py": TEST})
+
+
+def _request(repo: Path, **kw: Any) -> TurnRequest:
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    return TurnRequest(root=str(repo), prompt=ASK, terminal=TERMINAL, env=env, **kw)
+
+
+async def test_the_passing_candidate_is_offered_and_the_user_files_are_untouched(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    script = scripted(monkeypatch, WRONG, RIGHT, "I am not sure what to change.", WRONG)
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    outcome = await node.turn(_request(repo, verify=True), on_event)
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert (report.command, report.command_source) == (
+        "python -m pytest -q -p no:cacheprovider tests/test_util.py", "terminal")
+    assert [c.outcome for c in report.candidates] == ["failed", "passed", "no_edit", "failed"]
+    assert report.chosen == 2 and report.rounds == 0
+    assert report.candidates[3].check_s == 0.0  # the same change as candidate 1: not run again
+    assert [e.path for e in outcome.edits.edits] == ["util.py"]
+    assert "+    return x + 1" in outcome.edits.diff
+    assert outcome.text.startswith("helper is off by one.") and "x + 1" in outcome.text  # the prose kept
+    # candidates: the turn's own prompt, sampled, one group, under the grammar of util.py's real lines
+    turn_prompt = script.prompts[0]
+    assert all(r["ids"] == turn_prompt for r in script.requests) and len(script.requests) == 3
+    assert all(r["sampling"] is not None for r in script.requests)
+    assert len({r["group"] for r in script.requests}) == 1
+    assert all('"    return x - 1\\n"' in r["grammar"] for r in script.requests)
+    # each check an execute step the client sees; the explain names the command and every candidate
+    checks = [e.tool for e in events if e.kind == "tool" and e.tool is not None and e.tool.status != "in_progress"]
+    assert [t.status for t in checks] == ["failed", "completed"] and all(t.kind == "execute" for t in checks)
+    notes = "\n".join(outcome.explain.notes)
+    assert "verified: `python -m pytest" in notes and "candidate 2 (round 0, sampled, grammar" in notes
+    # the user's tree, index and worktrees are as they were; the scratch copy is gone
+    assert (repo / "util.py").read_text() == UTIL
+    assert git(repo, "status", "--porcelain") == ""
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+    assert not list((node.config.state_dir / "workspaces").glob("*/scratch"))
+
+
+async def test_a_repair_round_extends_the_turn_with_the_failing_output(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    script = scripted(monkeypatch, WRONG, block("x - 3"), block("x - 4"), block("x - 5"), block("x - 6"), RIGHT,
+                      block("x - 7"), block("x - 8"))
+    outcome = await node.turn(_request(repo, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed"
+    assert report.rounds == 1 and report.chosen == 6
+    assert [c.round for c in report.candidates] == [0, 0, 0, 0, 1, 1, 1, 1]
+    repair = script.requests[3]
+    assert repair["sampling"] is None  # the round's greedy answer
+    turn_prompt = script.prompts[0]
+    assert repair["ids"][:len(turn_prompt)] == turn_prompt  # append-only: the turn's prompt, then the step
+    step_text = (await node.engine()).tokenizer.decode(repair["ids"][len(turn_prompt):])
+    assert "return x - 1" in step_text and "1 failed" in step_text  # the best candidate, then its failing output
+    history = await node.history(str(repo), "main")
+    assert history[-1].answer.strip().endswith(RIGHT.strip())
+    assert (repo / "util.py").read_text() == UTIL
+
+
+async def test_consent_is_asked_once_and_remembered(node: Node, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    scripted(monkeypatch, WRONG, WRONG)
+    nobody = await node.turn(_request(repo))
+    assert nobody.verification is not None and nobody.verification.status == "skipped"
+    assert "needs your consent" in nobody.verification.reason
+
+    class Asker:
+        def __init__(self, answer: bool) -> None:
+            self.answer, self.asked = answer, 0
+
+        async def allow_check(self, command: str, cwd: str) -> bool | None:
+            self.asked += 1
+            return self.answer
+
+        async def run_command(self, call_id: str, command: str, cwd: str) -> Any:
+            raise AssertionError("no agent command in a change turn")
+
+    yes = Asker(True)
+    scripted(monkeypatch, WRONG, RIGHT, WRONG, WRONG)
+    allowed = await node.turn(_request(repo), commands=yes)
+    assert yes.asked == 1 and allowed.verification is not None and allowed.verification.status == "passed"
+    no = Asker(False)
+    scripted(monkeypatch, WRONG, RIGHT, WRONG, WRONG)
+    again = await node.turn(_request(repo), commands=no)
+    assert no.asked == 0 and again.verification is not None and again.verification.status == "passed"
+    scripted(monkeypatch, WRONG)
+    refused = await node.turn(_request(repo, verify=False), commands=no)
+    assert refused.verification is not None and refused.verification.status == "skipped"
+
+
+async def test_a_hanging_check_is_stopped_and_named(node: Node, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".contenox.toml").write_text('[verify]\ncommand = "sleep 30"\n')
+    git(repo, "add", ".contenox.toml")
+    git(repo, "commit", "-q", "-m", "verify config")
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, timeout_s=1.0, rounds=0))
+    scripted(monkeypatch, WRONG, RIGHT, WRONG, WRONG)
+    started = asyncio.get_running_loop().time()
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=ASK, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "failed"
+    assert report.command_source == "workspace"
+    assert {c.outcome for c in report.candidates} == {"timeout"}
+    assert asyncio.get_running_loop().time() - started < 30
