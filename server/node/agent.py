@@ -14,7 +14,7 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -26,13 +26,41 @@ from contenox.planner.prompts import load_prompts, tool_definitions
 from contenox.planner.toolcalls import ParsedAnswer, ToolCall, schemas_of, streamable
 from contenox.workspace import Workspace
 
-__all__ = ["CallMarkupFilter", "run_step", "tool_schemas"]
+if TYPE_CHECKING:
+    from contenox.runtime_ov import ToolCallGrammar
+
+__all__ = ["CallMarkupFilter", "run_step", "tool_call_grammar", "tool_schemas"]
+
+_CALL_FORMS = (  # (opening up to the name, between the name and the arguments, closing), as the models space them
+    ('<tool_call>\n{{"name": "{}"', ', "arguments": ', "}\n</tool_call>"),  # the chat template's own
+    ('```json\n{{"name": "{}"', ', "arguments": ', "}\n```"),
+    ('```json\n{{\n  "name": "{}"', ',\n  "arguments": ', "\n}\n```"),  # pretty-printed, as Qwen2.5-Coder does
+    ('```json\n{{\n    "name": "{}"', ',\n    "arguments": ', "\n}\n```"),
+)
 
 
 @functools.cache
 def tool_schemas() -> dict[str, dict[str, Any]]:
     """name -> parameters schema of the node's tools (what the parser checks calls against)."""
     return schemas_of([d["function"] for d in tool_definitions(load_prompts())])
+
+
+@functools.cache
+def tool_call_grammar() -> ToolCallGrammar:
+    """The constraint on the node's tool calls: each trigger is a call opening that names a declared tool (never a
+    bare fence, which would force a JSON example into a call); the rest of that call is generated under the
+    tool's argument schema (no undeclared arguments) and the answer ends after it."""
+    from contenox.runtime_ov import CallTag, ToolCallGrammar
+
+    triggers: list[str] = []
+    tags: list[CallTag] = []
+    for name, schema in tool_schemas().items():
+        closed = msgspec.json.encode({**schema, "additionalProperties": False}).decode()
+        for opening, middle, closing in _CALL_FORMS:
+            trigger = opening.format(name)
+            triggers.append(trigger)
+            tags.append(CallTag(begin=trigger + middle, schema=closed, end=closing))
+    return ToolCallGrammar(triggers=tuple(triggers), tags=tuple(tags))
 
 
 class CallMarkupFilter:

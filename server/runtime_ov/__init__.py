@@ -12,6 +12,7 @@ from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.remote import EngineLike, RemoteEngine, start_engine
 from contenox.runtime_ov.requests import (
+    CallTag,
     FinalEvent,
     GenerateRequest,
     PrefillEvent,
@@ -19,6 +20,7 @@ from contenox.runtime_ov.requests import (
     RequestHandle,
     Sampling,
     TokenEvent,
+    ToolCallGrammar,
 )
 from contenox.runtime_ov.snapshot import SnapshotInfo, StatefulKV, ensure_ir
 from contenox.runtime_ov.store import InstalledModel, ModelStore
@@ -26,6 +28,7 @@ from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
 
 __all__ = [
     "BlockModel",
+    "CallTag",
     "Engine",
     "EngineLike",
     "EngineOptions",
@@ -45,6 +48,7 @@ __all__ = [
     "StatefulKV",
     "TokenEvent",
     "Tokenizer",
+    "ToolCallGrammar",
     "ensure_ir",
     "load_tokenizer",
     "start_engine",

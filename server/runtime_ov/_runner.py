@@ -13,7 +13,7 @@ from contenox.errors import OverBatch
 from contenox.runtime_ov._ov_errors import translate_ov_error
 from contenox.runtime_ov.metrics import RequestMetrics, peak_rss_bytes
 from contenox.runtime_ov.options import EngineOptions
-from contenox.runtime_ov.requests import FinalEvent, PrefillEvent, RequestHandle, TokenEvent
+from contenox.runtime_ov.requests import FinalEvent, PrefillEvent, RequestHandle, TokenEvent, ToolCallGrammar
 from contenox.runtime_ov.store import InstalledModel
 
 if TYPE_CHECKING:
@@ -96,6 +96,7 @@ class RequestRunner:
         self._pipe = pipe
         self._engine = engine
         self._status = ov_genai.GenerationStatus
+        self._tags: dict[ToolCallGrammar, Any] = {}
         self._reasons = {ov_genai.GenerationFinishReason.STOP: "stop",
                          ov_genai.GenerationFinishReason.LENGTH: "length"}
 
@@ -116,6 +117,10 @@ class RequestRunner:
             structured = ov_genai.StructuredOutputConfig()
             structured.grammar = request.grammar
             config.structured_output_config = structured
+        elif request.tool_calls is not None:
+            structured = ov_genai.StructuredOutputConfig()
+            structured.structural_tags_config = self._triggered_tags(request.tool_calls)
+            config.structured_output_config = structured
         if self._engine.options.repetition_penalty != 1.0:
             config.repetition_penalty = self._engine.options.repetition_penalty
         if eos >= 0:
@@ -124,6 +129,19 @@ class RequestRunner:
         if stops:
             config.stop_token_ids = stops
         return config
+
+    def _triggered_tags(self, grammar: ToolCallGrammar) -> Any:
+        """The OpenVINO form of a tool-call grammar (made once per tool set)."""
+        import openvino_genai as ov_genai
+
+        made = self._tags.get(grammar)
+        if made is None:
+            so = ov_genai.StructuredOutputConfig
+            made = so.TriggeredTags(triggers=list(grammar.triggers),
+                                    tags=[so.Tag(t.begin, so.JSONSchema(t.schema), t.end) for t in grammar.tags],
+                                    at_least_one=False, stop_after_first=grammar.stop_after_first)
+            self._tags[grammar] = made
+        return made
 
     def recover(self) -> None:
         """After a failed request: let the pipeline drop whatever is still in flight."""

@@ -19,8 +19,8 @@ import msgspec
 from contenox.errors import ContenoxError, EngineError
 from contenox.runtime_ov.metrics import RequestMetrics
 
-__all__ = ["FinalEvent", "Forward", "GenerateRequest", "PrefillEvent", "Priority", "RequestHandle", "Sampling",
-           "Started", "TokenEvent"]
+__all__ = ["CallTag", "FinalEvent", "Forward", "GenerateRequest", "PrefillEvent", "Priority", "RequestHandle",
+           "Sampling", "Started", "TokenEvent", "ToolCallGrammar"]
 
 
 class Priority(enum.IntEnum):
@@ -43,6 +43,26 @@ class Sampling(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = 0
 
 
+class CallTag(msgspec.Struct, frozen=True, kw_only=True):
+    """One way of writing a call of one tool: ``begin`` (which starts with one of the triggers), the arguments
+    object under ``schema`` (JSON schema text), then ``end``."""
+
+    begin: str
+    schema: str
+    end: str
+
+
+class ToolCallGrammar(msgspec.Struct, frozen=True, kw_only=True):
+    """Lazy structured output for tool calls (OpenVINO GenAI's ``TriggeredTags``): the answer is free text until
+    it writes a trigger (a call opening that names a declared tool); from there the tag that begins with it is
+    generated under its grammar, so the call's arguments match the tool's schema."""
+
+    triggers: tuple[str, ...]
+    tags: tuple[CallTag, ...]
+    stop_after_first: bool = True
+    """The answer ends with its first call (the node runs it and answers again with the result)."""
+
+
 class GenerateRequest(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str
     token_ids: list[int]
@@ -57,6 +77,8 @@ class GenerateRequest(msgspec.Struct, frozen=True, kw_only=True):
     """None: greedy."""
     grammar: str = ""
     """An EBNF grammar (root rule ``root``) the whole answer is generated under (structured output)."""
+    tool_calls: ToolCallGrammar | None = None
+    """Tool calls the answer may make, constrained once one begins (ignored under ``grammar``)."""
     group: str = ""
     """Requests of one non-empty group run side by side, sharing the engine's steps (the candidates of one
     prompt decode as one batch; the prompt's prefix is cached once the first of them has computed it)."""

@@ -96,6 +96,7 @@ async def test_an_agent_turn_reads_proposes_an_edit_and_answers(node: Node, tmp_
     assert follow[:len(third) + len(answer_ids)] == third + answer_ids
     history = await node.history(str(repo), "main")
     assert [h.answer for h in history] == [outcome.text, "It returns x + 1 once applied."]
+    assert script.tools == [True] * 4  # every step of a tool-enabled turn carries the tool-call grammar
 
 
 async def test_limits_and_cancel_end_an_agent_turn_cleanly(node: Node, tmp_path: Path, agent_home: Path,

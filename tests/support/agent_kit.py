@@ -72,14 +72,18 @@ class Script:
     def __init__(self, *answers: str, prefill: Any = None) -> None:
         self.answers = list(answers)
         self.prompts: list[list[int]] = []
+        self.tools: list[bool] = []
+        """Whether each request offered the tools (its calls constrained)."""
         self.reached_hang = asyncio.Event()
         self.prefill = prefill
         """The real ``backend.submit`` (captured before the script replaced it), or None."""
         self.metrics: list[RequestMetrics] = []
         self._tasks: set[asyncio.Future[None]] = set()
 
-    def submit(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int) -> RequestHandle:
+    def submit(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int, *,
+               tools: bool = False) -> RequestHandle:
         self.prompts.append(list(token_ids))
+        self.tools.append(tools)
         text = self.answers.pop(0)
         request = GenerateRequest(session_id=session_id, token_ids=token_ids, max_new_tokens=max_new_tokens)
 

@@ -1,0 +1,55 @@
+"""Tool calls under their schemas (``GenerateRequest.tool_calls``, OpenVINO's triggered tags) on the real
+Qwen2.5-Coder-0.5B in its own engine process: a prompt that makes the model copy a call with wrong arguments is
+answered with a wrong call unconstrained and with a valid one, ending there, under the node's tool-call grammar;
+an answer that writes no trigger is untouched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from contenox.node.agent import tool_call_grammar, tool_schemas
+from contenox.planner.toolcalls import parse_tool_calls
+from contenox.runtime_ov import EngineLike, EngineOptions, GenerateRequest, InstalledModel, start_engine
+
+pytestmark = pytest.mark.slow
+
+SHOT = '```json\n{"name": "read_file", "arguments": {"file": "a.py", "mode": "r"}}\n```\n'
+
+
+@pytest.fixture(scope="module")
+def engine(fim_model: InstalledModel) -> Iterator[EngineLike]:
+    eng = start_engine(fim_model, EngineOptions(cache_size_gb=0.2, max_new_tokens=48), process=True)
+    yield eng
+    eng.close()
+
+
+def test_the_grammar_names_declared_tools_only() -> None:
+    grammar = tool_call_grammar()
+    assert grammar is tool_call_grammar()  # built once per tool set
+    for name in tool_schemas():
+        assert any(t.endswith(f'"name": "{name}"') for t in grammar.triggers)
+    assert all('"name": "' in t for t in grammar.triggers)  # never a bare fence: a JSON example stays free
+    assert all(any(tag.begin.startswith(t) for t in grammar.triggers) for tag in grammar.tags)
+
+
+def test_a_call_is_generated_under_its_tool_s_schema(engine: EngineLike) -> None:
+    ids = engine.tokenizer.encode(SHOT * 6 + "And one more call, the same:\n")
+    free = engine.generate(GenerateRequest(session_id="free", token_ids=ids, max_new_tokens=48), timeout=300)
+    constrained = engine.generate(GenerateRequest(session_id="constrained", token_ids=ids, max_new_tokens=48,
+                                                  tool_calls=tool_call_grammar()), timeout=300)
+    assert free.text.startswith('```json\n{"name": "read_file"')  # the trigger, written by the model
+    assert parse_tool_calls(free.text, tool_schemas()).errors  # copied: undeclared arguments
+    parsed = parse_tool_calls(constrained.text, tool_schemas())
+    assert parsed.errors == () and [c.name for c in parsed.calls] == ["read_file"]
+    assert constrained.finish_reason == "stop" and constrained.text.rstrip().endswith("```")  # ends with the call
+
+
+def test_an_answer_without_a_trigger_is_untouched(engine: EngineLike) -> None:
+    text = engine.tokenizer.apply_chat_template([{"role": "user", "content": "What is a mutex? One sentence."}])
+    ids = engine.tokenizer.encode(text)
+    free = engine.generate(GenerateRequest(session_id="q1", token_ids=ids, max_new_tokens=32), timeout=300)
+    armed = engine.generate(GenerateRequest(session_id="q2", token_ids=ids, max_new_tokens=32,
+                                            tool_calls=tool_call_grammar()), timeout=300)
+    assert armed.text == free.text and armed.token_ids == free.token_ids
