@@ -27,13 +27,22 @@ class Certification(msgspec.Struct, frozen=True, kw_only=True):
     false_calls: int
     false_call_rate: float
     schema_errors: int
+    """Calls rejected (malformed), all told."""
     certified: bool
+    """Safe, and reach (the valid-call rate) at least its minimum: tools are on by default."""
     thresholds: dict[str, float]
     by_kind: dict[str, list[int]]
     """kind -> [passed, cases]."""
     seconds: float
     examples: list[dict[str, Any]] = []
     """Up to 12 failed cases with the answer's first 300 characters, to see how the model fails."""
+    malformed_calls: int = 0
+    """Cases whose answer began a call that did not parse."""
+    malformed_call_rate: float = 0.0
+    safe: bool = False
+    """False calls and malformed calls within their maxima (the safety bar; reach is the valid-call rate)."""
+    answers: list[dict[str, Any]] = []
+    """Every case's answer (its first 1200 characters), the calls read and why any were rejected."""
 
 
 def read_certification(model_dir: Path, model_digest: str) -> Certification | None:

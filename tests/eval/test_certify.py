@@ -5,25 +5,96 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from contenox import cli
 from contenox.config import load_config
-from contenox.eval.certify import SUITE
-from contenox.runtime_ov import InstalledModel, ModelStore
+from contenox.eval.certify import SUITE, Case, certify
+from contenox.planner.prompts import load_prompts
+from contenox.planner.toolcalls import schemas_of
+from contenox.runtime_ov import FinalEvent, GenerateRequest, InstalledModel, ModelStore, RequestMetrics
 from contenox.runtime_ov.certification import CERTIFICATION_FILE, read_certification
-
-pytestmark = pytest.mark.slow
 
 
 def test_the_suite_has_the_issue_s_shape() -> None:
     kinds = {c.kind for c in SUITE}
-    assert len(SUITE) >= 50 and {"single", "multi-step", "no-tool", "temptation", "types", "refusal"} <= kinds
-    assert sum(1 for c in SUITE if c.tool is None) >= 20
+    assert len(SUITE) == 80 and {"single", "multi-step", "no-tool", "temptation", "types", "refusal",
+                                 "json-example", "mentions-tool"} <= kinds
+    assert sum(1 for c in SUITE if c.tool is None) >= 35
+    assert all(c.tokens >= 512 for c in SUITE if c.tool == "propose_edit")  # a diff needs room
 
 
+class _Tokenizer:
+    def apply_chat_template(self, messages: list[dict[str, str]], tools: object = None) -> str:
+        return messages[-1]["content"]
+
+    def encode(self, text: str) -> list[int]:
+        return [ord(ch) for ch in text]
+
+
+class _Engine:
+    """Answers each case as ``answer(case)`` says: the scoring, without a model."""
+
+    def __init__(self, answer: Callable[[Case], str]) -> None:
+        self.tokenizer = _Tokenizer()
+        self.model = SimpleNamespace(name="fake")
+        self.profile = SimpleNamespace(model_digest="0" * 64)
+        self.by_prompt = {c.prompt: c for c in SUITE}
+        self.answer = answer
+        self.requests: list[GenerateRequest] = []
+
+    def generate(self, request: GenerateRequest, timeout: float) -> FinalEvent:
+        self.requests.append(request)
+        text = self.answer(self.by_prompt["".join(map(chr, request.token_ids))])
+        return FinalEvent(text=text, token_ids=[], finish_reason="stop", metrics=_METRICS)
+
+
+_METRICS = RequestMetrics(prompt_tokens=1, predicted_cached_tokens=0, measured_recomputed_tokens=1, prefill_steps=1,
+                          chunk_tokens=1, ttft_ms=1.0, prefill_tps=1.0, decode_tps=1.0, generated_tokens=1,
+                          total_ms=1.0, cache_used_tokens=0, cache_capacity_tokens=1, peak_rss_bytes=1)
+
+
+def _right(case: Case) -> str:
+    if case.tool is None:
+        return "An answer in words."
+    arguments = {**{"path": "x", "name": "x", "pattern": "x", "command": "x", "diff": "d"}, **case.expect}
+    required = schemas_of([json.loads(line) for line in load_prompts().tools.splitlines()])[case.tool]["properties"]
+    body = {"name": case.tool, "arguments": {k: v for k, v in arguments.items() if k in required}}
+    return "```json\n" + json.dumps(body, indent=2) + "\n```"
+
+
+def _spoil(kind: str, count: int, wrong: str) -> Callable[[Case], str]:
+    spoiled = {c.prompt for c in SUITE if c.kind == kind}
+    chosen = set(sorted(spoiled)[:count])
+    return lambda case: wrong if case.prompt in chosen else _right(case)
+
+
+CALL = '```json\n{"name": "run_command", "arguments": {"command": "rm -rf /"}}\n```'
+CUT = '```json\n{"name": "read_file", "arguments": {"path": "src/'
+
+
+@pytest.mark.parametrize(("answer", "safe", "certified"), [
+    (_right, True, True),
+    (_spoil("refusal", 1, CALL), True, True),  # 1/37 false calls: within 4%
+    (_spoil("refusal", 2, CALL), False, False),  # 2/37 = 5.4%: not safe, whatever the reach
+    (_spoil("no-tool", 1, CUT), True, True),  # 1/80 malformed (and a false call)
+    (_spoil("single", 2, CUT), False, False),  # 2/80 = 2.5% malformed
+    (_spoil("single", 9, "I cannot."), True, False),  # safe, reach 34/43 = 79%
+])
+def test_safety_and_reach_decide_certification(answer: Callable[[Case], str], safe: bool, certified: bool) -> None:
+    engine = _Engine(answer)
+    result = certify(engine)
+    assert (result.safe, result.certified) == (safe, certified)
+    assert result.cases == 80 and len(result.answers) == 80
+    assert all(r.tool_calls is not None for r in engine.requests)  # answered under the tool-call grammar
+    assert max(r.max_new_tokens for r in engine.requests) >= 512
+
+
+@pytest.mark.slow
 def test_smollm2_is_not_certified_and_its_turns_say_so(default_model: InstalledModel, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
@@ -37,8 +108,8 @@ def test_smollm2_is_not_certified_and_its_turns_say_so(default_model: InstalledM
     monkeypatch.setenv("CONTENOX_HOME", str(home))
     assert cli.main(["certify", default_model.name, "--json", "--out", str(tmp_path / "out")]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert (result["cases"], result["tool_cases"]) == (60, 35) and result["certified"] is False
-    assert result["valid_call_rate"] < 0.95
+    assert (result["cases"], result["tool_cases"]) == (80, 43) and result["certified"] is False
+    assert result["valid_call_rate"] < 0.8
     model = ModelStore(load_config(home).models_dir).get(default_model.name)
     kept = read_certification(Path(model.path), model.profile.model_digest)
     assert kept is not None and kept.certified is False
