@@ -37,6 +37,8 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     check_s: float = 0.0
     wall_s: float = 0.0
     outcomes: tuple[str, ...] = ()
+    diffs: tuple[str, ...] = ()
+    """Each candidate's change (empty: no edit), in the order drawn."""
 
 
 class TaskResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -157,10 +157,15 @@ class VerifyJob:
             for draft in drafts:
                 tried.append(await self._try(draft, None, command, len(tried) + 1))
             rounds = 0
+            repaired: set[int] = set()
             while not any(t.result.outcome == "passed" for t in tried) and rounds < self.config.rounds:
-                best = _ranked(tried)[0]
-                if best.result.outcome in ("no_edit",):
+                # repair the best of the latest round (an earlier one again would repeat a prompt already drawn)
+                latest = [t for t in tried if t.draft.round == rounds and t.result.index not in repaired] or [
+                    t for t in tried if t.result.index not in repaired]
+                best = _ranked(latest)[0] if latest else None
+                if best is None or best.result.outcome == "no_edit":
                     break
+                repaired.add(best.result.index)
                 rounds += 1
                 steps = [*step_at[best.draft.round], ToolStep(call=best.draft.text.strip(),
                                                               result=_repair_message(command, best.result))]
@@ -198,7 +203,7 @@ class VerifyJob:
         if edits is None:
             edits = await asyncio.to_thread(self.propose, draft.text)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
-                               outcome="no_edit", files=tuple(e.path for e in edits.edits),
+                               outcome="no_edit", files=tuple(e.path for e in edits.edits), diff=edits.diff,
                                changed_lines=changed_lines(edits.diff), decode_s=round(draft.decode_s, 2),
                                tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens)
         if not edits.edits:

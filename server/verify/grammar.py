@@ -1,6 +1,6 @@
 """A grammar that makes every sampled candidate an edit of real lines (OpenVINO GenAI structured output).
 
-The answer must be one edit block for ``path``: the path line, ``<<<<<<< SEARCH``, one or more of the file's
+The answer must be one edit block for ``path``: the path line, ``<<<<<<< SEARCH``, 1-40 of the file's
 own lines (each an alternative of the grammar, JSON-quoted), ``=======``, any new lines, ``>>>>>>> REPLACE``.
 The resolver still checks that the SEARCH lines are contiguous in the file; the grammar makes sure each one
 exists, so a candidate is never prose and never an invented format.
@@ -13,6 +13,10 @@ import json
 __all__ = ["edit_block_grammar"]
 
 _MAX_LINES = 2000
+_MAX_SEARCH = 40
+"""SEARCH lines at most (a candidate that lists the whole file never ends otherwise)."""
+_MAX_NEW = 60
+"""Replacement lines at most; a new line never starts with ``=`` or ``>``, so only the REPLACE marker ends it."""
 
 
 def _literal(text: str) -> str:
@@ -24,8 +28,8 @@ def edit_block_grammar(path: str, text: str) -> str:
     lines = list(dict.fromkeys(line for line in text.splitlines()[:_MAX_LINES] if line.strip()))
     real = " | ".join(_literal(line + "\n") for line in lines) or _literal("\n")
     return "\n".join([
-        f'root ::= {_literal(path + chr(10))} "<<<<<<< SEARCH\\n" search+ "=======\\n" new* '
-        '">>>>>>> REPLACE\\n"',
+        f'root ::= {_literal(path + chr(10))} "<<<<<<< SEARCH\\n" search{{1,{_MAX_SEARCH}}} "=======\\n" '
+        f'new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',
         f"search ::= {real}",
-        'new ::= [^\\n=>]? [^\\n]* "\\n"',
+        'new ::= ([^\\n=>] [^\\n]*)? "\\n"',
     ])

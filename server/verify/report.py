@@ -23,6 +23,8 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     constrained: bool
     outcome: CandidateOutcome
     files: tuple[str, ...] = ()
+    diff: str = ""
+    """The candidate's change as the node resolved it (empty: no edit)."""
     changed_lines: int = 0
     failing: int | None = None
     """Failing tests the check's output counts (None: it does not say)."""
