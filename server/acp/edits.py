@@ -146,6 +146,8 @@ async def report_tool(conn: Client, session_id: str, prompt_key: str, tool: Tool
 _COMMAND_OPTIONS = [PermissionOption(option_id="apply", name="Run", kind="allow_once"),
                     PermissionOption(option_id="reject", name="Don't run", kind="reject_once")]
 _OUTPUT_BYTES = 64_000
+_CHECK_OPTIONS = [PermissionOption(option_id="allow", name="Allow in this workspace", kind="allow_always"),
+                  PermissionOption(option_id="deny", name="Don't run it", kind="reject_always")]
 
 
 class ClientTerminal:
@@ -157,6 +159,19 @@ class ClientTerminal:
         self.conn, self.session_id, self.prompt_key = conn, session_id, prompt_key
         self.offered = bool(getattr(capabilities, "terminal", False))
         self.timeout_s = timeout_s
+
+    async def allow_check(self, command: str, cwd: str) -> bool | None:
+        """A verified fix's check command: allowed (remembered by the node for the workspace) or not, asked with
+        ``session/request_permission``; None when the client cancelled the question."""
+        response = await self.conn.request_permission(
+            session_id=self.session_id, options=_CHECK_OPTIONS,
+            tool_call=ToolCallUpdate(tool_call_id=f"contenox-check-consent-{self.prompt_key}",
+                                     title=f"Check the proposed change by running `{command}` in a scratch copy"[:160],
+                                     kind="execute", status="pending", raw_input={"command": command, "cwd": cwd}))
+        outcome = response.outcome
+        if isinstance(outcome, AllowedOutcome):
+            return outcome.option_id == "allow"
+        return None
 
     async def run_command(self, call_id: str, command: str, cwd: str) -> CommandResult:
         if not self.offered:

@@ -25,6 +25,9 @@ CACHE_STATUS = "$/contenox/cacheStatus"
 CHAT_CHUNK = "$/contenox/chatChunk"
 CHAT_TOOL = "$/contenox/chatTool"
 """A tool call of an agent turn, started or ended (the panel shows each step, collapsed)."""
+ALLOW_CHECK = "contenox/allowCheck"
+"""Server -> client request: may a verified fix's check command run in this workspace (``{allowed}``; the node
+remembers the answer per workspace and command)? Clients that declare ``contenoxRunCommand``."""
 RUN_COMMAND = "contenox/runCommand"
 """Server -> client request: run an agent turn's command, after asking the user (clients that declare the
 ``contenoxRunCommand`` experimental capability)."""
@@ -42,6 +45,17 @@ class EditorCommands:
 
     def __init__(self, ls: ContenoxLanguageServer, chat_id: str | None) -> None:
         self.ls, self.chat_id = ls, chat_id
+
+    async def allow_check(self, command: str, cwd: str) -> bool | None:
+        try:
+            reply = await asyncio.wait_for(self.ls.protocol.send_request_async(ALLOW_CHECK, {
+                "chatId": self.chat_id, "command": command, "cwd": cwd}), 600.0)
+        except Exception as exc:  # an editor without the request, or no answer: nobody could be asked
+            log.info("the editor did not answer %s: %s", ALLOW_CHECK, exc)
+            return None
+        data = reply if isinstance(reply, dict) else reply._asdict() if hasattr(reply, "_asdict") else {}
+        allowed = data.get("allowed")
+        return allowed if isinstance(allowed, bool) else None
 
     async def run_command(self, call_id: str, command: str, cwd: str) -> CommandResult:
         timeout = self.ls.node.config.tools.max_seconds + 60  # the user's decision, then the run
@@ -167,4 +181,8 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
     return {"text": outcome.text, "explain": outcome.explain.to_json(), "finishReason": outcome.finish_reason,
             "edits": [{"path": e.path, "uri": (root / e.path).as_uri(), "diff": e.diff, "oldText": e.old_text,
                        "newText": e.new_text} for e in outcome.edits.edits],
-            "editProblems": list(outcome.edits.problems)}
+            "editProblems": list(outcome.edits.problems),
+            "verification": None if outcome.verification is None else {
+                "status": outcome.verification.status, "summary": outcome.verification.summary(),
+                "command": outcome.verification.command, "candidates": len(outcome.verification.candidates),
+                "passed": outcome.verification.passed_count, "chosen": outcome.verification.chosen}}
