@@ -9,6 +9,7 @@ import {
   isFromWebview,
   toEdits,
   toExplain,
+  toVerification,
   type ChatChunk,
   type ChatParams,
   type ChatTool,
@@ -54,9 +55,11 @@ export function resultToAnswer(result: unknown, streamed = ''): ChatResult {
     if (typeof r.text === 'string') {
       const edits = toEdits(r.edits);
       const problems = Array.isArray(r.editProblems) ? r.editProblems.filter((p) => typeof p === 'string') : [];
+      const verification = toVerification(r.verification);
       return {
         text: r.text, explain: toExplain(r.explain),
         ...(edits.length > 0 ? { edits } : {}), ...(problems.length > 0 ? { editProblems: problems } : {}),
+        ...(verification ? { verification } : {}),
       };
     }
     if (Array.isArray(r.related)) return resultToAnswer(r.related, streamed); // contenox.findRelated
@@ -313,11 +316,13 @@ export class ChatSession implements vscode.Disposable {
         const edits = toEdits(result?.edits);
         if (edits.length > 0) this.proposals.set(chatId, [...edits]);
         const problems = (result?.editProblems ?? []).filter((p) => typeof p === 'string');
+        const verification = toVerification(result?.verification); // a malformed one is dropped
         this.send({
           type: 'done', chatId, text: result?.text ?? streamed, explain: toExplain(result?.explain),
           ...(edits.length > 0 ? { edits: edits.map((e) => ({ path: e.path, diff: e.diff, isNew: e.oldText === null })) } : {}),
           ...(problems.length > 0 ? { problems } : {}),
           ...(result?.finishReason === 'length' ? { truncated: true } : {}),
+          ...(verification ? { verification } : {}),
         });
       }
     } catch (err) {

@@ -10,6 +10,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
+import { ALLOW_CHECK, allowCheckAfterAsking, editorAsk } from './allowCheck';
 import { ChatPanel } from './chatPanel';
 import {
   RUN_COMMAND,
@@ -351,7 +352,8 @@ async function startClient(
     },
   };
   const lc = new LanguageClient('contenox', 'Contenox', serverOptions, clientOptions);
-  // This editor runs an agent turn's commands (asking the user first): say so, and answer the node's requests.
+  // This editor runs an agent turn's commands and answers whether a check command may run (asking the user
+  // first): say so, and answer the node's requests.
   lc.registerFeature({
     fillClientCapabilities: (capabilities) => {
       capabilities.experimental = { ...(capabilities.experimental ?? {}), [RUN_COMMAND_CAPABILITY]: true };
@@ -363,6 +365,8 @@ async function startClient(
   const commandChannel = vscode.window.createOutputChannel('Contenox Commands');
   context.subscriptions.push(commandChannel);
   lc.onRequest(RUN_COMMAND, (params: RunCommandParams) => runCommandAfterAsking(params, editorRunner(commandChannel)));
+  // A verified fix's check command: may it run (in a scratch copy)? Asked once per workspace and command.
+  lc.onRequest(ALLOW_CHECK, (params: unknown) => allowCheckAfterAsking(params, editorAsk));
   lc.onNotification(Methods.cacheStatus, (status: CacheStatus) => {
     statusBar.onCacheStatus(status);
   });

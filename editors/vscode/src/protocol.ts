@@ -81,6 +81,45 @@ export interface ChatResult {
   edits?: ProposedEdit[];
   /** Edit blocks of the answer the node could not place, each with why. */
   editProblems?: string[];
+  /** What checking the proposed fix found (null: the turn did not verify). */
+  verification?: Verification | null;
+}
+
+/** A verified fix's verdict (server/verify/report.py Verification.status). */
+export const VERIFICATION_STATUSES = ['passed', 'failed', 'skipped'] as const;
+export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
+
+/**
+ * What the node found when it tested candidate answers in a scratch copy of the workspace with a check command:
+ * `passed`: the offered edit passed it; `failed`: no candidate passed; `skipped`: nothing ran (`summary` says why).
+ */
+export interface Verification {
+  status: VerificationStatus;
+  /** The verdict in words: "verified: `cmd` passed (2 of 4 candidates); ..." or "not verified: ...". */
+  summary: string;
+  /** The check command ('' when none ran). */
+  command: string;
+  /** Candidates tried, and how many of them passed. */
+  candidates: number;
+  passed: number;
+  /** The offered candidate (1-based), or null. */
+  chosen: number | null;
+}
+
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+
+/** Exactly the Verification shape (what the webview accepts). */
+export function isVerification(v: unknown): v is Verification {
+  return isObj(v) && (VERIFICATION_STATUSES as readonly unknown[]).includes(v.status) &&
+    typeof v.summary === 'string' && typeof v.command === 'string' && isCount(v.candidates) && isCount(v.passed) &&
+    v.passed <= v.candidates && (v.chosen === null || (isCount(v.chosen) && v.chosen >= 1));
+}
+
+/** The verification of a chat result, or null when there is none or it is malformed (its fields only). */
+export function toVerification(value: unknown): Verification | null {
+  if (!isVerification(value)) return null;
+  const { status, summary, command, candidates, passed, chosen } = value;
+  return { status, summary, command, candidates, passed, chosen };
 }
 
 /** The proposed edits of a chat result that are well formed (a malformed entry is dropped). */
@@ -153,6 +192,9 @@ export const Methods = {
   pins: 'contenox/pins',
   models: 'contenox/models',
   useModel: 'contenox/useModel',
+  /** Server -> client requests (clients that declare the `contenoxRunCommand` experimental capability). */
+  runCommand: 'contenox/runCommand',
+  allowCheck: 'contenox/allowCheck',
 } as const;
 
 /** The model the node serves and the installed ones (`contenox/models`, `contenox/useModel`). */
@@ -193,6 +235,8 @@ export type ToWebview =
     type: 'done'; chatId: string; text: string; explain: Explain | null; edits?: EditView[]; problems?: string[];
     /** The answer was cut at the length limit: the page offers Continue. */
     truncated?: boolean;
+    /** The verdict on the proposed fix, shown with its diffs. */
+    verification?: Verification;
   }
   | { type: 'editResult'; chatId: string; index: number; status: EditStatus; message?: string }
   | { type: 'cancelled'; chatId: string }
@@ -264,7 +308,8 @@ export function isToWebview(value: unknown): value is ToWebview {
           typeof e.path === 'string' && typeof e.diff === 'string' && typeof e.isNew === 'boolean'))) &&
         (msg.problems === undefined || (Array.isArray(msg.problems) &&
           msg.problems.every((p: unknown) => typeof p === 'string'))) &&
-        (msg.truncated === undefined || typeof msg.truncated === 'boolean');
+        (msg.truncated === undefined || typeof msg.truncated === 'boolean') &&
+        (msg.verification === undefined || isVerification(msg.verification));
     case 'editResult':
       return typeof msg.chatId === 'string' && typeof msg.index === 'number' &&
         ['applied', 'rejected', 'failed'].includes(msg.status as string) &&

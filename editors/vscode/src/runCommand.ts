@@ -4,8 +4,9 @@
 
 import * as cp from 'node:child_process';
 import * as vscode from 'vscode';
+import { Methods } from './protocol';
 
-export const RUN_COMMAND = 'contenox/runCommand';
+export const RUN_COMMAND = Methods.runCommand;
 /** The experimental client capability that tells the node this editor runs commands. */
 export const RUN_COMMAND_CAPABILITY = 'contenoxRunCommand';
 const MAX_OUTPUT = 64_000;

@@ -100,7 +100,7 @@ function handle(msg: ToWebview): void {
       const answer = answerFor(msg.chatId);
       answer.text = msg.text || answer.text;
       answer.body.innerHTML = renderMarkdown(answer.text);
-      const edits = renderEdits(msg.edits ?? [], msg.problems ?? []);
+      const edits = renderEdits(msg.edits ?? [], msg.problems ?? [], msg.verification);
       if (edits) answer.element.insertAdjacentHTML('beforeend', edits);
       if (msg.truncated) {
         answer.element.insertAdjacentHTML('beforeend', '<div class="note truncated">The answer was cut at the ' +

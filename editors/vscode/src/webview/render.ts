@@ -6,6 +6,7 @@
 import { highlight } from './highlight';
 import {
   parseLocation, type Citations, type EditView, type Explain, type Location, type RetrievedChunk, type ToolView,
+  type Verification,
 } from '../protocol';
 
 const ESCAPES: Record<string, string> = {
@@ -284,11 +285,35 @@ function diffLine(line: string): string {
   return `<span class="diff-${cls}">${escapeHtml(line)}</span>`;
 }
 
+const VERDICT_MARK: Record<Verification['status'], string> = { passed: '\u2713', failed: '\u2717', skipped: '\u2013' };
+
 /**
- * The answer's proposed edits: per file its path (opens it), Apply / Reject and the diff; then the edit
- * blocks the node could not place, each with why. The buttons carry the edit's index.
+ * The verdict on a proposed fix: "verified: `cmd` passed (2 of 4 candidates)" with a check mark, or "not verified:
+ * ..." with the node's reason. The whole summary (repair rounds, time spent) is the tooltip.
  */
-export function renderEdits(edits: readonly EditView[], problems: readonly string[]): string {
+export function renderVerification(v: Verification): string {
+  let text: string;
+  if (v.status === 'passed') {
+    text = `verified: <code>${escapeHtml(v.command)}</code> passed (${v.passed} of ${v.candidates} ` +
+      `candidate${v.candidates === 1 ? '' : 's'})`;
+  } else {
+    const fallback = v.status === 'failed' && v.command
+      ? `\`${v.command}\` failed for all ${v.candidates} candidate${v.candidates === 1 ? '' : 's'}` : 'nothing was run';
+    const summary = v.summary.trim() || fallback;
+    text = renderInline(escapeHtml(/^not verified\b/i.test(summary) ? summary : `not verified: ${summary}`));
+  }
+  const title = v.summary.trim() ? ` title="${escapeHtml(v.summary.trim())}"` : '';
+  return `<div class="verification verify-${v.status}" data-status="${v.status}" role="note"${title}>` +
+    `<span class="verify-mark" aria-hidden="true">${VERDICT_MARK[v.status]}</span> ${text}</div>`;
+}
+
+/**
+ * The answer's proposed edits: the verdict of checking them (when the node verified), then per file its path
+ * (opens it), Apply / Reject and the diff; then the edit blocks the node could not place, each with why. The
+ * buttons carry the edit's index.
+ */
+export function renderEdits(edits: readonly EditView[], problems: readonly string[],
+  verification?: Verification | null): string {
   const items = edits.map((edit, index) => {
     const lines = edit.diff.replace(/\n$/, '').split('\n').map(diffLine).join('\n');
     const label = `${edit.isNew ? 'Create' : 'Edit'} ${escapeHtml(edit.path)}`;
@@ -299,7 +324,9 @@ export function renderEdits(edits: readonly EditView[], problems: readonly strin
       `<pre class="diff">${lines}</pre></div>`;
   });
   const notes = problems.map((p) => `<div class="edit-problem" role="note">Edit not applied: ${escapeHtml(p)}</div>`);
-  return items.length + notes.length === 0 ? '' : `<div class="edits">${items.join('')}${notes.join('')}</div>`;
+  const verdict = verification ? renderVerification(verification) : '';
+  return items.length + notes.length === 0 && !verdict ? ''
+    : `<div class="edits">${verdict}${items.join('')}${notes.join('')}</div>`;
 }
 
 const TOOL_STATUS: Record<ToolView['status'], string> = { in_progress: '…', completed: '✓', failed: '✗' };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type * as vscode from 'vscode';
 import { ChatSession, resultToAnswer, type ChatBackend } from '../../src/chatSession';
-import type { ChatParams, ChatResult, ToWebview } from '../../src/protocol';
+import { isToWebview, type ChatParams, type ChatResult, type ToWebview } from '../../src/protocol';
 import { EXPLAIN } from './fixtures';
 
 interface Pending { params: ChatParams; token: vscode.CancellationToken; resolve(r: ChatResult): void; reject(e: unknown): void }
@@ -180,6 +180,62 @@ describe('ChatSession proposed edits', () => {
     const other = await answered(async () => { throw new Error('must not apply'); });
     await other.session.handleMessage({ type: 'rejectEdit', chatId: other.chatId, index: 0 });
     expect(other.posted.at(-1)).toEqual({ type: 'editResult', chatId: other.chatId, index: 0, status: 'rejected' });
+  });
+});
+
+describe('ChatSession verified fixes', () => {
+  const VERIFIED = { status: 'passed' as const, summary: 'verified: `pytest -q` passed (2 of 4 candidates); ' +
+    '0 repair round(s); decode 3.0 s, apply 0.1 s, check 2.2 s', command: 'pytest -q', candidates: 4, passed: 2, chosen: 2 };
+  const EDIT = {
+    path: 'util.py', uri: 'file:///ws/util.py', diff: '--- a/util.py\n+++ b/util.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n',
+    oldText: 'x = 1\n', newText: 'x = 2\n',
+  };
+
+  async function answer(result: Record<string, unknown>, steps: (chatId: string, session: ChatSession) => void = () => undefined) {
+    const { session, posted, pending } = harness();
+    await session.handleMessage({ type: 'ready' });
+    const done = session.handleMessage({ type: 'send', prompt: 'fix the failing test' });
+    await tick();
+    const chatId = pending[0]!.params.chatId;
+    steps(chatId, session);
+    pending[0]!.resolve({ text: 'Fixed', explain: EXPLAIN, ...result } as ChatResult);
+    await done;
+    return { posted, chatId };
+  }
+
+  it('shows the check runs as steps and the verdict with the diffs', async () => {
+    const run = { id: 'verify-1', kind: 'execute' as const, title: 'check candidate 1 (util.py): pytest -q' };
+    const { posted, chatId } = await answer({ edits: [EDIT], editProblems: [], verification: VERIFIED }, (id, session) => {
+      session.onTool({ chatId: id, ...run, status: 'in_progress', output: '', locations: [{ path: '/ws/util.py', line: null }] });
+      session.onTool({ chatId: id, ...run, status: 'failed', output: 'exit code 1\n1 failed', locations: [] });
+    });
+    expect(posted.slice(1)).toEqual([
+      { type: 'tool', chatId, tool: { ...run, status: 'in_progress', output: '' } },
+      { type: 'tool', chatId, tool: { ...run, status: 'failed', output: 'exit code 1\n1 failed' } },
+      { type: 'done', chatId, text: 'Fixed', explain: EXPLAIN, edits: [{ path: 'util.py', diff: EDIT.diff, isNew: false }],
+        verification: VERIFIED },
+    ]);
+    expect(posted.every((m) => isToWebview(m))).toBe(true);
+  });
+
+  it('drops a malformed verification and keeps none when the turn did not verify', async () => {
+    const malformed = await answer({ edits: [EDIT], verification: { ...VERIFIED, status: 'verified' } });
+    expect(malformed.posted.at(-1)).toEqual({ type: 'done', chatId: malformed.chatId, text: 'Fixed', explain: EXPLAIN,
+      edits: [{ path: 'util.py', diff: EDIT.diff, isNew: false }] });
+    const none = await answer({ verification: null });
+    expect(none.posted.at(-1)).toEqual({ type: 'done', chatId: none.chatId, text: 'Fixed', explain: EXPLAIN });
+    const skipped = { ...VERIFIED, status: 'skipped' as const, summary: 'not verified: no check command', command: '',
+      candidates: 0, passed: 0, chosen: null };
+    const noEdit = await answer({ verification: skipped, extra: 1 });
+    expect(noEdit.posted.at(-1)).toEqual({ type: 'done', chatId: noEdit.chatId, text: 'Fixed', explain: EXPLAIN,
+      verification: skipped });
+  });
+
+  it('keeps the verification of a server command result', () => {
+    expect(resultToAnswer({ text: 't', explain: null, verification: VERIFIED })).toEqual(
+      { text: 't', explain: null, verification: VERIFIED });
+    expect(resultToAnswer({ text: 't', explain: null, verification: { status: 'passed' } })).toEqual(
+      { text: 't', explain: null });
   });
 });
 

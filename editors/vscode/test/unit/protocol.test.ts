@@ -6,10 +6,14 @@ import {
   isFromWebview,
   isSafeRelativePath,
   isToWebview,
+  isVerification,
+  Methods,
   parseLocation,
   SEGMENT_KINDS,
   toCompletionInfo,
   toExplain,
+  toVerification,
+  VERIFICATION_STATUSES,
 } from '../../src/protocol';
 import { renderExplainTable } from '../../src/webview/render';
 import { EXPLAIN } from './fixtures';
@@ -118,5 +122,40 @@ describe('the node\'s own Explain JSON (scripts/golden-explain.py)', () => {
     expect(html).toContain('cited: 2 real, 3 unknown');
     for (const note of explain.notes) expect(html).toContain(`<li>${note}</li>`);
     for (const s of explain.segments) expect(SEGMENT_KINDS).toContain(s.kind);
+  });
+});
+
+describe('verification of a proposed fix', () => {
+  const PASSED = {
+    status: 'passed', summary: 'verified: `pytest -q` passed (2 of 4 candidates); 0 repair round(s); decode 3.0 s, ' +
+      'apply 0.1 s, check 2.2 s', command: 'pytest -q', candidates: 4, passed: 2, chosen: 3,
+  };
+  const SKIPPED = { status: 'skipped', summary: 'not verified: no check command', command: '', candidates: 0,
+    passed: 0, chosen: null };
+
+  it('knows the statuses and the consent request', () => {
+    expect(VERIFICATION_STATUSES).toEqual(['passed', 'failed', 'skipped']);
+    expect(Methods.allowCheck).toBe('contenox/allowCheck');
+  });
+  it('accepts what the node sends, keeping only its fields', () => {
+    expect(toVerification(PASSED)).toEqual(PASSED);
+    expect(toVerification(SKIPPED)).toEqual(SKIPPED);
+    expect(toVerification({ ...PASSED, extra: { big: 'x' } })).toEqual(PASSED);
+  });
+  it('drops a missing or malformed one', () => {
+    for (const bad of [null, undefined, 'passed', [], { ...PASSED, status: 'maybe' }, { ...PASSED, summary: 1 },
+      { ...PASSED, command: null }, { ...PASSED, candidates: -1 }, { ...PASSED, passed: 1.5 },
+      { ...PASSED, passed: 5 }, { ...PASSED, chosen: 0 }, { ...PASSED, chosen: '3' },
+      (({ chosen: _c, ...rest }) => rest)(PASSED)]) {
+      expect(toVerification(bad), JSON.stringify(bad)).toBeNull();
+      expect(isVerification(bad)).toBe(false);
+    }
+  });
+  it('the page drops a done message whose verification is malformed', () => {
+    const done = { type: 'done', chatId: 'c', text: 't', explain: null };
+    expect(isToWebview({ ...done, verification: PASSED })).toBe(true);
+    expect(isToWebview({ ...done, verification: SKIPPED })).toBe(true);
+    expect(isToWebview({ ...done, verification: { ...PASSED, status: 'ok' } })).toBe(false);
+    expect(isToWebview({ ...done, verification: null })).toBe(false);
   });
 });

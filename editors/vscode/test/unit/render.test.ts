@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, renderExplainTable, renderMarkdown } from '../../src/webview/render';
+import type { Verification } from '../../src/protocol';
+import {
+  escapeHtml, renderEdits, renderExplainTable, renderMarkdown, renderToolStep, renderVerification,
+} from '../../src/webview/render';
 import { contentSecurityPolicy, makeNonce, renderPage } from '../../src/webview/html';
 import { EXPLAIN } from './fixtures';
 
@@ -202,5 +205,77 @@ describe('page shell', () => {
     const a = makeNonce();
     expect(a).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(makeNonce()).not.toBe(a);
+  });
+});
+
+describe('the verdict of a verified fix, next to its diffs', () => {
+  const EDIT = { path: 'util.py', diff: '--- a/util.py\n+++ b/util.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n', isNew: false };
+  const PASSED: Verification = {
+    status: 'passed', command: 'python -m pytest -q -x tests/test_util.py', candidates: 4, passed: 2, chosen: 3,
+    summary: 'verified: `python -m pytest -q -x tests/test_util.py` passed (2 of 4 candidates); 0 repair round(s); ' +
+      'decode 3.0 s, apply 0.1 s, check 2.2 s',
+  };
+  const FAILED: Verification = {
+    status: 'failed', command: 'npm test', candidates: 12, passed: 0, chosen: 1,
+    summary: 'not verified: `npm test` failed for all 12 candidates; 2 repair round(s); decode 9.0 s, apply 0.3 s, ' +
+      'check 40.1 s',
+  };
+  const SKIPPED: Verification = {
+    status: 'skipped', command: '', candidates: 0, passed: 0, chosen: null,
+    summary: 'not verified: you declined running `pytest` in this workspace (`contenox verify off` asks again)',
+  };
+  const text = (html: string): string => html.replace(/<[^>]+>/g, '').replace(/&#39;/g, "'").replace(/&quot;/g, '"');
+
+  it('says verified with a check mark: the command and how many candidates passed', () => {
+    const html = renderVerification(PASSED);
+    expect(html).toContain('class="verification verify-passed" data-status="passed"');
+    expect(html).toContain('<span class="verify-mark" aria-hidden="true">\u2713</span>');
+    expect(html).toContain('verified: <code>python -m pytest -q -x tests/test_util.py</code> passed (2 of 4 candidates)');
+    expect(html).toContain(`title="${escapeHtml(PASSED.summary)}"`); // repair rounds and time in the tooltip
+    expect(renderVerification({ ...PASSED, candidates: 1, passed: 1 })).toContain('passed (1 of 1 candidate)');
+  });
+
+  it('says not verified and why, from the summary', () => {
+    const failed = renderVerification(FAILED);
+    expect(failed).toContain('verify-failed');
+    expect(failed).toContain('\u2717');
+    expect(text(failed)).toContain('not verified: npm test failed for all 12 candidates; 2 repair round(s)');
+    expect(failed).toContain('<code>npm test</code>');
+    const skipped = renderVerification(SKIPPED);
+    expect(skipped).toContain('verify-skipped');
+    expect(text(skipped)).toContain("not verified: you declined running pytest in this workspace (contenox verify off asks again)");
+    expect(skipped).not.toContain('verify-passed');
+    // a summary without the prefix gets it; an empty one says what it can
+    expect(text(renderVerification({ ...SKIPPED, summary: 'no check command' }))).toContain('not verified: no check command');
+    expect(text(renderVerification({ ...FAILED, summary: '' }))).toContain('not verified: npm test failed for all 12 candidates');
+  });
+
+  it('escapes the command and the summary', () => {
+    const html = renderVerification({ ...PASSED, command: 'pytest <img src=x onerror=alert(1)>',
+      summary: '"><script>alert(2)</script>' });
+    expect(html).not.toContain('<img');
+    expect(html).not.toContain('<script');
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    const failed = renderVerification({ ...FAILED, summary: 'not verified: <b>x</b>' });
+    expect(failed).not.toContain('<b>');
+  });
+
+  it('stands above the diffs with their Apply / Reject, and alone when there is no edit', () => {
+    const html = renderEdits([EDIT], [], PASSED);
+    expect(html.startsWith('<div class="edits"><div class="verification verify-passed"')).toBe(true);
+    expect(html.indexOf('verification')).toBeLessThan(html.indexOf('class="apply-edit"'));
+    expect(html).toContain('<button class="reject-edit" data-index="0">Reject</button>');
+    expect(renderEdits([EDIT], [])).not.toContain('verification');
+    expect(renderEdits([EDIT], [], null)).not.toContain('verification');
+    expect(renderEdits([], [], SKIPPED)).toContain('verify-skipped');
+    expect(renderEdits([], [], null)).toBe('');
+  });
+
+  it('renders a check run as a collapsed execute step', () => {
+    const html = renderToolStep({ id: 'verify-2', kind: 'execute', status: 'failed',
+      title: 'check candidate 2 (util.py): python -m pytest -q', output: 'exit code 1\n1 failed <in 0.3s>' });
+    expect(html).toContain('<summary class="tool-failed" data-kind="execute">');
+    expect(html).toContain('check candidate 2 (util.py): python -m pytest -q</summary>');
+    expect(html).toContain('<pre class="tool-output">exit code 1\n1 failed &lt;in 0.3s&gt;</pre>');
   });
 });
