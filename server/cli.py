@@ -93,6 +93,9 @@ class _AnswerView:
             said = f"{_STEPS[state]}: {detail}" if detail else _STEPS[state]
             self._status.update(f"{said} · {time.monotonic() - self._started:.1f} s")
 
+    at_line_start = True
+    """Plain output: whether the last thing written ended its line (a tool line starts on a line of its own)."""
+
     def pause(self) -> None:
         """Stop drawing (the spinner, the live answer) while the user is asked something; the next state draws
         the spinner again, the next chunk the answer (below what was printed meanwhile)."""
@@ -111,13 +114,16 @@ class _AnswerView:
         elif self.rich:
             self._console.print(line, highlight=False)
         else:
-            sys.stdout.write(line + "\n")
+            sys.stdout.write(("" if self.at_line_start else "\n") + line + "\n")
             sys.stdout.flush()
+            self.at_line_start = True
 
     def chunk(self, text: str) -> None:
         if not self.rich:
             sys.stdout.write(text)
             sys.stdout.flush()
+            if text:
+                self.at_line_start = text.endswith("\n")
             return
         from rich.live import Live
         from rich.markdown import Markdown
@@ -340,6 +346,9 @@ def _print_verification(result: dict[str, Any]) -> None:
         mark = " <- offered" if c.get("index") == report.get("chosen") else ""
         print(f"  candidate {c.get('index')} (round {c.get('round')}): {c.get('outcome')}"
               f"{' ' + ', '.join(c.get('files') or ()) if c.get('files') else ''}{mark}")
+    if report.get("chosen") not in (None, 1):
+        print(f"(the answer streamed above is candidate 1; the change offered below is candidate "
+              f"{report.get('chosen')}'s)")
     print()
 
 

@@ -53,6 +53,8 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     prefill_tokens: int = 0
     """Prompt tokens computed for the turn's own answer (the one prefill)."""
     decode_s: float = 0.0
+    """Wall time spent decoding: the turn's answer, then each round of candidates (decoded side by side; the
+    first round overlaps the check of the turn's answer)."""
     apply_s: float = 0.0
     check_s: float = 0.0
     wall_s: float = 0.0

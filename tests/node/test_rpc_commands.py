@@ -8,7 +8,7 @@ import socket
 import sys
 from pathlib import Path
 
-from contenox.cli import run_command_asked
+from contenox.cli import check_allowed, run_command_asked
 from contenox.node.contract import CommandResult
 from contenox.rpc import RpcConnection
 from support.lsp_fake_node import FakeNode
@@ -51,3 +51,39 @@ def test_the_cli_runs_a_command_only_when_the_user_says_yes(tmp_path: Path, caps
     assert done == {"ran": True, "exit_code": 2, "output": f"in {tmp_path}\n"}
     stopped = run_command_asked("sleep 30", str(tmp_path), 0.5, answer=lambda _q: "yes")
     assert stopped["ran"] is False and "ran past 0.5 s" in stopped["reason"]
+
+
+async def test_a_check_command_is_allowed_by_the_client_that_asked(tmp_path: Path) -> None:
+    node = FakeNode()
+    node.check = "python -m pytest -q"
+    peer, server = await _connect(node)
+    try:
+        await peer.request("ask", {"cwd": str(tmp_path), "prompt": "Fix it.", "verify": None})
+        assert node.check_answers == []  # piped or --json: no host, nobody asked
+        peer.answers["allow_check"] = {"allowed": True}
+        await peer.request("ask", {"cwd": str(tmp_path), "prompt": "Fix it.", "run_commands": True,
+                                   "env": {"PATH": "/opt/venv/bin"}})
+        [asked] = [r for r in peer.server_requests if r["method"] == "allow_check"]
+        assert asked["params"] == {"command": "python -m pytest -q", "cwd": str(tmp_path)}
+        assert node.check_answers == [True]
+        assert node.requests[-1].env == {"PATH": "/opt/venv/bin"}
+        peer.answers["allow_check"] = {"allowed": "maybe"}  # nothing usable: nobody decided
+        await peer.request("ask", {"cwd": str(tmp_path), "prompt": "Fix it.", "run_commands": True, "verify": True})
+        assert node.check_answers[-1] is None and node.requests[-1].verify is True
+        bad = await peer.request("ask", {"cwd": str(tmp_path), "prompt": "Fix it.", "verify": "yes"})
+        assert bad["error"]["data"] == {"kind": "invalid_request", "details": {"param": "verify"}}
+        bad_env = await peer.request("ask", {"cwd": str(tmp_path), "prompt": "Fix it.", "env": {"A": 1}})
+        assert bad_env["error"]["data"] == {"kind": "invalid_request", "details": {"param": "env"}}
+    finally:
+        await peer.close()
+        await asyncio.wait_for(server, 10)
+
+
+def test_the_cli_allows_a_check_only_when_the_user_says_yes(capsys: object) -> None:
+    assert check_allowed("pytest -q", "/w", answer=lambda _q: "y") is True
+    assert check_allowed("pytest -q", "/w", answer=lambda _q: "") is False
+
+    def closed(_q: str) -> str:
+        raise EOFError
+
+    assert check_allowed("pytest -q", "/w", answer=closed) is False

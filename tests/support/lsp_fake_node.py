@@ -13,6 +13,7 @@ from contenox.errors import Cancelled, ModelNotFound, OverContext
 from contenox.node.contract import (
     CommandHost,
     CommandResult,
+    ConsentAsker,
     EventCallback,
     Exchange,
     ModelChoice,
@@ -39,6 +40,9 @@ class FakeNode:
         """The overlays each turn saw (unsaved editor text laid over the disk)."""
         self.command: str | None = None
         """A command each turn runs through the adapter's command host (when it has one)."""
+        self.check: str | None = None
+        """A check command each turn asks consent for through the adapter's host (a verified fix)."""
+        self.check_answers: list[bool | None] = []
         self.command_hosts: list[CommandHost | None] = []
         self.command_results: list[CommandResult] = []
         self.tools: list[ToolActivity] = []
@@ -92,6 +96,8 @@ class FakeNode:
         for tool in self.tools:  # an agent turn's tool calls, as the node reports them
             await emit(TurnEvent(kind="tool", tool=tool))
         self.command_hosts.append(commands)
+        if self.check is not None and isinstance(commands, ConsentAsker):
+            self.check_answers.append(await commands.allow_check(self.check, request.root))
         if self.command is not None and commands is not None:  # an agent turn's run_command
             self.command_results.append(await commands.run_command("step1-0", self.command, request.root))
         await emit(TurnEvent(kind="state", state="decode"))
