@@ -106,6 +106,10 @@ def main(config: Config, argv: list[str]) -> int:
         from contenox.bench.reliability import main as reliability
 
         return reliability(config, argv[1:])
+    if argv[:1] == ["candidates"]:
+        from contenox.bench.candidates import main as candidates
+
+        return candidates(config, argv[1:])
     if argv[:1] == ["engine-process"]:
         from contenox.bench.engine_process import main as engine_process
 
