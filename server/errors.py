@@ -78,7 +78,8 @@ class ModelSourceUnavailable(ContenoxError):
 
 
 class ChecksumMismatch(ContenoxError):
-    """Downloaded bytes do not match the pinned sha256 (expected and actual are named)."""
+    """Bytes do not match their pinned sha256: a download, or installed weights changed since (expected and actual
+    are named)."""
 
     code = -32004
     kind = "checksum_mismatch"

@@ -18,7 +18,7 @@ import heapq
 import itertools
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.requests import FinalEvent, Forward, GenerateRequest, Priority, RequestHandle
 from contenox.runtime_ov.store import InstalledModel
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
-from contenox.runtime_ov.verify import verify_weights
+from contenox.runtime_ov.verify import BackgroundCheck, check_recorded
 
 __all__ = ["Engine", "check_fits", "vocab_size"]
 
@@ -121,16 +121,30 @@ class Engine:
         self._done = 0
         self._ready = threading.Event()
         self._start_error: BaseException | None = None
+        self.refused: ContenoxError | None = None
+        """Why this engine refuses every request now (its weights failed the background check), else None."""
+        self.crash_reason: str | None = None
+        """The same, in words, for the node's restart log (the name RemoteEngine uses)."""
+        self.weights_check: BackgroundCheck | None = None
+        """The full hash of the weights that runs after the load (None: not started)."""
+        self._on_refused: Callable[[ContenoxError], None] | None = None
         self._thread = threading.Thread(target=self._main, name=f"contenox-engine-{model.name}", daemon=True)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
-    def start(cls, model: InstalledModel, options: EngineOptions | None = None) -> Engine:
-        """Load ``model`` on a new engine thread; returns once the pipeline is ready."""
+    def start(cls, model: InstalledModel, options: EngineOptions | None = None, *,
+              on_refused: Callable[[ContenoxError], None] | None = None) -> Engine:
+        """Load ``model`` on a new engine thread; returns once the pipeline is ready.
+
+        Weights whose recorded check failed are refused here (ChecksumMismatch); the full hash runs in the
+        background once the model is loaded, and when it fails the engine refuses every request from then on
+        (``refused``, ``alive`` false) and calls ``on_refused`` (on the check's thread).
+        """
         options = options or EngineOptions()
         check_weights(model.weights)
-        verify_weights(model)
+        check_recorded(model)
         engine = cls(model, options, load_tokenizer(model.weights))
+        engine._on_refused = on_refused
         engine._thread.start()
         engine._ready.wait()
         if engine._start_error is not None:
@@ -141,10 +155,33 @@ class Engine:
             raise translate_ov_error(error, doing=f"loading model {model.name}") from error
         log.info("engine for %s on %s: %d KV blocks (%d tokens), chunk %d", model.name, engine.device,
                  engine.num_kv_blocks, engine.blocks.capacity_tokens, options.chunk_tokens)
+        engine.weights_check = BackgroundCheck(model, engine._refuse).start()
         return engine
+
+    @property
+    def alive(self) -> bool:
+        """False once closed or refused: the node starts a new engine on its next turn."""
+        return self.refused is None and not self._closing
+
+    def _refuse(self, error: ContenoxError) -> None:
+        """The weights failed their check: fail what is queued, stop what runs (ending with ``error``), and
+        refuse what comes."""
+        with self._cond:
+            self.refused, self.crash_reason = error, error.message
+            queued = [handle for _, _, handle in self._queue]
+            self._queue.clear()
+            running = list(self._running)
+        for handle in queued:
+            handle.fail(error)
+        for handle in running:
+            handle.cancel()  # the engine thread ends it; _finished turns its end into ``error``
+        if self._on_refused is not None:
+            self._on_refused(error)
 
     def close(self) -> None:
         """Cancel queued and running requests and stop the engine thread."""
+        if self.weights_check is not None:
+            self.weights_check.stop()
         with self._cond:
             self._closing = True
             queued = [handle for _, _, handle in self._queue]
@@ -178,6 +215,8 @@ class Engine:
         except RuntimeError:
             loop = None
         with self._cond:
+            if self.refused is not None:
+                raise type(self.refused)(self.refused.message, **self.refused.details)
             if self._closing:
                 raise EngineBusy("the engine is closed")
             if len(self._queue) >= self.options.max_queued:
@@ -316,6 +355,8 @@ class Engine:
             if handle in self._running:
                 self._running.remove(handle)
             self._done += 1
+            if self.refused is not None:  # the weights failed their check: no answer from them stands
+                final, error = None, self.refused
         if final is not None:
             handle.finish(final)
         else:

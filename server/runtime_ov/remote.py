@@ -86,7 +86,9 @@ class RemoteEngine:
         self.kv_bytes_per_token = int(ready["kv_bytes_per_token"])
         self.blocks = BlockModel(self.num_kv_blocks, model.profile.cache_block_size)
         self.crash_reason: str | None = None
-        """Why the process ended while in use (None while it runs, or after a clean close)."""
+        """Why the process ended while in use (None while it runs, or after a clean close), or why it refuses."""
+        self.refused: ContenoxError | None = None
+        """Why the engine process refuses every request now (its weights failed the background check)."""
         self._process = process
         assert process.stdin is not None and process.stdout is not None
         self._out = FrameWriter(process.stdin)
@@ -184,6 +186,8 @@ class RemoteEngine:
         except RuntimeError:
             loop = None
         with self._lock:
+            if self.refused is not None:
+                raise type(self.refused)(self.refused.message, **self.refused.details)
             if self._closing:
                 raise EngineBusy("the engine is closed")
             if not self.alive:
@@ -237,6 +241,12 @@ class RemoteEngine:
         kind = message.get("ev")
         if kind == "beat":
             self._last_beat = time.monotonic()
+            return
+        if kind == "refused":  # the weights failed their check: not alive, so the node's next turn restarts it
+            error = error_from(message.get("error") or {})
+            with self._lock:
+                self.refused, self.crash_reason = error, error.message
+            log.error("engine process %d refuses %s: %s", self.pid, self.model.name, error.message)
             return
         with self._lock:
             handle = self._inflight.get(int(message.get("id", 0)))

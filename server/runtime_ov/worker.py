@@ -5,7 +5,8 @@ step that holds the GIL, or a native crash, never reaches the node) and serves t
 stdout (frames of ``_pipe``). The first frame is ``{"op": "start", "models_dir", "model", "options"}``;
 the answer ``{"ev": "ready", ...}`` or ``{"ev": "failed", "error"}``. Then, from the node:
 ``submit {id, request}``, ``cancel {id}``, ``close``; to the node: ``token {id, event}``, ``final {id, event,
-committed}``, ``fail {id, error}`` and a ``beat`` every second (the node's hang detector). The process
+committed}``, ``fail {id, error}``, ``refused {error}`` once the weights failed their background check (the
+engine refuses every request from then on), and a ``beat`` every second (the node's hang detector). The process
 exits when its stdin closes (the node is gone).
 """
 
@@ -38,7 +39,8 @@ def _start(message: dict[str, Any], out: FrameWriter) -> Any:
     try:
         model = ModelStore(Path(message["models_dir"])).get(message["model"])
         options = msgspec.convert(message["options"], EngineOptions)
-        engine = Engine.start(model, options)
+        engine = Engine.start(model, options,
+                              on_refused=lambda exc: out.send({"ev": "refused", "error": error_to(exc)}))
     except ContenoxError as exc:
         out.send({"ev": "failed", "error": error_to(exc)})
         return None

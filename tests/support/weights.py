@@ -1,0 +1,33 @@
+"""Damaged copies of the real test model's weights (the weights-integrity tests)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import msgspec
+
+from contenox.runtime_ov.store import InstalledModel
+
+__all__ = ["copy_model", "flip_keeping_mtime"]
+
+
+def copy_model(model: InstalledModel, target: Path) -> InstalledModel:
+    """A private copy of the installed model (its record left behind), to damage."""
+    shutil.copytree(model.path, target, symlinks=False, ignore=shutil.ignore_patterns(".verified.json"))
+    return msgspec.structs.replace(model, path=str(target))
+
+
+def flip_keeping_mtime(weights: Path) -> None:
+    """Flip 64 KiB in the middle in place (same inode, same size) and put the modification time back, as bit rot
+    under a timestamp-preserving tool would leave it."""
+    before = weights.stat()
+    with weights.open("r+b") as fh:
+        fh.seek(before.st_size // 2)
+        block = fh.read(65536)
+        fh.seek(before.st_size // 2)
+        fh.write(bytes(b ^ 0xFF for b in block))
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = weights.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
