@@ -194,11 +194,15 @@ class ContenoxAgent:
         if not parts.text and parts.context is None:
             raise RequestError.invalid_params({"prompt": "no text or embedded context to answer"})
         command = parse_command(parts.text)
-        if command is not None:
-            answer = await self._command(record, command)
-            await self.conn.session_update(session_id, update_agent_message_text(answer))
-            return PromptResponse(stop_reason="end_turn")
-        return await self._turn(record, parts, _max_new_tokens(kwargs.get("contenox")))
+        try:
+            if command is not None:
+                answer = await self._command(record, command)
+                await self.conn.session_update(session_id, update_agent_message_text(answer))
+                return PromptResponse(stop_reason="end_turn")
+            return await self._turn(record, parts, _max_new_tokens(kwargs.get("contenox")))
+        except ConnectionError:  # the client went away mid-prompt (its turn was cancelled): nobody to answer
+            log.info("%s: prompt in %s ended: the client is gone", self.client_id, session_id)
+            return PromptResponse(stop_reason="cancelled")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         task = self.running.get(session_id)

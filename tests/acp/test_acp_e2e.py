@@ -124,8 +124,12 @@ async def test_two_windows_and_a_thread_share_one_node(node_home: NodeHome, tmp_
 @pytest.mark.parametrize("how", ["stdin closed, output unread", "client killed"])
 def test_a_client_gone_mid_turn_leaks_no_connection(node_home: NodeHome, tmp_path: Path, how: str) -> None:
     """Regression (issue 16, defect 3): the proxy never exited and the node kept the connection when the client
-    closed stdin (or died) mid-turn: the node blocked flushing answer chunks to a peer that no longer read."""
+    closed stdin (or died) mid-turn: the node blocked flushing answer chunks to a peer that no longer read.
+    Regression (issue 28, defect 5): the node then waited its whole 5 s close timeout, abandoned the close task
+    ("Task was destroyed but it is pending!") and logged the cancelled session/prompt as an unhandled error."""
     repo = make_repo(tmp_path / "repo")
+    node_log = Path(node_home.config.logs_dir) / "node.log"
+    log_start = node_log.stat().st_size if node_log.exists() else 0
     proxy = subprocess.Popen([PYTHON, "-m", "contenox", "acp"], env=node_home.env, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proxy.stdin is not None and proxy.stdout is not None
@@ -150,11 +154,15 @@ def test_a_client_gone_mid_turn_leaks_no_connection(node_home: NodeHome, tmp_pat
             "prompt": [{"type": "text", "text": "Write a long essay about every function here."}]}})
         until(lambda m: m.get("method") == "session/update"
               and m["params"]["update"].get("sessionUpdate") == "agent_message_chunk")
+        gone = time.monotonic()
         if how == "client killed":
             proxy.kill()
         else:
             proxy.stdin.close()
         assert proxy.wait(60) is not None  # the proxy exits (the node dropped the connection)
+        while "disconnected" not in node_log.read_bytes()[log_start:].decode() and time.monotonic() - gone < 30:
+            time.sleep(0.05)
+        released_s = time.monotonic() - gone
     finally:
         if proxy.poll() is None:
             proxy.kill()
@@ -166,3 +174,9 @@ def test_a_client_gone_mid_turn_leaks_no_connection(node_home: NodeHome, tmp_pat
             break
         time.sleep(0.5)
     assert json.loads(node_home.cli("node", "status", "--json").stdout)["clients"] == 1
+    log = node_log.read_bytes()[log_start:].decode()
+    assert any(line.endswith(": disconnected") for line in log.splitlines()), log
+    assert "Task was destroyed but it is pending" not in log
+    assert "Unhandled error while handling request" not in log and " ERROR " not in log, log
+    assert "stopped reading" not in log  # not the 5 s close timeout: the gone peer is aborted at once
+    assert released_s < 4.0  # well within the old 5 s wait, with room for a loaded machine
