@@ -436,8 +436,12 @@ class Node:
         async def emit(event: TurnEvent) -> None:
             await _emit(on_event, event)
 
-        async def generate(ids: list[int], round_: int, count: int, greedy: bool, grammar: str) -> list[Draft]:
-            return await self._draw(engine, state, ids, round_, count, greedy, grammar, max_new)
+        async def generate(ids: list[int], round_: int, count: int, greedy: bool,
+                           grammars: list[str]) -> list[Draft]:
+            return await self._draw(engine, state, ids, round_, count, greedy, grammars, max_new)
+
+        def locate(name: str) -> list[tuple[str, int, int]]:
+            return [(found.path, found.line, found.end_line) for found in workspace.find_symbol(name)]
 
         def propose(text: str) -> ProposedEdits:
             return _proposed_edits(text, workspace, plan.files_in_prompt(), request.prompt)
@@ -451,7 +455,7 @@ class Node:
         job = VerifyJob(config=self.config.verify, request=request, root=state.root,
                         scratch_folder=self.config.state_dir / "workspaces" / state.key / "scratch",
                         consents=ConsentStore(self.config.state_dir / "verify-consent.json"), asker=commands,
-                        emit=emit, propose=propose, read=read, generate=generate,
+                        emit=emit, propose=propose, read=read, locate=locate, generate=generate,
                         step_ids=lambda steps: planner.step_ids(plan, steps), overlays=state.overlay_texts(),
                         paths=paths)
         command = await asyncio.to_thread(job.command)
@@ -477,23 +481,24 @@ class Node:
         return report, msgspec.structs.replace(final, text=text), chosen.edits, steps
 
     async def _draw(self, engine: EngineLike, state: WorkspaceState, ids: list[int], round_: int, count: int,
-                    greedy: bool, grammar: str, max_new: int) -> list[Draft]:
+                    greedy: bool, grammars: list[str], max_new: int) -> list[Draft]:
         """``count`` answers to ``ids`` as one group (decoded side by side, the prompt prefilled once): a greedy
-        one first when asked, the rest sampled (under ``grammar`` when given)."""
+        one first when asked, the rest sampled (under ``grammars`` in turn when given)."""
         cfg = self.config.verify
         handles = []
         for i in range(count):
             plain = greedy and i == 0
+            grammar = "" if plain or not grammars else grammars[(i - int(greedy)) % len(grammars)]
             try:
-                handles.append((plain, backend.submit_candidate(
+                handles.append((plain, bool(grammar), backend.submit_candidate(
                     engine, state.session_id, list(ids), max_new,
                     sampling=None if plain else (cfg.temperature, cfg.top_p, 1000 * round_ + i + 1),
-                    grammar="" if plain else grammar, group=f"verify-{state.session_id}-{round_}")))
+                    grammar=grammar, group=f"verify-{state.session_id}-{round_}")))
             except ContenoxError as exc:
                 log.warning("verification candidate not drawn: %s", exc.message)
         drafts: list[Draft] = []
         try:
-            for plain, handle in handles:
+            for plain, constrained, handle in handles:
                 try:
                     done = await handle.result()
                 except EngineCrashed:
@@ -502,12 +507,11 @@ class Node:
                     log.warning("verification candidate failed in the engine: %s", exc.message)
                     continue
                 metrics = done.metrics
-                drafts.append(Draft(text=done.text, round=round_, sampled=not plain,
-                                    constrained=bool(grammar) and not plain,
+                drafts.append(Draft(text=done.text, round=round_, sampled=not plain, constrained=constrained,
                                     decode_s=max(0.0, metrics.total_ms - metrics.ttft_ms) / 1000.0,
                                     tokens=len(done.token_ids), recomputed_tokens=metrics.measured_recomputed_tokens))
         except asyncio.CancelledError:
-            for _, handle in handles:
+            for _, _, handle in handles:
                 handle.cancel()
             raise
         return drafts

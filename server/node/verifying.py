@@ -37,6 +37,8 @@ from contenox.verify import (
     changed_lines,
     edit_block_grammar,
     failing_tests,
+    frames,
+    is_test_path,
     python_env,
     resolve_check_command,
     run_check,
@@ -76,8 +78,12 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     recomputed_tokens: int = 0
 
 
-Generate = Callable[[list[int], int, int, bool, str], Awaitable[list[Draft]]]
-"""(prompt ids, round, how many, include a greedy one, grammar) -> the drafts (the node's engine)."""
+Generate = Callable[[list[int], int, int, bool, list[str]], Awaitable[list[Draft]]]
+"""(prompt ids, round, how many, include a greedy one, grammars the sampled ones take in turn) -> the drafts."""
+Locate = Callable[[str], list[tuple[str, int, int]]]
+"""A symbol's definitions: (path, first line, last line)."""
+_TARGETS = 3
+"""Places a round's sampled candidates are spread over."""
 Emit = Callable[[TurnEvent], Awaitable[None]]
 
 
@@ -93,7 +99,7 @@ class VerifyJob:
 
     def __init__(self, *, config: VerifyConfig, request: TurnRequest, root: Path, scratch_folder: Path,
                  consents: ConsentStore, asker: object | None, emit: Emit, propose: Callable[[str], ProposedEdits],
-                 read: Callable[[str], str | None], generate: Generate, step_ids: Callable[[list[ToolStep]], list[int]],
+                 read: Callable[[str], str | None], locate: Locate, generate: Generate, step_ids: Callable[[list[ToolStep]], list[int]],
                  overlays: dict[str, str], paths: Sequence[str]) -> None:
         self.config = config
         self.request = request
@@ -104,6 +110,7 @@ class VerifyJob:
         self.emit = emit
         self.propose = propose
         self.read = read
+        self.locate = locate
         self.generate = generate
         self.step_ids = step_ids
         self.overlays = overlays
@@ -140,10 +147,11 @@ class VerifyJob:
                 "editor asks")
 
     # -- the rounds ------------------------------------------------------------------------------
-    async def _generate(self, ids: list[int], round_: int, count: int, greedy: bool, grammar: str) -> list[Draft]:
+    async def _generate(self, ids: list[int], round_: int, count: int, greedy: bool,
+                        grammars: list[str]) -> list[Draft]:
         began = time.monotonic()
         try:
-            return await self.generate(ids, round_, count, greedy, grammar)
+            return await self.generate(ids, round_, count, greedy, grammars)
         finally:
             self._decode_s += time.monotonic() - began
 
@@ -155,9 +163,8 @@ class VerifyJob:
             tried: list[_Tried] = []
             steps: list[ToolStep] = []
             step_at: dict[int, list[ToolStep]] = {0: []}
-            grammar = self._grammar(greedy_edits)
             pending = asyncio.ensure_future(self._generate(prompt_ids, 0, self.config.candidates - 1, False,
-                                                           grammar))
+                                                           self._grammars(greedy_edits)))
             try:
                 tried.append(await self._try(greedy, greedy_edits, command, len(tried) + 1))
                 drafts = await pending
@@ -181,7 +188,7 @@ class VerifyJob:
                                                               result=_repair_message(command, best.result))]
                 step_at[rounds] = steps
                 drafts = await self._generate(self.step_ids(steps), rounds, self.config.candidates, True,
-                                              self._grammar(best.edits))
+                                              self._grammars(best.edits))
                 for draft in drafts:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
             chosen = _ranked(tried)[0]
@@ -195,18 +202,29 @@ class VerifyJob:
             check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2))
         return report, chosen, step_at[chosen.draft.round]
 
-    def _grammar(self, edits: ProposedEdits) -> str:
-        """The edit-block grammar of the file the change is about: the one the answer edited, else the first
-        non-test file the turn's prompt held."""
+    def _grammars(self, edits: ProposedEdits) -> list[str]:
+        """One edit-block grammar per place the fix may belong, most likely first (sampled candidates take them
+        in turn): the files the answer edited, the innermost source frames of the failing run (their function's
+        lines alone, as Agentless localizes to a function), then the files the prompt held, tests last."""
         if not self.config.grammar:
-            return ""
-        targets = [e.path for e in edits.edits if e.old_text is not None]
-        targets += [p for p in self.paths if "test" not in p.rsplit("/", 1)[-1]]
-        for path in targets:
-            text = self.read(path)
-            if text:
-                return edit_block_grammar(path, text)
-        return ""
+            return []
+        targets: dict[str, str] = {}
+        for edit in edits.edits:
+            if edit.old_text:
+                targets.setdefault(edit.path, edit.old_text)
+        for frame in frames(self.request.terminal, self.root):
+            text = self.read(frame.path)
+            if not text or frame.path in targets:
+                continue
+            spans = [(a, b) for path, a, b in self.locate(frame.function) if path == frame.path and a <= frame.line <= b]
+            lines = text.splitlines()
+            targets[frame.path] = ("\n".join(lines[spans[0][0] - 1:spans[0][1]]) if spans else text)
+        for path in self.paths:  # never a test: a fix that makes the check pass by changing it is no fix
+            if len(targets) >= _TARGETS:
+                break
+            if path not in targets and not is_test_path(path) and (text := self.read(path)):
+                targets[path] = text
+        return [edit_block_grammar(path, text) for path, text in list(targets.items())[:_TARGETS]]
 
     async def _try(self, draft: Draft, edits: ProposedEdits | None, command: CheckCommand,
                    index: int) -> _Tried:
@@ -258,12 +276,12 @@ class VerifyJob:
 
 
 def _ranked(tried: list[_Tried]) -> list[_Tried]:
-    """Passing candidates first (fewest changed lines), then those whose check ran (fewest failing tests), then
-    the rest; earlier candidates win ties (the greedy answer first)."""
+    """Passing candidates first (those leaving tests alone, then fewest changed lines), then those whose check ran
+    (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first)."""
     def key(t: _Tried) -> tuple[int, int, int]:
         r = t.result
-        if r.outcome == "passed":
-            return (0, r.changed_lines, r.index)
+        if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone
+            return (0, 1 if any(is_test_path(f) for f in r.files) else 0, r.changed_lines * 10_000 + r.index)
         if r.outcome in ("failed", "timeout", "not_found", "error"):
             return (1, r.failing if r.failing is not None else 10**6, r.index)
         if r.outcome == "does_not_apply":
@@ -284,6 +302,9 @@ def describe(report: Verification) -> list[str]:
     lines = [report.summary()]
     if report.status == "skipped":
         return lines
+    offered = next((c for c in report.candidates if c.index == report.chosen), None)
+    if offered is not None and any(is_test_path(f) for f in offered.files):
+        lines.append("the offered change edits a test file: check it does not pass by changing the test")
     lines.append(f"check command: `{report.command}` (from {report.command_source}"
                  f"{': ' + report.command_detail if report.command_detail else ''})")
     for c in report.candidates:

@@ -9,6 +9,7 @@ decides; nothing here touches the engine or the user's files.
 from contenox.verify.command import CheckCommand, command_from_terminal, resolve_check_command
 from contenox.verify.consent import Consent, ConsentStore
 from contenox.verify.grammar import edit_block_grammar
+from contenox.verify.localize import Frame, frames, is_test_path
 from contenox.verify.report import CandidateResult, Verification, changed_lines, failing_tests
 from contenox.verify.runner import CheckRun, run_check
 from contenox.verify.scratch import EditLike, ScratchTree, python_env
@@ -20,12 +21,15 @@ __all__ = [
     "Consent",
     "ConsentStore",
     "EditLike",
+    "Frame",
     "ScratchTree",
     "Verification",
     "changed_lines",
     "command_from_terminal",
     "edit_block_grammar",
     "failing_tests",
+    "frames",
+    "is_test_path",
     "python_env",
     "resolve_check_command",
     "run_check",
