@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support.gitrepo import write
-
 from contenox.verify import command_from_terminal, resolve_check_command
+from support.gitrepo import write
 
 RUN = """$ python -m pytest -q tests/test_signer.py
 ..F

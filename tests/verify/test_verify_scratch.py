@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support.gitrepo import git, make_repo, write
 
 from contenox.errors import VerifyError
 from contenox.verify import EditLike, ScratchTree, python_env, run_check
+from support.gitrepo import git, make_repo, write
 
 PKG = {
     "src/calc/__init__.py": "",
