@@ -389,6 +389,12 @@ class ContenoxAgent:
         for path in _cited_files(record.cwd, outcome):
             await self.conn.session_update(session_id, update_agent_message(resource_link_block(
                 name=path, uri=Path(explain.workspace or record.cwd, path).as_uri(), title=f"{path} (cited)")))
+        if outcome.verification is not None:  # the verdict before the edit it is about
+            report = outcome.verification
+            note = report.summary()
+            if report.chosen not in (None, 1):
+                note += f"; the change offered is candidate {report.chosen}'s, not the one written above"
+            await self.conn.session_update(session_id, update_agent_message_text(f"\n\n_{note}_"))
         if outcome.edits.problems:
             await self.conn.session_update(session_id, update_agent_message_text(
                 "\n\n" + "\n".join(f"- Edit not applied: {p}" for p in outcome.edits.problems)))

@@ -23,6 +23,7 @@ from contenox.acp import serve_connection
 from contenox.acp.sessions import title_of
 from contenox.jsonrpc import MAX_MESSAGE_BYTES as MAX_LINE_BYTES
 from contenox.planner.edits import ProposedEdit, ProposedEdits, unified_diff
+from contenox.verify import CandidateResult, Verification
 from support.acp_recorder import Recorder
 from support.lsp_fake_node import FakeNode
 
@@ -398,5 +399,31 @@ async def test_a_mentioned_file_is_read_through_the_client_so_unsaved_edits_coun
         assert s.recorder.reads == [util, other]
         assert node.overlays_at_turns[-1] == {util: "def helper(x):\n    return x + 100  # unsaved\n"}  # only a change
         assert node.overlays == {util: None}  # laid over for that turn only
+    finally:
+        await s.close()
+
+
+@pytest.mark.parametrize(("permit", "answer"), [("allow", True), ("deny", False), ("cancelled", None)])
+async def test_a_check_command_is_asked_with_request_permission_and_the_verdict_is_said(
+        tmp_path: Path, workspace: Path, permit: str, answer: bool | None) -> None:
+    node = FakeNode(state_dir=tmp_path / "home" / "state")
+    node.check = "python -m pytest -q"
+    node.verification = Verification(status="passed", command="python -m pytest -q", command_source="terminal",
+                                     candidates=(CandidateResult(index=1, round=0, sampled=False, constrained=False,
+                                                                 outcome="failed"),
+                                                 CandidateResult(index=2, round=0, sampled=True, constrained=True,
+                                                                 outcome="passed")),
+                                     chosen=2)
+    s = await _connect(node, permit=permit)
+    try:
+        new = await s.conn.new_session(cwd=str(workspace))
+        await s.conn.prompt(session_id=new.session_id, prompt=[text_block("Fix helper")])
+        assert node.check_answers == [answer]
+        [(asked, options)] = s.recorder.permission_requests
+        assert asked.kind == "execute" and "python -m pytest -q" in asked.title
+        assert [(o.option_id, o.kind) for o in options] == [("allow", "allow_always"), ("deny", "reject_always")]
+        text = s.recorder.text(new.session_id)
+        assert "verified: `python -m pytest -q` passed (1 of 2 candidates)" in text
+        assert "the change offered is candidate 2's" in text
     finally:
         await s.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,9 @@ from contenox.node.contract import (
     TurnRequest,
 )
 from contenox.planner import Citations, Explain, ExplainSegment, ExplainTotals
-from contenox.planner.edits import ProposedEdits
-from contenox.workspace import RelatedHit, SymbolInfo, SymbolLocation
+from contenox.planner.edits import ProposedEdits, propagate_renames, propose_edits
+from contenox.verify import Verification
+from contenox.workspace import RelatedHit, SymbolInfo, SymbolLocation, rename_identifier
 
 
 class FakeNode:
@@ -43,6 +45,8 @@ class FakeNode:
         self.check: str | None = None
         """A check command each turn asks consent for through the adapter's host (a verified fix)."""
         self.check_answers: list[bool | None] = []
+        self.verification: Verification | None = None
+        """What every change turn's verification reports (None: not a change turn)."""
         self.command_hosts: list[CommandHost | None] = []
         self.command_results: list[CommandResult] = []
         self.tools: list[ToolActivity] = []
@@ -58,6 +62,8 @@ class FakeNode:
         """Files every answer cites (as the node's citation check would report them real)."""
         self.edits = ProposedEdits()
         """The edits every answer proposes (as the node would resolve its edit blocks)."""
+        self.resolved: list[tuple[str, str, str]] = []
+        """The code blocks resolve_edit was asked about: (root, block as an answer, question)."""
         self.hold = False
         self.started = asyncio.Event()
         self.cancelled = 0
@@ -86,6 +92,8 @@ class FakeNode:
                 await on_event(event)
 
         await emit(TurnEvent(kind="state", state="prefill"))
+        await emit(TurnEvent(kind="progress", state="prefill", text="60 of 100 new prompt tokens computed",
+                             done=60, total=100))
         self.started.set()
         if self.hold:
             try:
@@ -113,7 +121,7 @@ class FakeNode:
         thread = self.exchanges.setdefault((request.root, request.thread), [])
         thread.append(Exchange(turn=turn, user=request.prompt, answer=text))
         return TurnOutcome(text=text, finish_reason="stop", explain=explain, output_tokens=len(self.chunks),
-                           edits=self.edits)
+                           edits=self.edits, verification=self.verification)
 
     async def explain(self, root: str) -> Explain | None:
         return self.explains.get(root)
@@ -155,6 +163,30 @@ class FakeNode:
         return SymbolInfo(name=name, definitions=(SymbolLocation(name=name, kind="function", path="util.py", line=1,
                                                                  end_line=2, text="def helper():"),),
                           referenced_by=("main.py",), rank=0.25, rank_position=2, files_ranked=3)
+
+    async def resolve_edit(self, root: str, text: str, question: str = "") -> ProposedEdits:
+        """The node's real resolver over the files under ``root`` (definitions located with ``ast``)."""
+        self.resolved.append((root, text, question))
+        base = Path(root)
+        files = sorted(p.relative_to(base).as_posix() for p in base.rglob("*.py"))
+
+        def read(path: str) -> str | None:
+            target = base / path
+            return target.read_text() if target.is_file() else None
+
+        def locate(name: str) -> list[tuple[str, int, int]]:
+            found = []
+            for path in files:
+                for node in ast.walk(ast.parse(read(path) or "")):
+                    if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name:
+                        found.append((path, node.lineno, node.end_lineno or node.lineno))
+            return found
+
+        def users(name: str) -> list[str]:
+            return [path for path in files if name in (read(path) or "")]
+
+        proposed = propose_edits(text, read, files, locate, (), question)
+        return propagate_renames(proposed, locate, users, read, rename_identifier) if proposed.edits else proposed
 
     async def workspace_overlay(self, root: str, path: str, text: str | None, owner: str = "editor") -> None:
         self.overlays[path] = text
