@@ -14,6 +14,7 @@ from pygls.workspace import TextDocument
 from contenox.errors import ContenoxError, InvalidRequest, PathOutsideWorkspace
 from contenox.node.contract import CompletionRequest, TurnRequest
 
+from .blocks import RESOLVE_BLOCK, resolve_block
 from .documents import document, file_path, opened, param_str, parse_range, root_for, selection
 from .render import hover_markdown
 from .server import ContenoxLanguageServer, to_jsonrpc
@@ -182,6 +183,12 @@ def register(ls: ContenoxLanguageServer) -> None:
         uri = param_str(params, "uri", required=False) if params is not None else None
         explain = await node.explain(root_for(ls, uri))
         return None if explain is None else explain.to_json()
+
+    @ls.feature(RESOLVE_BLOCK)
+    @translated
+    async def resolve_code_block(params: Any) -> dict[str, Any]:
+        """A chat code block's Apply: the per-file changes the node's edit machinery makes of it."""
+        return await resolve_block(ls, params)
 
     @ls.feature("contenox/history")
     @translated

@@ -18,13 +18,16 @@ from contenox.planner import Explain
 from .render import cache_status
 from .server import ContenoxLanguageServer, to_jsonrpc
 
-__all__ = ["CACHE_STATUS", "CHAT_CHUNK", "CHAT_TOOL", "run_turn"]
+__all__ = ["CACHE_STATUS", "CHAT_CHUNK", "CHAT_PROGRESS", "CHAT_TOOL", "run_turn"]
 
 log = logging.getLogger(__name__)
 CACHE_STATUS = "$/contenox/cacheStatus"
 CHAT_CHUNK = "$/contenox/chatChunk"
 CHAT_TOOL = "$/contenox/chatTool"
 """A tool call of an agent turn, started or ended (the panel shows each step, collapsed)."""
+CHAT_PROGRESS = "$/contenox/chatProgress"
+"""Where a chat's turn is before its first token (``{chatId, state, text, done, total}``): the panel shows the
+prefill's progress in the pending answer, as the work-done progress does in the status bar."""
 ALLOW_CHECK = "contenox/allowCheck"
 """Server -> client request: may a verified fix's check command run in this workspace (``{allowed}``; the node
 remembers the answer per workspace and command)? Clients that declare ``contenoxRunCommand``."""
@@ -148,10 +151,16 @@ async def run_turn(ls: ContenoxLanguageServer, request: TurnRequest, *, title: s
                 notify(CHAT_TOOL, {"chatId": chat_id, "id": tool.id, "kind": tool.kind, "title": tool.title,
                                    "status": tool.status, "output": tool.output,
                                    "locations": [{"path": path, "line": line} for path, line in tool.locations]})
-        elif event.kind == "progress":  # after each prefill step: the work-done progress only
+        elif event.kind == "progress":  # after each prefill step: the work-done progress and the panel
             progress.report(event.text, round(100 * event.done / event.total) if event.total else None)
+            if chat_id is not None:
+                notify(CHAT_PROGRESS, {"chatId": chat_id, "state": "prefill", "text": event.text,
+                                       "done": event.done, "total": event.total})
         elif event.state is not None:
             progress.report(event.state)
+            if chat_id is not None:
+                notify(CHAT_PROGRESS, {"chatId": chat_id, "state": event.state, "text": event.text,
+                                       "done": event.done, "total": event.total})
             notify(CACHE_STATUS, cache_status(request.root, None, event.state))
 
     msg_id = ls.protocol.msg_id

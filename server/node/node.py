@@ -706,6 +706,12 @@ class Node:
         workspace, _ = await self._index(self.workspace(root), None)
         return await asyncio.to_thread(workspace.symbol_info, name)
 
+    async def resolve_edit(self, root: str, text: str, question: str = "") -> ProposedEdits:
+        """One code block of an answer (with the line before it, which may name its file) resolved as a turn's
+        answer is: its edit blocks, the definitions it replaces, renames carried to every use; nothing written."""
+        workspace, _ = await self._index(self.workspace(root), None)
+        return await asyncio.to_thread(_proposed_edits, text, workspace, (), question)
+
     async def status(self) -> dict[str, Any]:
         known = {str(s.root): s.summary() for s in self._workspaces.values()}
         for record in self.store.load_all():

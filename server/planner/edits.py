@@ -40,8 +40,9 @@ from collections.abc import Callable, Iterable
 
 import msgspec
 
-__all__ = ["EditBlock", "Located", "ProposedEdit", "ProposedEdits", "Rename", "parse_edit_blocks",
-           "propagate_renames", "propose_edits", "renamed_definitions", "unified_diff"]
+__all__ = ["EditBlock", "Located", "ProposedEdit", "ProposedEdits", "Rename", "defined_names", "named_path",
+           "parse_edit_blocks", "propagate_renames", "propose_edits", "renamed_definitions", "unified_diff",
+           "whole_file_edit"]
 
 _SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b.*$")
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
@@ -496,6 +497,39 @@ def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterabl
         else:
             problems.append(f"{path}: the edit blocks change nothing")
     return ProposedEdits(edits=tuple(edits), problems=tuple(problems))
+
+
+def named_path(line: str) -> str | None:
+    """The file a line before a code block names ("In `pkg/mod.py`:", "**mod.py**"), as the resolver reads it."""
+    return _path_in(line)
+
+
+def defined_names(code: str) -> list[str]:
+    """The names of the definitions at a code block's outermost level, in order (once each)."""
+    return list(dict.fromkeys(name for name, _ in _segments(code.splitlines())))
+
+
+def whole_file_edit(path: str, old: str | None, code: str) -> ProposedEdit | None:
+    """``code`` as the whole new text of ``path`` (``old`` None: a new file), when it is one: no ``...``
+    placeholder, and for an existing file every definition at its outermost level still there and at least 60% of
+    its lines with its first line or half its lines kept (a whole rewrite of a file, not a snippet of it, nor a
+    block that would drop a definition it does not show). None when it is not, or changes nothing."""
+    new = code if code.endswith("\n") or not code else code + "\n"
+    lines = [line for line in new.splitlines() if line.strip()]
+    if not lines or not _complete(lines):
+        return None
+    if old is not None:
+        before = [line for line in old.splitlines() if line.strip()]
+        if before:
+            if len(lines) < 0.6 * len(before) or not set(defined_names(old)) <= set(defined_names(new)):
+                return None
+            same_start = before[0].strip() == lines[0].strip()
+            kept = difflib.SequenceMatcher(a=[x.strip() for x in before], b=[x.strip() for x in lines],
+                                           autojunk=False).ratio()
+            if not same_start and kept < 0.5:
+                return None
+    diff = unified_diff(path, old, new)
+    return ProposedEdit(path=path, old_text=old, new_text=new, diff=diff, blocks=1) if diff else None
 
 
 Rename = Callable[[str, str, str, str, bool], tuple[str, int]]

@@ -287,3 +287,19 @@ async def test_range_and_outline_pins(home: Path, repo: Path) -> None:
         assert await node.unpin(str(repo), "pkg/calc.py:5-6") == ()
     finally:
         await node.close()
+
+
+async def test_resolve_edit_resolves_one_code_block_with_renames_and_buffers(home: Path, repo: Path) -> None:
+    """A chat code block's Apply: the node's answer machinery on the block alone; nothing is written."""
+    node = Node(load_config(home))
+    block = "pkg/calc.py\n```python\ndef sum_of(a, b):\n    return a + b\n```\n"
+    proposed = await node.resolve_edit(str(repo), block, "rename add to sum_of")
+    by_path = {edit.path: edit for edit in proposed.edits}
+    assert set(by_path) == {"pkg/calc.py", "main.py"}  # the rename carried to its use
+    assert by_path["main.py"].new_text == "from pkg.calc import sum_of\n\nprint(sum_of(1, 2))\n"
+    assert (repo / "main.py").read_text() == "from pkg.calc import add\n\nprint(add(1, 2))\n"
+    # resolved against the editor's buffer, not the disk
+    await node.workspace_overlay(str(repo), str(repo / "pkg" / "calc.py"), "def add(a, b):\n    return b + a\n")
+    edited = await node.resolve_edit(str(repo), "```python\ndef add(a, b):\n    return int(a) + int(b)\n```\n")
+    assert [(e.path, e.old_text) for e in edited.edits] == [("pkg/calc.py", "def add(a, b):\n    return b + a\n")]
+    await node.close()
