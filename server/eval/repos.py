@@ -167,7 +167,8 @@ def _build(spec: RepoSpec, cache_dir: Path, dest: Path) -> None:
         _clear_tree(dest)
         _unpack(archive, dest)
         when = _EPOCH + i * 86400
-        git(dest, "add", "-A", when=when)
+        # --force: every file the archive ships, also those its own .gitignore names (a generated version.py)
+        git(dest, "add", "-A", "--force", when=when)
         message = f"{spec.package} {ver.version}\n\nFrom the {spec.source} archive, sha256 {ver.sha256}.\n"
         git(dest, "commit", "-q", "--allow-empty", "-F", "-", when=when, stdin=message.encode())
         git(dest, "tag", f"v{ver.version}", when=when)
