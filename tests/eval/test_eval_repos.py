@@ -29,6 +29,12 @@ EXPECTED_COMMITS = {
         "v7.6.2": "e39ed6f3abe5c75d4d5aea04c285aef335897685",
         "v7.6.3": "357f7c21a5c0f300d12d6cf0bf6caedacd29d247",
     },
+    # The held-out repository (issue 26); its sdists ship src/isodate/version.py, which their .gitignore names.
+    "isodate": {
+        "v0.6.1": "d4dd4f5ae517ac5f239926a24f986db54404d8da",
+        "v0.7.0": "9adc98ceb0c5f8ae890c09da97e9c9a98a171b6c",
+        "v0.7.2": "b802681fa2b568f8bf55179636ff18b4112c1d24",
+    },
 }
 
 
@@ -37,7 +43,7 @@ def _commits(repo: Path) -> dict[str, str]:
     return {tag: git(repo, "rev-parse", f"{tag}^{{commit}}").strip() for tag in tags}
 
 
-def test_the_set_uses_three_repositories_one_of_them_javascript(task_set: TaskSet) -> None:
+def test_the_set_uses_four_repositories_one_of_them_javascript(task_set: TaskSet) -> None:
     assert {spec.name for spec in task_set.repos} == set(EXPECTED_COMMITS)
     assert {spec.source for spec in task_set.repos} == {"pypi", "npm"}
     assert all(len(spec.versions) >= 3 for spec in task_set.repos)
@@ -50,6 +56,15 @@ def test_materialized_repositories_have_the_pinned_commit_ids(eval_repos: dict[s
         log = git(repo, "log", "--format=%H", "main").split()
         assert log == list(reversed(expected.values())), "one commit per version, oldest first"
         assert git(repo, "status", "--porcelain") == ""
+
+
+def test_files_an_archive_ships_are_committed_even_when_its_gitignore_names_them(
+        eval_repos: dict[str, Path]) -> None:
+    """Regression: isodate's sdists ship the generated src/isodate/version.py, which their own .gitignore
+    lists; left out, a checkout could not `import isodate`."""
+    repo = eval_repos["isodate"]
+    assert "src/isodate/version.py" in git(repo, "show", "v0.7.2:.gitignore")
+    assert git(repo, "ls-tree", "--name-only", "v0.7.2", "src/isodate/version.py").strip() == "src/isodate/version.py"
 
 
 def test_a_rebuild_gives_the_same_commits(task_set: TaskSet, eval_cache: Path, tmp_path: Path,
