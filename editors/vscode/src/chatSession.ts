@@ -2,21 +2,26 @@
 // chat-like server commands, forwards `$/contenox/chatChunk` to the page, cancels on Stop.
 
 import * as vscode from 'vscode';
+import { applyCodeBlock, type CodeBlock } from './applyBlock';
 import { applyProposedEdit } from './applyEdit';
 import { applyWithPreview, copyToClipboard, insertAtCursor } from './codeActions';
 import { openInWorkspace } from './openLocation';
 import {
   isFromWebview,
+  progressText,
   toEdits,
   toExplain,
+  toResolvedBlock,
   toVerification,
   type ChatChunk,
+  type ChatProgress,
   type ChatParams,
   type ChatTool,
   type ChatResult,
   type Exchange,
   type Explain,
   type ProposedEdit,
+  type ResolveBlockParams,
   type ThreadSummary,
   type ToWebview,
 } from './protocol';
@@ -30,6 +35,9 @@ export interface ChatBackend {
   history?(thread: string): Promise<Exchange[]>;
   /** The workspace's threads, most recently used first (optional: no thread picker without it). */
   threads?(): Promise<ThreadSummary[]>;
+  /** `contenox/resolveBlock`: what the node's edit machinery makes of a code block (optional: without it a
+   * block's Apply replaces the editor's selection). */
+  resolveBlock?(params: ResolveBlockParams): Promise<unknown>;
 }
 
 interface Running { source: vscode.CancellationTokenSource; streamed: string }
@@ -38,8 +46,9 @@ interface Running { source: vscode.CancellationTokenSource; streamed: string }
 export interface CodeActions {
   copy(text: string): Promise<void>;
   insert(text: string): Promise<string | null>;
-  /** Replace the last editor's selection (or file) after a diff preview; why not, or null. */
-  apply(text: string): Promise<string | null>;
+  /** Apply a code block where the node resolves it (or the last editor's selection), after a diff preview; why
+   * not, or null. */
+  apply(block: CodeBlock): Promise<string | null>;
 }
 
 let counter = 0;
@@ -117,7 +126,16 @@ export class ChatSession implements vscode.Disposable {
     /** Applies a proposed edit; the reason it was not applied, or null. */
     private readonly apply: (edit: ProposedEdit) => Promise<string | null> = applyProposedEdit,
     /** A code block's Copy, Insert and Apply (the reason Insert or Apply did not happen, or null). */
-    private readonly code: CodeActions = { copy: copyToClipboard, insert: insertAtCursor, apply: applyWithPreview },
+    private readonly code: CodeActions = {
+      copy: copyToClipboard,
+      insert: insertAtCursor,
+      apply: (block) => {
+        const resolveBlock = backend.resolveBlock?.bind(backend);
+        return resolveBlock
+          ? applyCodeBlock(block, async (params) => toResolvedBlock(await resolveBlock(params)))
+          : applyWithPreview(block.text);
+      },
+    },
   ) {}
 
   /** Messages from the webview. Unknown shapes are ignored. */
@@ -158,7 +176,12 @@ export class ChatSession implements vscode.Disposable {
         const insert = raw.type === 'insertCode';
         let problem: string | null;
         try {
-          problem = await (insert ? this.code.insert(raw.text) : this.code.apply(raw.text));
+          problem = await (raw.type !== 'applyCode' ? this.code.insert(raw.text) : this.code.apply({
+            text: raw.text,
+            ...(raw.heading ? { heading: raw.heading } : {}),
+            ...(raw.question ? { question: raw.question } : {}),
+            ...(raw.lang ? { lang: raw.lang } : {}),
+          }));
         } catch (err) {
           problem = errorMessage(err);
         }
@@ -234,6 +257,14 @@ export class ChatSession implements vscode.Disposable {
     if (!run || run.source.token.isCancellationRequested) return;
     run.streamed += chunk.text;
     this.send({ type: 'chunk', chatId: chunk.chatId, text: chunk.text });
+  }
+
+  /** `$/contenox/chatProgress`: the prefill's progress of a chat this panel started, until its answer streams. */
+  onProgress(progress: ChatProgress): void {
+    const run = this.running.get(progress.chatId);
+    if (!run || run.source.token.isCancellationRequested || run.streamed !== '') return;
+    const text = progressText(progress);
+    if (text) this.send({ type: 'progress', chatId: progress.chatId, text });
   }
 
   /** `$/contenox/chatTool`: a tool call of a chat this panel started, started or ended. */
@@ -322,6 +353,7 @@ export class ChatSession implements vscode.Disposable {
           ...(edits.length > 0 ? { edits: edits.map((e) => ({ path: e.path, diff: e.diff, isNew: e.oldText === null })) } : {}),
           ...(problems.length > 0 ? { problems } : {}),
           ...(result?.finishReason === 'length' ? { truncated: true } : {}),
+          ...(result?.finishReason === 'repetition' ? { repeated: true } : {}),
           ...(verification ? { verification } : {}),
         });
       }

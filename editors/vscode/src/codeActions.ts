@@ -65,6 +65,19 @@ export function registerApplyPreview(): vscode.Disposable {
   });
 }
 
+/** Serve `text` read-only as the preview document `name` (the right side of a diff) until disposed. */
+export function previewDocument(name: string, text: string): { uri: vscode.Uri; dispose(): void } {
+  const key = String(++previewCount);
+  previews.set(key, text);
+  return { uri: vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: `/${name}`, query: key }), dispose: () => previews.delete(key) };
+}
+
+/** The active or last active editor has a non-empty selection (what a block that resolves nowhere replaces). */
+export function lastEditorSelection(): { uri: vscode.Uri; empty: boolean } | undefined {
+  const editor = targetEditor();
+  return editor ? { uri: editor.document.uri, empty: editor.selection.isEmpty } : undefined;
+}
+
 /**
  * Apply a code block to the last active editor: its selection, or the whole file when nothing is selected.
  * The change is shown as a diff first and made only when the user confirms, through a WorkspaceEdit (undoable);

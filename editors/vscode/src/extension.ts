@@ -35,6 +35,7 @@ import {
   ServerCommands,
   type CacheStatus,
   type ChatChunk,
+  type ChatProgress,
   type ChatTool,
   type ChatResult,
   type CompletionInfoParams,
@@ -119,6 +120,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     threads: async () => {
       if (!client) return [];
       return client.sendRequest<ThreadSummary[]>(Methods.threads, {});
+    },
+    resolveBlock: async (params) => {
+      if (!client) throw new Error('The Contenox node is not connected.');
+      return client.sendRequest<unknown>(Methods.resolveBlock, params);
     },
   };
   const panel = new ChatPanel(context.extensionUri, backend, (err) => {
@@ -372,6 +377,7 @@ async function startClient(
   });
   lc.onNotification(Methods.chatChunk, (chunk: ChatChunk) => panel.session.onChunk(chunk));
   lc.onNotification(Methods.chatTool, (tool: ChatTool) => panel.session.onTool(tool));
+  lc.onNotification(Methods.chatProgress, (progress: ChatProgress) => panel.session.onProgress(progress));
   context.subscriptions.push(
     lc.onDidChangeState((e) => {
       if (e.newState === State.Stopped) {

@@ -135,6 +135,61 @@ export function toEdits(value: unknown): ProposedEdit[] {
 export interface EditView { path: string; diff: string; isNew: boolean }
 export type EditStatus = 'applied' | 'rejected' | 'failed';
 
+/** `contenox/resolveBlock` params: a chat code block's Apply (the line before it may name its file). */
+export interface ResolveBlockParams {
+  /** A file or folder of the workspace (the node's workspace is the folder holding it). */
+  uri?: string;
+  text: string;
+  heading?: string;
+  /** The question the answer answers (a rename asked for lets a renamed definition rename). */
+  question?: string;
+  lang?: string;
+  /** The file the user picked for a block that names none. */
+  path?: string;
+}
+
+/** `contenox/resolveBlock` result: the per-file changes the node's edit machinery makes of a code block. */
+export interface ResolvedBlock {
+  edits: ProposedEdit[];
+  /** Why (part of) the block made no change. */
+  problems: string[];
+  /** What the node did beyond the block (a rename carried to every use). */
+  notes: string[];
+  /** A block naming no file that resolves nowhere: the workspace files that define its names. */
+  candidates: string[];
+  /** The file the block's heading (or the picked path) names, or null. */
+  named: string | null;
+  /** The change is the named file replaced (or created) whole. */
+  wholeFile: boolean;
+}
+
+/** What the node sent for `contenox/resolveBlock` (malformed entries dropped). */
+export function toResolvedBlock(value: unknown): ResolvedBlock {
+  const v = isObj(value) ? value : {};
+  const strings = (x: unknown): string[] => (Array.isArray(x) ? x.filter((s): s is string => typeof s === 'string') : []);
+  return {
+    edits: toEdits(v.edits),
+    problems: strings(v.problems),
+    notes: strings(v.notes),
+    candidates: strings(v.candidates).filter(isSafeRelativePath),
+    named: typeof v.named === 'string' && isSafeRelativePath(v.named) ? v.named : null,
+    wholeFile: v.wholeFile === true,
+  };
+}
+
+/** `$/contenox/chatProgress` params: where a chat's turn is before its answer (`text`: the prefill in words). */
+export interface ChatProgress { chatId: string; state: string; text: string; done: number; total: number }
+
+/** The pending answer's progress line: "3,840 of 4,699 new prompt tokens computed (…)", else the state. */
+export function progressText(p: ChatProgress): string {
+  if (p.text) return p.text;
+  const words: Record<string, string> = {
+    queued: 'waiting for the model…', indexing: 'indexing the workspace…', prefill: 'reading the prompt…',
+    decode: 'writing the answer…',
+  };
+  return words[p.state] ?? '';
+}
+
 /** `$/contenox/chatChunk` notification params. */
 export interface ChatChunk { chatId: string; text: string }
 
@@ -184,6 +239,8 @@ export const Methods = {
   chat: 'contenox/chat',
   chatChunk: '$/contenox/chatChunk',
   chatTool: '$/contenox/chatTool',
+  chatProgress: '$/contenox/chatProgress',
+  resolveBlock: 'contenox/resolveBlock',
   cacheStatus: '$/contenox/cacheStatus',
   completionInfo: 'contenox/completionInfo',
   explainContext: 'contenox/explainContext',
@@ -231,10 +288,14 @@ export type ToWebview =
   | { type: 'chunk'; chatId: string; text: string }
   /** A tool call of the chat's agent turn started or ended (same id: the step is updated). */
   | { type: 'tool'; chatId: string; tool: ToolView }
+  /** The pending answer's progress before its first token ("3,840 of 4,699 new prompt tokens computed"). */
+  | { type: 'progress'; chatId: string; text: string }
   | {
     type: 'done'; chatId: string; text: string; explain: Explain | null; edits?: EditView[]; problems?: string[];
     /** The answer was cut at the length limit: the page offers Continue. */
     truncated?: boolean;
+    /** The node stopped the answer because it was repeating itself (the repeats dropped). */
+    repeated?: boolean;
     /** The verdict on the proposed fix, shown with its diffs. */
     verification?: Verification;
   }
@@ -256,10 +317,14 @@ export type FromWebview =
   | { type: 'applyEdit' | 'rejectEdit'; chatId: string; index: number }
   /** A code block's Copy (to the clipboard), Insert (at the cursor of the last active editor) or Apply (to that
    * editor's selection or file, after a diff preview). */
-  | { type: 'copyCode' | 'insertCode' | 'applyCode'; text: string };
+  | { type: 'copyCode' | 'insertCode'; text: string }
+  /** A code block's Apply: the node resolves it (the file its heading names, the definitions it replaces). */
+  | { type: 'applyCode'; text: string; heading?: string; question?: string; lang?: string };
 
 /** The most a code block's Copy / Insert carries (a block the page shows is far smaller). */
 export const MAX_CODE_CHARS = 1_000_000;
+/** The most of the line before a code block that travels with its Apply (the node allows 500). */
+export const MAX_HEADING_CHARS = 300;
 
 export function isFromWebview(value: unknown): value is FromWebview {
   if (typeof value !== 'object' || value === null) return false;
@@ -281,8 +346,13 @@ export function isFromWebview(value: unknown): value is FromWebview {
         msg.index >= 0;
     case 'copyCode':
     case 'insertCode':
-    case 'applyCode':
       return typeof msg.text === 'string' && msg.text.length <= MAX_CODE_CHARS;
+    case 'applyCode':
+      return typeof msg.text === 'string' && msg.text.length <= MAX_CODE_CHARS &&
+        (msg.heading === undefined || (typeof msg.heading === 'string' && msg.heading.length <= MAX_HEADING_CHARS &&
+          !msg.heading.includes('\n'))) &&
+        (msg.question === undefined || (typeof msg.question === 'string' && msg.question.length <= MAX_CODE_CHARS)) &&
+        (msg.lang === undefined || (typeof msg.lang === 'string' && /^[\w+#.-]{0,32}$/.test(msg.lang)));
     default:
       return false;
   }
@@ -295,6 +365,7 @@ export function isToWebview(value: unknown): value is ToWebview {
     case 'start':
       return typeof msg.chatId === 'string' && typeof msg.prompt === 'string';
     case 'chunk':
+    case 'progress':
       return typeof msg.chatId === 'string' && typeof msg.text === 'string';
     case 'tool':
       return typeof msg.chatId === 'string' && isObj(msg.tool) && typeof msg.tool.id === 'string' &&
@@ -309,6 +380,7 @@ export function isToWebview(value: unknown): value is ToWebview {
         (msg.problems === undefined || (Array.isArray(msg.problems) &&
           msg.problems.every((p: unknown) => typeof p === 'string'))) &&
         (msg.truncated === undefined || typeof msg.truncated === 'boolean') &&
+        (msg.repeated === undefined || typeof msg.repeated === 'boolean') &&
         (msg.verification === undefined || isVerification(msg.verification));
     case 'editResult':
       return typeof msg.chatId === 'string' && typeof msg.index === 'number' &&

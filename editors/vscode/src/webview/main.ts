@@ -2,12 +2,14 @@
 // postMessage; renders with the escape-first renderer in ./render.
 
 import { isFromWebview, isToWebview, type FromWebview, type ToWebview } from '../protocol';
-import { renderEdits, renderExplainTable, renderMarkdown, renderToolStep, escapeHtml } from './render';
+import {
+  escapeHtml, explainSummary, renderEdits, renderExplainTable, renderMarkdown, renderToolStep, stopNote,
+} from './render';
 
 interface VsCodeApi { postMessage(message: FromWebview): void }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-interface Answer { element: HTMLElement; body: HTMLElement; text: string; done: boolean }
+interface Answer { element: HTMLElement; body: HTMLElement; text: string; done: boolean; question: string }
 
 const vscode = acquireVsCodeApi();
 const log = document.getElementById('log') as HTMLElement;
@@ -38,7 +40,7 @@ function answerFor(chatId: string): Answer {
     body.className = 'markdown';
     element.appendChild(body);
     log.appendChild(element);
-    answer = { element, body, text: '', done: false };
+    answer = { element, body, text: '', done: false, question: '' };
     answers.set(chatId, answer);
   }
   return answer;
@@ -66,14 +68,29 @@ function handle(msg: ToWebview): void {
       question.className = 'question';
       question.innerHTML = `<span class="who">You</span> ${escapeHtml(msg.prompt)}`;
       log.appendChild(question);
-      answerFor(msg.chatId);
+      answerFor(msg.chatId).question = msg.prompt; // sent with a code block's Apply
       setActive(msg.chatId);
+      break;
+    }
+    case 'progress': {
+      // Before the first token: the prefill's progress where the answer will be ("3,840 of 4,699 ...").
+      const answer = answerFor(msg.chatId);
+      if (answer.done || answer.text !== '') return;
+      let line = answer.element.querySelector('.progress');
+      if (!line) {
+        line = document.createElement('div');
+        line.className = 'progress';
+        line.setAttribute('role', 'status');
+        answer.element.insertBefore(line, answer.body);
+      }
+      line.textContent = msg.text;
       break;
     }
     case 'chunk': {
       const answer = answerFor(msg.chatId);
       if (answer.done) return;
       answer.text += msg.text;
+      answer.element.querySelector('.progress')?.remove();
       answer.body.innerHTML = renderMarkdown(answer.text);
       break;
     }
@@ -99,19 +116,18 @@ function handle(msg: ToWebview): void {
     case 'done': {
       const answer = answerFor(msg.chatId);
       answer.text = msg.text || answer.text;
-      answer.body.innerHTML = renderMarkdown(answer.text);
+      answer.element.querySelector('.progress')?.remove();
+      // The citations check marks the paths the answer names: real ones link, invented ones are flagged inline.
+      answer.body.innerHTML = renderMarkdown(answer.text, msg.explain?.citations);
       const edits = renderEdits(msg.edits ?? [], msg.problems ?? [], msg.verification);
       if (edits) answer.element.insertAdjacentHTML('beforeend', edits);
-      if (msg.truncated) {
-        answer.element.insertAdjacentHTML('beforeend', '<div class="note truncated">The answer was cut at the ' +
-          'length limit. <button type="button" class="continue">Continue</button></div>');
-      }
+      const stopped = stopNote(msg);
+      if (stopped) answer.element.insertAdjacentHTML('beforeend', stopped);
       if (msg.explain) {
-        // Only model turns have one (Find related code does not run the model).
+        // Only model turns have one (Find related code does not run the model). One line, opened on click.
         const explain = document.createElement('details');
         explain.className = 'explain-context';
-        explain.open = true;
-        explain.innerHTML = `<summary>Explain context</summary>${renderExplainTable(msg.explain)}`;
+        explain.innerHTML = `<summary>${explainSummary(msg.explain)}</summary>${renderExplainTable(msg.explain)}`;
         answer.element.appendChild(explain);
       }
       finish(answer, msg.chatId, 'done');
@@ -217,10 +233,18 @@ function codeAction(event: MouseEvent): void {
   const target = event.target instanceof Element
     ? event.target.closest('button.copy-code, button.insert-code, button.apply-code') : null;
   if (!(target instanceof HTMLButtonElement)) return;
-  const text = target.closest('.code-block')?.querySelector('pre code')?.textContent ?? '';
+  const block = target.closest('.code-block');
+  const text = block?.querySelector('pre code')?.textContent ?? '';
   const type = target.classList.contains('copy-code') ? 'copyCode'
     : target.classList.contains('insert-code') ? 'insertCode' : 'applyCode';
-  const msg: unknown = { type, text };
+  let msg: unknown = { type, text };
+  if (type === 'applyCode' && block instanceof HTMLElement) {
+    // The line before the block may name its file; the question lets the node see a rename was asked for.
+    const chatId = block.closest('section.answer')?.getAttribute('data-chat-id');
+    const question = chatId ? answers.get(chatId)?.question : undefined;
+    const { heading, lang } = block.dataset;
+    msg = { type, text, ...(heading ? { heading } : {}), ...(question ? { question } : {}), ...(lang ? { lang } : {}) };
+  }
   if (isFromWebview(msg)) vscode.postMessage(msg);
 }
 

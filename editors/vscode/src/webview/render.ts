@@ -5,7 +5,7 @@
 
 import { highlight } from './highlight';
 import {
-  parseLocation, type Citations, type EditView, type Explain, type Location, type RetrievedChunk, type ToolView,
+  MAX_HEADING_CHARS, parseLocation, type Citations, type EditView, type Explain, type Location, type RetrievedChunk, type ToolView,
   type Verification,
 } from '../protocol';
 
@@ -35,31 +35,99 @@ export function locationButton(loc: Location, labelHtml: string): string {
 /** `path/to/file.ext:12` or `file.ext:3-9` in running text (a file extension is required). */
 const LOCATION_REF = /(?<![\w./:\\-])((?:[\w.-]+\/)*[\w.-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,7}):(\d+)(?:[-\u2013](\d+))?(?![\w/])/g;
 
-/** Location references in already-escaped text as buttons (only safe workspace-relative paths). */
-function linkLocations(escaped: string, hold: (html: string) => string = (h) => h): string {
-  return escaped.replace(LOCATION_REF, (match: string) => {
+/** A bare `path/to/file.ext` in running text (no line): linked or marked only when the citations name it. */
+const PATH_REF = /(?<![\w./:\\\u0000-])((?:[\w.-]+\/)*[\w.-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/:\u0000])/g;
+
+/**
+ * What the node's citation check found for an answer, for marking its mentions inline: a path it names is real
+ * when a real file is it or ends with it, invented when it is unknown; a `path:line` past the end of its file is
+ * invented too; a code name in backticks that the workspace does not have is marked.
+ */
+export class CiteIndex {
+  constructor(private readonly c: Citations) {}
+
+  /** The workspace file `path` names (as the check resolved it), or null. */
+  real(path: string): string | null {
+    return this.c.files_real.find((r) => r === path) ?? this.c.files_real.find((r) => r.endsWith(`/${path}`)) ?? null;
+  }
+
+  /** Why the mention is not in the workspace, or null when it is not flagged. */
+  unknown(path: string, line?: number, endLine?: number): string | null {
+    if (this.c.files_unknown.includes(path)) return `${path} is not in the workspace`;
+    const rel = this.real(path);
+    if (rel !== null && line !== undefined) {
+      const ref = `${rel}:${line}`;
+      if (this.c.lines_unknown.includes(ref) || (endLine !== undefined && this.c.lines_unknown.includes(`${ref}-${endLine}`))) {
+        return `${rel} has no line ${endLine ?? line}`;
+      }
+    }
+    return null;
+  }
+
+  unknownSymbol(name: string): boolean {
+    const bare = name.replace(/\(\)$/, '');
+    return this.c.symbols_unknown.includes(bare);
+  }
+}
+
+/** An invented mention, marked inline (the warning mark and the reason as its tooltip). `labelHtml` is escaped. */
+function unknownRef(labelHtml: string, why: string): string {
+  return `<span class="unknown-ref" title="${escapeHtml(why)}">${labelHtml}` +
+    `<span class="unknown-mark" aria-label="${escapeHtml(why)}">\u26a0</span></span>`;
+}
+
+/**
+ * Location references in already-escaped text as buttons (only safe workspace-relative paths); with the answer's
+ * citations, invented ones are marked instead and bare paths of real files are linked too.
+ */
+function linkLocations(escaped: string, hold: (html: string) => string = (h) => h, cites?: CiteIndex): string {
+  let out = escaped.replace(LOCATION_REF, (match: string) => {
     const loc = parseLocation(match);
-    return loc ? hold(locationButton(loc, match)) : match;
+    if (!loc) return match;
+    const why = cites?.unknown(loc.path, loc.line, loc.endLine);
+    if (why) return hold(unknownRef(match, why));
+    const rel = cites?.real(loc.path);
+    return hold(locationButton(rel ? { ...loc, path: rel } : loc, match));
   });
+  if (cites) {
+    out = out.replace(PATH_REF, (match: string) => {
+      const loc = parseLocation(match);
+      if (!loc) return match;
+      const why = cites.unknown(loc.path);
+      if (why) return hold(unknownRef(match, why));
+      const rel = cites.real(loc.path);
+      return rel ? hold(locationButton({ path: rel }, match)) : match;
+    });
+  }
+  return out;
 }
 
 /** Inline markdown on already-escaped text: code spans, locations, bold, italics, links (as inert text). */
-function renderInline(escaped: string): string {
+function renderInline(escaped: string, cites?: CiteIndex): string {
   const held: string[] = [];
   const hold = (html: string): string => {
     held.push(html);
     return `\u0000${held.length - 1}\u0000`;
   };
-  let out = escaped.replace(/\u0000/g, '').replace(/`([^`\n]+)`/g, (_m, code: string) => hold(`<code>${linkLocations(code)}</code>`));
+  let out = escaped.replace(/\u0000/g, '').replace(/`([^`\n]+)`/g, (_m, code: string) => {
+    if (cites?.unknownSymbol(code)) {
+      return hold(unknownRef(`<code>${code}</code>`, `${code} is not in the workspace`));
+    }
+    return hold(`<code>${linkLocations(code, hold, cites)}</code>`);
+  });
   // Held, so emphasis cannot reach into a path (`pkg/__init__.py:3`) or its attributes.
-  out = linkLocations(out, hold);
+  out = linkLocations(out, hold, cites);
   out = out
     .replace(/\*\*([^*\n]+)\*\*/g, '<strong>$1</strong>')
     .replace(/(^|[^\w])__([^_\n]+)__(?!\w)/g, '$1<strong>$2</strong>')
     .replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, '$1<em>$2</em>')
     // Links stay inert: the webview loads nothing and navigates nowhere; the target is shown as text.
     .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, '<span class="link">$1</span> <span class="link-target">($2)</span>');
-  return out.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => held[Number(i)] ?? '');
+  // Held pieces may hold others (a location inside a code span): put them back until none is left.
+  for (let pass = 0; pass < 3 && out.includes('\u0000'); pass++) {
+    out = out.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => held[Number(i)] ?? '');
+  }
+  return out;
 }
 
 const FENCE = /^\s*(```|~~~)\s*([\w+#.-]*)\s*$/;
@@ -68,24 +136,39 @@ const FENCE = /^\s*(```|~~~)\s*([\w+#.-]*)\s*$/;
  * Render a markdown answer (possibly still streaming: an unclosed fence is a code block so far)
  * to safe HTML. Supports fenced code, headings, lists, block quotes, paragraphs and inline marks.
  */
-export function renderMarkdown(source: string): string {
+export function renderMarkdown(source: string, citations?: Citations | null): string {
+  const cites = citations ? new CiteIndex(citations) : undefined;
+  const inline = (text: string): string => renderInline(escapeHtml(text), cites);
   const lines = source.replace(/\r\n?/g, '\n').split('\n');
   const html: string[] = [];
   let paragraph: string[] = [];
-  let list: { ordered: boolean; items: string[] } | null = null;
+  let list: { ordered: boolean; start: number; items: string[][] } | null = null;
 
   const flushParagraph = (): void => {
     if (paragraph.length > 0) {
-      html.push(`<p>${paragraph.map((l) => renderInline(escapeHtml(l))).join('<br>')}</p>`);
+      html.push(`<p>${paragraph.map(inline).join('<br>')}</p>`);
       paragraph = [];
     }
   };
   const flushList = (): void => {
     if (list) {
       const tag = list.ordered ? 'ol' : 'ul';
-      html.push(`<${tag}>${list.items.map((i) => `<li>${renderInline(escapeHtml(i))}</li>`).join('')}</${tag}>`);
+      // A list the answer interrupted (a code block between items) goes on with its own numbers, not 1 again.
+      const start = list.ordered && list.start !== 1 ? ` start="${list.start}"` : '';
+      html.push(`<${tag}${start}>${list.items.map((i) => `<li>${i.map(inline).join('<br>')}</li>`).join('')}</${tag}>`);
       list = null;
     }
+  };
+  const BULLET = /^\s*[-*+]\s+(.*)$/;
+  const NUMBERED = /^\s*(\d{1,9})[.)]\s+(.*)$/;
+  /** The next non-blank line after `i` continues the open list (an item of its kind, or an indented line). */
+  const listGoesOn = (i: number): boolean => {
+    let j = i + 1;
+    while (j < lines.length && (lines[j] ?? '').trim() === '') j++;
+    const next = lines[j] ?? '';
+    if (!list || j >= lines.length || FENCE.test(next)) return false;
+    return list.ordered ? NUMBERED.test(next) || /^\s{2,}\S/.test(next)
+      : (BULLET.test(next) && !NUMBERED.test(next)) || /^\s{2,}\S/.test(next);
   };
 
   for (let i = 0; i < lines.length; i++) {
@@ -106,7 +189,7 @@ export function renderMarkdown(source: string): string {
         }
         body.push(inner);
       }
-      const langAttr = lang ? ` data-lang="${escapeHtml(lang)}"` : '';
+      const langAttr = (lang ? ` data-lang="${escapeHtml(lang)}"` : '') + headingAttr(lines, i - body.length - 1);
       const label = lang ? `<div class="code-lang">${escapeHtml(lang)}</div>` : '';
       const state = closed ? '' : ' class="streaming"';
       const code = body.join('\n');
@@ -114,8 +197,8 @@ export function renderMarkdown(source: string): string {
       const actions = closed
         ? '<div class="code-actions"><button type="button" class="copy-code" title="Copy to the clipboard">Copy</button>' +
           '<button type="button" class="insert-code" title="Insert at the cursor of the last active editor">Insert</button>' +
-          '<button type="button" class="apply-code" title="Replace the selection (or the whole file) of the last active ' +
-          'editor, after a diff preview">Apply</button></div>'
+          '<button type="button" class="apply-code" title="Apply to the file the block is for (the definitions it ' +
+          'replaces, or the selection), after a diff preview">Apply</button></div>'
         : '';
       html.push(`<div class="code-block"${langAttr}>${label}${actions}<pre${state}><code>${highlight(code, lang)}</code></pre></div>`);
       continue;
@@ -125,17 +208,21 @@ export function renderMarkdown(source: string): string {
       flushParagraph();
       flushList();
       const level = Math.min((heading[1] ?? '#').length + 2, 6); // h3..h6 inside a chat bubble
-      html.push(`<h${level}>${renderInline(escapeHtml(heading[2] ?? ''))}</h${level}>`);
+      html.push(`<h${level}>${inline(heading[2] ?? '')}</h${level}>`);
       continue;
     }
-    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
-    const numbered = /^\s*\d+[.)]\s+(.*)$/.exec(line);
+    const bullet = BULLET.exec(line);
+    const numbered = NUMBERED.exec(line);
     if (bullet || numbered) {
       flushParagraph();
       const ordered = numbered !== null && bullet === null;
       if (list && list.ordered !== ordered) flushList();
-      if (!list) list = { ordered, items: [] };
-      list.items.push((bullet ?? numbered)?.[1] ?? '');
+      if (!list) list = { ordered, start: numbered ? Number(numbered[1]) : 1, items: [] };
+      list.items.push([(numbered ? numbered[2] : bullet?.[1]) ?? '']);
+      continue;
+    }
+    if (list && /^\s{2,}\S/.test(line) && !FENCE.test(line)) { // an item's indented continuation
+      list.items[list.items.length - 1]?.push(line.trim());
       continue;
     }
     const header = tableCells(line);
@@ -145,7 +232,7 @@ export function renderMarkdown(source: string): string {
       flushList();
       const align = divider.map((c) => (c.endsWith(':') ? (c.startsWith(':') ? 'center' : 'right') : ''));
       const cell = (tag: string, text: string, col: number): string =>
-        `<${tag}${align[col] ? ` style="text-align:${align[col]}"` : ''}>${renderInline(escapeHtml(text))}</${tag}>`;
+        `<${tag}${align[col] ? ` style="text-align:${align[col]}"` : ''}>${inline(text)}</${tag}>`;
       const rows: string[] = [];
       for (i += 2; i < lines.length; i++) {
         const cells = tableCells(lines[i] ?? '');
@@ -161,12 +248,12 @@ export function renderMarkdown(source: string): string {
     if (quote) {
       flushParagraph();
       flushList();
-      html.push(`<blockquote>${renderInline(escapeHtml(quote[1] ?? ''))}</blockquote>`);
+      html.push(`<blockquote>${inline(quote[1] ?? '')}</blockquote>`);
       continue;
     }
     if (line.trim() === '') {
       flushParagraph();
-      flushList();
+      if (!listGoesOn(i)) flushList(); // a blank line between items keeps one list (not "1. 1. 1.")
       continue;
     }
     flushList();
@@ -175,6 +262,20 @@ export function renderMarkdown(source: string): string {
   flushParagraph();
   flushList();
   return html.join('\n');
+}
+
+/**
+ * The line before a code block (within two lines, not a fence) as a `data-heading` attribute: it may name the
+ * block's file ("In `pkg/timed.py`:"), which Apply sends to the node with the block.
+ */
+function headingAttr(lines: readonly string[], fenceLine: number): string {
+  for (let j = fenceLine - 1; j >= Math.max(0, fenceLine - 2); j--) {
+    const text = (lines[j] ?? '').trim();
+    if (text === '') continue;
+    if (FENCE.test(text) || text.length > MAX_HEADING_CHARS) return '';
+    return ` data-heading="${escapeHtml(text)}"`;
+  }
+  return '';
 }
 
 /** The cells of a markdown table row (`| a | b |`), or null when the line is not one. */
@@ -337,4 +438,35 @@ export function renderToolStep(tool: ToolView): string {
   return `<summary class="tool-${tool.status}" data-kind="${escapeHtml(tool.kind)}">` +
     `<span class="tool-status" aria-label="${tool.status.replace('_', ' ')}">${TOOL_STATUS[tool.status]}</span> ` +
     `${escapeHtml(tool.title)}</summary>${output}`;
+}
+
+/**
+ * The explain context of an answer in one line, the summary of its collapsed details: "23 chunks · 60% cached ·
+ * cited 2 real, 1 unknown" (the unknown count in the warning colour). Escaped HTML.
+ */
+export function explainSummary(explain: Explain): string {
+  const chunks = (explain.retrieved ?? []).length;
+  const parts = [`${chunks} chunk${chunks === 1 ? '' : 's'}`, `${formatPct(explain.totals?.hit_pct)} cached`];
+  const c = explain.citations;
+  if (c) {
+    const real = c.files_real.length + c.symbols_real.length;
+    const unknown = c.files_unknown.length + c.symbols_unknown.length + c.lines_unknown.length;
+    parts.push(unknown > 0
+      ? `cited ${real} real, <span class="unknown-count">${unknown} unknown</span>`
+      : `cited ${real} real, 0 unknown`);
+  }
+  return `<span class="explain-summary">${parts.join(' \u00b7 ')}</span>`;
+}
+
+/** How an answer ended when it did not simply end: the note under it (or ''). */
+export function stopNote(msg: { truncated?: boolean; repeated?: boolean }): string {
+  if (msg.repeated) {
+    return '<div class="note repeated" role="note">\u21bb Stopped: the answer began repeating itself; the repeats ' +
+      'were dropped. Ask again, or rephrase, for more.</div>';
+  }
+  if (msg.truncated) {
+    return '<div class="note truncated">The answer was cut at the length limit. ' +
+      '<button type="button" class="continue">Continue</button></div>';
+  }
+  return '';
 }

@@ -188,7 +188,9 @@ describe('chat webview in headless Chromium', () => {
     expect((await posted()).slice(before)).toEqual([
       { type: 'copyCode', text: 'def parse(src):\n    return a < b' },
       { type: 'insertCode', text: 'def parse(src):\n    return a < b' },
-      { type: 'applyCode', text: 'def parse(src):\n    return a < b' },
+      // Apply carries the line before the block (it may name the file), the question and the language.
+      { type: 'applyCode', text: 'def parse(src):\n    return a < b', heading: 'The parser reads **tokens** and builds a tree:',
+        question: 'How does the parser work?', lang: 'python' },
     ]);
     const keyword = await block.locator('span.tok-keyword').first().evaluate((el) => getComputedStyle(el).color);
     const plain = await block.locator('pre code').evaluate((el) => getComputedStyle(el).color);
@@ -246,6 +248,12 @@ describe('chat webview in headless Chromium', () => {
     const answer = page.locator('section.answer[data-chat-id="c4"]');
     await expect.poll(() => answer.getAttribute('class')).toContain('done');
 
+    // The explain context is one collapsed line; a click opens it.
+    const details = answer.locator('details.explain-context');
+    expect(await details.getAttribute('open')).toBeNull();
+    expect(await details.locator('summary').textContent()).toBe('3 chunks · 89% cached · cited 2 real, 2 unknown');
+    await details.locator('summary').click();
+    await expect.poll(() => details.getAttribute('open')).toBe('');
     const chunks = answer.locator('ol.retrieved > li');
     expect(await chunks.count()).toBe(3);
     expect(await chunks.nth(0).textContent()).toBe('src/parser.py:10-42 Parser.parse 60 tok new defines Parser.parse (mentioned); BM25 rank 1');

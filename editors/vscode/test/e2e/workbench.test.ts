@@ -23,6 +23,11 @@ describe('the extension in a real VS Code workbench', () => {
     await chat.locator('#prompt').press('Enter');
     const answer = chat.locator('section.answer.done');
     await answer.waitFor({ timeout: 300_000 });
+    // The explain context is one collapsed line under the answer; it opens on click.
+    const explain = answer.locator('details.explain-context');
+    expect(await explain.locator('summary').textContent()).toMatch(/^\d+ chunks? · \d+% cached/);
+    expect(await explain.getAttribute('open')).toBeNull();
+    await explain.locator('summary').click();
     expect(await answer.locator('table.explain tbody tr').count()).toBeGreaterThan(2);
     expect(await answer.locator('table.explain tfoot td').first().textContent()).toMatch(/^\d[\d,]*$/);
     await wb.statusItem(/\d+% cached/).first().waitFor({ timeout: 30_000 });

@@ -107,8 +107,15 @@ export const answers: { choice: string | undefined } = { choice: undefined };
 
 export class WorkspaceEdit {
   readonly replaced: { uri: Uri; range: Range; text: string }[] = [];
+  readonly createdFiles: { uri: Uri; contents: string }[] = [];
   replace(uri: Uri, range: Range, text: string): void { this.replaced.push({ uri, range, text }); }
+  createFile(uri: Uri, options?: { contents?: Uint8Array }): void {
+    this.createdFiles.push({ uri, contents: new TextDecoder().decode(options?.contents ?? new Uint8Array()) });
+  }
 }
+
+/** The text documents workspace.openTextDocument opens, by URI string. */
+export const documents = new Map<string, string>();
 
 /** The settings behind workspace.getConfiguration, by full key (`contenox.path`); updates land here too. */
 export const settings = new Map<string, unknown>();
@@ -173,6 +180,17 @@ export const workspace = {
   workspaceFolders: undefined as { uri: Uri; name: string; index: number }[] | undefined,
   asRelativePath: (uri: Uri): string => uri.path.replace(/^\/ws\//, ''),
   applyEdit: async (edit: WorkspaceEdit): Promise<boolean> => { created.applied.push(edit); return true; },
+  openTextDocument: async (uri: Uri) => {
+    const text = documents.get(uri.toString());
+    if (text === undefined) throw new Error(`cannot open ${uri.toString()}`);
+    return {
+      uri, getText: () => text,
+      positionAt: (offset: number): Position => {
+        const before = text.slice(0, offset).split('\n');
+        return new Position(before.length - 1, (before[before.length - 1] ?? '').length);
+      },
+    };
+  },
   registerTextDocumentContentProvider: (scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }) => {
     created.providers.set(scheme, provider);
     return { dispose(): void { created.providers.delete(scheme); } };

@@ -355,7 +355,7 @@ describe('ChatSession code block actions', () => {
     const session = new ChatSession(backend, (m) => posted.push(m), undefined, undefined, undefined, {
       copy: async (text) => { did.push(`copy:${text}`); },
       insert: async (text) => { did.push(`insert:${text}`); return insertProblem; },
-      apply: async (text) => { did.push(`apply:${text}`); return null; },
+      apply: async (block) => { did.push(`apply:${block.text}`); return null; },
     });
     await session.handleMessage({ type: 'ready' });
     await session.handleMessage({ type: 'copyCode', text: 'def f():\n    pass' });
@@ -376,7 +376,7 @@ describe('ChatSession code block actions', () => {
     const session = new ChatSession(backend, (m) => posted.push(m), undefined, undefined, undefined, {
       copy: async () => undefined,
       insert: async () => null,
-      apply: async (text) => { applied.push(text); return applied.length > 1 ? 'a.py changed during the preview; apply again' : null; },
+      apply: async (block) => { applied.push(block.text); return applied.length > 1 ? 'a.py changed during the preview; apply again' : null; },
     });
     await session.handleMessage({ type: 'ready' });
     await session.handleMessage({ type: 'applyCode', text: 'x = 2' });
@@ -384,5 +384,54 @@ describe('ChatSession code block actions', () => {
     await session.handleMessage({ type: 'applyCode', text: 'x = 3' });
     expect(applied).toEqual(['x = 2', 'x = 3']);
     expect(posted).toEqual([{ type: 'error', message: 'Could not apply the code: a.py changed during the preview; apply again' }]);
+  });
+});
+
+describe('ChatSession progress and how an answer stopped', () => {
+  it('shows the prefill progress in the pending answer until its first token', async () => {
+    const { session, posted, pending } = harness();
+    await session.handleMessage({ type: 'ready' });
+    const done = session.handleMessage({ type: 'send', prompt: 'q' });
+    await tick();
+    const chatId = pending[0]!.params.chatId;
+    session.onProgress({ chatId, state: 'indexing', text: '', done: 0, total: 0 });
+    session.onProgress({ chatId, state: 'prefill', text: '3,840 of 4,699 new prompt tokens computed (0% of 4,699 cached)',
+      done: 3840, total: 4699 });
+    session.onProgress({ chatId: 'someone-else', state: 'prefill', text: 'x', done: 1, total: 2 });
+    session.onChunk({ chatId, text: 'Hi' });
+    session.onProgress({ chatId, state: 'decode', text: '', done: 0, total: 0 }); // the answer streams: no more
+    pending[0]!.resolve({ text: 'Hi', explain: EXPLAIN, finishReason: 'repetition' });
+    await done;
+    expect(posted.filter((m) => m.type === 'progress')).toEqual([
+      { type: 'progress', chatId, text: 'indexing the workspace…' },
+      { type: 'progress', chatId, text: '3,840 of 4,699 new prompt tokens computed (0% of 4,699 cached)' },
+    ]);
+    expect(posted.every((m) => isToWebview(m))).toBe(true);
+    expect(posted.at(-1)).toEqual({ type: 'done', chatId, text: 'Hi', explain: EXPLAIN, repeated: true });
+  });
+
+  it("sends a code block's Apply with its heading, question and language", async () => {
+    const { backend } = harness();
+    const blocks: unknown[] = [];
+    const session = new ChatSession(backend, () => undefined, undefined, undefined, undefined, {
+      copy: async () => undefined, insert: async () => null,
+      apply: async (block) => { blocks.push(block); return null; },
+    });
+    await session.handleMessage({ type: 'ready' });
+    await session.handleMessage({ type: 'applyCode', text: 'x', heading: 'In `a.py`:', question: 'q?', lang: 'python' });
+    await session.handleMessage({ type: 'applyCode', text: 'y', heading: 'two\nlines' }); // refused by the guard
+    expect(blocks).toEqual([{ text: 'x', heading: 'In `a.py`:', question: 'q?', lang: 'python' }]);
+  });
+
+  it('resolves a block through the backend when it can', async () => {
+    const { backend } = harness();
+    const asked: unknown[] = [];
+    backend.resolveBlock = async (params) => { asked.push(params); return { edits: [], problems: ['nope'], candidates: [] }; };
+    const posted: ToWebview[] = [];
+    const session = new ChatSession(backend, (m) => posted.push(m));
+    await session.handleMessage({ type: 'ready' });
+    await session.handleMessage({ type: 'applyCode', text: 'x = 1', heading: 'util.py' });
+    expect(asked).toEqual([expect.objectContaining({ text: 'x = 1', heading: 'util.py' })]);
+    expect(posted).toEqual([{ type: 'error', message: 'Could not apply the code: nope' }]);
   });
 });

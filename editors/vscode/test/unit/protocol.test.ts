@@ -12,6 +12,7 @@ import {
   SEGMENT_KINDS,
   toCompletionInfo,
   toExplain,
+  toResolvedBlock,
   toVerification,
   VERIFICATION_STATUSES,
 } from '../../src/protocol';
@@ -157,5 +158,24 @@ describe('verification of a proposed fix', () => {
     expect(isToWebview({ ...done, verification: SKIPPED })).toBe(true);
     expect(isToWebview({ ...done, verification: { ...PASSED, status: 'ok' } })).toBe(false);
     expect(isToWebview({ ...done, verification: null })).toBe(false);
+  });
+});
+
+describe('contenox/resolveBlock', () => {
+  it('keeps well-formed edits and safe paths only', () => {
+    const edit = { path: 'a.py', uri: 'file:///ws/a.py', diff: 'd', oldText: 'x', newText: 'y' };
+    expect(Methods.resolveBlock).toBe('contenox/resolveBlock');
+    expect(toResolvedBlock({ edits: [edit, { path: '../x', uri: 'u', diff: '', oldText: null, newText: '' }],
+      problems: ['p', 3], notes: ['n'], candidates: ['a.py', '/etc/passwd', '../b.py'], named: '../x', wholeFile: true }))
+      .toEqual({ edits: [edit], problems: ['p'], notes: ['n'], candidates: ['a.py'], named: null, wholeFile: true });
+    expect(toResolvedBlock(null)).toEqual({ edits: [], problems: [], notes: [], candidates: [], named: null, wholeFile: false });
+  });
+  it('the page sends a block with one heading line, the host sends progress', () => {
+    expect(isFromWebview({ type: 'applyCode', text: 'x', heading: 'h', question: 'q', lang: 'c++' })).toBe(true);
+    expect(isFromWebview({ type: 'applyCode', text: 'x', heading: 'a\nb' })).toBe(false);
+    expect(isFromWebview({ type: 'applyCode', text: 'x', lang: 'py thon' })).toBe(false);
+    expect(isFromWebview({ type: 'applyCode', text: 'x', heading: 'h'.repeat(301) })).toBe(false);
+    expect(isToWebview({ type: 'progress', chatId: 'c', text: '3 of 4' })).toBe(true);
+    expect(isToWebview({ type: 'done', chatId: 'c', text: '', explain: null, repeated: 'yes' })).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Verification } from '../../src/protocol';
 import {
-  escapeHtml, renderEdits, renderExplainTable, renderMarkdown, renderToolStep, renderVerification,
+  escapeHtml, explainSummary, renderEdits, renderExplainTable, renderMarkdown, renderToolStep, renderVerification,
+  stopNote,
 } from '../../src/webview/render';
 import { contentSecurityPolicy, makeNonce, renderPage } from '../../src/webview/html';
 import { EXPLAIN } from './fixtures';
@@ -24,7 +25,7 @@ describe('renderMarkdown sanitises', () => {
   });
   it('keeps code blocks verbatim and escaped, with the language label', () => {
     const html = renderMarkdown('Look:\n```python\nif a < b and c > d:\n    print("<b>")\n```\nafter');
-    expect(html).toContain('<div class="code-block" data-lang="python">');
+    expect(html).toContain('<div class="code-block" data-lang="python" data-heading="Look:">');
     const plain = html.replace(/<span class="tok-[a-z]+">|<\/span>/g, ''); // the highlighter's marks only
     expect(plain).toContain('if a &lt; b and c &gt; d:\n    print(&quot;&lt;b&gt;&quot;)');
     expect(html).toContain('<p>after</p>');
@@ -277,5 +278,69 @@ describe('the verdict of a verified fix, next to its diffs', () => {
     expect(html).toContain('<summary class="tool-failed" data-kind="execute">');
     expect(html).toContain('check candidate 2 (util.py): python -m pytest -q</summary>');
     expect(html).toContain('<pre class="tool-output">exit code 1\n1 failed &lt;in 0.3s&gt;</pre>');
+  });
+});
+
+describe('numbered lists', () => {
+  it('keeps one list across blank lines between items (not "1. 1. 1.")', () => {
+    const html = renderMarkdown('Steps:\n\n1. one\n\n2. two\n\n3. three\n\nDone.');
+    expect(html.match(/<ol/g)).toHaveLength(1);
+    expect(html).toContain('<ol><li>one</li><li>two</li><li>three</li></ol>');
+  });
+  it('goes on with its own numbers after a code block between items, and keeps indented continuations', () => {
+    const html = renderMarkdown('1. first\n   more of it\n```py\nx = 1\n```\n2. second\n3. third');
+    expect(html).toContain('<ol><li>first<br>more of it</li></ol>');
+    expect(html).toContain('<ol start="2"><li>second</li><li>third</li></ol>');
+  });
+  it('a bullet list after a blank line is another list', () => {
+    const html = renderMarkdown('1. a\n\n- b');
+    expect(html).toContain('<ol><li>a</li></ol>');
+    expect(html).toContain('<ul><li>b</li></ul>');
+  });
+});
+
+describe('citations in the answer', () => {
+  const cites = { files_real: ['pkg/signer.py'], files_unknown: ['magic.py'], symbols_real: ['Signer'],
+    symbols_unknown: ['Signer.fast_path'], lines_unknown: ['pkg/signer.py:900'] };
+  it('links real paths (also bare, as the check resolved them) and marks invented ones inline', () => {
+    const html = renderMarkdown('See `signer.py` and signer.py:12, not magic.py:3 nor signer.py:900; `Signer.fast_path()` is made up.', cites);
+    expect(html).toContain('<code><button type="button" class="loc" data-path="pkg/signer.py"');
+    expect(html).toContain('data-path="pkg/signer.py" data-line="12"');
+    expect(html).toContain('<span class="unknown-ref" title="magic.py is not in the workspace">magic.py:3');
+    expect(html).toContain('<span class="unknown-ref" title="pkg/signer.py has no line 900">signer.py:900');
+    expect(html).toContain('<span class="unknown-ref" title="Signer.fast_path() is not in the workspace"><code>Signer.fast_path()</code>');
+    expect(html).not.toContain('\u0000');
+  });
+  it('without citations (streaming) only path:line references link, as before', () => {
+    const html = renderMarkdown('See signer.py and magic.py:3.');
+    expect(html).toContain('data-path="magic.py" data-line="3"');
+    expect(html).not.toContain('data-path="signer.py"');
+    expect(html).not.toContain('unknown-ref');
+  });
+});
+
+describe('a code block carries the line before it', () => {
+  it('as data-heading (escaped), not when a fence or nothing comes before it', () => {
+    expect(renderMarkdown('In `pkg/timed.py` "x":\n\n```python\nx = 1\n```')).toContain(
+      'data-heading="In `pkg/timed.py` &quot;x&quot;:"');
+    expect(renderMarkdown('```python\nx = 1\n```')).not.toContain('data-heading');
+    expect(renderMarkdown('```\na\n```\n```\nb\n```').match(/data-heading/g)).toBeNull();
+  });
+});
+
+describe('explain summary and stop notes', () => {
+  it('says the explain context in one line', () => {
+    const cites = { files_real: ['a.py', 'b.py'], files_unknown: ['c.py'], symbols_real: [], symbols_unknown: [], lines_unknown: [] };
+    const explain = { ...EXPLAIN, citations: cites, totals: { ...EXPLAIN.totals, hit_pct: 60 } };
+    const retrieved = explain.retrieved.length;
+    expect(explainSummary(explain).replace(/<[^>]+>/g, '')).toBe(
+      `${retrieved} chunk${retrieved === 1 ? '' : 's'} · 60% cached · cited 2 real, 1 unknown`);
+    expect(explainSummary(explain)).toContain('<span class="unknown-count">1 unknown</span>');
+    expect(explainSummary({ ...explain, citations: null }).replace(/<[^>]+>/g, '')).toBe(`${retrieved} chunk${retrieved === 1 ? '' : 's'} · 60% cached`);
+  });
+  it('marks a repetition stop as such and a cut answer with Continue', () => {
+    expect(stopNote({ repeated: true })).toContain('repeating itself');
+    expect(stopNote({ truncated: true })).toContain('<button type="button" class="continue">Continue</button>');
+    expect(stopNote({})).toBe('');
   });
 });
