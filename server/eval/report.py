@@ -97,6 +97,10 @@ class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
     precision: float | None
     ttft_ms_median: float | None
     prompt_tokens_median: float
+    verification: dict[str, object] | None = None
+    """``verified`` mode: how many tasks verified and passed, split by whether the command that verified was the
+    task's own grading test (shown in its failing run) or one the node found (configured or detected), candidates
+    that passed, and the median time spent (whole task; decoding, checking)."""
 
 
 class EvalReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -119,6 +123,7 @@ def summarize(mode: str, results: Sequence[TaskResult]) -> ModeSummary:
     precisions = [r.precision for r in ok if r.precision is not None]
     ttfts = [r.ttft_ms for r in ok if r.ttft_ms is not None]
     return ModeSummary(
+        verification=_verification_summary(judged),
         mode=mode, tasks=len(results), errors=len(results) - len(ok),
         recall=round(present / files, 4) if files else 0.0,
         full_recall_tasks=sum(1 for r in ok if r.recall >= 1.0),
@@ -127,6 +132,33 @@ def summarize(mode: str, results: Sequence[TaskResult]) -> ModeSummary:
         precision=round(statistics.fmean(precisions), 4) if precisions else None,
         ttft_ms_median=round(statistics.median(ttfts), 1) if ttfts else None,
         prompt_tokens_median=statistics.median([r.prompt_tokens for r in ok]) if ok else 0.0)
+
+
+def _verification_summary(judged: Sequence[TaskResult]) -> dict[str, object] | None:
+    runs = [r for r in judged if r.verification is not None]
+    if not runs:
+        return None
+
+    def share(rows: list[TaskResult]) -> list[int]:
+        return [sum(1 for r in rows if r.passed), len(rows)]
+
+    ran = [r for r in runs if r.verification is not None and r.verification.status != "skipped"]
+    grading = [r for r in ran if r.verification is not None and r.verification.grading_test]
+    walls = [r.verification.wall_s for r in ran if r.verification is not None]
+    return {
+        "verified_tasks": len(ran), "skipped": len(runs) - len(ran),
+        "check_passed_tasks": sum(1 for r in ran if r.verification is not None and r.verification.status == "passed"),
+        "passed_with_grading_test": share(grading),
+        "passed_with_other_command": share([r for r in ran if r not in grading]),
+        "passed_not_verified": share([r for r in runs if r not in ran]),
+        "candidates": sum(r.verification.candidates for r in ran if r.verification is not None),
+        "candidates_passed": sum(r.verification.passed_candidates for r in ran if r.verification is not None),
+        "verify_wall_s_median": round(statistics.median(walls), 1) if walls else None,
+        "decode_s_median": round(statistics.median(r.verification.decode_s for r in ran
+                                                   if r.verification is not None), 1) if ran else None,
+        "check_s_median": round(statistics.median(r.verification.check_s for r in ran
+                                                  if r.verification is not None), 2) if ran else None,
+    }
 
 
 def render_table(report: EvalReport) -> str:
@@ -164,5 +196,17 @@ def render_table(report: EvalReport) -> str:
         text += f"; median prompt {s.prompt_tokens_median:.0f} tokens"
         if s.errors:
             text += f"; {s.errors} error(s)"
+        if s.verification is not None:
+            v = s.verification
+
+            def frac(key: str, v: dict[str, object] = v) -> str:
+                passed, total = v[key]  # type: ignore[misc]
+                return f"{passed}/{total}"
+
+            text += (f"\n  verified {v['verified_tasks']} task(s) ({v['check_passed_tasks']} with a passing candidate; "
+                     f"{v['skipped']} not verified); passed {frac('passed_with_grading_test')} where the node "
+                     f"verified with the task's own failing test, {frac('passed_with_other_command')} with a command "
+                     f"it found, {frac('passed_not_verified')} unverified; median verification "
+                     f"{v['verify_wall_s_median']} s")
         lines.append(text)
     return "\n".join(lines) + "\n"

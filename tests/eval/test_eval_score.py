@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contenox.eval import TaskSet, checkout
-from contenox.eval.report import EvalReport, TaskResult, render_table, summarize
+from contenox.eval.report import EvalReport, TaskResult, VerifiedTask, render_table, summarize
 from contenox.eval.score import (
     EditCheck,
     check_edit,
@@ -109,3 +109,28 @@ def test_summary_and_table() -> None:
     assert ("retrieval: recall 66.7% of must-cite files in the prompt (1/2 tasks complete); pass 50.0% "
             "(refactor 0/1, architecture 1/1); citation precision 0.75; median TTFT 3.0 s; median prompt 4000 "
             "tokens; 1 error(s)") in table
+
+
+def test_verified_summary_keeps_the_grading_test_apart() -> None:
+    base = dict(repo="r", files_in_prompt=(), chunks=3, prompt_tokens=4000, cached_tokens=0, segment_tokens={},
+                kind="bug_localization", mode="verified", must_files=("x",), recall=1.0)
+    seen = VerifiedTask(status="passed", command="pytest t.py", grading_test=True, candidates=4, passed_candidates=2,
+                        wall_s=30.0, decode_s=20.0, check_s=2.0)
+    found = VerifiedTask(status="failed", command="python -m pytest -q -x", grading_test=False, candidates=12,
+                         wall_s=90.0, decode_s=60.0, check_s=6.0)
+    skipped = VerifiedTask(status="skipped", reason="no check command")
+    results = [TaskResult(id="a", passed=True, verification=seen, **base),
+               TaskResult(id="b", passed=False, verification=found, **base),
+               TaskResult(id="c", passed=True, verification=skipped, **base),
+               TaskResult(id="d", passed=False, **base)]
+    s = summarize("verified", results)
+    assert s.verification == {
+        "verified_tasks": 2, "skipped": 1, "check_passed_tasks": 1, "passed_with_grading_test": [1, 1],
+        "passed_with_other_command": [0, 1], "passed_not_verified": [1, 1], "candidates": 16,
+        "candidates_passed": 2, "verify_wall_s_median": 60.0, "decode_s_median": 40.0, "check_s_median": 4.0}
+    table = render_table(EvalReport(model="m", date="d", retrieval_only=False, task_files=(), machine={},
+                                    summaries=(s,), results=tuple(results)))
+    assert ("verified 2 task(s) (1 with a passing candidate; 1 not verified); passed 1/1 where the node verified "
+            "with the task's own failing test, 0/1 with a command it found, 1/1 unverified") in table
+    assert summarize("retrieval", [TaskResult(id="e", passed=True, **{**base, "mode": "retrieval"})]).verification \
+        is None
