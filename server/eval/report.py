@@ -200,8 +200,8 @@ def render_table(report: EvalReport) -> str:
             v = s.verification
 
             def frac(key: str, v: dict[str, object] = v) -> str:
-                passed, total = v[key]  # type: ignore[misc]
-                return f"{passed}/{total}"
+                pair = v[key]
+                return "/".join(str(n) for n in pair) if isinstance(pair, list) else str(pair)
 
             text += (f"\n  verified {v['verified_tasks']} task(s) ({v['check_passed_tasks']} with a passing candidate; "
                      f"{v['skipped']} not verified); passed {frac('passed_with_grading_test')} where the node "
