@@ -11,7 +11,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -56,6 +56,33 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     process: bool = True
     """Run the engine in a child process (the node never stalls on a prefill step and survives an engine
     crash); false runs it on a thread of the node (one process less, for debugging)."""
+    backend: Literal["openvino", "openai"] = "openvino"
+    """Where the model runs: "openvino" (an OpenVINO engine here) or "openai": a serving engine the team runs
+    (vLLM, OpenVINO Model Server, llama.cpp's server) behind the OpenAI-compatible API. The node still plans by
+    tokens with ``[model] default``'s local tokenizer, which must be the one the server's model uses."""
+    url: str = ""
+    """The serving engine's OpenAI base URL (``http://gpu-box:8080/v1``; OVMS: ``.../v3``); https uses TLS."""
+    model: str = ""
+    """The model name the serving engine serves it under (empty: ``[model] default``)."""
+    api_key_env: str = ""
+    """The environment variable holding the serving engine's API key (a bearer token; never logged)."""
+    api_key_file: str = ""
+    """A file holding the API key instead (its first line)."""
+    token_prompt: bool = False
+    """Send the prompt as token ids (llama.cpp's server and vLLM take them) instead of its text."""
+    timeout_s: float = 120.0
+    """Longest wait for the serving engine's next bytes (the first token after a long prefill included)."""
+    retries: int = 3
+    """Retries, with backoff, of a request refused with 429 or 503 before any token came."""
+    cache_key_field: str = "prompt_cache_key"
+    """The body field carrying a stable per-thread cache key (empty: not sent)."""
+    affinity_header: str = "x-session-id"
+    """The header a prefix-aware router keeps a thread on one replica by (empty: not sent)."""
+    prefix_hash_header: str = "x-contenox-prefix-hash"
+    """The header carrying the hash of the stable prefix (empty: not sent)."""
+    grammar_field: str = ""
+    """The body field the server takes a grammar in (llama.cpp: ``grammar``, vLLM: ``guided_grammar``); empty:
+    grammars are not sent (the answer is unconstrained, said once in the log)."""
 
 
 class NodeConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -187,10 +214,10 @@ _POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_token
              "workspace.max_file_bytes", "completion.prefix_tokens", "completion.max_new_tokens",
              "tools.max_steps", "tools.max_result_chars", "verify.candidates", "verify.timeout_s",
              "verify.max_output_chars"}
-_POSITIVE_FLOAT = {"engine.repetition_penalty", "tools.max_seconds"}
+_POSITIVE_FLOAT = {"engine.repetition_penalty", "tools.max_seconds", "engine.timeout_s"}
 _RETIRED = {"planner.align_blocks"}
 """Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""
-_NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "node.idle_exit_s", "planner.output_reserve",
+_NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "node.idle_exit_s", "planner.output_reserve",
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "workspace.debounce_ms", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature"}

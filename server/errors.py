@@ -31,6 +31,8 @@ __all__ = [
     "ProfileError",
     "ProfileMismatch",
     "RepositoryError",
+    "ServingError",
+    "TokenizerMismatch",
     "VerifyError",
     "WorkspaceError",
 ]
@@ -140,6 +142,22 @@ class EngineCrashed(EngineError):
 
     code = -32019
     kind = "engine_crashed"
+
+
+class ServingError(EngineError):
+    """A serving engine (``[engine] backend = "openai"``) failed a request: unreachable, timed out, or answered an
+    error status; the server and the status are named (``details``: server, status)."""
+
+    code = -32026
+    kind = "serving_error"
+
+
+class TokenizerMismatch(ProfileMismatch):
+    """The serving engine tokenizes differently from the local model the node plans with (a probe counted both
+    ways); ``[model] default`` must name the catalog model the server serves."""
+
+    code = -32027
+    kind = "tokenizer_mismatch"
 
 
 class IncompatibleSnapshot(ContenoxError):

@@ -143,3 +143,16 @@ def test_set_default_model_changes_that_line_only(tmp_path: Path, before: str, a
     assert set_default_model(tmp_path, "alt") == tmp_path / "config.toml"
     assert (tmp_path / "config.toml").read_text(encoding="utf-8") == after
     assert load_config(tmp_path, strict=True).model.default == "alt"
+
+
+def test_the_serving_engine_backend_is_read_and_an_unknown_backend_is_named(tmp_path: Path) -> None:
+    _write(tmp_path, '[engine]\nbackend = "openai"\nurl = "http://gpu-box:8080/v1"\ntoken_prompt = true\n'
+                     'api_key_env = "TEAM_KEY"\nretries = -1\n')
+    config = load_config(tmp_path)
+    assert config.engine.backend == "openai" and config.engine.url == "http://gpu-box:8080/v1"
+    assert config.engine.token_prompt and config.engine.api_key_env == "TEAM_KEY"
+    assert config.warnings == ("engine.retries: must be >= 0, got -1; using default 3",)
+    _write(tmp_path, '[engine]\nbackend = "vllm"\n')
+    config = load_config(tmp_path)
+    assert config.engine.backend == "openvino"
+    assert config.warnings == ("engine.backend: Invalid enum value 'vllm'; using default 'openvino'",)

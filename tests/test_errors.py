@@ -32,6 +32,8 @@ STABLE = {
     "PeerNotAllowed": (-32017, "peer_not_allowed"),
     "EvalSetupError": (-32018, "eval_setup_error"),
     "VerifyError": (-32025, "verify_error"),
+    "ServingError": (-32026, "serving_error"),
+    "TokenizerMismatch": (-32027, "tokenizer_mismatch"),
     "InvalidRequest": (-32602, "invalid_request"),
     "Cancelled": (-32800, "cancelled"),
 }

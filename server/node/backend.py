@@ -24,9 +24,12 @@ log = logging.getLogger(__name__)
 
 def load_engine(config: Config) -> EngineLike:
     """Ensure the default model is installed, then start the engine (blocking: run in a thread)."""
-    from contenox.runtime_ov import EngineOptions, ModelStore, start_engine
+    from contenox.runtime_ov import EngineOptions, ModelStore, ServedEngine, ServedOptions, start_engine
 
     model = ModelStore(config.models_dir).ensure(config.model.default)
+    if config.engine.backend == "openai":  # a serving engine; the local model gives the tokenizer and profile
+        options = ServedOptions.from_config(config.engine, config.model.default)
+        return ServedEngine.start(model, options)
     log.info("starting engine for %s (%s)", model.name, "own process" if config.engine.process else "in-process")
     return start_engine(model, EngineOptions.from_config(config.engine, device=config.model.device),
                         process=config.engine.process)

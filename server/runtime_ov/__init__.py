@@ -22,6 +22,7 @@ from contenox.runtime_ov.requests import (
     TokenEvent,
     ToolCallGrammar,
 )
+from contenox.runtime_ov.served import ServedEngine, ServedOptions
 from contenox.runtime_ov.snapshot import SnapshotInfo, StatefulKV, ensure_ir
 from contenox.runtime_ov.store import InstalledModel, ModelStore
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
@@ -44,6 +45,8 @@ __all__ = [
     "RequestHandle",
     "RequestMetrics",
     "Sampling",
+    "ServedEngine",
+    "ServedOptions",
     "SnapshotInfo",
     "StatefulKV",
     "TokenEvent",

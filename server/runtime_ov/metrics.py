@@ -32,6 +32,12 @@ class RequestMetrics(msgspec.Struct, frozen=True, kw_only=True):
     """Another request shared the pipeline's steps (an inline completion beside a chat turn)."""
     paused: int = 0
     """Times a more urgent request paused this one in prefill (what it had computed stayed cached)."""
+    cache_evidence: str = "steps"
+    """Where ``measured_recomputed_tokens`` comes from: "steps" (the engine's prefill step count), "server" (a
+    serving engine reported its cached tokens: ``server_cached_tokens``) or "predicted" (a serving engine that
+    reports none: the block model's prediction stands, nothing was measured)."""
+    server_cached_tokens: int | None = None
+    """Prompt tokens the serving engine said it served from its prefix cache (None: not reported)."""
 
 
 class EngineStats(msgspec.Struct, frozen=True, kw_only=True):

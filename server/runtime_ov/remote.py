@@ -46,6 +46,7 @@ from contenox.runtime_ov.requests import (
     RequestHandle,
     TokenEvent,
 )
+from contenox.runtime_ov.served import ServedEngine
 from contenox.runtime_ov.store import InstalledModel
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
 
@@ -311,8 +312,8 @@ class RemoteEngine:
             handle.fail(error)
 
 
-EngineLike = Engine | RemoteEngine
-"""What the node drives: the same surface in-process or in a child process."""
+EngineLike = Engine | RemoteEngine | ServedEngine
+"""What the node drives: the same surface in-process, in a child process, or over a serving engine's API."""
 
 
 def start_engine(model: InstalledModel, options: EngineOptions, *, process: bool) -> EngineLike:

@@ -82,6 +82,9 @@ class GenerateRequest(msgspec.Struct, frozen=True, kw_only=True):
     group: str = ""
     """Requests of one non-empty group run side by side, sharing the engine's steps (the candidates of one
     prompt decode as one batch; the prompt's prefix is cached once the first of them has computed it)."""
+    stable_tokens: int = 0
+    """How many of ``token_ids`` are the planner's stable prefix (system .. pins): a serving engine's request
+    carries its hash for a prefix-aware router (0: unknown, no hash sent)."""
 
 
 class TokenEvent(msgspec.Struct, frozen=True, kw_only=True):
