@@ -13,7 +13,8 @@ import msgspec
 
 from contenox.planner.manifest import ChunkRecord, Manifest
 
-__all__ = ["Citations", "Explain", "ExplainSegment", "ExplainTotals", "explain_from_manifest", "render_explain",
+__all__ = ["Citations", "Explain", "ExplainSegment", "ExplainTotals", "cache_facts", "explain_from_manifest",
+           "render_explain",
            "render_markdown"]
 
 
@@ -67,9 +68,15 @@ class Explain(msgspec.Struct, frozen=True, kw_only=True):
     totals: ExplainTotals
     predicted_cached_tokens: int
     measured_recomputed_tokens: int | None
-    """From the engine's prefill step count (within one chunk); None before the turn ran."""
+    """From the engine's prefill step count (within one chunk), or the serving engine's cached-token count; None
+    before the turn ran, or when nothing was measured (a serving engine that reports no cached tokens)."""
     ttft_ms: float | None
     context_size: int
+    cache_evidence: str = "steps"
+    """What ``measured_recomputed_tokens`` rests on: "steps" (the engine's prefill steps), "server" (the serving
+    engine's own cached-token count: ``server_cached_tokens``) or "predicted" (nothing measured)."""
+    server_cached_tokens: int | None = None
+    """Prompt tokens the serving engine reported it served from its prefix cache."""
     notes: tuple[str, ...] = ()
     """Every budget and layout decision of the turn, in words (what was cut, dropped, summarised, left out)."""
     retrieved: tuple[ChunkRecord, ...] = ()
@@ -85,7 +92,8 @@ class Explain(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def explain_from_manifest(manifest: Manifest, *, measured_recomputed_tokens: int | None = None,
-                          ttft_ms: float | None = None) -> Explain:
+                          ttft_ms: float | None = None, cache_evidence: str = "steps",
+                          server_cached_tokens: int | None = None) -> Explain:
     segments = tuple(
         ExplainSegment(kind=s.kind, tokens=s.tokens, cached=s.predicted_cached, new=s.predicted_new,
                        invalidated_by=(s.invalidated_by or "partial cache block") if s.predicted_new else None)
@@ -98,9 +106,25 @@ def explain_from_manifest(manifest: Manifest, *, measured_recomputed_tokens: int
         totals=ExplainTotals(tokens=total, cached=cached, new=total - cached,
                              hit_pct=round(100.0 * cached / total, 1) if total else 0.0),
         predicted_cached_tokens=manifest.predicted_cached_tokens,
-        measured_recomputed_tokens=measured_recomputed_tokens,
+        measured_recomputed_tokens=None if cache_evidence == "predicted" else measured_recomputed_tokens,
         ttft_ms=None if ttft_ms is None else round(ttft_ms, 1),
-        context_size=manifest.identity.context_size, notes=notes, retrieved=manifest.chunks)
+        context_size=manifest.identity.context_size, notes=notes, retrieved=manifest.chunks,
+        cache_evidence=cache_evidence, server_cached_tokens=server_cached_tokens)
+
+
+def cache_facts(explain: Explain) -> list[str]:
+    """The cache figures in words: the block model's prediction, and what was measured (by the engine's steps or
+    reported by the serving engine) or that nothing was."""
+    facts = [f"predicted cached {explain.predicted_cached_tokens}"]
+    measured = explain.measured_recomputed_tokens
+    if explain.cache_evidence == "server" and explain.server_cached_tokens is not None:
+        facts.append(f"server cached {explain.server_cached_tokens} (measured by the serving engine)")
+        facts.append(f"recomputed {measured}" if measured is not None else "recomputed -")
+    elif explain.cache_evidence == "predicted":
+        facts.append("measured -: the serving engine reports no cached tokens (predicted only)")
+    else:
+        facts.append(f"measured recomputed {measured}" if measured is not None else "measured recomputed -")
+    return facts
 
 
 def render_explain(explain: Explain) -> str:
@@ -121,9 +145,7 @@ def render_explain(explain: Explain) -> str:
            f"context {explain.context_size}", "", line(rows[0]), rule]
     out += [line(row) for row in rows[1:-1]]
     out += [rule, line(rows[-1]), ""]
-    measured = explain.measured_recomputed_tokens
-    facts = [f"predicted cached {explain.predicted_cached_tokens}"]
-    facts.append(f"measured recomputed {measured}" if measured is not None else "measured recomputed -")
+    facts = cache_facts(explain)
     facts.append(f"ttft {explain.ttft_ms:.1f} ms" if explain.ttft_ms is not None else "ttft -")
     out.append(", ".join(facts))
     if explain.retrieved:
@@ -141,6 +163,10 @@ def render_markdown(explain: Explain) -> str:
     totals = explain.totals
     head = (f"**Contenox context** — turn {explain.turn} · {explain.model} · "
             f"{totals.cached}/{totals.tokens} tokens cached ({totals.hit_pct:.1f}%)")
+    if explain.cache_evidence == "server" and explain.server_cached_tokens is not None:
+        head += f" · server cached {explain.server_cached_tokens}"
+    elif explain.cache_evidence == "predicted":
+        head += " · predicted (the server reports no cached tokens)"
     if explain.ttft_ms is not None:
         head += f" · TTFT {explain.ttft_ms:.0f} ms"
     lines = [head, "", "| segment | tokens | cached | new | invalidated by |", "|---|---:|---:|---:|---|"]

@@ -269,7 +269,9 @@ class Planner:
         """Persist the turn (manifest, measurement, answer, its tool steps, what it cites); its explain."""
         measured = getattr(metrics, "measured_recomputed_tokens", None) if metrics is not None else None
         ttft = getattr(metrics, "ttft_ms", None) if metrics is not None else None
-        explain = explain_from_manifest(plan.manifest, measured_recomputed_tokens=measured, ttft_ms=ttft)
+        explain = explain_from_manifest(plan.manifest, measured_recomputed_tokens=measured, ttft_ms=ttft,
+                                        cache_evidence=getattr(metrics, "cache_evidence", "steps"),
+                                        server_cached_tokens=getattr(metrics, "server_cached_tokens", None))
         explain = msgspec.structs.replace(explain, citations=citations)
         with self._lock:
             turn = len(self._records) + 1
