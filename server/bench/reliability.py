@@ -6,12 +6,18 @@ Against a private real node (its own home and socket, the model given, 4-token a
 - **cancels**: ``--cancels`` ACP turns of 200 tokens cancelled at random moments: each must end (cancelled, or
   finished before the cancel landed), none may hang;
 - **fuzz**: ``--fuzz`` seeded messages per protocol, a probe after each (:mod:`contenox.bench.fuzz`);
+- **relay fuzz**: ``--relay-fuzz`` seeded messages through each editor-side relay (``contenox lsp --stdio``,
+  ``contenox acp`` as editors run them), with what only the relay must track mixed in; a relay that exits is a
+  failure (``exits``);
 - **memory**: ``--memory-rounds`` more rounds of a lighter load (``--memory-requests`` hovers, ``--memory-prompts``
   questions) and a tenth of the fuzz, the node's and the engine process's RSS after
   each: whether the node levels off (its growth per round over the second half) and the engine stays within its
   weights plus the KV cache it was given;
 - **bad inputs**: a list of known-bad requests (special, binary, huge and outside pins, ``/`` as a workspace, an
   unknown session, a hover outside the window's folders, ...): each must get a structured error;
+- **unopened files**: LSP hover, inline completion and "Explain selection" on files the editor has not opened (a
+  FIFO, a file over ``workspace.max_file_bytes``, a symlink to ``/dev/zero``): each must get a structured error
+  while ``status`` on another connection keeps answering within 2 s;
 - **crashes**: clients killed mid-turn (connections leaked), the engine killed mid-turn (EngineCrashed, the next
   turn's success and time), the node killed (the next call's recovery time, the session's turn count kept).
 Output: ``<out>/<date>-reliability-<model>.json`` and the figures as a table on stdout.
@@ -37,7 +43,7 @@ from typing import Any
 
 import msgspec
 
-from contenox.bench.fuzz import FrameConnection, fuzz_protocol
+from contenox.bench.fuzz import FrameConnection, fuzz_protocol, fuzz_relay
 from contenox.client import call
 from contenox.config import Config, load_config
 from contenox.errors import ContenoxError
@@ -251,6 +257,92 @@ def _bad_inputs(config: Config, repo: Path, scratch: Path) -> dict[str, Any]:
     return {"tried": len(results), "handled": sum(1 for r in results if r["structured_error"]), "cases": results}
 
 
+_STATUS_BOUND_S = 2.0
+"""How long ``status`` may take while a bad file is being read (before issue 28's fix it never answered on a
+FIFO): generous for a loaded machine."""
+_SPAN = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}
+_UNOPENED: list[tuple[str, str, Any]] = [
+    ("hover", "textDocument/hover", lambda uri: {"textDocument": {"uri": uri},
+                                                 "position": {"line": 0, "character": 2}}),
+    ("inline completion", "textDocument/inlineCompletion", lambda uri: {
+        "textDocument": {"uri": uri}, "position": {"line": 0, "character": 2}, "context": {"triggerKind": 1}}),
+    ("explain selection", "workspace/executeCommand", lambda uri: {
+        "command": "contenox.explainSelection", "arguments": [{"uri": uri, "range": _SPAN}]}),
+]
+
+
+def _bad_file(kind: str, path: Path) -> None:
+    if kind == "a FIFO":
+        os.mkfifo(path)
+    elif kind == "a 3 MB file":
+        line = b"value = 'a line of a generated file that is far too big to read whole'\n"
+        path.write_bytes(line * (3_000_000 // len(line)))
+    else:
+        path.symlink_to("/dev/zero")
+
+
+def _release_fifo(path: Path) -> None:
+    """A reader blocked on the FIFO (the node, were it to read it) gets end-of-file."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+def _unopened_files(config: Config, scratch: Path) -> dict[str, Any]:
+    """Each request on each bad file from an LSP window, ``status`` timed on its own connection meanwhile."""
+    repo = _repo(scratch / "unopened", 1)
+    results = []
+    for index, kind in enumerate(("a FIFO", "a 3 MB file", "a symlink to /dev/zero")):
+        bad = repo / f"bad_{index}.py"
+        _bad_file(kind, bad)
+        client = _Client(config, "lsp")
+        client.conn.sock.settimeout(60)
+        try:
+            client.request("initialize", {"processId": None, "capabilities": {}, "rootUri": repo.as_uri(),
+                                          "workspaceFolders": [{"uri": repo.as_uri(), "name": "repo"}]})
+            client.notify("initialized", {})
+            for name, method, params in _UNOPENED:
+                answers: list[dict[str, Any] | None] = []
+                request = threading.Thread(target=_request_into,
+                                           args=(client, method, params(bad.as_uri()), answers))
+                request.start()
+                took: list[float] = []
+                deadline = time.monotonic() + 60
+                while True:  # at least once, and for as long as the request is pending
+                    started = time.monotonic()
+                    try:
+                        _status(config)
+                        took.append(time.monotonic() - started)
+                    except (ContenoxError, OSError):
+                        took.append(float("inf"))
+                    if not request.is_alive() or time.monotonic() > deadline:
+                        break
+                request.join(60)
+                answer = answers[0] if answers else None
+                error = (answer or {}).get("error") or {}
+                data: dict[str, Any] = error["data"] if isinstance(error.get("data"), dict) else {}
+                results.append({"case": f"{name} on {kind}", "structured_error": isinstance(error.get("code"), int)
+                                and bool(error.get("message")), "kind": data.get("kind"),
+                                "reason": (data.get("details") or {}).get("reason"),
+                                "status_answers": len(took), "status_max_ms": round(1000.0 * max(took), 1),
+                                "status_answered": max(took) < _STATUS_BOUND_S})
+        finally:
+            client.close()
+            if kind == "a FIFO":
+                _release_fifo(bad)
+    return {"tried": len(results), "handled": sum(1 for r in results if r["structured_error"]),
+            "status_answered": sum(1 for r in results if r["status_answered"]),
+            "status_bound_ms": 1000.0 * _STATUS_BOUND_S, "cases": results}
+
+
+def _request_into(client: _Client, method: str, params: Any, answers: list[dict[str, Any] | None]) -> None:
+    try:
+        answers.append(client.request(method, params))
+    except (TimeoutError, OSError, ValueError):
+        answers.append(None)
+
+
 def _status(config: Config) -> dict[str, Any]:
     result: dict[str, Any] = call(config, "status")[1]
     return result
@@ -320,11 +412,13 @@ def main(config: Config, argv: list[str]) -> int:
     p.add_argument("--prompts", type=int, default=10, help="questions per ACP thread")
     p.add_argument("--cancels", type=int, default=20)
     p.add_argument("--fuzz", type=int, default=1000, help="fuzzed messages per protocol")
+    p.add_argument("--relay-fuzz", type=int, default=300, help="fuzzed messages through each editor-side relay")
     p.add_argument("--memory-rounds", type=int, default=8, help="rounds of load + fuzz with RSS sampled (0: off)")
     p.add_argument("--memory-requests", type=int, default=40, help="hovers per LSP window in each memory round")
     p.add_argument("--memory-prompts", type=int, default=2, help="questions per ACP thread in each memory round")
     p.add_argument("--seed", type=int, default=20261130)
     p.add_argument("--out", default="bench/results")
+    p.add_argument("--tag", default="", help="appended to the report's file name (a reduced run: quick)")
     ns = p.parse_args(argv)
     model = ModelStore(config.models_dir).get(ns.model)
     scratch = Path(tempfile.mkdtemp(prefix="cx-rel-"))
@@ -357,6 +451,11 @@ def main(config: Config, argv: list[str]) -> int:
         report["fuzz"] = [msgspec.to_builtins(fuzz_protocol(node, proto, seed=ns.seed, count=ns.fuzz))
                           for proto in ("rpc", "lsp", "acp")]
         say(f"fuzz: {report['fuzz']}")
+        section = "relay fuzz"
+        relay_env = {"CONTENOX_HOME": str(home)}
+        report["relay_fuzz"] = [msgspec.to_builtins(fuzz_relay(relay_env, proto, seed=ns.seed, count=ns.relay_fuzz))
+                                for proto in ("lsp", "acp")]
+        say(f"relay fuzz: {report['relay_fuzz']}")
         section = "memory"
         if ns.memory_rounds:
             report["memory"] = _memory(node, repo, ns.memory_rounds,
@@ -370,6 +469,11 @@ def main(config: Config, argv: list[str]) -> int:
         section = "bad inputs"
         report["bad_inputs"] = _bad_inputs(node, repo, scratch)
         say(f"bad inputs: {report['bad_inputs']['handled']}/{report['bad_inputs']['tried']} structured")
+        section = "unopened files"
+        report["unopened_files"] = _unopened_files(node, scratch)
+        unopened = report["unopened_files"]
+        say(f"unopened files: {unopened['handled']}/{unopened['tried']} structured, status answered during "
+            f"{unopened['status_answered']}/{unopened['tried']}")
         section = "crashes"
         report["crashes"] = _crashes(node, repo)
         say(f"crashes: {report['crashes']}")
@@ -388,7 +492,13 @@ def main(config: Config, argv: list[str]) -> int:
                                           / max(1, cancels["tried"]), 1),
             "fuzzed_messages": sum(f["sent"] for f in report["fuzz"]),
             "fuzz_probes_lost": sum(f["probes_lost"] for f in report["fuzz"]),
+            "relay_fuzzed_messages": sum(f["sent"] for f in report["relay_fuzz"]),
+            "relay_probes_lost": sum(f["probes_lost"] for f in report["relay_fuzz"]),
+            "relay_exits": sum(f["exits"] for f in report["relay_fuzz"]),
             "bad_inputs_structured": f"{report['bad_inputs']['handled']}/{report['bad_inputs']['tried']}",
+            "unopened_files_structured": f"{report['unopened_files']['handled']}/{report['unopened_files']['tried']}",
+            "status_during_bad_reads": f"{report['unopened_files']['status_answered']}/"
+                                       f"{report['unopened_files']['tried']}",
             "connections_leaked": report["crashes"]["clients_killed_mid_turn"]["connections_leaked"],
         }
         if "memory" in report:
@@ -398,7 +508,7 @@ def main(config: Config, argv: list[str]) -> int:
                 report["memory"]["node_growth_mb_per_round_second_half"]
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{report['date']}-reliability-{model.name}.json"
+    path = out / f"{report['date']}-reliability-{model.name}{'-' + ns.tag if ns.tag else ''}.json"
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     for key, value in report.get("figures", {}).items():
         print(f"{key:28} {value}")
