@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from contenox.config import EngineConfig
-from contenox.errors import ConfigError, ServingError, TokenizerMismatch
+from contenox.errors import ConfigError, EngineBusy, ServingError, TokenizerMismatch
 from contenox.runtime_ov import (
     FinalEvent,
     GenerateRequest,
@@ -214,3 +214,33 @@ def test_options_from_config_read_the_key_and_name_a_missing_url(
     options = ServedOptions.from_config(EngineConfig(url="http://h/v1", model="qwen", api_key_file=str(tmp_path / "key")),
                                         "x")
     assert options.api_key == "sk-from-file" and options.model == "qwen"
+
+
+async def test_candidates_of_one_group_are_separate_streams_and_a_warm_up_is_one_token(
+        default_model: InstalledModel, tokenizer: Tokenizer, standin: OpenAIStandin) -> None:
+    with _start(default_model, tokenizer, standin) as engine:
+        handles = [engine.submit(_request(tokenizer, group="g1", sampling=Sampling(seed=seed) if seed else None))
+                   for seed in range(3)]
+        finals = await asyncio.gather(*(h.result() for h in handles))
+        warm = await engine.warm("ws-abc", tokenizer.encode(PROMPT))
+    assert [f.text for f in finals] == ["Hello world."] * 3 and warm.finish_reason == "stop"
+    bodies = [r.body for r in standin.completions()]
+    assert sorted(b.get("seed", -1) for b in bodies[:3]) == [-1, 1, 2] and bodies[3]["max_tokens"] == 1
+
+
+async def test_a_silent_server_times_out_and_closing_ends_what_runs(
+        default_model: InstalledModel, tokenizer: Tokenizer, standin: OpenAIStandin) -> None:
+    standin.replies += [Reply(pieces=("late",), delay_s=1.5),
+                        Reply(pieces=tuple(f" w{i}" for i in range(200)), delay_s=0.02)]
+    engine = _start(default_model, tokenizer, standin, timeout_s=0.3)
+    with pytest.raises(ServingError, match=r"sent nothing for 0\.3 s \(engine\.timeout_s\)"):
+        await engine.submit(_request(tokenizer)).result()
+    handle = engine.submit(_request(tokenizer))
+    async for event in handle:
+        if isinstance(event, TokenEvent):
+            break
+    await asyncio.to_thread(engine.close)
+    final = await handle.result()
+    assert final.finish_reason == "cancelled" and not engine.alive
+    with pytest.raises(EngineBusy, match="closed"):
+        engine.submit(_request(tokenizer))
