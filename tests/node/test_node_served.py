@@ -75,3 +75,37 @@ async def test_a_failing_server_fails_the_turn_with_its_name_and_status(home: Pa
         assert answer.text == "Hello world."
     finally:
         await node.close()
+
+
+async def test_two_developers_on_one_commit_send_the_same_stable_prefix(
+        tmp_path: Path, home: Path, repo: Path, server: OpenAIStandin, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The team-shared prefix: two nodes with their own homes, users and clone paths of one commit send
+    byte-identical stable segments (system .. pins), so the server computes them once for both."""
+    import shutil
+
+    from support.gitrepo import git
+
+    config_text = f'[engine]\nbackend = "openai"\nurl = "{server.url}"\ntoken_prompt = true\nmax_new_tokens = 4\n'
+    sent: list[tuple[list[int], int]] = []
+    for user in ("alice", "bob"):
+        user_home = tmp_path / user
+        clone = user_home / "src" / f"{user}-checkout"
+        clone.parent.mkdir(parents=True)
+        git(clone.parent, "clone", "-q", str(repo), clone.name)
+        dev_home = user_home / ".contenox"
+        shutil.copytree(home, dev_home, symlinks=True)
+        monkeypatch.setenv("HOME", str(user_home))
+        monkeypatch.setenv("USER", user)
+        monkeypatch.setenv("CONTENOX_HOME", str(dev_home))
+        node = Node(write_config(dev_home, config_text))
+        try:
+            outcome = await node.turn(TurnRequest(root=str(clone), prompt="What does add do?", client_id=user))
+        finally:
+            await node.close()
+        stable = sum(s.tokens for s in outcome.explain.segments
+                     if s.kind in ("system", "tools", "policy", "instructions", "repo_map", "pins"))
+        sent.append((server.completions()[-1].body["prompt"], stable))
+    (alice, alice_stable), (bob, bob_stable) = sent
+    assert alice_stable == bob_stable and alice_stable > 100
+    assert alice[:alice_stable] == bob[:bob_stable]
+    assert alice == bob  # the whole first turn, in fact: nothing in it names a user, a home or a clone path
