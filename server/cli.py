@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 _COMMANDS = {"init", "ask", "model", "node", "lsp", "acp", "explain-context", "bench", "eval", "config", "threads",
-             "certify", "pins"}
+             "certify", "pins", "verify"}
 _SUBCOMMANDS = {"status": "node status", "stop": "node stop", "serve": "node serve", "pull": "model pull",
                 "list": "model list", "models": "model list", "explain": "explain-context"}
 """Words users type at the top level that live one level down (for "did you mean")."""

@@ -105,7 +105,7 @@ def test_eval_options(called: list[argparse.Namespace]) -> None:
                      "--min-recall", "0.75"]) == 0
     [args] = called
     assert args.tasks == [Path("tasks/a.toml"), Path("more")] and args.model == "m"
-    assert args.retrieval_only is True and args.mode == "baseline"
+    assert args.retrieval_only is True and args.mode == ["baseline"]
     assert args.kind == ["refactor", "trace_test"] and args.task == ["t1", "t2"]
     assert args.max_new_tokens == 64 and args.cache == Path("c") and args.out == Path("r.json")
     assert args.json is True and args.min_recall == 0.75

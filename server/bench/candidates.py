@@ -70,7 +70,10 @@ def main(config: Config, argv: list[str]) -> int:
     grammar = edit_block_grammar(path, text)
     options = EngineOptions.from_config(config.engine, device=config.model.device)
     engine = start_engine(model, options, process=False)
-    say = lambda line: print(f"[bench candidates] {line}", flush=True)  # noqa: E731
+
+    def say(line: str) -> None:
+        print(f"[bench candidates] {line}", flush=True)
+
     try:
         ids = _prompt(engine, path, text)
         warm = engine.generate(GenerateRequest(session_id="bench-candidates", token_ids=ids, max_new_tokens=1))
