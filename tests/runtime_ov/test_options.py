@@ -7,8 +7,10 @@ import msgspec
 from contenox.config import EngineConfig
 from contenox.runtime_ov import EngineOptions
 
-_NODE_ONLY = {"process"}
-"""Where the engine runs is the node's choice, not an option of the engine."""
+_NODE_ONLY = {"process", "backend", "url", "model", "api_key_env", "api_key_file", "token_prompt", "timeout_s",
+              "retries", "cache_key_field", "affinity_header", "prefix_hash_header", "grammar_field"}
+"""Where the engine runs is the node's choice, not an option of the engine; the serving engine's settings are
+ServedOptions' (``backend = "openai"``; tests/runtime_ov/test_served_engine.py)."""
 
 
 def test_engine_options_defaults_agree_with_the_config() -> None:
