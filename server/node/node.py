@@ -355,19 +355,21 @@ class Node:
         total, cached = len(turn_plan.token_ids), turn_plan.manifest.predicted_cached_tokens
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, total, cached)))
         markup = CallMarkupFilter() if planner.tools else None
+        stable = len(turn_plan.stable_prefix())  # a serving engine's routing hint (the team-shared prefix)
         steps: list[ToolStep] = []
         tool_edits: list[ProposedEdit] = []
         step_notes: list[str] = []
         try:
             try:
-                final = await self._generate(engine, state, turn_plan.token_ids, cached, max_new, on_event, markup)
+                final = await self._generate(engine, state, turn_plan.token_ids, cached, max_new, on_event, markup,
+                                             stable_tokens=stable)
             except _CrashedBeforeOutput as crashed:  # nothing reached the client: restart, resubmit once
                 log.warning("engine ended before turn output (%s); restarting it and resubmitting",
                             crashed.error.message)
                 engine = await self.engine()
                 try:
                     final = await self._generate(engine, state, turn_plan.token_ids, cached, max_new, on_event,
-                                                 markup)
+                                                 markup, stable_tokens=stable)
                 except _CrashedBeforeOutput as again:
                     raise again.error from None
             measured = final.metrics  # the turn's own prompt: what explain-context accounts for
@@ -567,12 +569,13 @@ class Node:
 
     async def _generate(self, engine: EngineLike, state: WorkspaceState, token_ids: list[int], cached: int,
                         max_new: int, on_event: EventCallback | None,
-                        markup: CallMarkupFilter | None = None) -> FinalEvent:
+                        markup: CallMarkupFilter | None = None, stable_tokens: int = 0) -> FinalEvent:
         """One answer; with ``markup`` (tools on), tool-call markup is kept out of the streamed text."""
         from contenox.runtime_ov import FinalEvent, PrefillEvent
 
         try:
-            handle = backend.submit(engine, state.session_id, list(token_ids), max_new, tools=markup is not None)
+            handle = backend.submit(engine, state.session_id, list(token_ids), max_new, tools=markup is not None,
+                                    stable_tokens=stable_tokens)
         except EngineCrashed as exc:
             raise _CrashedBeforeOutput(exc) from None
         guard = RepetitionGuard()
