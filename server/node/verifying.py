@@ -49,15 +49,20 @@ __all__ = ["Draft", "VerifyJob", "asks_for_change", "strip_edit_blocks"]
 log = logging.getLogger(__name__)
 
 _CHANGE = re.compile(r"\b(fix|fixes|fixing|change|rename|refactor|implement|add|update|correct|patch|repair|"
-                     r"modify|edit|replace|remove|make (?:it|the|sure)|propose|should (?:return|raise|accept))\b",
+                     r"modify|edit|replace|remove|make (?:it|the|sure)|propose|should (?:return|raise|accept|be)|"
+                     r"diff|bug|fails?|failing|failure|broken|crash(?:es|ing)?|wrong)\b",
                      re.IGNORECASE)
-_BLOCK = re.compile(r"(?:^[ \t]*(?:```+|~~~+)[^\n]*\n)?(?:^[^\n<=>]*\n)?^[ \t]*<{5,9} ?SEARCH\b.*?"
-                    r"^[ \t]*>{5,9} ?REPLACE\b[^\n]*\n?(?:^[ \t]*(?:```+|~~~+)[ \t]*\n?)?",
+"""A question that asks for a change, or about a failure (whose answer a user acts on with a fix)."""
+_PATH_LINE = r"(?:^[ \t]*`?[\w./-]+\.\w{1,8}`?:?[ \t]*\n)?"
+_BLOCK = re.compile(_PATH_LINE + r"(?:^[ \t]*(?:```+|~~~+)[^\n]*\n)?" + _PATH_LINE
+                    + r"^[ \t]*<{5,9} ?SEARCH\b.*?^[ \t]*>{5,9} ?REPLACE\b[^\n]*\n?(?:^[ \t]*(?:```+|~~~+)[ \t]*\n?)?",
                     re.MULTILINE | re.DOTALL)
+"""An edit block with the path line and code fence around it."""
 
 
 def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
-    """A turn verifies when its answer proposes a change or its question asks for one."""
+    """A turn verifies when its answer proposes a change, or its question asks for one or is about a bug or a
+    failure (the failing run's fix is what the user needs, even when the answer only explains it)."""
     return bool(edits.edits) or bool(_CHANGE.search(prompt))
 
 
