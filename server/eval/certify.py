@@ -1,8 +1,8 @@
 """``contenox certify MODEL``: can this model call tools reliably? A fixed suite on the real model.
 
-80 prompts, each rendered with the model's own chat template and the node's tool schemas (the way the
-template renders tools), answered greedily under the node's tool-call grammar (as a turn runs), and read with the
-node's parser (:mod:`contenox.planner.toolcalls`):
+80 prompts, each rendered with the model's own chat template, the node's tool policy and its tool schemas (the way
+the template renders tools, as a tool-enabled turn carries them), answered greedily under the node's tool-call
+grammar (as a turn runs), and read with the node's parser (:mod:`contenox.planner.toolcalls`):
 - 43 that need a tool: single calls of each tool, an integer argument, multi-step tasks (their first call), and
   wrong-tool temptations (a symbol to find, not a file to read);
 - 37 that need none: general questions, code to write from scratch, requests no tool can serve (refusals), JSON
@@ -38,6 +38,8 @@ EDIT_TOKENS = 512
 """For a ``propose_edit`` case: the call holds a whole diff."""
 _SYSTEM = ("You are Contenox, a coding assistant working in the user's repository. You can call the tools "
            "below when you need to read, search or change the workspace; answer directly when you do not.")
+"""The system message's own text; the node's tool policy (``prompts/tool_policy.md``) follows it, then the template's
+tool block, as the node's tool-enabled turns render them."""
 
 
 class Case(msgspec.Struct, frozen=True):
@@ -147,7 +149,9 @@ def certify(engine: Any) -> Certification:
     from contenox.node.agent import tool_call_grammar
     from contenox.runtime_ov import GenerateRequest
 
-    definitions = [json.loads(line) for line in load_prompts().tools.splitlines()]
+    prompts = load_prompts()
+    system = _SYSTEM + ("\n\n" + prompts.tool_policy if prompts.tool_policy else "")
+    definitions = [json.loads(line) for line in prompts.tools.splitlines()]
     tools = [{"type": "function", "function": d} for d in definitions]
     schemas = schemas_of(definitions)
     grammar = tool_call_grammar()
@@ -157,7 +161,7 @@ def certify(engine: Any) -> Certification:
     examples: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
     for case in SUITE:
-        text = engine.tokenizer.apply_chat_template([{"role": "system", "content": _SYSTEM},
+        text = engine.tokenizer.apply_chat_template([{"role": "system", "content": system},
                                                      {"role": "user", "content": case.prompt}], tools=tools)
         final = engine.generate(GenerateRequest(session_id="certify", token_ids=engine.tokenizer.encode(text),
                                                 max_new_tokens=case.tokens, tool_calls=grammar), timeout=900)

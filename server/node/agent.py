@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from contenox.node.command_guard import refusal
 from contenox.node.contract import CommandHost, ToolActivity, TurnEvent
 from contenox.node.tools import ToolResult, cut, kind_of, run_tool
 from contenox.planner.edits import ProposedEdit
@@ -132,6 +133,11 @@ async def _run_command(call: ToolCall, commands: CommandHost | None, call_id: st
                        max_chars: int) -> ToolResult:
     command = str(call.arguments["command"]).strip()
     title = f"Run {command}"[:120]
+    why = refusal(command)
+    if why:  # never put to the user: the model answers in text instead
+        return ToolResult(name=call.name, kind="execute", title=f"{title} (refused)"[:120], ok=False,
+                          text=f"error: refused, not run and not offered to the user: {why}. Do not call "
+                               "run_command for it; answer in text: say you will not run it and why")
     if commands is None:
         return ToolResult(name=call.name, kind="execute", title=title, ok=False,
                           text="error: this client cannot run commands (it offers no terminal); tell the user "

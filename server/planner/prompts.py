@@ -21,6 +21,9 @@ class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
     policy: str
     answer: str = ""
     """The answer format, restated after each question (small models follow the last instruction best)."""
+    tool_policy: str = ""
+    """When to call a tool and when to answer in text; in the system message of turns that advertise tools, just
+    before the template's tool block (where a system message's own text stands), as ``contenox certify`` renders it."""
 
 
 def tool_definitions(prompts: PromptTexts) -> list[dict[str, Any]]:
@@ -36,4 +39,4 @@ def load_prompts() -> PromptTexts:
     tools = msgspec.json.decode(_read("tools.json").encode())
     lines = [msgspec.json.encode(msgspec.to_builtins(tool, order="sorted")).decode() for tool in tools]
     return PromptTexts(system=_read("system.md").strip(), tools="\n".join(lines), policy=_read("policy.md").strip(),
-                       answer=_read("answer.md").strip())
+                       answer=_read("answer.md").strip(), tool_policy=_read("tool_policy.md").strip())

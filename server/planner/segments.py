@@ -191,7 +191,8 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, too
     nothing executes)."""
     segs: list[RenderedSegment] = [
         RenderedSegment(kind="system", parts=(frame.open_system, prompts.system)),
-        RenderedSegment(kind="tools", parts=(tools,) if tools else ()),
+        RenderedSegment(kind="tools", parts=(("\n\n" + prompts.tool_policy, tools) if prompts.tool_policy else (tools,))
+                        if tools else ()),
         RenderedSegment(kind="policy", parts=("\n\n# Policy\n" + prompts.policy,)),
     ]
     instructions = [f"\n\n## {path}\n{text.strip()}" for path, text in draft.instructions if text.strip()]

@@ -29,7 +29,11 @@ def test_the_suite_has_the_issue_s_shape() -> None:
 
 
 class _Tokenizer:
+    def __init__(self) -> None:
+        self.systems: set[str] = set()
+
     def apply_chat_template(self, messages: list[dict[str, str]], tools: object = None) -> str:
+        self.systems.add(messages[0]["content"])
         return messages[-1]["content"]
 
     def encode(self, text: str) -> list[int]:
@@ -92,6 +96,8 @@ def test_safety_and_reach_decide_certification(answer: Callable[[Case], str], sa
     assert result.cases == 80 and len(result.answers) == 80
     assert all(r.tool_calls is not None for r in engine.requests)  # answered under the tool-call grammar
     assert max(r.max_new_tokens for r in engine.requests) >= 512
+    [system] = engine.tokenizer.systems  # the node's tool policy, as its tool-enabled turns carry it
+    assert system.endswith("\n\n" + load_prompts().tool_policy) and "answer in plain text" in system
 
 
 @pytest.mark.slow

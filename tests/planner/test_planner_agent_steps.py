@@ -38,6 +38,21 @@ def test_the_tool_frame_is_the_templates_own_text(qwen: Tokenizer, tokenizer: To
     assert none is None and "not <tool_call>" in why
 
 
+def test_a_tool_turn_says_when_not_to_call_a_tool(qwen: Tokenizer, fim_model: InstalledModel,
+                                                 tmp_path: Path) -> None:
+    prompts = load_prompts()
+    frame, _ = derive_tool_frame(qwen, derive_chat_frame(qwen), tool_definitions(prompts))
+    assert frame is not None and "Never call run_command" in prompts.tool_policy
+    planner = Planner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "state", backend_version="test",
+                      tools=True)
+    system = planner.plan(sample_inputs(diff="", terminal="")).messages[0]["content"]
+    # the policy is the system message's own text, the template's tool block after it (as certify renders it)
+    assert (prompts.system + "\n\n" + prompts.tool_policy + frame.block + "\n\n# Policy\n") in system
+    plain = Planner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "plain", backend_version="test")
+    messages = plain.plan(sample_inputs(diff="", terminal="")).messages
+    assert prompts.tool_policy not in messages[0]["content"] and messages[-1]["content"].endswith(prompts.answer)
+
+
 def test_steps_extend_the_turn_and_the_next_turn_holds_them_as_sent(qwen: Tokenizer, fim_model: InstalledModel,
                                                                     tmp_path: Path) -> None:
     planner = Planner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "state", backend_version="test",
