@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from pathlib import Path
 import msgspec
 
 from contenox.config import VerifyConfig
-from contenox.errors import ContenoxError
+from contenox.errors import ContenoxError, VerifyError
 from contenox.node.contract import ConsentAsker, ToolActivity, TurnEvent, TurnRequest
 from contenox.planner.edits import ProposedEdits
 from contenox.planner.journal import ToolStep
@@ -250,8 +251,11 @@ class VerifyJob:
                                              check_s=0.0)
             return _Tried(result=result, draft=draft, edits=edits)
         began = time.monotonic()
-        why = await asyncio.to_thread(self.scratch.apply, [EditLike(path=e.path, old_text=e.old_text,
-                                                                    new_text=e.new_text) for e in edits.edits])
+        try:
+            why = await asyncio.to_thread(self.scratch.apply, [EditLike(path=e.path, old_text=e.old_text,
+                                                                        new_text=e.new_text) for e in edits.edits])
+        except VerifyError as exc:  # a path outside the workspace: this candidate, not the verification
+            why = exc.message
         self._apply_s += time.monotonic() - began
         if why:
             result = msgspec.structs.replace(base, outcome="does_not_apply", output_tail=why)
@@ -263,10 +267,16 @@ class VerifyJob:
                                 locations=tuple((str(self.root / p), None) for p in base.files))
         await self.emit(TurnEvent(kind="tool", tool=activity))
         env = python_env(self.scratch.tree, {**os.environ, **(self.request.env or {})})
+        stop = threading.Event()
+        check = asyncio.ensure_future(asyncio.to_thread(
+            run_check, command.command, self.scratch.tree, env=env, timeout_s=self.config.timeout_s,
+            max_output_chars=self.config.max_output_chars, stop=stop))
         try:
-            run = await asyncio.to_thread(run_check, command.command, self.scratch.tree, env=env,
-                                          timeout_s=self.config.timeout_s,
-                                          max_output_chars=self.config.max_output_chars)
+            run = await asyncio.shield(check)
+        except asyncio.CancelledError:  # the turn was stopped: so is its check (its process group killed)
+            stop.set()
+            await asyncio.wait([check], timeout=10)
+            raise
         finally:
             await asyncio.to_thread(self.scratch.reset)
         self._check_s += run.seconds

@@ -72,9 +72,10 @@ class _Capped:
 
 
 def run_check(command: str, cwd: Path, *, env: Mapping[str, str] | None = None, timeout_s: float = 120.0,
-              max_output_chars: int = 20_000) -> CheckRun:
+              max_output_chars: int = 20_000, stop: threading.Event | None = None) -> CheckRun:
     """Run ``command`` (a shell line) in ``cwd`` with ``env`` (the whole environment), stdin closed. Past
-    ``timeout_s`` the process group is killed (TERM, then KILL) and the outcome is ``timeout``."""
+    ``timeout_s``, or once ``stop`` is set (the turn was cancelled), the process group is killed (TERM, then
+    KILL) and the outcome is ``timeout`` (``error`` when stopped)."""
     started = time.monotonic()
     capped = _Capped(max_output_chars)
     try:
@@ -93,19 +94,31 @@ def run_check(command: str, cwd: Path, *, env: Mapping[str, str] | None = None, 
 
     reader = threading.Thread(target=pump, name="contenox-check-output", daemon=True)
     reader.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc)
+    timed_out = stopped = False
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            proc.wait(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
+            break
+        except subprocess.TimeoutExpired:
+            if stop is not None and stop.is_set():
+                stopped = True
+            elif time.monotonic() < deadline:
+                continue
+            else:
+                timed_out = True
+            _kill_group(proc)
+            break
     reader.join(timeout=5.0)
     stream.close()
     seconds = time.monotonic() - started
     code = proc.returncode
-    if timed_out:
+    if stopped:
+        capped.add("\n[stopped: the turn was cancelled]")
+        outcome: Outcome = "error"
+    elif timed_out:
         capped.add(f"\n[stopped after {timeout_s:g} s: verify.timeout_s]")
-        outcome: Outcome = "timeout"
+        outcome = "timeout"
     elif code == 0:
         outcome = "passed"
     elif code == 127:

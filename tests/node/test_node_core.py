@@ -178,8 +178,8 @@ async def test_an_engine_left_failing_by_a_request_is_restarted_and_status_says_
     first = (await node.status())["engine"]
     real_submit = backend.submit
 
-    def failing_submit(engine, session_id, token_ids, max_new_tokens):  # type: ignore[no-untyped-def]
-        handle = real_submit(engine, session_id, token_ids, max_new_tokens)
+    def failing_submit(engine, session_id, token_ids, max_new_tokens, **options):  # type: ignore[no-untyped-def]
+        handle = real_submit(engine, session_id, token_ids, max_new_tokens, **options)
         handle.cancel()
         handle.fail(EngineError("input_ids token out of bounds", native=True))
         return handle

@@ -17,6 +17,7 @@ import msgspec
 import pytest
 
 from contenox.config import load_config
+from contenox.errors import Cancelled
 from contenox.node import Node, backend
 from contenox.node.contract import TurnEvent, TurnRequest
 from contenox.runtime_ov import InstalledModel, RequestHandle
@@ -192,3 +193,26 @@ async def test_a_hanging_check_is_stopped_and_named(node: Node, tmp_path: Path,
     assert report.command_source == "workspace"
     assert {c.outcome for c in report.candidates} == {"timeout"}
     assert asyncio.get_running_loop().time() - started < 30
+
+
+async def test_cancelling_a_verifying_turn_stops_its_check(node: Node, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".contenox.toml").write_text('[verify]\ncommand = "sleep 60"\n')
+    git(repo, "add", ".contenox.toml")
+    git(repo, "commit", "-q", "-m", "verify config")
+    scripted(monkeypatch, WRONG, RIGHT, WRONG, WRONG)
+    checking = asyncio.Event()
+
+    async def on_event(event: TurnEvent) -> None:
+        if event.kind == "tool" and event.tool is not None and event.tool.status == "in_progress":
+            checking.set()
+
+    turn = asyncio.ensure_future(node.turn(TurnRequest(root=str(repo), prompt=ASK, verify=True), on_event))
+    await asyncio.wait_for(checking.wait(), 60)
+    started = asyncio.get_running_loop().time()
+    turn.cancel()
+    with pytest.raises(Cancelled):
+        await turn
+    assert asyncio.get_running_loop().time() - started < 15
+    assert not list((node.config.state_dir / "workspaces").glob("*/scratch"))

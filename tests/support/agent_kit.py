@@ -81,7 +81,7 @@ class Script:
         self._tasks: set[asyncio.Future[None]] = set()
 
     def submit(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int, *,
-               tools: bool = False) -> RequestHandle:
+               tools: bool = False, stable_tokens: int = 0) -> RequestHandle:
         self.prompts.append(list(token_ids))
         self.tools.append(tools)
         text = self.answers.pop(0)

@@ -48,3 +48,14 @@ def test_failing_tests_counted() -> None:
     assert failing_tests("FAILED t.py::x\n1 failed, 16 passed in 0.05s") == 1
     assert failing_tests("=== 3 failed, 2 errors in 1s ===") == 2  # the last count pytest prints
     assert failing_tests("all good") is None
+
+
+def test_a_cancelled_turn_stops_its_check(tmp_path: Path) -> None:
+    import threading
+
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    started = time.monotonic()
+    run = run_check("sleep 30", tmp_path, env=dict(os.environ), timeout_s=60, stop=stop)
+    assert run.outcome == "error" and "the turn was cancelled" in run.output
+    assert time.monotonic() - started < 20
