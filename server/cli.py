@@ -720,10 +720,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--model", help="model to evaluate (default: the configured default model)")
     s.add_argument("--retrieval-only", action="store_true",
                    help="plan each turn without running the model: score retrieval recall only")
-    s.add_argument("--mode", action="append", choices=["retrieval", "baseline", "verified", "both"], default=None,
+    s.add_argument("--mode", action="append", choices=["retrieval", "baseline", "verified", "agent", "both"],
+                   default=None,
                    help="retrieval (the planner as shipped, one answer), baseline (repo map only), verified "
                         "(retrieval plus verified fixes: candidates checked in a scratch copy, the eval consenting "
-                        "for its tasks) or both (retrieval and baseline); repeatable "
+                        "for its tasks), agent (retrieval plus the tool loop, tools on whatever the model's "
+                        "certification; the task's check command the only command run) or both (retrieval and "
+                        "baseline); repeatable "
                         "(default: both; retrieval with --retrieval-only)")
     s.add_argument("--kind", action="append", choices=["bug_localization", "cross_file_edit", "trace_test",
                                                        "refactor", "architecture"],

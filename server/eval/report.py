@@ -10,7 +10,21 @@ import msgspec
 from contenox.eval.score import EditCheck
 from contenox.eval.tasks import KINDS
 
-__all__ = ["EvalReport", "ModeSummary", "TaskResult", "VerifiedTask", "render_table", "summarize"]
+__all__ = ["AgentTask", "EvalReport", "ModeSummary", "TaskResult", "VerifiedTask", "render_table", "summarize"]
+
+
+class AgentTask(msgspec.Struct, frozen=True, kw_only=True):
+    """An agent-mode task's tool loop, as the node reported it (its tool activity)."""
+
+    steps: int = 0
+    """Tool steps the turn took (answers that held a call)."""
+    calls: tuple[str, ...] = ()
+    """Each call's title as the user is shown it, in order."""
+    tool_errors: tuple[str, ...] = ()
+    """The calls that failed, and why (a missing file, a diff that does not apply, a command not allowed)."""
+    commands_run: tuple[str, ...] = ()
+    """Commands run (only the task's check command is allowed), each with its exit code."""
+    commands_refused: tuple[str, ...] = ()
 
 
 class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,6 +96,8 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     answer: str = ""
     verification: VerifiedTask | None = None
     """``verified`` mode: what the node's check did."""
+    agent: AgentTask | None = None
+    """``agent`` mode: the tool loop."""
 
 
 class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -101,6 +117,8 @@ class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
     """``verified`` mode: how many tasks verified and passed, split by whether the command that verified was the
     task's own grading test (shown in its failing run) or one the node found (configured or detected), candidates
     that passed, and the median time spent (whole task; decoding, checking)."""
+    agent: dict[str, object] | None = None
+    """``agent`` mode: tool steps per task (median, most), calls, tool errors, commands run and refused."""
 
 
 class EvalReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,7 +141,7 @@ def summarize(mode: str, results: Sequence[TaskResult]) -> ModeSummary:
     precisions = [r.precision for r in ok if r.precision is not None]
     ttfts = [r.ttft_ms for r in ok if r.ttft_ms is not None]
     return ModeSummary(
-        verification=_verification_summary(judged),
+        verification=_verification_summary(judged), agent=_agent_summary(ok),
         mode=mode, tasks=len(results), errors=len(results) - len(ok),
         recall=round(present / files, 4) if files else 0.0,
         full_recall_tasks=sum(1 for r in ok if r.recall >= 1.0),
@@ -159,6 +177,18 @@ def _verification_summary(judged: Sequence[TaskResult]) -> dict[str, object] | N
         "check_s_median": round(statistics.median(r.verification.check_s for r in ran
                                                   if r.verification is not None), 2) if ran else None,
     }
+
+
+def _agent_summary(results: Sequence[TaskResult]) -> dict[str, object] | None:
+    loops = [r.agent for r in results if r.agent is not None]
+    if not loops:
+        return None
+    steps = [a.steps for a in loops]
+    return {"tasks": len(loops), "steps_median": statistics.median(steps), "steps_max": max(steps),
+            "tasks_with_a_call": sum(1 for a in loops if a.calls), "calls": sum(len(a.calls) for a in loops),
+            "tool_errors": sum(len(a.tool_errors) for a in loops),
+            "commands_run": sum(len(a.commands_run) for a in loops),
+            "commands_refused": sum(len(a.commands_refused) for a in loops)}
 
 
 def render_table(report: EvalReport) -> str:
@@ -208,5 +238,10 @@ def render_table(report: EvalReport) -> str:
                      f"verified with the task's own failing test, {frac('passed_with_other_command')} with a command "
                      f"it found, {frac('passed_not_verified')} unverified; median verification "
                      f"{v['verify_wall_s_median']} s")
+        if s.agent is not None:
+            a = s.agent
+            text += (f"\n  agent: {a['tasks_with_a_call']}/{a['tasks']} task(s) called a tool; steps per task median "
+                     f"{a['steps_median']}, most {a['steps_max']}; {a['calls']} call(s), {a['tool_errors']} tool "
+                     f"error(s); {a['commands_run']} command(s) run, {a['commands_refused']} refused")
         lines.append(text)
     return "\n".join(lines) + "\n"

@@ -3,8 +3,11 @@
 Each mode gets a private node (its own ``CONTENOX_HOME`` under ``$CONTENOX_HOME/eval/``, sharing the
 model store, its own socket directory), so the eval never disturbs the user's node and the model is
 the one asked for. ``retrieval`` is the planner as shipped; ``baseline`` is the same planner with
-retrieval off (the repo map only, what turns held before retrieval). Every task runs in a fresh
-scratch checkout of its repository at its commit (with its bug injected), so each is a new workspace
+retrieval off (the repo map only, what turns held before retrieval); ``agent`` is the planner as shipped with the
+node's tools given to the model whether or not it is certified (an override in that node's config only), the
+task's check command the only command its turns may run (auto-consented, run in the task's checkout; the edits
+the turn proposes are offered after it, as to a user, so the command sees the tree as it is). Every task runs in
+a fresh scratch checkout of its repository at its commit (with its bug injected), so each is a new workspace
 and a fresh thread. ``--retrieval-only`` plans each turn without running the model.
 """
 
@@ -29,15 +32,17 @@ from contenox.client import call
 from contenox.config import Config, load_config, render_config
 from contenox.eval.checkout import checkout
 from contenox.eval.prepare import prepare
-from contenox.eval.report import EvalReport, TaskResult, VerifiedTask, summarize
+from contenox.eval.report import AgentTask, EvalReport, TaskResult, VerifiedTask, summarize
 from contenox.eval.score import check_edit, files_named, passes, recall, symbols_named
 from contenox.eval.tasks import Task
+from contenox.verify import python_env, run_check
 
 __all__ = ["MODES", "EvalNode", "run_eval"]
 
 log = logging.getLogger(__name__)
 MODES = ("retrieval", "baseline")
-"""What ``--mode both`` runs; ``verified`` (retrieval plus verified fixes) is asked for by name."""
+"""What ``--mode both`` runs; ``verified`` (retrieval plus verified fixes) and ``agent`` (retrieval plus the tool
+loop) are asked for by name."""
 Progress = Callable[[str], None]
 
 
@@ -52,18 +57,21 @@ class EvalNode:
             base.models_dir.mkdir(parents=True, exist_ok=True)
             models.symlink_to(base.models_dir.resolve(), target_is_directory=True)
         self._sockets = tempfile.mkdtemp(prefix="cx-eval-")
-        planner = (base.planner if mode in ("retrieval", "verified")
+        planner = (base.planner if mode in ("retrieval", "verified", "agent")
                    else msgspec.structs.replace(base.planner, retrieval_tokens=0))
         config = msgspec.structs.replace(
             base, model=msgspec.structs.replace(base.model, default=model), planner=planner,
             verify=msgspec.structs.replace(base.verify, enabled=mode == "verified"),
+            tools=(msgspec.structs.replace(base.tools, enabled=True, ignore_certification=True) if mode == "agent"
+                   else base.tools),
             engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens),
             node=msgspec.structs.replace(base.node, socket_dir=self._sockets, idle_exit_s=300.0))
         (home / "config.toml").write_text(render_config(config), encoding="utf-8")
         self.config = load_config(home)
 
-    def ask(self, params: dict[str, Any]) -> Any:
-        _, result = call(self.config, "ask", params)
+    def ask(self, params: dict[str, Any], loop: _AgentLoop | None = None) -> Any:
+        _, result = call(self.config, "ask", params, on_notification=loop.heard if loop else None,
+                         on_request=loop.asked if loop else None)
         return result
 
     def close(self) -> None:
@@ -81,6 +89,43 @@ def _selection(task: Task, tree: Path) -> tuple[str, str | None, tuple[int, int]
     return f"{sel.path} lines {sel.start_line}-{sel.end_line}:\n{text}", sel.path, (sel.start_line, sel.end_line)
 
 
+class _AgentLoop:
+    """An agent-mode turn's client side: its tool activity recorded, and its ``run_command`` requests answered:
+    the task's check command runs (consented: the eval's own) in the task's checkout, any other is refused."""
+
+    def __init__(self, task: Task, tree: Path, env: dict[str, str]) -> None:
+        self.allowed = " ".join(task.check.test_command.split()) if task.check is not None else ""
+        self.tree = tree
+        self.env = python_env(tree, {**os.environ, **env})
+        self.tools: list[dict[str, Any]] = []
+        self.run: list[str] = []
+        self.refused: list[str] = []
+
+    def heard(self, method: str, params: Any) -> None:
+        if method == "tool" and isinstance(params, dict) and params.get("status") != "in_progress":
+            self.tools.append(params)
+
+    def asked(self, method: str, params: Any) -> Any:
+        if method != "run_command" or not isinstance(params, dict):
+            return None  # allow_check: verified fixes are off in this mode
+        command = " ".join(str(params.get("command", "")).split())
+        if not self.allowed or command != self.allowed:
+            self.refused.append(command)
+            return {"ran": False, "reason": "this eval allows only the task's check command"
+                                            + (f": `{self.allowed}`" if self.allowed else " (it has none)")}
+        done = run_check(command, self.tree, env=self.env, timeout_s=300.0)
+        self.run.append(f"{command} (exit code {done.exit_code})")
+        return {"ran": done.outcome in ("passed", "failed"), "exit_code": done.exit_code, "output": done.output,
+                "reason": "" if done.outcome in ("passed", "failed") else done.describe()}
+
+    def report(self) -> AgentTask:
+        steps = {str(t.get("id", "")).partition("-")[0] for t in self.tools}
+        return AgentTask(steps=len(steps), calls=tuple(str(t.get("title", "")) for t in self.tools),
+                         tool_errors=tuple(f"{t.get('title', '')}: {str(t.get('output', ''))[:200]}"
+                                           for t in self.tools if t.get("status") == "failed"),
+                         commands_run=tuple(self.run), commands_refused=tuple(self.refused))
+
+
 def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_only: bool) -> TaskResult:
     selection, open_file, lines = _selection(task, tree)
     started = time.monotonic()
@@ -88,10 +133,12 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     # environment first on PATH, the task's env)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
            **(task.check.env if task.check is not None else {})}
+    loop = _AgentLoop(task, tree, env) if mode == "agent" and not retrieval_only else None
     result = node.ask({"cwd": str(tree), "prompt": task.ask, "terminal": task.terminal.strip("\n"),
                        "selection": selection, "open_file": open_file,
                        "selection_lines": list(lines) if lines else None, "thread": f"eval-{task.id}",
-                       "plan_only": retrieval_only, "verify": mode == "verified", "env": env})
+                       "plan_only": retrieval_only, "verify": mode == "verified", "env": env,
+                       "run_commands": loop is not None}, loop)
     explain = result["explain"]
     in_prompt = tuple(result.get("files_in_prompt") or ())
     present, total = recall(task.must_cite_files, in_prompt)
@@ -117,7 +164,7 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     passed = passes(task, named, edited, symbols, edit)
     verification = _verification(task, result.get("verification"))
     return msgspec.structs.replace(
-        base, verification=verification, generated=True, files_named=named, files_edited=edited, symbols_named=symbols, cited_real=len(real),
+        base, verification=verification, agent=loop.report() if loop else None, generated=True, files_named=named, files_edited=edited, symbols_named=symbols, cited_real=len(real),
         cited_unknown=unknown,
         precision=round(len(real) / (len(real) + len(unknown)), 4) if real or unknown else None, edit=edit,
         passed=passed, ttft_ms=explain.get("ttft_ms"), answer=answer,
