@@ -77,8 +77,12 @@ def scripted(monkeypatch: pytest.MonkeyPatch, *answers: str) -> Candidates:
     return script
 
 
-def _repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"util.py": UTIL, "tests/test_util.py": TEST})
+def _repo(tmp_path: Path, check: str = "") -> Path:
+    """The buggy repository; ``check``: its own check command (``.contenox.toml``), committed."""
+    files = {"util.py": UTIL, "tests/test_util.py": TEST}
+    if check:
+        files[".contenox.toml"] = f'[verify]\ncommand = "{check}"\n'
+    return make_repo(tmp_path / "repo", files)
 
 
 def _request(repo: Path, **kw: Any) -> TurnRequest:
@@ -179,10 +183,7 @@ async def test_consent_is_asked_once_and_remembered(node: Node, tmp_path: Path,
 
 async def test_a_hanging_check_is_stopped_and_named(node: Node, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = _repo(tmp_path)
-    (repo / ".contenox.toml").write_text('[verify]\ncommand = "sleep 30"\n')
-    git(repo, "add", ".contenox.toml")
-    git(repo, "commit", "-q", "-m", "verify config")
+    repo = _repo(tmp_path, check="sleep 30")
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
         node.config.verify, timeout_s=1.0, rounds=0))
     scripted(monkeypatch, WRONG, RIGHT, WRONG, WRONG)
@@ -197,10 +198,7 @@ async def test_a_hanging_check_is_stopped_and_named(node: Node, tmp_path: Path,
 
 async def test_cancelling_a_verifying_turn_stops_its_check(node: Node, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = _repo(tmp_path)
-    (repo / ".contenox.toml").write_text('[verify]\ncommand = "sleep 60"\n')
-    git(repo, "add", ".contenox.toml")
-    git(repo, "commit", "-q", "-m", "verify config")
+    repo = _repo(tmp_path, check="sleep 60")
     scripted(monkeypatch, WRONG, RIGHT, WRONG, WRONG)
     checking = asyncio.Event()
 
