@@ -26,7 +26,7 @@ for (let i = 0; i < count; i++) {
   offset += 46 + nameLen + extraLen + commentLen;
 }
 for (const required of ['extension.vsixmanifest', 'extension/package.json', 'extension/dist/extension.js',
-  'extension/media/chat.js', 'extension/media/chat.css', 'extension/readme.md']) {
+  'extension/media/chat.js', 'extension/media/chat.css', 'extension/media/contenox.svg', 'extension/readme.md']) {
   if (!names.some((n) => n.toLowerCase() === required.toLowerCase())) fail(`missing ${required} (has: ${names.join(', ')})`);
 }
 const stray = names.filter((n) => /node_modules|\/src\/|\/test\/|\.map$|\.sock/.test(n));

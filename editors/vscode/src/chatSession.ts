@@ -6,6 +6,7 @@ import { applyCodeBlock, type CodeBlock } from './applyBlock';
 import { applyProposedEdit } from './applyEdit';
 import { applyWithPreview, copyToClipboard, insertAtCursor } from './codeActions';
 import { openInWorkspace } from './openLocation';
+import { TurnNoteStore, toTurnNote, type TurnNote, type TurnNotes } from './turnNotes';
 import {
   isFromWebview,
   progressText,
@@ -113,8 +114,14 @@ export class ChatSession implements vscode.Disposable {
   thread = 'panel';
   /** Told the thread whenever New chat or a thread switch changes it (kept across window restarts). */
   rememberThread: (thread: string) => void = () => undefined;
+  /** Told when New chat starts a thread (the status bar forgets the last turn). */
+  onNewChat: () => void = () => undefined;
+  /** Each answer's explain and stop notes by thread and turn, which the node's history does not keep. */
+  turnNotes: TurnNotes = new TurnNoteStore();
   /** Proposed edits by chat, each until it is applied or rejected (then undefined). */
   private readonly proposals = new Map<string, (ProposedEdit | undefined)[]>();
+  /** What the page shows of the thread since it was last cleared: replayed to a page that joins later. */
+  private readonly shown: ToWebview[] = [];
 
   constructor(
     private readonly backend: ChatBackend,
@@ -145,7 +152,7 @@ export class ChatSession implements vscode.Disposable {
       case 'ready':
         this.ready = true;
         if (!this.restored) await this.restore();
-        for (const msg of this.queue.splice(0)) this.post(msg);
+        for (const msg of this.queue.splice(0)) this.emit(msg);
         return;
       case 'send':
         await this.ask(raw.prompt);
@@ -222,6 +229,17 @@ export class ChatSession implements vscode.Disposable {
   resetPage(): void {
     this.ready = false;
     this.restored = false;
+    this.shown.length = 0;
+  }
+
+  /** A page is up (another page that opens joins it with `transcript`). */
+  get isReady(): boolean {
+    return this.ready;
+  }
+
+  /** What the page shows since it was last cleared (progress lines left out), for a second page that opens. */
+  get transcript(): ToWebview[] {
+    return [...this.shown];
   }
 
   private restored = false;
@@ -237,14 +255,32 @@ export class ChatSession implements vscode.Disposable {
     }
     for (const turn of turns) {
       const chatId = `restored-${this.thread}-${turn.turn}`;
-      this.post({ type: 'start', chatId, prompt: turn.user });
-      this.post({ type: 'done', chatId, text: turn.answer, explain: null });
+      // The node's record of the turn when it sends one, else what this extension kept of the answer.
+      const sent = toTurnNote({ explain: turn.explain, truncated: turn.finishReason === 'length',
+        repeated: turn.finishReason === 'repetition' });
+      const note = sent?.explain ? sent : (this.turnNotes.get(this.thread, turn.turn) ?? sent);
+      this.emit({ type: 'start', chatId, prompt: turn.user });
+      this.emit({
+        type: 'done', chatId, text: turn.answer, explain: note?.explain ?? null,
+        ...(note?.truncated ? { truncated: true } : {}), ...(note?.repeated ? { repeated: true } : {}),
+      });
     }
   }
 
+  /** Post to the page now, and keep it for a page that joins later. */
+  private emit(msg: ToWebview): void {
+    this.keep(msg);
+    this.post(msg);
+  }
+
+  private keep(msg: ToWebview): void {
+    if (msg.type === 'cleared') this.shown.length = 0;
+    else if (msg.type !== 'progress') this.shown.push(msg);
+  }
+
   private send(msg: ToWebview): void {
-    if (this.ready) this.post(msg);
-    else this.queue.push(msg);
+    if (this.ready) this.emit(msg);
+    else this.queue.push(msg); // kept when posted, after the thread's turns
   }
 
   get activeChats(): string[] {
@@ -293,6 +329,7 @@ export class ChatSession implements vscode.Disposable {
     this.rememberThread(this.thread);
     this.restored = true;
     this.send({ type: 'cleared' });
+    this.onNewChat();
   }
 
   /** Stop what runs and continue an existing thread: the page shows its recorded turns. */
@@ -303,6 +340,7 @@ export class ChatSession implements vscode.Disposable {
     this.rememberThread(thread);
     if (!this.ready) { // the page is not up yet: it opens on this thread (nothing queued for the old one)
       this.queue.length = 0;
+      this.shown.length = 0;
       this.restored = false;
       return;
     }
@@ -348,8 +386,13 @@ export class ChatSession implements vscode.Disposable {
         if (edits.length > 0) this.proposals.set(chatId, [...edits]);
         const problems = (result?.editProblems ?? []).filter((p) => typeof p === 'string');
         const verification = toVerification(result?.verification); // a malformed one is dropped
+        const explain = toExplain(result?.explain);
+        const note: TurnNote = { explain, ...(result?.finishReason === 'length' ? { truncated: true } : {}),
+          ...(result?.finishReason === 'repetition' ? { repeated: true } : {}) };
+        // Kept by the turn's number (the node's history numbers turns the same way) for a thread reopened later.
+        if (explain && explain.turn > 0) this.turnNotes.set(this.thread, explain.turn, note);
         this.send({
-          type: 'done', chatId, text: result?.text ?? streamed, explain: toExplain(result?.explain),
+          type: 'done', chatId, text: result?.text ?? streamed, explain,
           ...(edits.length > 0 ? { edits: edits.map((e) => ({ path: e.path, diff: e.diff, isNew: e.oldText === null })) } : {}),
           ...(problems.length > 0 ? { problems } : {}),
           ...(result?.finishReason === 'length' ? { truncated: true } : {}),

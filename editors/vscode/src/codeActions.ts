@@ -14,6 +14,11 @@ export function trackLastEditor(): vscode.Disposable {
   });
 }
 
+/** The editor group of the last text editor that had the focus, while it is visible. */
+export function lastEditorColumn(): vscode.ViewColumn | undefined {
+  return lastEditor && vscode.window.visibleTextEditors.includes(lastEditor) ? lastEditor.viewColumn : undefined;
+}
+
 export async function copyToClipboard(text: string): Promise<void> {
   await vscode.env.clipboard.writeText(text);
   vscode.window.setStatusBarMessage('Contenox: code copied', 2000);

@@ -46,14 +46,16 @@ import {
   type Explain,
 } from './protocol';
 import { registerApplyPreview, trackLastEditor } from './codeActions';
-import { fileToPin, PinsView } from './pinsView';
+import { fileToPin, pinnedPaths, PinsView, PINNED_CONTEXT } from './pinsView';
+import { askQuestion, kindSelectionActions, withQuestion } from './selectionActions';
 import { EXPLAIN_COMMAND, StatusBar } from './statusBar';
 import { statusForError } from './statusView';
+import { TurnNoteStore } from './turnNotes';
 
 const COMMAND_LABELS: Record<string, string> = {
-  [ServerCommands.explainSelection]: 'Explain selection',
-  [ServerCommands.findRelated]: 'Find related code',
-  [ServerCommands.askSelection]: 'Ask about selection',
+  [ServerCommands.explainSelection]: 'Explain Selection',
+  [ServerCommands.findRelated]: 'Find Related Code',
+  [ServerCommands.askSelection]: 'Ask About Selection',
 };
 
 let client: LanguageClient | undefined;
@@ -94,9 +96,17 @@ function labelFor(command: string, args: unknown[]): string {
 
 /** workspaceState key of the chat panel's thread. */
 const CHAT_THREAD_KEY = 'contenox.chatThread';
+/** workspaceState key of the last turn's cache status (the status item shows it again after a reload). */
+const LAST_TURN_KEY = 'contenox.lastTurn';
+
+/** Settled once the first start of the language client has (or has not) connected. */
+let started: Promise<void> = Promise.resolve();
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const statusBar = new StatusBar();
+  const statusBar = new StatusBar({
+    get: () => context.workspaceState.get<unknown>(LAST_TURN_KEY),
+    set: (status) => void context.workspaceState.update(LAST_TURN_KEY, status),
+  });
   const completionToggle = new CompletionToggle();
   context.subscriptions.push(statusBar, completionToggle);
 
@@ -114,6 +124,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return client.sendRequest<Explain | null>(Methods.explainContext, uri ? { uri } : {});
     },
     history: async (thread) => {
+      await started; // a panel restored with the window asks before the node is connected
       if (!client) return [];
       return client.sendRequest<Exchange[]>(Methods.history, { thread });
     },
@@ -135,6 +146,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const savedThread = context.workspaceState.get<string>(CHAT_THREAD_KEY);
   if (typeof savedThread === 'string' && savedThread) panel.session.thread = savedThread;
   panel.session.rememberThread = (thread) => void context.workspaceState.update(CHAT_THREAD_KEY, thread);
+  // Each answer's explain line and stop note, by thread and turn: a reopened thread shows them again.
+  panel.session.turnNotes = new TurnNoteStore(context.workspaceState);
+  panel.session.onNewChat = () => void statusBar.reset();
+  context.subscriptions.push(
+    // The chat panel open when the window closed comes back with it (activation: onWebviewPanel:contenox.chat).
+    vscode.window.registerWebviewPanelSerializer(ChatPanel.viewType, {
+      deserializeWebviewPanel: async (webviewPanel) => panel.restorePanel(webviewPanel),
+    }),
+    // The Chat view of the Contenox activity-bar container: the same chat.
+    vscode.window.registerWebviewViewProvider(ChatPanel.viewId, panel, { webviewOptions: { retainContextWhenHidden: true } }),
+  );
 
   const runChatCommand = (command: string, args: unknown[]): Promise<void> =>
     panel.show(true).runCommand(labelFor(command, args), command, args);
@@ -149,8 +171,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(pinsTree);
   const refreshPins = async (): Promise<void> => {
     pinsView.refresh();
-    await pinsView.getChildren(); // sets the view's message
+    const pinned = await pinsView.getChildren(); // sets the view's message
     pinsTree.message = pinsView.message;
+    // Pin File / Unpin File show in the menus only where they apply.
+    await vscode.commands.executeCommand('setContext', PINNED_CONTEXT, pinnedPaths(pinned));
   };
 
   const pickFile = async (verb: string): Promise<vscode.Uri | undefined> => {
@@ -278,13 +302,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void vscode.window.showInformationMessage('Contenox: select some code first.');
       return;
     }
-    let question: string | undefined; // sent as `prompt` (the server's askSelection argument)
-    if (serverCommand === ServerCommands.askSelection) {
-      question = await vscode.window.showInputBox({ prompt: 'Ask Contenox about the selection' });
-      if (question === undefined) return;
-    }
     const { text: _text, ...rest } = args;
-    await runChatCommand(serverCommand, [question ? { ...rest, prompt: question } : rest]);
+    // Ask About Selection: the question first (sent as `prompt`, the node's argument); dismissed: nothing is sent.
+    const withArgs = await withQuestion(serverCommand, [rest], askQuestion);
+    if (withArgs) await runChatCommand(serverCommand, withArgs);
   };
 
   context.subscriptions.push(
@@ -316,8 +337,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   // Not awaited: the node may still be loading its model; commands above are usable meanwhile.
-  void startClient(context, statusBar, completionToggle, panel, runChatCommand)
-    .then(async () => { await refreshPins(); await showModel(); }, () => undefined);
+  const starting = startClient(context, statusBar, completionToggle, panel, runChatCommand);
+  started = starting.then(() => undefined, () => undefined);
+  void starting.then(async () => { await refreshPins(); await showModel(); }, () => undefined);
 }
 
 async function startClient(
@@ -347,10 +369,15 @@ async function startClient(
     outputChannelName: 'Contenox',
     middleware: {
       // Code actions from the server run these commands: show their answer in the chat panel.
-      executeCommand: (command, args, next) => {
-        if (CHAT_COMMANDS.has(command)) return runChatCommand(command, args);
-        return next(command, args);
+      // Ask About Selection asks for the question first (dismissed: nothing is sent).
+      executeCommand: async (command, args, next) => {
+        if (!CHAT_COMMANDS.has(command)) return next(command, args);
+        const withArgs = await withQuestion(command, args, askQuestion);
+        return withArgs ? runChatCommand(command, withArgs) : undefined;
       },
+      // The node's selection actions as quick fixes / a refactoring, titled "Contenox: …", so they sort first.
+      provideCodeActions: async (document, range, context, token, next) =>
+        kindSelectionActions(await next(document, range, context, token), context.only),
       // Ghost text: gated by contenox.inlineCompletions.enable and debounced while the user types.
       provideInlineCompletionItems: inlineCompletionMiddleware(() =>
         readInlineSettings(vscode.workspace.getConfiguration('contenox'))),

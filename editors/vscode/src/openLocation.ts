@@ -30,8 +30,21 @@ export async function resolveInWorkspace(path: string): Promise<vscode.Uri | und
   return found.length === 1 ? found[0] : undefined;
 }
 
-/** Open `path` (workspace-relative) with the cursor at the start of 1-based `line`. */
-export async function openInWorkspace(path: string, line?: number): Promise<boolean> {
+/**
+ * The editor group a link of the chat opens in, so that it does not cover the chat: with the chat in an editor
+ * group (`chat`), the group of the editor the user was last in, else another group showing an editor, else a new
+ * group beside the chat; with the chat in the sidebar (or hidden), undefined: the active group.
+ */
+export function linkColumn(chat: vscode.ViewColumn | undefined, lastEditor: vscode.ViewColumn | undefined,
+  editors: readonly (vscode.ViewColumn | undefined)[]): vscode.ViewColumn | undefined {
+  if (chat === undefined) return undefined;
+  if (lastEditor !== undefined && lastEditor !== chat) return lastEditor;
+  return editors.find((column) => column !== undefined && column !== chat) ?? vscode.ViewColumn.Beside;
+}
+
+/** Open `path` (workspace-relative) with the cursor at the start of 1-based `line`, in editor group `column`
+ * (default: the active one). */
+export async function openInWorkspace(path: string, line?: number, column?: vscode.ViewColumn): Promise<boolean> {
   const uri = await resolveInWorkspace(path);
   if (!uri) {
     if (isSafeRelativePath(path)) {
@@ -40,6 +53,7 @@ export async function openInWorkspace(path: string, line?: number): Promise<bool
     return false;
   }
   const options: vscode.TextDocumentShowOptions = { preview: true };
+  if (column !== undefined) options.viewColumn = column;
   if (line !== undefined && isLineNumber(line)) {
     const position = new vscode.Position(line - 1, 0);
     options.selection = new vscode.Range(position, position);

@@ -61,3 +61,11 @@ export async function fileToPin(resource: unknown, pick: () => Promise<vscode.Ur
   const active = (vscode.window.activeTextEditor as vscode.TextEditor | undefined)?.document.uri;
   return active ?? pick();
 }
+
+/** The context key the menus read: the file system paths of the pinned files (`resourcePath in …`). */
+export const PINNED_CONTEXT = 'contenox.pinnedPaths';
+
+/** The pinned files' paths as VS Code's `resourcePath` context key spells them (Pin / Unpin menu items). */
+export function pinnedPaths(items: readonly PinItem[]): string[] {
+  return [...new Set(items.map((item) => vscode.Uri.parse(item.uri).fsPath))];
+}

@@ -258,7 +258,9 @@ export const Methods = {
 export interface ModelChoice { current: string; installed: string[] }
 
 /** One recorded turn of a thread (`contenox/history`). */
-export interface Exchange { turn: number; user: string; answer: string }
+/** One recorded turn of a thread (`contenox/history`); a node that sends the turn's explain and finish reason
+ * lets a reopened thread show them (otherwise the extension's own record of them is used). */
+export interface Exchange { turn: number; user: string; answer: string; explain?: unknown; finishReason?: string }
 
 /** The permanent pins of one workspace folder (`contenox/pins`). */
 export interface WorkspacePins { root: string; pins: { path: string; uri: string }[] }

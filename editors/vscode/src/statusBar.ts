@@ -6,12 +6,34 @@ import { statusView, type StatusInput, type StatusView } from './statusView';
 
 export const EXPLAIN_COMMAND = 'contenox.showExplainContext';
 
+/** Where the last turn's status is kept across window reloads (workspaceState in the extension). */
+export interface LastTurnStore {
+  get(): unknown;
+  set(status: CacheStatus | undefined): void;
+}
+
+/** A stored status read back: exactly the counts and workspace a turn's status has, or undefined. */
+export function toLastTurn(value: unknown): CacheStatus | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const v = value as Record<string, unknown>;
+  const count = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x) && x >= 0;
+  const orNull = (x: unknown): x is number | null => x === null || count(x);
+  if (typeof v.workspace !== 'string' || !count(v.cachedTokens) || !count(v.newTokens) || !count(v.promptTokens) ||
+    v.promptTokens === 0 || !orNull(v.hitPct) || !orNull(v.ttftMs)) return undefined;
+  return { workspace: v.workspace, cachedTokens: v.cachedTokens, newTokens: v.newTokens, promptTokens: v.promptTokens,
+    hitPct: v.hitPct, ttftMs: v.ttftMs, state: 'idle' };
+}
+
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private current: StatusView;
   private readonly lastTurn = new Map<string, CacheStatus>();
+  /** The last turn of any workspace (what the item shows once connected, before the next turn). */
+  private latest: CacheStatus | undefined;
 
-  constructor() {
+  constructor(private readonly store?: LastTurnStore) {
+    this.latest = toLastTurn(store?.get());
+    if (this.latest) this.lastTurn.set(this.latest.workspace, this.latest);
     this.item = vscode.window.createStatusBarItem('contenox.cache', vscode.StatusBarAlignment.Right, 100);
     this.item.name = 'Contenox cache';
     this.item.command = EXPLAIN_COMMAND;
@@ -33,13 +55,26 @@ export class StatusBar implements vscode.Disposable {
    */
   onCacheStatus(status: CacheStatus): StatusView {
     let shown = status;
-    const last = this.lastTurn.get(status.workspace);
+    // '' is the extension's own "connected, idle" status: the last turn of any workspace.
+    const last = status.workspace === '' ? this.latest : this.lastTurn.get(status.workspace);
     if (status.promptTokens > 0) {
       this.lastTurn.set(status.workspace, status);
+      this.latest = status;
+      this.store?.set(toLastTurn(status));
     } else if (last) {
       shown = { ...last, state: status.state, message: status.message };
     }
     return this.apply({ kind: 'cache', status: shown });
+  }
+
+  /** New chat: forget the last turns; the item says "no turn yet" (a warning, e.g. node down, stays). */
+  reset(): StatusView {
+    this.lastTurn.clear();
+    this.latest = undefined;
+    this.store?.set(undefined);
+    if (this.current.warning) return this.current;
+    return this.apply({ kind: 'cache', status: {
+      workspace: '', cachedTokens: 0, newTokens: 0, promptTokens: 0, hitPct: null, ttftMs: null, state: 'idle' } });
   }
 
   private apply(input: StatusInput): StatusView {

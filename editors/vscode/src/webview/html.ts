@@ -45,6 +45,10 @@ export function renderPage(opts: PageOptions): string {
 <title>Contenox</title>
 </head>
 <body>
+<div id="empty" class="empty-state">
+  <p><strong>Ask about this workspace.</strong> Answers come from the model on this machine; each one shows what it was given.</p>
+  <p>Select code and use <em>Contenox: Explain Selection</em>, <em>Find Related Code</em> or <em>Ask About Selection…</em> (editor context menu or light bulb); <em>Contenox: Switch Chat Thread…</em> continues an earlier chat.</p>
+</div>
 <main id="log" role="log" aria-live="polite" aria-label="Conversation"></main>
 <form id="composer" aria-label="Ask Contenox">
   <label for="prompt" class="visually-hidden">Question</label>

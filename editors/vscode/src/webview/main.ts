@@ -16,11 +16,17 @@ const log = document.getElementById('log') as HTMLElement;
 const form = document.getElementById('composer') as HTMLFormElement;
 const prompt = document.getElementById('prompt') as HTMLTextAreaElement;
 const stopButton = document.getElementById('stop') as HTMLButtonElement;
+const emptyHint = document.getElementById('empty') as HTMLElement | null;
 const answers = new Map<string, Answer>();
 let active: string | null = null;
 
 function scrollToEnd(): void {
   log.scrollTop = log.scrollHeight;
+}
+
+/** The empty-state hint shows while the conversation is empty (a new chat, a thread without turns). */
+function showHint(): void {
+  if (emptyHint) emptyHint.hidden = log.childElementCount > 0;
 }
 
 function setActive(chatId: string | null): void {
@@ -180,6 +186,7 @@ function handle(msg: ToWebview): void {
       break;
     }
   }
+  showHint();
   scrollToEnd();
 }
 
@@ -273,5 +280,6 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
   if (isToWebview(event.data)) handle(event.data);
 });
 
+showHint();
 vscode.postMessage({ type: 'ready' });
 prompt.focus();

@@ -41,14 +41,15 @@ describe('the extension in a real VS Code workbench', () => {
     await editor.locator('.view-lines').click();
     await page.keyboard.press('Control+A');
     await page.keyboard.press('Control+.');
-    const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Find related code' });
+    // Offered as quick fixes (not under "More Actions…"), titled with the product's name.
+    const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Contenox: Find Related Code' });
     await action.first().waitFor({ timeout: 60_000 });
     await action.first().click();
     const chat = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
     const related = chat.locator('section.answer.done').nth(1);
     await related.waitFor({ timeout: 120_000 });
     expect(await related.locator('.markdown').textContent()).toContain('util.py');
-    expect(await chat.locator('.question').nth(1).textContent()).toContain('Find related code');
+    expect(await chat.locator('.question').nth(1).textContent()).toContain('Find Related Code');
   });
 
   it('hover shows the explain-context from the server', async () => {

@@ -55,7 +55,7 @@ export class ThemeColor {
 }
 
 export enum StatusBarAlignment { Left = 1, Right = 2 }
-export enum ViewColumn { Active = -1, Beside = -2, One = 1 }
+export enum ViewColumn { Active = -1, Beside = -2, One = 1, Two = 2, Three = 3 }
 
 export class MockStatusBarItem {
   text = '';
@@ -79,6 +79,67 @@ export class Range {
   constructor(readonly start: Position, readonly end: Position) {}
 }
 
+export class CodeActionKind {
+  static readonly Empty = new CodeActionKind('');
+  static readonly QuickFix = new CodeActionKind('quickfix');
+  static readonly Refactor = new CodeActionKind('refactor');
+  static readonly RefactorRewrite = new CodeActionKind('refactor.rewrite');
+  static readonly Source = new CodeActionKind('source');
+  static readonly SourceOrganizeImports = new CodeActionKind('source.organizeImports');
+  private constructor(readonly value: string) {}
+  append(part: string): CodeActionKind { return new CodeActionKind(this.value ? `${this.value}.${part}` : part); }
+  contains(other: CodeActionKind): boolean {
+    return this.value === '' || other.value === this.value || other.value.startsWith(`${this.value}.`);
+  }
+}
+
+export class CodeAction {
+  command?: { command: string; title: string; arguments?: unknown[] };
+  isPreferred?: boolean;
+  constructor(public title: string, public kind?: CodeActionKind) {}
+}
+
+/** A webview of a panel or view: what the extension posted to it and a way to send it messages. */
+export class MockWebview {
+  html = '';
+  options: unknown = {};
+  readonly cspSource = 'vscode-webview://test';
+  readonly posted: unknown[] = [];
+  private readonly received = new EventEmitter<unknown>();
+  readonly onDidReceiveMessage = this.received.event;
+  asWebviewUri(uri: Uri): Uri { return uri; }
+  async postMessage(msg: unknown): Promise<boolean> { this.posted.push(msg); return true; }
+  /** The page sends `msg` to the extension. */
+  send(msg: unknown): void { this.received.fire(msg); }
+}
+
+export class MockWebviewPanel {
+  readonly webview = new MockWebview();
+  visible = true;
+  iconPath: unknown;
+  revealed = 0;
+  disposed = false;
+  private readonly disposedEmitter = new EventEmitter<void>();
+  readonly onDidDispose = this.disposedEmitter.event;
+  constructor(readonly viewType: string, public viewColumn: ViewColumn | undefined) {}
+  reveal(): void { this.revealed += 1; }
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.disposedEmitter.fire();
+  }
+}
+
+export class MockWebviewView {
+  readonly webview = new MockWebview();
+  visible = true;
+  shown = 0;
+  private readonly disposedEmitter = new EventEmitter<void>();
+  readonly onDidDispose = this.disposedEmitter.event;
+  show(): void { this.shown += 1; }
+  dispose(): void { this.disposedEmitter.fire(); }
+}
+
 export enum FileType { Unknown = 0, File = 1, Directory = 2, SymbolicLink = 64 }
 export enum ConfigurationTarget { Global = 1, Workspace = 2, WorkspaceFolder = 3 }
 export enum InlineCompletionTriggerKind { Invoke = 0, Automatic = 1 }
@@ -93,7 +154,13 @@ export const created: {
   applied: WorkspaceEdit[];
   /** Content providers by scheme. */
   providers: Map<string, { provideTextDocumentContent(uri: Uri): string }>;
+  /** Webview panels window.createWebviewPanel created. */
+  panels: MockWebviewPanel[];
+  /** What the next input boxes answer (first first; none left: dismissed). */
+  inputs: (string | undefined)[];
 } = {
+  panels: [],
+  inputs: [],
   statusBarItems: [],
   messages: [],
   shown: [],
@@ -158,6 +225,13 @@ export const window = {
     return { dispose(): void {} };
   },
   visibleTextEditors: [] as unknown[],
+  createWebviewPanel: (viewType: string, _title: string, show: { viewColumn?: ViewColumn } | ViewColumn): MockWebviewPanel => {
+    const column = typeof show === 'object' ? show.viewColumn : show;
+    const panel = new MockWebviewPanel(viewType, column === ViewColumn.Beside ? ViewColumn.Two : column);
+    created.panels.push(panel);
+    return panel;
+  },
+  showInputBox: async (_options?: unknown): Promise<string | undefined> => created.inputs.shift(),
   showTextDocument: async (uri: Uri, options?: { selection?: Range; preview?: boolean }): Promise<undefined> => {
     created.shown.push({ uri: uri.toString(), options });
     return undefined;

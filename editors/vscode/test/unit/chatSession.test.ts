@@ -435,3 +435,69 @@ describe('ChatSession progress and how an answer stopped', () => {
     expect(posted).toEqual([{ type: 'error', message: 'Could not apply the code: nope' }]);
   });
 });
+
+describe('ChatSession keeps what the history does not', () => {
+  const explain4 = { ...EXPLAIN, turn: 4 };
+
+  it('switching back to a thread shows its explain lines and stop notes again', async () => {
+    const { posted, backend, pending } = harness();
+    const recorded: { turn: number; user: string; answer: string }[] = [];
+    backend.history = async (thread) => (thread === 'panel' ? recorded : []);
+    const session = new ChatSession(backend, (m) => posted.push(m));
+    await session.handleMessage({ type: 'ready' });
+    const asked = session.handleMessage({ type: 'send', prompt: 'long?' });
+    await tick();
+    pending[0]!.resolve({ text: 'cut here', explain: explain4, finishReason: 'length' });
+    await asked;
+    recorded.push({ turn: 4, user: 'long?', answer: 'cut here' }); // what the node journals
+    await session.openThread('panel-other');
+    await session.openThread('panel');
+    expect(posted.slice(-2)).toEqual([
+      { type: 'start', chatId: 'restored-panel-4', prompt: 'long?' },
+      { type: 'done', chatId: 'restored-panel-4', text: 'cut here', explain: explain4, truncated: true },
+    ]);
+  });
+
+  it("prefers the node's explain and finish reason when its history sends them", async () => {
+    const { posted, backend } = harness();
+    backend.history = async () => [{ turn: 3, user: 'q', answer: 'a a a', explain: EXPLAIN, finishReason: 'repetition' },
+      { turn: 5, user: 'q2', answer: 'b', explain: { bad: true } }];
+    const session = new ChatSession(backend, (m) => posted.push(m));
+    session.turnNotes.set('panel', 3, { explain: explain4 });
+    await session.handleMessage({ type: 'ready' });
+    expect(posted).toEqual([
+      { type: 'start', chatId: 'restored-panel-3', prompt: 'q' },
+      { type: 'done', chatId: 'restored-panel-3', text: 'a a a', explain: EXPLAIN, repeated: true },
+      { type: 'start', chatId: 'restored-panel-5', prompt: 'q2' },
+      { type: 'done', chatId: 'restored-panel-5', text: 'b', explain: null },
+    ]);
+  });
+
+  it('New chat tells its hook (the status item resets)', async () => {
+    const { session } = harness();
+    let resets = 0;
+    session.onNewChat = () => { resets += 1; };
+    await session.handleMessage({ type: 'ready' });
+    await session.handleMessage({ type: 'newChat' });
+    expect(resets).toBe(1);
+    await session.openThread('other');
+    expect(resets).toBe(1);
+  });
+
+  it('keeps what the page shows since it was cleared, for a page that opens later', async () => {
+    const { session, pending } = harness();
+    await session.handleMessage({ type: 'ready' });
+    const asked = session.handleMessage({ type: 'send', prompt: 'q' });
+    await tick();
+    const { chatId } = pending[0]!.params;
+    session.onProgress({ chatId, state: 'prefill', text: '1 of 2 new prompt tokens computed', done: 1, total: 2 });
+    session.onChunk({ chatId, text: 'a' });
+    pending[0]!.resolve({ text: 'a', explain: null });
+    await asked;
+    expect(session.transcript.map((m) => m.type)).toEqual(['start', 'chunk', 'done']); // no progress lines
+    await session.handleMessage({ type: 'newChat' });
+    expect(session.transcript).toEqual([]);
+    session.resetPage();
+    expect(session.isReady).toBe(false);
+  });
+});

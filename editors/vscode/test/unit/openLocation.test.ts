@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
 import { ChatSession, type ChatBackend } from '../../src/chatSession';
-import { openInWorkspace } from '../../src/openLocation';
+import { linkColumn, openInWorkspace } from '../../src/openLocation';
 import type { ToWebview } from '../../src/protocol';
 import { created, files, workspace } from '../mocks/vscode';
 import { EXPLAIN } from './fixtures';
@@ -112,5 +112,38 @@ describe('ChatSession handles the page\'s open message', () => {
     await s.handleMessage({ type: 'ready' });
     await s.handleMessage({ type: 'open', path: 'pkg/signer.py', line: 2 });
     expect(posted).toEqual([{ type: 'error', message: 'Could not open pkg/signer.py: permission denied' }]);
+  });
+});
+
+describe('links open beside the chat, not over it', () => {
+  const { One, Two, Three, Beside } = vscode.ViewColumn;
+  it('picks the group of the last editor, else another group with an editor, else a new one beside', () => {
+    expect(linkColumn(Two, One, [One, Two])).toBe(One);
+    expect(linkColumn(Two, Two, [Two, Three])).toBe(Three); // the last editor shares the chat's group
+    expect(linkColumn(Two, undefined, [undefined, Two, One])).toBe(One);
+    expect(linkColumn(One, undefined, [One])).toBe(Beside);
+    expect(linkColumn(undefined, One, [One])).toBeUndefined(); // chat in the sidebar: the active group
+  });
+
+  it('opens the file in the group it is given', async () => {
+    expect(await openInWorkspace('pkg/signer.py', 3, vscode.ViewColumn.One)).toBe(true);
+    expect(created.shown[0]!.options).toMatchObject({ viewColumn: vscode.ViewColumn.One, preview: true });
+  });
+
+  it('the chat panel opens a link in the editor group that is not the chat', async () => {
+    const { ChatPanel } = await import('../../src/chatPanel');
+    const mock = vscode as unknown as typeof import('../mocks/vscode');
+    mock.created.panels.length = 0;
+    const chat = new ChatPanel(mock.Uri.file('/ext') as unknown as vscode.Uri, backend);
+    mock.window.visibleTextEditors = [{ viewColumn: vscode.ViewColumn.One }];
+    chat.show(); // beside: group two in the mock
+    const panel = mock.created.panels[0]!;
+    panel.webview.send({ type: 'ready' });
+    await new Promise((r) => setTimeout(r, 0));
+    panel.webview.send({ type: 'open', path: 'pkg/signer.py', line: 2 });
+    await expect.poll(() => created.shown.length).toBe(1);
+    expect(created.shown[0]!.options).toMatchObject({ viewColumn: vscode.ViewColumn.One });
+    mock.window.visibleTextEditors = [];
+    chat.dispose();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
-import { fileToPin, PinsView } from '../../src/pinsView';
+import { fileToPin, pinnedPaths, PinsView } from '../../src/pinsView';
 import type { WorkspacePins } from '../../src/protocol';
 
 describe('PinsView', () => {
@@ -50,5 +50,16 @@ describe('fileToPin', () => {
     (vscode.window as { activeTextEditor: unknown }).activeTextEditor = undefined; // e.g. the chat panel has focus
     expect(String(await fileToPin(undefined, pick))).toBe('file:///ws/picked.py');
     expect(asked).toEqual(['pick']);
+  });
+});
+
+describe('pinnedPaths', () => {
+  it('spells the pinned files as the resourcePath context key does (Pin / Unpin menu items)', async () => {
+    const view = new PinsView({ pins: async () => [
+      { root: '/ws', pins: [{ path: 'src/a.py', uri: 'file:///ws/src/a.py' }, { path: 'b.py', uri: 'file:///ws/b.py' }] },
+      { root: '/ws2', pins: [{ path: 'src/a.py', uri: 'file:///ws/src/a.py' }] },
+    ] });
+    expect(pinnedPaths(await view.getChildren())).toEqual(['/ws/src/a.py', '/ws/b.py']);
+    expect(pinnedPaths([])).toEqual([]);
   });
 });

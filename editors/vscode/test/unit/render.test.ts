@@ -202,6 +202,13 @@ describe('page shell', () => {
     expect(scripts).toEqual(['<script nonce="N0NCE" src="vscode-webview://abc/chat.js">']);
     expect(html).toContain('http-equiv="Content-Security-Policy"');
   });
+  it('has an empty-state hint above the conversation (the page hides it once there is a turn)', () => {
+    const html = renderPage({ cspSource: 'c', scriptUri: 's', styleUri: 't', nonce: 'N' });
+    const hint = /<div id="empty" class="empty-state">([\s\S]*?)<\/div>\s*<main id="log"/.exec(html);
+    expect(hint?.[1]).toContain('Ask about this workspace.');
+    expect(hint?.[1]).toContain('Contenox: Explain Selection');
+    expect(hint?.[1]).toContain('Contenox: Switch Chat Thread…');
+  });
   it('makes 32-character alphanumeric nonces that differ', () => {
     const a = makeNonce();
     expect(a).toMatch(/^[A-Za-z0-9]{32}$/);

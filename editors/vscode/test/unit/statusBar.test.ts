@@ -111,3 +111,56 @@ describe('StatusBar', () => {
     expect(item.disposed).toBe(true);
   });
 });
+
+describe('StatusBar keeps the last turn', () => {
+  beforeEach(() => {
+    mock.created.statusBarItems.length = 0;
+  });
+  const connected = cacheStatus({ workspace: '', cachedTokens: 0, newTokens: 0, promptTokens: 0, hitPct: null,
+    ttftMs: null, state: 'idle' });
+
+  it('shows the stored last turn again once connected after a window reload', () => {
+    let stored: unknown;
+    const store = { get: () => stored, set: (s: unknown) => { stored = s; } };
+    const before = new StatusBar(store);
+    before.onCacheStatus(cacheStatus({ state: 'prefill', promptTokens: 0, cachedTokens: 0, newTokens: 0 }));
+    expect(stored).toBeUndefined(); // state-only updates are not a turn
+    before.onCacheStatus(cacheStatus());
+    expect(stored).toEqual(cacheStatus()); // the counts, idle
+    before.dispose();
+
+    const after = new StatusBar(store); // the reloaded window
+    const item = mock.created.statusBarItems.at(-1)!;
+    expect(item.text).toContain('$(sync~spin)'); // connecting
+    after.onCacheStatus(connected);
+    expect(item.text).toBe('$(database) 92% cached · 0.4 s');
+    // The node's own idle for that workspace keeps it too; another workspace has none.
+    after.onCacheStatus(cacheStatus({ ...connected, workspace: '/abs/root' }));
+    expect(item.text).toBe('$(database) 92% cached · 0.4 s');
+    after.onCacheStatus(cacheStatus({ ...connected, workspace: '/other' }));
+    expect(item.text).toBe('$(database) no turn yet');
+  });
+
+  it('ignores a malformed stored status', () => {
+    for (const bad of [null, 'x', { workspace: 1 }, cacheStatus({ promptTokens: 0 }), cacheStatus({ cachedTokens: -1 })]) {
+      const bar = new StatusBar({ get: () => bad, set: () => undefined });
+      bar.onCacheStatus(connected);
+      expect(mock.created.statusBarItems.at(-1)!.text).toBe('$(database) no turn yet');
+    }
+  });
+
+  it('New chat resets it to no turn yet and forgets the stored turn, but keeps a warning', () => {
+    let stored: unknown;
+    const bar = new StatusBar({ get: () => stored, set: (s) => { stored = s; } });
+    const item = mock.created.statusBarItems.at(-1)!;
+    bar.onCacheStatus(cacheStatus());
+    bar.reset();
+    expect(item.text).toBe('$(database) no turn yet');
+    expect(stored).toBeUndefined();
+    bar.onCacheStatus(cacheStatus({ ...connected, workspace: '/abs/root' }));
+    expect(item.text).toBe('$(database) no turn yet');
+    bar.update({ kind: 'down' });
+    bar.reset();
+    expect(item.text).toBe('$(warning) Contenox: node down');
+  });
+});
