@@ -31,6 +31,7 @@ from contenox.planner.journal import ToolStep
 from contenox.verify import (
     CandidateResult,
     CheckCommand,
+    CheckRun,
     ConsentStore,
     EditLike,
     ScratchTree,
@@ -166,19 +167,28 @@ class VerifyJob:
         started = time.monotonic()
         await asyncio.to_thread(self.scratch.build, self.overlays)
         try:
+            baseline = await self._baseline(command)
+            # A check that already passes without any change tells a change that breaks nothing from one that
+            # breaks something, not a right change from a wrong one: then only the turn's own answer is checked
+            # (and repaired if it breaks the check); sampled candidates, which could pass with any harmless edit,
+            # are drawn only in repair rounds and rank after the round's greedy answer.
+            guard = baseline.passed
             tried: list[_Tried] = []
             steps: list[ToolStep] = []
             step_at: dict[int, list[ToolStep]] = {0: []}
-            pending = asyncio.ensure_future(self._generate(prompt_ids, 0, self.config.candidates - 1, False,
-                                                           self._grammars(greedy_edits)))
-            try:
-                tried.append(await self._try(greedy, greedy_edits, command, len(tried) + 1))
-                drafts = await pending
-            finally:
-                if not pending.done():
-                    pending.cancel()
-            for draft in drafts:
-                tried.append(await self._try(draft, None, command, len(tried) + 1))
+            if guard:
+                tried.append(await self._try(greedy, greedy_edits, command, 1))
+            else:
+                pending = asyncio.ensure_future(self._generate(prompt_ids, 0, self.config.candidates - 1, False,
+                                                               self._grammars(greedy_edits)))
+                try:
+                    tried.append(await self._try(greedy, greedy_edits, command, len(tried) + 1))
+                    drafts = await pending
+                finally:
+                    if not pending.done():
+                        pending.cancel()
+                for draft in drafts:
+                    tried.append(await self._try(draft, None, command, len(tried) + 1))
             rounds = 0
             repaired: set[int] = set()
             while not any(t.result.outcome == "passed" for t in tried) and rounds < self.config.rounds:
@@ -197,16 +207,43 @@ class VerifyJob:
                                               self._grammars(best.edits))
                 for draft in drafts:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
-            chosen = _ranked(tried)[0]
+            chosen = _ranked(tried, guard=guard)[0]
         finally:
             await asyncio.to_thread(self.scratch.remove)
         passed = chosen.result.outcome == "passed"
         report = Verification(
-            status="passed" if passed else "failed", command=command.command, command_source=command.source,
+            status="passed" if passed else "failed", baseline=baseline.outcome,
+            command=command.command, command_source=command.source,
             command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
             rounds=rounds, decode_s=round(greedy.decode_s + self._decode_s, 2), apply_s=round(self._apply_s, 2),
             check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2))
         return report, chosen, step_at[chosen.draft.round]
+
+    async def _baseline(self, command: CheckCommand) -> CheckRun:
+        """The check on the workspace as it is (no candidate applied): does it fail to begin with?"""
+        activity = ToolActivity(id="verify-0", name="verify", kind="execute", status="in_progress",
+                                title=f"check the workspace as it is: {command.command}"[:160])
+        await self.emit(TurnEvent(kind="tool", tool=activity))
+        run = await self._check(command)
+        await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
+            activity, status="completed", output=f"before any change: {run.describe()}\n{run.tail(2000)}")))
+        return run
+
+    async def _check(self, command: CheckCommand) -> CheckRun:
+        """The check in the scratch copy as it stands; a cancelled turn stops it (its process group killed)."""
+        env = python_env(self.scratch.tree, {**os.environ, **(self.request.env or {})})
+        stop = threading.Event()
+        check = asyncio.ensure_future(asyncio.to_thread(
+            run_check, command.command, self.scratch.tree, env=env, timeout_s=self.config.timeout_s,
+            max_output_chars=self.config.max_output_chars, stop=stop))
+        try:
+            run = await asyncio.shield(check)
+        except asyncio.CancelledError:
+            stop.set()
+            await asyncio.wait([check], timeout=10)
+            raise
+        self._check_s += run.seconds
+        return run
 
     def _grammars(self, edits: ProposedEdits) -> list[str]:
         """One edit-block grammar per place the fix may belong, most likely first (sampled candidates take them
@@ -266,20 +303,10 @@ class VerifyJob:
         activity = ToolActivity(id=call_id, name="verify", kind="execute", title=title, status="in_progress",
                                 locations=tuple((str(self.root / p), None) for p in base.files))
         await self.emit(TurnEvent(kind="tool", tool=activity))
-        env = python_env(self.scratch.tree, {**os.environ, **(self.request.env or {})})
-        stop = threading.Event()
-        check = asyncio.ensure_future(asyncio.to_thread(
-            run_check, command.command, self.scratch.tree, env=env, timeout_s=self.config.timeout_s,
-            max_output_chars=self.config.max_output_chars, stop=stop))
         try:
-            run = await asyncio.shield(check)
-        except asyncio.CancelledError:  # the turn was stopped: so is its check (its process group killed)
-            stop.set()
-            await asyncio.wait([check], timeout=10)
-            raise
+            run = await self._check(command)
         finally:
             await asyncio.to_thread(self.scratch.reset)
-        self._check_s += run.seconds
         result = msgspec.structs.replace(base, outcome=run.outcome, exit_code=run.exit_code,
                                          failing=failing_tests(run.output), output_tail=run.tail(),
                                          check_s=round(run.seconds, 2))
@@ -290,13 +317,15 @@ class VerifyJob:
         return _Tried(result=result, draft=draft, edits=edits)
 
 
-def _ranked(tried: list[_Tried]) -> list[_Tried]:
-    """Passing candidates first (those leaving tests alone, then fewest changed lines), then those whose check ran
-    (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first)."""
+def _ranked(tried: list[_Tried], *, guard: bool = False) -> list[_Tried]:
+    """Passing candidates first (those leaving tests alone, then fewest changed lines; with a ``guard`` check,
+    one that passed before any change, greedy answers before sampled ones, in the order drawn), then those whose
+    check ran (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first)."""
     def key(t: _Tried) -> tuple[int, int, int]:
         r = t.result
         if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone
-            return (0, 1 if any(is_test_path(f) for f in r.files) else 0, r.changed_lines * 10_000 + r.index)
+            order = (int(r.sampled) * 10_000 + r.index) if guard else (r.changed_lines * 10_000 + r.index)
+            return (0, 1 if any(is_test_path(f) for f in r.files) else 0, order)
         if r.outcome in ("failed", "timeout", "not_found", "error"):
             return (1, r.failing if r.failing is not None else 10**6, r.index)
         if r.outcome == "does_not_apply":

@@ -42,6 +42,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     """passed: the offered answer's edit passed the check; failed: no candidate passed; skipped: not run."""
     reason: str = ""
     """Why it was skipped, in words (no check command, not allowed, no change asked)."""
+    baseline: str = ""
+    """The check's outcome on the workspace before any change (``passed``: it can only show that a change broke
+    nothing, not that it does what was asked)."""
     command: str = ""
     command_source: str = ""
     """terminal | workspace | config | detected."""
@@ -66,9 +69,16 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     def summary(self) -> str:
         if self.status == "skipped":
             return f"not verified: {self.reason}"
-        head = (f"verified: `{self.command}` passed ({self.passed_count} of {len(self.candidates)} candidates)"
-                if self.status == "passed" else
-                f"not verified: `{self.command}` failed for all {len(self.candidates)} candidates")
+        if self.baseline == "passed":
+            head = (f"checked: `{self.command}` still passes with the change (it passed before it too: nothing "
+                    "broke, but the check cannot tell whether the change does what was asked)"
+                    if self.status == "passed" else
+                    f"not verified: the change breaks `{self.command}`, which passed before it "
+                    f"({len(self.candidates)} candidate(s) tried)")
+        else:
+            head = (f"verified: `{self.command}` passed ({self.passed_count} of {len(self.candidates)} candidates)"
+                    if self.status == "passed" else
+                    f"not verified: `{self.command}` failed for all {len(self.candidates)} candidates")
         return (f"{head}; {self.rounds} repair round(s); decode {self.decode_s:.1f} s, apply {self.apply_s:.1f} s, "
                 f"check {self.check_s:.1f} s")
 
