@@ -185,6 +185,25 @@ def _find(text_lines: list[str], search: list[str]) -> tuple[int, int, str | Non
         window = text_lines[start:start + n]
         if [s.strip() for s in window] == wanted:
             return start, start + n, _indent(window[0])
+    return _find_skipping_blank_lines(text_lines, search)
+
+
+def _find_skipping_blank_lines(text_lines: list[str], search: list[str]) -> tuple[int, int, str | None] | None:
+    """Small models drop the blank lines between the lines they copy: the search's non-blank lines matched
+    against the file's non-blank lines (as written but for trailing whitespace, then ignoring a uniform
+    indentation); the span runs from the first matched line to the last, blank lines between included."""
+    kept = [s for s in search if s.strip()]
+    where = [i for i, line in enumerate(text_lines) if line.strip()]
+    n = len(kept)
+    if n < 2:
+        return None
+    lines = [text_lines[i] for i in where]
+    for norm, fix in ((str.rstrip, False), (str.strip, True)):
+        wanted = [norm(s) for s in kept]
+        for start in range(len(lines) - n + 1):
+            if [norm(s) for s in lines[start:start + n]] == wanted:
+                first, last = where[start], where[start + n - 1]
+                return first, last + 1, _indent(text_lines[first]) if fix else None
     return None
 
 

@@ -25,8 +25,10 @@ def _literal(text: str) -> str:
 
 def edit_block_grammar(path: str, text: str) -> str:
     """EBNF (root rule ``root``) of one edit block on ``path`` whose SEARCH lines are lines of ``text``."""
-    lines = list(dict.fromkeys(line for line in text.splitlines()[:_MAX_LINES] if line.strip()))
-    real = " | ".join(_literal(line + "\n") for line in lines) or _literal("\n")
+    lines = list(dict.fromkeys(line.rstrip() for line in text.splitlines()[:_MAX_LINES]))
+    real = " | ".join(_literal(line + "\n") for line in lines if line) or _literal("\n")
+    if "" in lines:  # the file's blank lines too: a SEARCH that skips one is not the file's text
+        real += ' | "\\n"'
     return "\n".join([
         f'root ::= {_literal(path + chr(10))} "<<<<<<< SEARCH\\n" search{{1,{_MAX_SEARCH}}} "=======\\n" '
         f'new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',

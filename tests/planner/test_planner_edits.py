@@ -288,3 +288,17 @@ def test_a_definition_quoted_under_a_new_name_is_a_rename_only_when_the_answer_s
     added = propose_edits(f"Add this next to set_key (it renames a key):\npkg/keys.py\n```python\n{similar}```\n",
                           files.get, files, _locate(files))
     assert added.edits == ()
+
+
+def test_search_lines_that_drop_the_blank_lines_between_still_resolve() -> None:
+    encoding = ('def base64_decode(string):\n    string = want_bytes(string)\n\n    try:\n'
+                '        return base64.urlsafe_b64decode(string)\n    except ValueError as e:\n'
+                '        raise BadData("Invalid") from e\n')
+    files = {"src/pkg/encoding.py": encoding}
+    answer = ("src/pkg/encoding.py\n<<<<<<< SEARCH\n    string = want_bytes(string)\n    try:\n=======\n"
+              "    string = want_bytes(string)\n    string += b\"=\" * (-len(string) % 4)\n\n    try:\n>>>>>>> REPLACE\n")
+    [edit] = _propose(answer, files).edits
+    assert edit.new_text == encoding.replace("want_bytes(string)\n\n", "want_bytes(string)\n"
+                                             "    string += b\"=\" * (-len(string) % 4)\n\n")
+    lone = "src/pkg/encoding.py\n<<<<<<< SEARCH\n    try:\n    raise BadData\n=======\nx\n>>>>>>> REPLACE\n"
+    assert not _propose(lone, files).edits  # the lines must still follow each other in the file
