@@ -275,6 +275,7 @@ class VerifyJob:
             edits = await asyncio.to_thread(self.propose, draft.text)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
                                outcome="no_edit", files=tuple(e.path for e in edits.edits), diff=edits.diff,
+                               answer=draft.text[:3000],
                                changed_lines=changed_lines(edits.diff), decode_s=round(draft.decode_s, 2),
                                tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens)
         if not edits.edits:

@@ -25,6 +25,8 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     files: tuple[str, ...] = ()
     diff: str = ""
     """The candidate's change as the node resolved it (empty: no edit)."""
+    answer: str = ""
+    """The candidate's answer as the model wrote it (its first 3000 characters)."""
     changed_lines: int = 0
     failing: int | None = None
     """Failing tests the check's output counts (None: it does not say)."""
