@@ -33,6 +33,8 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     status: str
     """passed | failed | skipped (see ``reason``)."""
     reason: str = ""
+    baseline: str = ""
+    """The check's outcome before any change (``passed``: it could only guard against breakage)."""
     command: str = ""
     command_source: str = ""
     grading_test: bool = False

@@ -180,7 +180,8 @@ def _verification(task: Task, report: Any) -> VerifiedTask | None:
     command = str(report.get("command") or "")
     grading = task.check.test_command if task.check is not None else ""
     return VerifiedTask(
-        status=str(report.get("status") or ""), reason=str(report.get("reason") or ""), command=command,
+        status=str(report.get("status") or ""), reason=str(report.get("reason") or ""),
+        baseline=str(report.get("baseline") or ""), command=command,
         command_source=str(report.get("command_source") or ""),
         grading_test=bool(command and grading and " ".join(command.split()) == " ".join(grading.split())),
         candidates=len(candidates), passed_candidates=sum(1 for c in candidates if c.get("outcome") == "passed"),
