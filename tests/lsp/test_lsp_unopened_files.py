@@ -23,8 +23,8 @@ from support.lsp_e2e_kit import NodeHome, make_repo
 
 pytestmark = pytest.mark.slow
 
-_STATUS_BOUND_S = 5.0
-"""How long the node may take to answer ``status`` while a bad file is being read: generous for a loaded machine (2 s failed once with three model processes on two cores)
+_STATUS_BOUND_S = 10.0
+"""How long the node may take to answer ``status`` while a bad file is being read: generous for a loaded machine (2 s failed twice and 4.4 s was seen with three model processes on two cores)
 (before the fix it never answered while a FIFO was read, and took seconds for a big file)."""
 
 
