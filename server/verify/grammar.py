@@ -1,9 +1,9 @@
 """A grammar that makes every sampled candidate an edit of real lines (OpenVINO GenAI structured output).
 
-The answer must be one edit block for ``path``: the path line, ``<<<<<<< SEARCH``, 1-40 of the file's
-own lines (each an alternative of the grammar, JSON-quoted), ``=======``, any new lines, ``>>>>>>> REPLACE``.
-The resolver still checks that the SEARCH lines are contiguous in the file; the grammar makes sure each one
-exists, so a candidate is never prose and never an invented format.
+The answer must be one edit block for ``path``: the path line, ``<<<<<<< SEARCH``, a run of the file's own
+consecutive lines (it may start at any non-blank line and stop after any line: each line is a rule whose only
+continuation is the next line), ``=======``, any new lines, ``>>>>>>> REPLACE``. So a candidate is never prose,
+never an invented format, and its SEARCH part is always text the file holds, in the file's order: it resolves.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import json
 
 __all__ = ["edit_block_grammar"]
 
-_MAX_LINES = 2000
-_MAX_SEARCH = 40
-"""SEARCH lines at most (a candidate that lists the whole file never ends otherwise)."""
+_MAX_LINES = 400
+"""Lines of ``text`` the SEARCH may draw from (a target longer than this offers its first lines only)."""
 _MAX_NEW = 60
 """Replacement lines at most; a new line never starts with ``=`` or ``>``, so only the REPLACE marker ends it."""
 
@@ -24,14 +23,18 @@ def _literal(text: str) -> str:
 
 
 def edit_block_grammar(path: str, text: str) -> str:
-    """EBNF (root rule ``root``) of one edit block on ``path`` whose SEARCH lines are lines of ``text``."""
-    lines = list(dict.fromkeys(line.rstrip() for line in text.splitlines()[:_MAX_LINES]))
-    real = " | ".join(_literal(line + "\n") for line in lines if line) or _literal("\n")
-    if "" in lines:  # the file's blank lines too: a SEARCH that skips one is not the file's text
-        real += ' | "\\n"'
+    """EBNF (root rule ``root``) of one edit block on ``path`` whose SEARCH lines are consecutive lines of
+    ``text``."""
+    lines = [line.rstrip() for line in text.splitlines()[:_MAX_LINES]]
+    while lines and not lines[-1]:
+        lines.pop()
+    rules = [f"l{i} ::= {_literal(line + chr(10))}" + (f" l{i + 1}?" if i + 1 < len(lines) else "")
+             for i, line in enumerate(lines)]
+    starts = " | ".join(f"l{i}" for i, line in enumerate(lines) if line) or _literal("\n")
     return "\n".join([
-        f'root ::= {_literal(path + chr(10))} "<<<<<<< SEARCH\\n" search{{1,{_MAX_SEARCH}}} "=======\\n" '
+        f'root ::= {_literal(path + chr(10))} "<<<<<<< SEARCH\\n" search "=======\\n" '
         f'new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',
-        f"search ::= {real}",
+        f"search ::= {starts}",
+        *rules,
         'new ::= ([^\\n=>] [^\\n]*)? "\\n"',
     ])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import stat
 from pathlib import Path
 
@@ -26,14 +25,14 @@ def test_consent_per_workspace_and_command(tmp_path: Path) -> None:
     assert store.get("/other", "pytest") is None  # unreadable: asked again, never allowed
 
 
-def test_grammar_lists_real_lines_and_matches_the_block_format() -> None:
+def test_grammar_holds_runs_of_the_files_consecutive_lines() -> None:
     text = 'def add(a, b):\n    return a - b\n\n\nNAME = "x\\"y"\n'
     grammar = edit_block_grammar("src/ops.py", text)
-    assert grammar.startswith('root ::= "src/ops.py\\n" "<<<<<<< SEARCH\\n"')
-    search = next(line for line in grammar.splitlines() if line.startswith("search ::="))
-    assert json.dumps("    return a - b\n") in search
-    assert json.dumps('NAME = "x\\"y"\n') in search
-    assert search.split(" | ").count('"\\n"') == 1  # the file's blank lines, once
+    lines = grammar.splitlines()
+    assert lines[0].startswith('root ::= "src/ops.py\\n" "<<<<<<< SEARCH\\n" search "=======\\n"')
+    assert "search ::= l0 | l1 | l4" in lines  # a run starts at a non-blank line
+    assert 'l1 ::= "    return a - b\\n" l2?' in lines  # and goes on only with the next line
+    assert 'l2 ::= "\\n" l3?' in lines and 'l4 ::= "NAME = \\"x\\\\\\"y\\"\\n"' in lines
     # an answer the grammar admits is an edit block the node reads
     answer = "src/ops.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
     blocks = parse_edit_blocks(answer)
