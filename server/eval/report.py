@@ -55,6 +55,8 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     outcomes: tuple[str, ...] = ()
     diffs: tuple[str, ...] = ()
     """Each candidate's change (empty: no edit), in the order drawn."""
+    answers: tuple[str, ...] = ()
+    """Each candidate's answer as the model wrote it (its first 3000 characters)."""
 
 
 class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
