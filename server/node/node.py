@@ -54,7 +54,13 @@ from contenox.node.verifying import describe as describe_verification
 from contenox.node.verifying import skipped as skipped_verification
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState, unpinnable
-from contenox.planner.edits import ProposedEdit, ProposedEdits, propagate_renames, propose_edits
+from contenox.planner.edits import (
+    ProposedEdit,
+    ProposedEdits,
+    parse_edit_blocks,
+    propagate_renames,
+    propose_edits,
+)
 from contenox.planner.journal import ToolStep
 from contenox.workspace import rename_identifier
 
@@ -106,6 +112,12 @@ def prefill_detail(done: int, total: int, cached: int) -> str:
     new = max(0, total - cached)
     return (f"{max(0, min(done, total) - cached):,} of {new:,} new prompt tokens computed "
             f"({100 * cached / max(1, total):.0f}% of {total:,} cached)")
+
+
+def _unchanged(answer: str) -> bool:
+    """An answer whose edit blocks all replace lines with the same lines (a change that changes nothing)."""
+    blocks = parse_edit_blocks(answer)
+    return bool(blocks) and all(block.search.strip() == block.replace.strip() for block in blocks)
 
 
 def _called(answer: str) -> list[str]:
@@ -485,22 +497,41 @@ class Node:
     async def _draw(self, engine: EngineLike, state: WorkspaceState, ids: list[int], round_: int, count: int,
                     greedy: bool, grammars: list[str], max_new: int) -> list[Draft]:
         """``count`` answers to ``ids`` as one group (decoded side by side, the prompt prefilled once): a greedy
-        one first when asked, the rest sampled (under ``grammars`` in turn when given)."""
+        one first when asked, the rest sampled (under ``grammars`` in turn when given). A grammar-drawn answer
+        whose blocks replace lines with the same lines is drawn once more with another seed (the models copy
+        their SEARCH lines unchanged half the time)."""
+        specs = [(greedy and i == 0,
+                  "" if (greedy and i == 0) or not grammars else grammars[(i - int(greedy)) % len(grammars)],
+                  1000 * round_ + i + 1) for i in range(count)]
+        drafts = await self._draw_specs(engine, state, ids, round_, specs, max_new)
+        again = [(plain, grammar, seed + 500) for (plain, grammar, seed), draft in drafts
+                 if grammar and _unchanged(draft.text)]
+        if not again:
+            return [draft for _, draft in drafts]
+        redrawn = iter(await self._draw_specs(engine, state, ids, round_, again, max_new))
+        kept: list[Draft] = []
+        for (_, grammar, _), draft in drafts:
+            kept.append(next(redrawn)[1] if grammar and _unchanged(draft.text) else draft)
+        return kept
+
+    async def _draw_specs(self, engine: EngineLike, state: WorkspaceState, ids: list[int], round_: int,
+                          specs: list[tuple[bool, str, int]], max_new: int) -> list[tuple[tuple[bool, str, int],
+                                                                                           Draft]]:
+        """Each (greedy, grammar, seed) drawn as one group; the drafts with the spec that drew them."""
         cfg = self.config.verify
         handles = []
-        for i in range(count):
-            plain = greedy and i == 0
-            grammar = "" if plain or not grammars else grammars[(i - int(greedy)) % len(grammars)]
+        for spec in specs:
+            plain, grammar, seed = spec
             try:
-                handles.append((plain, bool(grammar), backend.submit_candidate(
+                handles.append((spec, backend.submit_candidate(
                     engine, state.session_id, list(ids), max_new,
-                    sampling=None if plain else (cfg.temperature, cfg.top_p, 1000 * round_ + i + 1),
+                    sampling=None if plain else (cfg.temperature, cfg.top_p, seed),
                     grammar=grammar, group=f"verify-{state.session_id}-{round_}")))
             except ContenoxError as exc:
                 log.warning("verification candidate not drawn: %s", exc.message)
-        drafts: list[Draft] = []
+        drafts: list[tuple[tuple[bool, str, int], Draft]] = []
         try:
-            for plain, constrained, handle in handles:
+            for spec, handle in handles:
                 try:
                     done = await handle.result()
                 except EngineCrashed:
@@ -509,11 +540,13 @@ class Node:
                     log.warning("verification candidate failed in the engine: %s", exc.message)
                     continue
                 metrics = done.metrics
-                drafts.append(Draft(text=done.text, round=round_, sampled=not plain, constrained=constrained,
-                                    decode_s=max(0.0, metrics.total_ms - metrics.ttft_ms) / 1000.0,
-                                    tokens=len(done.token_ids), recomputed_tokens=metrics.measured_recomputed_tokens))
+                drafts.append((spec, Draft(text=done.text, round=round_, sampled=not spec[0],
+                                           constrained=bool(spec[1]),
+                                           decode_s=max(0.0, metrics.total_ms - metrics.ttft_ms) / 1000.0,
+                                           tokens=len(done.token_ids),
+                                           recomputed_tokens=metrics.measured_recomputed_tokens)))
         except asyncio.CancelledError:
-            for _, _, handle in handles:
+            for _, handle in handles:
                 handle.cancel()
             raise
         return drafts

@@ -241,3 +241,17 @@ async def test_a_check_that_passed_before_the_change_only_guards_the_answer(
     assert report is not None and report.status == "passed" and report.rounds == 1
     assert report.chosen == 2 and not report.candidates[1].sampled
     assert "not verified: the change breaks" not in report.summary()
+
+
+async def test_a_grammar_candidate_that_changes_nothing_is_drawn_again(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    unchanged = block("x - 1")  # SEARCH copied as its replacement: no change
+    script = scripted(monkeypatch, WRONG, unchanged, WRONG, WRONG, RIGHT)
+    outcome = await node.turn(_request(repo, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed"
+    assert len(script.requests) == 4  # three sampled, then the unchanged one again
+    seeds = [r["sampling"][2] for r in script.requests]
+    assert seeds[3] == seeds[0] + 500 and script.requests[3]["grammar"] == script.requests[0]["grammar"]
+    assert [c.outcome for c in report.candidates][:4] == ["failed", "passed", "failed", "failed"]
