@@ -367,7 +367,7 @@ class Node:
         total, cached = len(turn_plan.token_ids), turn_plan.manifest.predicted_cached_tokens
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, total, cached)))
         markup = CallMarkupFilter() if planner.tools else None
-        stable = len(turn_plan.stable_prefix())  # a serving engine's routing hint (the team-shared prefix)
+        stable = turn_plan.manifest.segment("pins").token_end  # the stable prefix: a serving engine's routing hint
         steps: list[ToolStep] = []
         tool_edits: list[ProposedEdit] = []
         step_notes: list[str] = []

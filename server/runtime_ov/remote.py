@@ -24,17 +24,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from contenox.errors import ContenoxError, EngineBusy, EngineCrashed, EngineError, OverBatch
+from contenox.runtime_ov._forwarding import ForwardingEngine
 from contenox.runtime_ov._pipe import FrameWriter, error_from, read_frame
 from contenox.runtime_ov.block_model import BlockModel
 from contenox.runtime_ov.engine import Engine, check_fits, vocab_size
-from contenox.runtime_ov.metrics import EngineStats
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.requests import (
@@ -42,7 +41,6 @@ from contenox.runtime_ov.requests import (
     Forward,
     GenerateRequest,
     PrefillEvent,
-    Priority,
     RequestHandle,
     TokenEvent,
 )
@@ -71,7 +69,7 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-class RemoteEngine:
+class RemoteEngine(ForwardingEngine):
     """One model loaded in a child process. Create with :meth:`start`; ``close()`` when done."""
 
     def __init__(self, model: InstalledModel, options: EngineOptions, tokenizer: Tokenizer,
@@ -210,24 +208,6 @@ class RemoteEngine:
         with contextlib.suppress(OSError, ValueError):
             self._out.send({"op": "cancel", "id": handle.request_id})
 
-    def generate(self, request: GenerateRequest, timeout: float | None = None) -> FinalEvent:
-        return self.submit(request).wait(timeout)
-
-    async def warm(self, session_id: str, token_ids: Sequence[int]) -> FinalEvent:
-        return await self.submit(GenerateRequest(session_id=session_id, token_ids=list(token_ids), max_new_tokens=1,
-                                                 priority=Priority.BACKGROUND)).result()
-
-    def predict_cached(self, token_ids: Sequence[int]) -> int:
-        return self.blocks.predict(token_ids)
-
-    def stats(self) -> EngineStats:
-        with self._lock:
-            depth = len(self._inflight)
-            sessions = len(self._sessions)
-        return EngineStats(model=self.model.name, device=self.device, cache_capacity_tokens=self.blocks.capacity_tokens,
-                           cache_used_tokens=self.blocks.used_tokens, kv_bytes_per_token=self.kv_bytes_per_token,
-                           chunk_tokens=self.options.chunk_tokens, queue_depth=max(0, depth - 1), running=depth > 0,
-                           requests_done=self._done, sessions=sessions)
 
     # -- pipe ---------------------------------------------------------------------------------
     def _read(self) -> None:

@@ -24,23 +24,21 @@ import contextlib
 import itertools
 import logging
 import threading
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable
 from typing import TypeVar
 
 import httpx
 import msgspec
 
 from contenox.errors import ContenoxError, EngineBusy, OverBatch, ServingError, TokenizerMismatch
+from contenox.runtime_ov._forwarding import ForwardingEngine
 from contenox.runtime_ov._openai_wire import ServedOptions, error_from_status, server_label, tokenize_url
 from contenox.runtime_ov._served_stream import Stream
 from contenox.runtime_ov.block_model import BlockModel
 from contenox.runtime_ov.engine import check_fits
-from contenox.runtime_ov.metrics import EngineStats
 from contenox.runtime_ov.requests import (
-    FinalEvent,
     Forward,
     GenerateRequest,
-    Priority,
     RequestHandle,
 )
 from contenox.runtime_ov.store import InstalledModel
@@ -61,7 +59,7 @@ _BYTES_PER_TOKEN = 64 * 1024
 """Sizes the block model of the server's cache from ``cache_size_gb`` (the server's own layout is unknown)."""
 
 
-class ServedEngine:
+class ServedEngine(ForwardingEngine):
     """A model served by an OpenAI-compatible server. Create with :meth:`start`; ``close()`` when done."""
 
     def __init__(self, model: InstalledModel, options: ServedOptions, tokenizer: Tokenizer) -> None:
@@ -72,6 +70,8 @@ class ServedEngine:
         self.vocab_size: int | None = None
         self.server = server_label(options.url)
         self.device = self.server
+        self.kv_bytes_per_token = 0
+        """Unknown: the server holds the KV cache."""
         block = model.profile.cache_block_size
         tokens = max(int(options.cache_size_gb * (1 << 30)) // _BYTES_PER_TOKEN, model.profile.max_tested_context)
         self.num_kv_blocks = max(1, -(-tokens // block))
@@ -182,25 +182,6 @@ class ServedEngine:
         if task is not None:
             task.cancel()
 
-    def generate(self, request: GenerateRequest, timeout: float | None = None) -> FinalEvent:
-        return self.submit(request).wait(timeout)
-
-    async def warm(self, session_id: str, token_ids: Sequence[int]) -> FinalEvent:
-        """A 1-token request: the server computes (or re-touches) the prefix in its cache."""
-        return await self.submit(GenerateRequest(session_id=session_id, token_ids=list(token_ids), max_new_tokens=1,
-                                                 priority=Priority.BACKGROUND)).result()
-
-    def predict_cached(self, token_ids: Sequence[int]) -> int:
-        return self.blocks.predict(token_ids)
-
-    def stats(self) -> EngineStats:
-        with self._lock:
-            depth = len(self._inflight)
-            sessions = len(self._sessions)
-        return EngineStats(model=self.model.name, device=self.server, cache_capacity_tokens=self.blocks.capacity_tokens,
-                           cache_used_tokens=self.blocks.used_tokens, kv_bytes_per_token=0,
-                           chunk_tokens=self.options.chunk_tokens, queue_depth=max(0, depth - 1), running=depth > 0,
-                           requests_done=self._done, sessions=sessions)
 
     # -- one request, on the loop thread -------------------------------------------------------
     async def _run(self, handle: RequestHandle, predicted: int) -> None:
