@@ -73,8 +73,11 @@ class Daemon:
         self._stopping.set()
 
     def _tighten_modes(self) -> None:
-        """State and logs the user's alone, also those an earlier version left readable (at each start: once
-        tightened, nothing changes)."""
+        """State and logs the user's alone, also those an earlier version left readable: once per home (this
+        version creates them private; a marker in state/ says the walk was done, so starts do not repeat it)."""
+        marker = self.config.state_dir / ".private-v1"
+        if marker.exists():
+            return
         for root in (self.config.state_dir, Path(self.config.logs_dir)):
             changed = tighten_modes(root)
             if changed:
@@ -82,6 +85,8 @@ class Daemon:
                 log.warning("made %d paths under %s private (0600 files, 0700 folders; an earlier version left them "
                             "readable by others): %s%s", len(changed), root, shown,
                             f" and {len(changed) - 8} more" if len(changed) > 8 else "")
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch(mode=0o600)
 
     async def run(self) -> int:
         ensure_private_dir(socket_dir(self.config))

@@ -100,3 +100,4 @@ def test_the_node_makes_an_upgraded_install_private_at_start_up_and_says_so(node
     assert _mode(root / "state") == _mode(root / "logs") == _mode(root / "state" / "acp" / "sessions") == 0o700
     log = (root / "logs" / "node.log").read_text()
     assert "private" in log and "turns.jsonl" in log and "node.log" in log
+    assert _mode(root / "state" / ".private-v1") == 0o600  # done once: later starts skip the walk
