@@ -235,6 +235,49 @@ export interface CompletionInfoParams { uri: string }
  */
 export interface CompletionInfo { available: boolean; reason: string | null; model: string }
 
+/**
+ * `contenox/focus` notification params (client -> server): where the user is, so the node can prefill the code a
+ * question about that place would retrieve before the question comes (issue 29, "anticipated context").
+ */
+export interface FocusParams {
+  /** The `file:` URI of the active text editor. */
+  uri: string;
+  /** The cursor's line (0-based). */
+  line: number;
+  /** The editor's visible range (0-based). */
+  range?: Range;
+  /** The chat panel's current thread (ChatSession.thread). */
+  thread?: string;
+  /** What the user is typing in the chat panel's prompt box, when it is not empty. */
+  draft?: string;
+}
+
+export const ANTICIPATION_STATES = ['computing', 'warm', 'idle', 'off'] as const;
+export type AnticipationState = (typeof ANTICIPATION_STATES)[number];
+
+/** `$/contenox/anticipation` notification params (server -> client): how warm the workspace is for a file. */
+export interface Anticipation {
+  /** The `file:` URI the anticipated context is for. */
+  uri?: string;
+  state: AnticipationState;
+  /** Retrieved-code tokens prefilled ahead of the question. */
+  tokens: number;
+  /** One human line, e.g. "warm for parser.py: 1,840 tokens prefilled". */
+  text: string;
+}
+
+/** What the node sent for `$/contenox/anticipation`, or null when it is not an Anticipation. */
+export function toAnticipation(value: unknown): Anticipation | null {
+  if (!isObj(value) || !(ANTICIPATION_STATES as readonly unknown[]).includes(value.state)) return null;
+  const tokens = isNum(value.tokens) && value.tokens >= 0 ? Math.round(value.tokens) : 0;
+  return {
+    ...(typeof value.uri === 'string' && value.uri ? { uri: value.uri } : {}),
+    state: value.state as AnticipationState,
+    tokens,
+    text: typeof value.text === 'string' ? value.text.split('\n')[0]!.slice(0, 200) : '',
+  };
+}
+
 export const Methods = {
   chat: 'contenox/chat',
   chatChunk: '$/contenox/chatChunk',
@@ -243,6 +286,10 @@ export const Methods = {
   resolveBlock: 'contenox/resolveBlock',
   cacheStatus: '$/contenox/cacheStatus',
   completionInfo: 'contenox/completionInfo',
+  /** Client -> server notification: where the user is (FocusParams). */
+  focus: 'contenox/focus',
+  /** Server -> client notification: the anticipated context's state (Anticipation). */
+  anticipation: '$/contenox/anticipation',
   explainContext: 'contenox/explainContext',
   history: 'contenox/history',
   threads: 'contenox/threads',
@@ -321,12 +368,16 @@ export type FromWebview =
    * editor's selection or file, after a diff preview). */
   | { type: 'copyCode' | 'insertCode'; text: string }
   /** A code block's Apply: the node resolves it (the file its heading names, the definitions it replaces). */
-  | { type: 'applyCode'; text: string; heading?: string; question?: string; lang?: string };
+  | { type: 'applyCode'; text: string; heading?: string; question?: string; lang?: string }
+  /** The prompt box's text changed (what the user is typing, before sending; '' when emptied). */
+  | { type: 'draft'; text: string };
 
 /** The most a code block's Copy / Insert carries (a block the page shows is far smaller). */
 export const MAX_CODE_CHARS = 1_000_000;
 /** The most of the line before a code block that travels with its Apply (the node allows 500). */
 export const MAX_HEADING_CHARS = 300;
+/** The most of the prompt box's text that travels as a draft (the page cuts a longer one). */
+export const MAX_DRAFT_CHARS = 4_000;
 
 export function isFromWebview(value: unknown): value is FromWebview {
   if (typeof value !== 'object' || value === null) return false;
@@ -349,6 +400,8 @@ export function isFromWebview(value: unknown): value is FromWebview {
     case 'copyCode':
     case 'insertCode':
       return typeof msg.text === 'string' && msg.text.length <= MAX_CODE_CHARS;
+    case 'draft':
+      return typeof msg.text === 'string' && msg.text.length <= MAX_DRAFT_CHARS;
     case 'applyCode':
       return typeof msg.text === 'string' && msg.text.length <= MAX_CODE_CHARS &&
         (msg.heading === undefined || (typeof msg.heading === 'string' && msg.heading.length <= MAX_HEADING_CHARS &&

@@ -7,9 +7,11 @@ import {
   isSafeRelativePath,
   isToWebview,
   isVerification,
+  MAX_DRAFT_CHARS,
   Methods,
   parseLocation,
   SEGMENT_KINDS,
+  toAnticipation,
   toCompletionInfo,
   toExplain,
   toResolvedBlock,
@@ -177,5 +179,31 @@ describe('contenox/resolveBlock', () => {
     expect(isFromWebview({ type: 'applyCode', text: 'x', heading: 'h'.repeat(301) })).toBe(false);
     expect(isToWebview({ type: 'progress', chatId: 'c', text: '3 of 4' })).toBe(true);
     expect(isToWebview({ type: 'done', chatId: 'c', text: '', explain: null, repeated: 'yes' })).toBe(false);
+  });
+});
+
+describe('anticipated context (issue 29)', () => {
+  it('names the two notifications', () => {
+    expect(Methods.focus).toBe('contenox/focus');
+    expect(Methods.anticipation).toBe('$/contenox/anticipation');
+  });
+  it('the page sends its draft, up to MAX_DRAFT_CHARS', () => {
+    expect(isFromWebview({ type: 'draft', text: 'why does parse' })).toBe(true);
+    expect(isFromWebview({ type: 'draft', text: '' })).toBe(true);
+    expect(isFromWebview({ type: 'draft', text: 'x'.repeat(MAX_DRAFT_CHARS) })).toBe(true);
+    expect(isFromWebview({ type: 'draft', text: 'x'.repeat(MAX_DRAFT_CHARS + 1) })).toBe(false);
+    expect(isFromWebview({ type: 'draft' })).toBe(false);
+    expect(isFromWebview({ type: 'draft', text: 3 })).toBe(false);
+  });
+  it('toAnticipation keeps a well-formed notification and rejects an unknown state', () => {
+    const warm = { uri: 'file:///ws/parser.py', state: 'warm', tokens: 1840, text: 'warm for parser.py: 1,840 tokens prefilled' };
+    expect(toAnticipation(warm)).toEqual(warm);
+    expect(toAnticipation({ state: 'idle', tokens: 0, text: '' })).toEqual({ state: 'idle', tokens: 0, text: '' });
+    // Missing or bad counts and text are filled in; one line of text only.
+    expect(toAnticipation({ state: 'computing', tokens: -3, text: 'a\nb', uri: 7 }))
+      .toEqual({ state: 'computing', tokens: 0, text: 'a' });
+    expect(toAnticipation({ state: 'hot', tokens: 1, text: '' })).toBeNull();
+    expect(toAnticipation({ tokens: 1 })).toBeNull();
+    expect(toAnticipation(null)).toBeNull();
   });
 });
