@@ -116,6 +116,8 @@ export class ChatSession implements vscode.Disposable {
   rememberThread: (thread: string) => void = () => undefined;
   /** Told when New chat starts a thread (the status bar forgets the last turn). */
   onNewChat: () => void = () => undefined;
+  /** Told what the prompt box holds as the user types (`sent`: it was just sent as a question, the box is empty). */
+  onDraft: (text: string, sent: boolean) => void = () => undefined;
   /** Each answer's explain and stop notes by thread and turn, which the node's history does not keep. */
   turnNotes: TurnNotes = new TurnNoteStore();
   /** Proposed edits by chat, each until it is applied or rejected (then undefined). */
@@ -155,7 +157,11 @@ export class ChatSession implements vscode.Disposable {
         for (const msg of this.queue.splice(0)) this.emit(msg);
         return;
       case 'send':
+        this.onDraft('', true);
         await this.ask(raw.prompt);
+        return;
+      case 'draft':
+        this.onDraft(raw.text, false);
         return;
       case 'stop':
         this.stop(raw.chatId);

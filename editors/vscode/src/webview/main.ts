@@ -1,7 +1,7 @@
 // Runs inside the chat webview (browser context). Talks to the extension host only through
 // postMessage; renders with the escape-first renderer in ./render.
 
-import { isFromWebview, isToWebview, type FromWebview, type ToWebview } from '../protocol';
+import { isFromWebview, isToWebview, MAX_DRAFT_CHARS, type FromWebview, type ToWebview } from '../protocol';
 import {
   escapeHtml, explainSummary, renderEdits, renderExplainTable, renderMarkdown, renderToolStep, stopNote,
 } from './render';
@@ -194,6 +194,7 @@ function send(): void {
   const text = prompt.value.trim();
   if (!text || active !== null) return;
   prompt.value = '';
+  lastDraft = '';
   vscode.postMessage({ type: 'send', prompt: text });
 }
 
@@ -266,6 +267,15 @@ form.addEventListener('submit', (event) => {
 stopButton.addEventListener('click', stop);
 (document.getElementById('new-chat') as HTMLButtonElement).addEventListener('click', () => {
   vscode.postMessage({ type: 'newChat' });
+});
+// What is being typed goes to the host (it tells the node, debounced, so the context for the question can be
+// prefilled before it is sent).
+let lastDraft = '';
+prompt.addEventListener('input', () => {
+  const text = prompt.value.slice(0, MAX_DRAFT_CHARS);
+  if (text === lastDraft) return;
+  lastDraft = text;
+  vscode.postMessage({ type: 'draft', text });
 });
 prompt.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {

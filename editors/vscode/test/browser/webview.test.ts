@@ -156,8 +156,12 @@ describe('chat webview in headless Chromium', () => {
 
   it('sends with the keyboard and streams an answer with a code block', async () => {
     await page.keyboard.type('How does the parser work?');
+    // Each change of the prompt box goes to the host as the draft (it tells the node, debounced).
+    const drafts = (await posted()).filter((m) => m.type === 'draft');
+    expect(drafts[0]).toEqual({ type: 'draft', text: 'H' });
+    expect(drafts.at(-1)).toEqual({ type: 'draft', text: 'How does the parser work?' });
     await page.keyboard.press('Enter');
-    expect(await posted()).toContainEqual({ type: 'send', prompt: 'How does the parser work?' });
+    expect((await posted()).at(-1)).toEqual({ type: 'send', prompt: 'How does the parser work?' });
     expect(await page.inputValue('#prompt')).toBe('');
 
     await post({ type: 'start', chatId: 'c1', prompt: 'How does the parser work?' });

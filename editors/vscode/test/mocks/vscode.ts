@@ -206,7 +206,18 @@ export class Uri {
   toString(): string { return `${this.scheme}://${this.path}`; }
 }
 
+/** The editor events window / workspace expose: tests fire them. */
+export const editorEvents = {
+  activeEditor: new EventEmitter<unknown>(),
+  selection: new EventEmitter<{ textEditor: unknown }>(),
+  visibleRanges: new EventEmitter<{ textEditor: unknown }>(),
+  saved: new EventEmitter<{ uri: Uri }>(),
+};
+
 export const window = {
+  onDidChangeActiveTextEditor: editorEvents.activeEditor.event,
+  onDidChangeTextEditorSelection: editorEvents.selection.event,
+  onDidChangeTextEditorVisibleRanges: editorEvents.visibleRanges.event,
   createStatusBarItem(id: string, alignment: StatusBarAlignment, priority: number): MockStatusBarItem {
     const item = new MockStatusBarItem(id, alignment, priority);
     created.statusBarItems.push(item);
@@ -240,6 +251,7 @@ export const window = {
 };
 
 export const workspace = {
+  onDidSaveTextDocument: editorEvents.saved.event,
   getConfiguration: (section?: string) => {
     const full = (key: string): string => (section ? `${section}.${key}` : key);
     return {
