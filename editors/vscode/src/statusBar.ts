@@ -1,8 +1,8 @@
 // The cache-hit status bar item: applies statusView() to a StatusBarItem; click opens explain-context.
 
 import * as vscode from 'vscode';
-import type { CacheStatus } from './protocol';
-import { statusView, type StatusInput, type StatusView } from './statusView';
+import { toAnticipation, type Anticipation, type CacheStatus } from './protocol';
+import { statusView, withAnticipation, type StatusInput, type StatusView } from './statusView';
 
 export const EXPLAIN_COMMAND = 'contenox.showExplainContext';
 
@@ -30,6 +30,9 @@ export class StatusBar implements vscode.Disposable {
   private readonly lastTurn = new Map<string, CacheStatus>();
   /** The last turn of any workspace (what the item shows once connected, before the next turn). */
   private latest: CacheStatus | undefined;
+  /** What the item shows without the anticipated context, and that context ('computing' / 'warm' only). */
+  private input: StatusInput = { kind: 'starting' };
+  private anticipation: Anticipation | undefined;
 
   constructor(private readonly store?: LastTurnStore) {
     this.latest = toLastTurn(store?.get());
@@ -46,7 +49,19 @@ export class StatusBar implements vscode.Disposable {
   }
 
   update(input: StatusInput): StatusView {
+    this.anticipation = undefined;
     return this.apply(input);
+  }
+
+  /**
+   * `$/contenox/anticipation`: the workspace is warm (or warming) for a file: a suffix and a tooltip line on the
+   * cache status; 'idle' / 'off' clear it, as does the next turn's status.
+   */
+  onAnticipation(value: unknown): StatusView {
+    const a = toAnticipation(value);
+    if (!a) return this.current;
+    this.anticipation = a.state === 'warm' || a.state === 'computing' ? a : undefined;
+    return this.apply(this.input);
   }
 
   /**
@@ -54,6 +69,7 @@ export class StatusBar implements vscode.Disposable {
    * showing the last turn's counts for that workspace.
    */
   onCacheStatus(status: CacheStatus): StatusView {
+    this.anticipation = undefined; // a turn's status replaces it
     let shown = status;
     // '' is the extension's own "connected, idle" status: the last turn of any workspace.
     const last = status.workspace === '' ? this.latest : this.lastTurn.get(status.workspace);
@@ -72,13 +88,15 @@ export class StatusBar implements vscode.Disposable {
     this.lastTurn.clear();
     this.latest = undefined;
     this.store?.set(undefined);
-    if (this.current.warning) return this.current;
+    this.anticipation = undefined; // it was for the old thread
+    if (this.current.warning) return this.current; // no anticipation shows on a warning
     return this.apply({ kind: 'cache', status: {
       workspace: '', cachedTokens: 0, newTokens: 0, promptTokens: 0, hitPct: null, ttftMs: null, state: 'idle' } });
   }
 
   private apply(input: StatusInput): StatusView {
-    const view = statusView(input);
+    this.input = input;
+    const view = withAnticipation(statusView(input), input, this.anticipation);
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
     this.item.backgroundColor = view.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;

@@ -1,7 +1,7 @@
 // What the status bar item shows, as a pure function of the node's state (unit-tested without
 // VS Code). The StatusBar class in ./statusBar applies it to a real StatusBarItem.
 
-import type { CacheStatus } from './protocol';
+import type { Anticipation, CacheStatus } from './protocol';
 import { formatPct, formatSeconds } from './webview/render';
 
 export type StatusInput =
@@ -129,4 +129,43 @@ export function statusView(input: StatusInput): StatusView {
       }
     }
   }
+}
+
+/** The file name of a `file:` URI ("parser.py"), or '' without one. */
+function fileName(uri: string | undefined): string {
+  if (!uri) return '';
+  const name = uri.replace(/[?#].*$/, '').split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/**
+ * What the status item adds for the node's anticipated context: a short suffix ("$(flame) warm: parser.py") and a
+ * tooltip line; null when there is nothing to show ('idle', 'off', none).
+ */
+export function anticipationView(a: Anticipation | undefined): { suffix: string; tooltip: string } | null {
+  if (!a || (a.state !== 'warm' && a.state !== 'computing')) return null;
+  const file = fileName(a.uri);
+  const tokens = a.tokens.toLocaleString('en-US');
+  if (a.state === 'warm') {
+    return {
+      suffix: `$(flame) warm${file ? `: ${file}` : ''}`,
+      tooltip: `Anticipated context: ${a.text || `warm${file ? ` for ${file}` : ''}: ${tokens} tokens prefilled`}` +
+        ' (a question about it starts from the cache).',
+    };
+  }
+  return {
+    suffix: `$(flame) warming${file ? `: ${file}` : ''}…`,
+    tooltip: `Anticipated context: ${a.text || `prefilling the code around the cursor${file ? ` in ${file}` : ''}`}.`,
+  };
+}
+
+/** A cache view with the anticipated context added (other views, a warning, or nothing anticipated: as is). */
+export function withAnticipation(view: StatusView, input: StatusInput, a: Anticipation | undefined): StatusView {
+  const shown = input.kind === 'cache' && !view.warning ? anticipationView(a) : null;
+  if (!shown) return view;
+  return { ...view, text: `${view.text} · ${shown.suffix}`, tooltip: `${view.tooltip}\n${shown.tooltip}` };
 }

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
 import { StatusBar } from '../../src/statusBar';
-import { formatCacheHit, statusForError, statusView } from '../../src/statusView';
+import { anticipationView, formatCacheHit, statusForError, statusView } from '../../src/statusView';
 import { cacheStatus } from './fixtures';
 
 // The mocked module exposes what was created.
@@ -161,6 +161,69 @@ describe('StatusBar keeps the last turn', () => {
     expect(item.text).toBe('$(database) no turn yet');
     bar.update({ kind: 'down' });
     bar.reset();
+    expect(item.text).toBe('$(warning) Contenox: node down');
+  });
+});
+
+describe('anticipated context in the status item', () => {
+  beforeEach(() => {
+    mock.created.statusBarItems.length = 0;
+  });
+  const warm = { uri: 'file:///ws/src/parser.py', state: 'warm', tokens: 1840, text: 'warm for parser.py: 1,840 tokens prefilled' };
+
+  it('anticipationView: warm and computing show, idle and off do not', () => {
+    expect(anticipationView({ ...warm, state: 'warm' })).toEqual({
+      suffix: '$(flame) warm: parser.py',
+      tooltip: 'Anticipated context: warm for parser.py: 1,840 tokens prefilled (a question about it starts from the cache).',
+    });
+    expect(anticipationView({ uri: 'file:///ws/my%20lib.py', state: 'warm', tokens: 12_345, text: '' })!.tooltip)
+      .toBe('Anticipated context: warm for my lib.py: 12,345 tokens prefilled (a question about it starts from the cache).');
+    expect(anticipationView({ state: 'computing', tokens: 0, text: '' })).toEqual({
+      suffix: '$(flame) warming…', tooltip: 'Anticipated context: prefilling the code around the cursor.' });
+    expect(anticipationView({ uri: warm.uri, state: 'computing', tokens: 300, text: 'prefilling 300 tokens for parser.py' }))
+      .toEqual({ suffix: '$(flame) warming: parser.py…', tooltip: 'Anticipated context: prefilling 300 tokens for parser.py.' });
+    expect(anticipationView({ ...warm, state: 'idle' })).toBeNull();
+    expect(anticipationView({ ...warm, state: 'off' })).toBeNull();
+    expect(anticipationView(undefined)).toBeNull();
+  });
+
+  it('each state on the item: a suffix after the cache hit, cleared by idle / off and by the next turn', () => {
+    const bar = new StatusBar();
+    const item = mock.created.statusBarItems[0]!;
+    bar.onCacheStatus(cacheStatus());
+    const hit = '$(database) 92% cached · 0.4 s';
+
+    bar.onAnticipation({ ...warm, state: 'computing', tokens: 0, text: '' });
+    expect(item.text).toBe(`${hit} · $(flame) warming: parser.py…`);
+    bar.onAnticipation(warm);
+    expect(item.text).toBe(`${hit} · $(flame) warm: parser.py`);
+    expect(item.tooltip).toContain('832 of 900 prompt tokens'); // the turn's tooltip stays
+    expect(item.tooltip).toContain('\nAnticipated context: warm for parser.py: 1,840 tokens prefilled');
+    bar.onAnticipation({ state: 'idle', tokens: 0, text: '' });
+    expect(item.text).toBe(hit);
+    expect(item.tooltip).not.toContain('Anticipated');
+
+    bar.onAnticipation(warm);
+    bar.onAnticipation({ state: 'off', tokens: 0, text: 'anticipation is off' });
+    expect(item.text).toBe(hit);
+
+    bar.onAnticipation(warm);
+    bar.onAnticipation({ state: 'scorching' }); // malformed: ignored
+    expect(item.text).toBe(`${hit} · $(flame) warm: parser.py`);
+    // The next turn's status replaces it, and its end does not bring it back.
+    bar.onCacheStatus(cacheStatus({ state: 'prefill' }));
+    expect(item.text).toBe('$(sync~spin) prefill…');
+    bar.onCacheStatus(cacheStatus());
+    expect(item.text).toBe(hit);
+
+    // No turn yet: it follows "no turn yet"; New chat clears it; a warning never carries it.
+    bar.reset();
+    bar.onAnticipation(warm);
+    expect(item.text).toBe('$(database) no turn yet · $(flame) warm: parser.py');
+    bar.reset();
+    expect(item.text).toBe('$(database) no turn yet');
+    bar.update({ kind: 'down' });
+    bar.onAnticipation(warm);
     expect(item.text).toBe('$(warning) Contenox: node down');
   });
 });
