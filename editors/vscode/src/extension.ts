@@ -11,6 +11,7 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { ALLOW_CHECK, allowCheckAfterAsking, editorAsk } from './allowCheck';
+import { FocusTracker, followChat, readAnticipateEnabled, trackEditors } from './anticipate';
 import { ChatPanel } from './chatPanel';
 import {
   RUN_COMMAND,
@@ -149,6 +150,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Each answer's explain line and stop note, by thread and turn: a reopened thread shows them again.
   panel.session.turnNotes = new TurnNoteStore(context.workspaceState);
   panel.session.onNewChat = () => void statusBar.reset();
+  // Anticipated context: where the user is (file, cursor, visible lines, thread, draft) goes to the node,
+  // debounced, so it can prefill what a question about it would retrieve (`contenox.anticipate.enabled`).
+  const focus = new FocusTracker(
+    (params) => {
+      if (!client?.isRunning()) return false;
+      void client.sendNotification(Methods.focus, params).catch(() => undefined);
+      return true;
+    },
+    () => readAnticipateEnabled(vscode.workspace.getConfiguration('contenox')),
+  );
+  followChat(focus, panel.session);
+  context.subscriptions.push(focus, trackEditors(focus));
   context.subscriptions.push(
     // The chat panel open when the window closed comes back with it (activation: onWebviewPanel:contenox.chat).
     vscode.window.registerWebviewPanelSerializer(ChatPanel.viewType, {
@@ -324,20 +337,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(TOGGLE_COMMAND, toggleInlineCompletions),
     vscode.commands.registerCommand('contenox.restartServer', async () => {
       if (client) await client.restart();
-      else await startClient(context, statusBar, completionToggle, panel, runChatCommand);
+      else await startClient(context, statusBar, completionToggle, panel, runChatCommand, focus);
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('contenox.inlineCompletions')) completionToggle.refresh();
+      if (e.affectsConfiguration('contenox.anticipate')) focus.refresh();
       if (e.affectsConfiguration('contenox.path')) {
         await client?.stop().catch(() => undefined);
         client = undefined;
-        await startClient(context, statusBar, completionToggle, panel, runChatCommand);
+        await startClient(context, statusBar, completionToggle, panel, runChatCommand, focus);
       }
     }),
   );
 
   // Not awaited: the node may still be loading its model; commands above are usable meanwhile.
-  const starting = startClient(context, statusBar, completionToggle, panel, runChatCommand);
+  const starting = startClient(context, statusBar, completionToggle, panel, runChatCommand, focus);
   started = starting.then(() => undefined, () => undefined);
   void starting.then(async () => { await refreshPins(); await showModel(); }, () => undefined);
 }
@@ -348,6 +362,7 @@ async function startClient(
   completionToggle: CompletionToggle,
   panel: ChatPanel,
   runChatCommand: (command: string, args: unknown[]) => Promise<void>,
+  focus: FocusTracker,
 ): Promise<void> {
   const setting = vscode.workspace.getConfiguration('contenox').get<string>('path', 'contenox');
   const executable = resolveExecutable(setting);
@@ -402,6 +417,9 @@ async function startClient(
   lc.onNotification(Methods.cacheStatus, (status: CacheStatus) => {
     statusBar.onCacheStatus(status);
   });
+  lc.onNotification(Methods.anticipation, (params: unknown) => {
+    statusBar.onAnticipation(params);
+  });
   lc.onNotification(Methods.chatChunk, (chunk: ChatChunk) => panel.session.onChunk(chunk));
   lc.onNotification(Methods.chatTool, (tool: ChatTool) => panel.session.onTool(tool));
   lc.onNotification(Methods.chatProgress, (progress: ChatProgress) => panel.session.onProgress(progress));
@@ -419,6 +437,8 @@ async function startClient(
         });
         // Whether the node's model can complete inline (asked again after every (re)start).
         void completionToggle.query(() => lc.sendRequest(Methods.completionInfo, completionInfoParams()));
+        // A new connection (a restarted node) is told where the user is again.
+        focus.refresh();
       }
     }),
   );
