@@ -171,6 +171,23 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     file's real lines."""
 
 
+class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Anticipated context: the code at the user's place (reported by the editor) is retrieved and prefilled
+    while the engine is idle, so a question about it finds its context already computed."""
+
+    enabled: bool = True
+    tokens: int = 2048
+    """Retrieved code one anticipation may prefill (per workspace: a new place replaces the last one)."""
+    delay_ms: int = 1000
+    """How long the user's place must stay put before it is anticipated."""
+    quiet_ms: int = 1500
+    """An inline completion within this time (the user is typing) postpones the anticipation."""
+    on_battery: bool = False
+    """Anticipate on battery power too (where the OS reports it; Linux)."""
+    focus_ttl_s: float = 900.0
+    """A place older than this no longer seeds a question's retrieval."""
+
+
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     model: ModelConfig = msgspec.field(default_factory=ModelConfig)
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
@@ -180,6 +197,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     completion: CompletionConfig = msgspec.field(default_factory=CompletionConfig)
     tools: ToolsConfig = msgspec.field(default_factory=ToolsConfig)
     verify: VerifyConfig = msgspec.field(default_factory=VerifyConfig)
+    anticipate: AnticipateConfig = msgspec.field(default_factory=AnticipateConfig)
     home: str = ""
     """Resolved root directory (not read from the file)."""
     warnings: tuple[str, ...] = ()
@@ -211,6 +229,7 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "completion": CompletionConfig,
     "tools": ToolsConfig,
     "verify": VerifyConfig,
+    "anticipate": AnticipateConfig,
 }
 
 _POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_tokens", "planner.repo_map_tokens",
@@ -223,7 +242,8 @@ _RETIRED = {"planner.align_blocks"}
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "node.idle_exit_s", "planner.output_reserve",
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "workspace.debounce_ms", "completion.context_tokens",
-                 "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature"}
+                 "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
+                 "anticipate.tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s"}
 
 
 def contenox_home() -> Path:

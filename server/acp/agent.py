@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import time
 import uuid
 from datetime import UTC, datetime
@@ -63,6 +64,24 @@ def _cited_files(cwd: str, outcome: TurnOutcome) -> list[str]:
         return []
     root = outcome.explain.workspace or cwd
     return [p for p in cited.files_real if ".." not in Path(p).parts and Path(root, p).is_file()][:12]
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)", re.MULTILINE)
+
+
+def _next_place(cwd: str, outcome: TurnOutcome, mentioned: tuple[str, ...]) -> tuple[str, int] | None:
+    """Where the user goes next after an answer, as far as an ACP client shows it (it reports no cursor): the
+    first file the answer changes, at its first hunk; else the first file mentioned; else the first one cited."""
+    root = outcome.explain.workspace or cwd
+    for edit in outcome.edits.edits:
+        if Path(root, edit.path).is_file():
+            hunk = _HUNK.search(edit.diff)
+            return str(Path(root, edit.path)), int(hunk.group(1)) if hunk else 1
+    for path in mentioned:
+        if Path(path).is_file():
+            return path, 1
+    cited = _cited_files(cwd, outcome)
+    return (str(Path(root, cited[0])), 1) if cited else None
 
 
 def _thread(session_id: str) -> str:
@@ -404,6 +423,11 @@ class ContenoxAgent:
         await self.conn.session_update(session_id, UsageUpdate(
             session_update="usage_update", used=explain.totals.tokens, size=explain.context_size,
             field_meta={"contenox": explain.to_json()}))
+        place = _next_place(record.cwd, outcome, request.pins)
+        if place is not None:  # the session's next question likely starts there: anticipate its code
+            with contextlib.suppress(ContenoxError):
+                await self.node.focus(record.cwd, place[0], max(1, place[1]), thread=request.thread,
+                                      client_id=request.client_id)
         usage = Usage(input_tokens=explain.totals.tokens, output_tokens=outcome.output_tokens,
                       total_tokens=explain.totals.tokens + outcome.output_tokens,
                       cached_read_tokens=explain.totals.cached)

@@ -113,6 +113,7 @@ async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamW
             _dispatch(ls, out, body)
     finally:
         closed.cancel()
+        ls.unwatch()
         ls.cancel_all()
         await asyncio.sleep(0)  # let the cancelled handlers run their cleanup
         try:  # a window that went away without closing its files: its unsaved buffers no longer count

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,10 +13,10 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from contenox.errors import ContenoxError, InvalidRequest, PathOutsideWorkspace
-from contenox.node.contract import CompletionRequest, TurnRequest
+from contenox.node.contract import AnticipationStatus, CompletionRequest, TurnRequest
 
 from .blocks import RESOLVE_BLOCK, resolve_block
-from .documents import document, file_path, opened, param_str, parse_range, root_for, selection
+from .documents import document, file_path, opened, param_str, parse_range, root_for, selection, uri_of
 from .render import hover_markdown
 from .server import ContenoxLanguageServer, to_jsonrpc
 from .turns import run_turn
@@ -60,8 +61,43 @@ def _uri_arg(args: tuple[Any, ...]) -> str:
     return args[0]
 
 
+FOCUS = "contenox/focus"
+ANTICIPATION = "$/contenox/anticipation"
+log = logging.getLogger(__name__)
+
+
 def register(ls: ContenoxLanguageServer) -> None:
     node = ls.node
+
+    def anticipation(client_id: str, status: AnticipationStatus) -> None:
+        """An anticipation this connection's focus started changed state: tell the editor (its status bar)."""
+        if client_id == ls.client_id and not ls.closed.is_set():
+            ls.protocol.notify(ANTICIPATION, {"uri": uri_of(str(Path(status.root) / status.path)),
+                                              "state": status.state, "tokens": status.tokens, "text": status.text})
+
+    ls.unwatch = node.watch_anticipation(anticipation)
+
+    @ls.feature(FOCUS)
+    async def focus(params: Any) -> None:
+        """Where the user is (a notification: a bad one is logged, never answered)."""
+        try:
+            uri = param_str(params, "uri")
+            assert uri is not None
+            line = params.get("line")
+            if not isinstance(line, int) or isinstance(line, bool) or line < 0:
+                raise InvalidRequest("parameter 'line' must be a 0-based line number", param="line")
+            visible = None
+            if params.get("range") is not None:
+                start, _, end, _ = parse_range(params["range"])
+                visible = (start + 1, end + 1)
+            draft = param_str(params, "draft", required=False) or ""
+            thread = param_str(params, "thread", required=False) or PANEL_THREAD
+            if not uri.startswith("file:"):
+                return
+            await node.focus(root_for(ls, uri), file_path(uri), line + 1, visible=visible, thread=thread,
+                             draft=draft, client_id=ls.client_id)
+        except ContenoxError as exc:
+            log.info("%s: %s ignored: %s", ls.client_id, FOCUS, exc.message)
 
     async def doc_of(uri: str) -> TextDocument:
         """The document's text (the editor's buffer, else the disk's), only inside the workspace folders."""

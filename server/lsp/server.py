@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import cattrs
@@ -77,6 +77,8 @@ class ContenoxLanguageServer(LanguageServer):
         self.client_id = f"lsp-{next(_client_ids)}"
         self.turn_tasks: dict[Any, asyncio.Task[Any]] = {}
         self.closed = asyncio.Event()
+        self.unwatch: Callable[[], None] = lambda: None
+        """Stops this connection's anticipation notifications (set by ``register``)."""
 
     def close_connection(self) -> None:
         """Stop reading; in-flight turns of this connection are cancelled by the connection loop."""

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from contenox.workspace import RelatedHit, SymbolInfo
 
 __all__ = [
+    "AnticipationState",
+    "AnticipationStatus",
     "CommandHost",
     "CommandResult",
     "CompletionInfo",
@@ -231,6 +233,20 @@ class CompletionInfo(msgspec.Struct, frozen=True, kw_only=True):
     model: str
 
 
+AnticipationState = Literal["planned", "computing", "warm", "idle", "off"]
+
+
+class AnticipationStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """What the editors show (``$/contenox/anticipation``): is the workspace warm for the place."""
+
+    root: str
+    path: str
+    state: AnticipationState
+    tokens: int = 0
+    """Retrieved-code tokens prefilled ahead of the question."""
+    text: str = ""
+
+
 EventCallback = Callable[[TurnEvent], Awaitable[None]]
 """``on_event``: a coroutine function; it must not block."""
 
@@ -275,3 +291,8 @@ class NodePort(Protocol):
     async def complete(self, request: CompletionRequest) -> CompletionOutcome: ...
 
     async def completion_info(self) -> CompletionInfo: ...
+
+    async def focus(self, root: str, path: str, line: int, *, visible: tuple[int, int] | None = None,
+                    thread: str = "", draft: str = "", saved: bool = False, client_id: str = "") -> bool: ...
+
+    def watch_anticipation(self, listener: Callable[[str, AnticipationStatus], None]) -> Callable[[], None]: ...

@@ -30,8 +30,10 @@ from contenox.errors import (
 )
 from contenox.node import backend
 from contenox.node.agent import CallMarkupFilter, run_step, tool_schemas
+from contenox.node.anticipating import Anticipator, Focus
 from contenox.node.completions import Completer
 from contenox.node.contract import (
+    AnticipationStatus,
     CommandHost,
     CompletionInfo,
     CompletionOutcome,
@@ -54,6 +56,7 @@ from contenox.node.verifying import describe as describe_verification
 from contenox.node.verifying import skipped as skipped_verification
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState, unpinnable
+from contenox.planner.anticipate import layout_retrieved
 from contenox.planner.edits import (
     ProposedEdit,
     ProposedEdits,
@@ -65,7 +68,9 @@ from contenox.planner.journal import ToolStep
 from contenox.workspace import rename_identifier
 
 if TYPE_CHECKING:
-    from contenox.planner import Explain, TurnPlan
+    from collections.abc import Callable
+
+    from contenox.planner import Chunk, Explain, TurnPlan
     from contenox.runtime_ov import EngineLike, FinalEvent
     from contenox.verify import Verification
     from contenox.workspace import RelatedHit, SymbolInfo, Workspace
@@ -160,6 +165,11 @@ class Node:
         self._warm = {"done": 0, "total": 0}
         self._closed = False
         self.completer = Completer(config.completion, self.engine, self._open_index)
+        self._listeners: list[Callable[[str, AnticipationStatus], None]] = []
+        self.anticipator = Anticipator(
+            config.anticipate, lambda: self._engine if self._engine_state == "ready" else None,
+            self._anticipation_plan, lambda state: state.lock.locked() or bool(self.queue.snapshot()["active"])
+            or self.queue.full(), self._anticipation_status)
 
     # -- workspaces ------------------------------------------------------------------------
     def workspace(self, root: str | Path) -> WorkspaceState:
@@ -202,7 +212,8 @@ class Node:
             state.workspace = await asyncio.to_thread(open_and_overlay)
             return state.workspace, {}
         events = await asyncio.to_thread(state.workspace.refresh)
-        return state.workspace, change_reasons(events)
+        state.pending_reasons.update(change_reasons(events))  # until a turn names them (an anticipation may refresh)
+        return state.workspace, dict(state.pending_reasons)
 
     # -- engine ----------------------------------------------------------------------------
     async def engine(self) -> EngineLike:
@@ -332,6 +343,14 @@ class Node:
             open_file = state.relative(request.open_file) if request.open_file else None
         except ContenoxError:  # an editor file outside the workspace seeds nothing
             open_file = None
+        selection_lines = request.selection_lines
+        focus = self.anticipator.focus_of(state)
+        if (open_file is None and focus is not None and focus.thread in ("", request.thread)
+                and time.monotonic() - focus.at <= self.config.anticipate.focus_ttl_s):
+            open_file, selection_lines = focus.path, (focus.line, focus.line)
+            mention_notes.append(f"the editor's place {focus.path}:{focus.line} seeded retrieval (the question came "
+                                 "from the chat with that file in view)")
+        anticipation = self.anticipator.take(state, request.thread, keep=request.plan_only)
 
         def plan() -> TurnPlan:
             usable: list[str] = []
@@ -348,16 +367,22 @@ class Node:
             inputs = build_inputs(self.config.planner, workspace, count, root=state.root, prompt=request.prompt,
                                   selection=request.selection, pins=pins, terminal=request.terminal,
                                   thread=request.thread, reasons=reasons, open_file=open_file,
-                                  selection_lines=request.selection_lines, map_base=state.map_base,
+                                  selection_lines=selection_lines, map_base=state.map_base,
                                   mentions=usable)
             if notes:
                 inputs = msgspec.structs.replace(inputs, notes=(*notes, *inputs.notes))
+            if anticipation is not None:
+                chunks, laid = layout_retrieved(inputs.retrieved, anticipation.chunks, place=anticipation.focus.place(),
+                                                state=anticipation.state,
+                                                age_s=time.monotonic() - anticipation.planned_at)
+                inputs = msgspec.structs.replace(inputs, retrieved=chunks, anticipation=laid)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
         pending = self._rewarming.get(state.session_id)
         if pending is not None:  # its prefix is already queued in the engine: plan once it is cached
             await pending.wait()
         turn_plan = await asyncio.to_thread(plan)
+        state.pending_reasons.clear()
         if request.plan_only:
             return TurnOutcome(text="", finish_reason="planned", explain=planner.preview(turn_plan),
                                files_in_prompt=turn_plan.files_in_prompt())
@@ -430,6 +455,8 @@ class Node:
                  final.finish_reason)
         await _emit(on_event, TurnEvent(kind="state", state="idle"))
         self._spawn(asyncio.to_thread(workspace.prepare), "node-prepare")  # the next turn's index, off its path
+        if focus is not None and focus.thread in ("", request.thread):
+            self.anticipator.again(state)  # the thread grew: the place's code, after the new prefix
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain,
                            files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids),
                            edits=edits, tool_steps=len(steps) if verification is None else 0,
@@ -708,6 +735,9 @@ class Node:
         reads = state.set_overlay(rel, owner, text)
         if state.workspace is not None:
             state.workspace.set_overlay(rel, reads)
+        focus = self.anticipator.focus_of(state)
+        if text is None and focus is not None and focus.path == rel:  # saved: the diff changed at the user's place
+            self.anticipator.signal(state, msgspec.structs.replace(focus, saved=True, at=time.monotonic()))
 
     async def release_overlays(self, owner: str) -> None:
         """An editor connection ended: its buffers no longer count (it cannot say so itself after a crash)."""
@@ -717,8 +747,68 @@ class Node:
                 if state.workspace is not None:
                     state.workspace.set_overlay(rel, reads)
 
+    # -- anticipated context ---------------------------------------------------------------
+    async def focus(self, root: str, path: str, line: int, *, visible: tuple[int, int] | None = None,
+                    thread: str = "", draft: str = "", saved: bool = False, client_id: str = "") -> bool:
+        """Where the user is (an editor's active file and 1-based cursor line, the chat thread a question would go
+        to, the question being typed): the code there is anticipated once the place settles and the engine is
+        idle. Returns whether an anticipation was scheduled (False: off, or the same place as before)."""
+        if line < 1:
+            raise InvalidRequest(f"line must be >= 1, got {line}", line=line)
+        state = self.workspace(root)
+        rel = state.relative(path)
+        if not (state.root / rel).is_file():
+            raise InvalidRequest(f"not a file in the workspace: {path}", path=path)
+        return self.anticipator.signal(state, Focus(path=rel, line=line, visible=visible, thread=thread,
+                                                    draft=draft[:2000], client_id=client_id, saved=saved,
+                                                    at=time.monotonic()))
+
+    def watch_anticipation(self, listener: Callable[[str, AnticipationStatus], None]) -> Callable[[], None]:
+        """Call ``listener(client_id, status)`` when an anticipation changes state; returns the unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _anticipation_status(self, client_id: str, status: AnticipationStatus) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(client_id, status)
+            except Exception:  # a client that went away: never the anticipation's problem
+                log.exception("anticipation listener failed")
+
+    async def _anticipation_plan(self, state: WorkspaceState, focus: Focus) -> tuple[TurnPlan, list[Chunk]] | None:
+        """The turn a question at ``focus`` would get, without the question (the draft stands for it, if any):
+        planned the way ``_run_turn`` plans, so its prefix is the question's, byte for byte."""
+        from contenox.planner import build_inputs
+
+        engine = self._engine
+        if engine is None:
+            return None
+        async with state.lock:  # no turn plans or refreshes the index meanwhile
+            workspace, reasons = await self._index(state, None)
+            if state.planner is None:
+                state.planner = backend.make_planner(self.config, engine,
+                                                     self.config.state_dir / "workspaces" / state.key)
+                state.reconcile_turns(state.planner.turns)
+            planner = state.planner
+            last = planner.last_manifest()
+            thread = focus.thread or (last.thread if last is not None else "main")
+            config = msgspec.structs.replace(self.config.planner, retrieval_tokens=self.config.anticipate.tokens)
+
+            def count(text: str) -> int:
+                return len(engine.tokenizer.encode(text))
+
+            def plan() -> tuple[TurnPlan, list[Chunk]]:
+                inputs = build_inputs(config, workspace, count, root=state.root, prompt=focus.draft, selection=None,
+                                      pins=list(state.record.pins), terminal="", thread=thread, reasons=reasons,
+                                      open_file=focus.path, selection_lines=(focus.line, focus.line),
+                                      map_base=state.map_base)
+                return planner.plan(inputs, predict_cached=engine.predict_cached), list(inputs.retrieved)
+
+            return await asyncio.to_thread(plan)
+
     async def complete(self, request: CompletionRequest) -> CompletionOutcome:
         """An inline completion at the cursor (the engine's most urgent request class)."""
+        self.anticipator.last_completion = time.monotonic()  # the user is typing: anticipation waits
         return await self.completer.complete(self.workspace(request.root), request)
 
     async def completion_info(self) -> CompletionInfo:
@@ -777,6 +867,7 @@ class Node:
             "cache": cache,
             "queue": self.queue.snapshot(),
             "rewarm": {**self._warm, "warm_ups": self._warmer.warmed if self._warmer else 0},
+            "anticipate": self.anticipator.status(),
         }
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -826,6 +917,7 @@ class Node:
             task.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+        await self.anticipator.close()
         if self._warmer is not None:
             await self._warmer.close()
         if self._engine is not None:

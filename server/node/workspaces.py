@@ -66,6 +66,9 @@ class WorkspaceState:
         self.map_base = MapBase()
         """The workspace's base repo map (shared by its threads), rebuilt deliberately."""
         self.busy_client: str | None = None
+        self.pending_reasons: dict[str, str] = {}
+        """Why planner segments changed since the last turn (index refreshes between turns), until a turn names
+        them."""
 
     def set_overlay(self, rel: str, owner: str, text: str | None) -> str | None:
         """``owner``'s buffer of ``rel`` (None: closed or saved); what the file now reads as (None: the disk)."""

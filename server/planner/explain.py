@@ -13,7 +13,7 @@ import msgspec
 
 from contenox.planner.manifest import ChunkRecord, Manifest
 
-__all__ = ["Citations", "Explain", "ExplainSegment", "ExplainTotals", "cache_facts", "explain_from_manifest",
+__all__ = ["AnticipatedContext", "Citations", "Explain", "ExplainSegment", "ExplainTotals", "cache_facts", "explain_from_manifest",
            "render_explain",
            "render_markdown"]
 
@@ -60,6 +60,55 @@ class Citations(msgspec.Struct, frozen=True, kw_only=True):
         return text + (" (" + ", ".join(flagged[:8]) + (" ..." if len(flagged) > 8 else "") + ")" if flagged else "")
 
 
+class AnticipatedContext(msgspec.Struct, frozen=True, kw_only=True):
+    """explain-context's account of the anticipated part of a turn's retrieved code."""
+
+    place: str
+    state: str
+    retrieved_tokens: int
+    """The turn's retrieved segment."""
+    anticipated_tokens: int
+    """Of which: the chunks laid out from the anticipation."""
+    cached_tokens: int
+    """Of the retrieved segment: served by the prefix cache."""
+    new_tokens: int
+    used: int
+    kept: int
+    dropped: int
+
+    def summary(self) -> str:
+        if not self.used:
+            return (f"anticipated context at {self.place} ({self.state}) not used: the question chose none of its "
+                    f"{self.dropped} chunk(s); retrieved: {self.retrieved_tokens:,} tokens, {self.new_tokens:,} new")
+        line = (f"retrieved: {self.retrieved_tokens:,} tokens, {self.anticipated_tokens:,} anticipated "
+                f"({self.cached_tokens:,} cached), {self.new_tokens:,} new (anticipated at {self.place}, "
+                f"{self.state})")
+        parts = [f"{self.used} chunk(s) the question also chose"]
+        if self.kept:
+            parts.append(f"{self.kept} it did not choose kept for the cache")
+        if self.dropped:
+            parts.append(f"{self.dropped} left out")
+        return line + "; " + ", ".join(parts)
+
+
+def _anticipated_context(manifest: Manifest) -> AnticipatedContext | None:
+    """The explain line's figures, from the turn's manifest (None: nothing was anticipated)."""
+    record = manifest.anticipation
+    if record is None:
+        return None
+    ids = set(record.chunks)
+    anticipated = sum(c.tokens for c in manifest.chunks if c.id in ids and c.status == "new")
+    try:
+        seg = manifest.segment("retrieved")
+    except KeyError:  # (a manifest without the segment: nothing retrieved)
+        tokens = cached = 0
+    else:
+        tokens, cached = seg.tokens, seg.predicted_cached
+    return AnticipatedContext(place=record.place, state=record.state, retrieved_tokens=tokens,
+                              anticipated_tokens=anticipated, cached_tokens=cached, new_tokens=tokens - cached,
+                              used=len(record.used), kept=len(record.kept), dropped=len(record.dropped))
+
+
 class Explain(msgspec.Struct, frozen=True, kw_only=True):
     workspace: str
     turn: int
@@ -84,6 +133,8 @@ class Explain(msgspec.Struct, frozen=True, kw_only=True):
     entered it into the thread (``new``) or an earlier turn did (``in thread``, cached)."""
     citations: Citations | None = None
     """What the answer names, checked against the workspace (None before an answer exists)."""
+    anticipated: AnticipatedContext | None = None
+    """The part of the retrieved code prefilled before the question, at the user's place (None: none was)."""
 
     def to_json(self) -> dict[str, Any]:
         """The Explain JSON of docs/internal-api.md, as a JSON-ready dict."""
@@ -109,7 +160,8 @@ def explain_from_manifest(manifest: Manifest, *, measured_recomputed_tokens: int
         measured_recomputed_tokens=None if cache_evidence == "predicted" else measured_recomputed_tokens,
         ttft_ms=None if ttft_ms is None else round(ttft_ms, 1),
         context_size=manifest.identity.context_size, notes=notes, retrieved=manifest.chunks,
-        cache_evidence=cache_evidence, server_cached_tokens=server_cached_tokens)
+        cache_evidence=cache_evidence, server_cached_tokens=server_cached_tokens,
+        anticipated=_anticipated_context(manifest))
 
 
 def cache_facts(explain: Explain) -> list[str]:
@@ -148,6 +200,8 @@ def render_explain(explain: Explain) -> str:
     facts = cache_facts(explain)
     facts.append(f"ttft {explain.ttft_ms:.1f} ms" if explain.ttft_ms is not None else "ttft -")
     out.append(", ".join(facts))
+    if explain.anticipated is not None:
+        out.append(explain.anticipated.summary())
     if explain.retrieved:
         out += ["", "retrieved (why each chunk was chosen):"]
         out += [f"  {c.id} {c.name}  {c.tokens if c.status == 'new' else 'cached'}"
@@ -172,6 +226,8 @@ def render_markdown(explain: Explain) -> str:
     lines = [head, "", "| segment | tokens | cached | new | invalidated by |", "|---|---:|---:|---:|---|"]
     for seg in explain.segments:
         lines.append(f"| {seg.kind} | {seg.tokens} | {seg.cached} | {seg.new} | {seg.invalidated_by or ''} |")
+    if explain.anticipated is not None:
+        lines += ["", explain.anticipated.summary()]
     if explain.retrieved:
         lines += ["", "| retrieved chunk | tokens | status | why |", "|---|---:|---|---|"]
         lines += [f"| `{c.id}` {c.name} | {c.tokens} | {c.status} | {'; '.join(c.reasons)} |"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from contenox.config import PlannerConfig
+from contenox.planner.manifest import AnticipationRecord
 from contenox.planner.map_base import MapBase, MapChange
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ class PlannerInputs(msgspec.Struct, frozen=True, kw_only=True):
     change_reasons: dict[str, str] = msgspec.field(default_factory=dict)
     """Optional words for why a segment changed, by segment kind (``{"repo_map": "repo map changed: 3
     files"}`` from ``ChangeEvent``); without them the planner names the change itself."""
+    anticipation: AnticipationRecord | None = None
+    """How ``retrieved`` was laid out from context anticipated at the user's place (``layout_retrieved``)."""
 
 
 def as_pin(pin: Pin | tuple[str, str]) -> Pin:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["ChunkRecord", "Identity", "Manifest", "SegmentRecord", "invalidation_reasons"]
+__all__ = ["AnticipationRecord", "ChunkRecord", "Identity", "Manifest", "SegmentRecord", "invalidation_reasons"]
 
 PLANNER_VERSION = 2
 """Bump when the rendering of segments changes (it changes every segment's bytes)."""
@@ -66,6 +66,27 @@ class ChunkRecord(msgspec.Struct, frozen=True, kw_only=True):
     reasons: tuple[str, ...] = ()
 
 
+class AnticipationRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """How a turn used the context anticipated for it (kept in its manifest)."""
+
+    place: str
+    """Where the user was: ``path:line`` (and ``, draft`` when the prompt box's text was used)."""
+    state: str
+    """The anticipation when the question came: ``warm`` (prefilled), ``computing`` (cut short by the
+    question: what was computed is cached), ``planned`` (not prefilled yet)."""
+    chunks: tuple[str, ...]
+    """Ids of the chunks laid out first because they were anticipated, in their anticipated order."""
+    used: tuple[str, ...] = ()
+    """Those the question's own retrieval also chose."""
+    kept: tuple[str, ...] = ()
+    """Those the question did not choose, kept because a used one follows them (they are cached; leaving
+    them out would make every later chunk new)."""
+    dropped: tuple[str, ...] = ()
+    """Anticipated chunks left out: none of the question's chunks follows them."""
+    age_s: float = 0.0
+    """Seconds from the anticipation's plan to the question."""
+
+
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     identity: Identity
     workspace: str
@@ -80,6 +101,8 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     """The retrieved chunks relevant to this turn, best first."""
     notes: tuple[str, ...] = ()
     """Turn-level facts for explain-context (what retrieval left out, thread rebases, tools off)."""
+    anticipation: AnticipationRecord | None = None
+    """How the turn used the context anticipated at the user's place (None: nothing was anticipated)."""
 
     def segment(self, kind: str) -> SegmentRecord:
         for seg in self.segments:

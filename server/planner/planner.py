@@ -198,7 +198,8 @@ class Planner:
                             turn=len(records) + 1, segments=segments, total_tokens=len(token_ids),
                             predicted_cached_tokens=predicted,
                             token_hash=hashlib.sha256("".join(r.token_hash for r in records_out).encode()).hexdigest(),
-                            chunks=self._chunk_records(draft, inputs), notes=tuple(turn_notes))
+                            chunks=self._chunk_records(draft, inputs), notes=tuple(turn_notes),
+                            anticipation=inputs.anticipation)
         entry = ThreadEntry(parts=entry_parts(rendered), chunks=tuple((c.id, byte_hash(c.text)) for c in draft.retrieved),
                             diff_files=diff_files, map_base=byte_hash(inputs.repo_map),
                             map_files=map_files if draft.repo_map == inputs.repo_map else (),

@@ -3,7 +3,8 @@
 Methods: ``ask {cwd, prompt, pins?, terminal?, selection?, open_file?, selection_lines?, thread?, plan_only?,
 max_new_tokens?}`` streams ``chunk {text}`` (and ``state {state}``) notifications, then answers ``{text,
 finish_reason, explain, files_in_prompt}``; ``explain {cwd}``; ``status {}``;
-``stop {}``; ``pin``/``unpin {cwd, path}``; ``$/cancelRequest {id}``. Requests run concurrently; bad
+``stop {}``; ``pin``/``unpin {cwd, path}``; ``focus {cwd, path, line, thread?, draft?}`` (where the user is:
+its code is anticipated); ``$/cancelRequest {id}``. Requests run concurrently; bad
 frames, bad JSON, unknown methods and invalid params get JSON-RPC errors and the connection lives on.
 When the client goes away its running turns are cancelled. An ``ask`` with ``run_commands: true`` (a CLI on a
 terminal, where the user can be asked) lets an agent turn's ``run_command`` calls come back to the client as
@@ -63,7 +64,7 @@ class RpcConnection:
             "ask": self._ask, "explain": self._explain, "status": self._status, "stop": self._stop,
             "pin": self._pin, "unpin": self._unpin, "pins": self._pins,
             "models": self._models, "use_model": self._use_model, "threads": self._threads, "history": self._history,
-            "complete": self._complete, "completion_info": self._completion_info,
+            "complete": self._complete, "completion_info": self._completion_info, "focus": self._focus,
         }
 
     async def send(self, data: bytes) -> None:
@@ -259,6 +260,17 @@ class RpcConnection:
         except msgspec.ValidationError as exc:
             raise InvalidRequest(f"complete: {exc}") from exc
         return msgspec.to_builtins(await self.node.complete(request))
+
+    async def _focus(self, msg_id: Any, params: dict[str, Any]) -> Any:
+        """Where the user is: {cwd, path, line (1-based), thread?, draft?}; answers {scheduled}."""
+        line = params.get("line")
+        if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+            raise InvalidRequest("param 'line' must be a 1-based line number", param="line")
+        scheduled = await self.node.focus(_str_param(params, "cwd"), _str_param(params, "path"), line,
+                                          thread=_str_param(params, "thread", required=False) or "main",
+                                          draft=_str_param(params, "draft", required=False),
+                                          client_id=self.client_id)
+        return {"scheduled": scheduled}
 
     async def _completion_info(self, msg_id: Any, params: dict[str, Any]) -> Any:
         return msgspec.to_builtins(await self.node.completion_info())

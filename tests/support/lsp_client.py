@@ -17,6 +17,7 @@ class Recorded:
     def __init__(self) -> None:
         self.chunks: list[tuple[str, str]] = []
         self.statuses: list[dict[str, Any]] = []
+        self.anticipations: list[dict[str, Any]] = []
         self.changed = asyncio.Event()
         self.initialized: types.InitializeResult | None = None
         """The server's reply to ``initialize`` (its capabilities)."""
@@ -50,6 +51,11 @@ def _client_with(recorded: Recorded) -> LanguageClient:
     @client.feature("$/contenox/cacheStatus")
     def status(params: Any) -> None:
         recorded.statuses.append(plain(params))
+        recorded.changed.set()
+
+    @client.feature("$/contenox/anticipation")
+    def anticipation(params: Any) -> None:
+        recorded.anticipations.append(plain(params))
         recorded.changed.set()
 
     return client

@@ -1,0 +1,288 @@
+"""Anticipated context: the code at the user's place, prefilled while the user reads it.
+
+The editors report where the user is (``Node.focus``: the active file and cursor line, the chat thread, and the
+question being typed, if any). When a workspace's place settles and the engine is idle, the :class:`Anticipator`
+plans the turn a question about that place would get (the same retrieval, seeded by the place, the diff and the
+draft; no question) and prefills it up to the end of its retrieved segment as one BACKGROUND request: a turn or an
+inline completion pauses it at the next chunk, and what it computed stays cached. The question's turn takes the
+anticipation (``take``) and lays its retrieved code out with the anticipated chunks first
+(:func:`contenox.planner.anticipate.layout_retrieved`), so only what the question adds is new.
+
+Budgeted (``[anticipate] tokens``), off with ``[anticipate] enabled = false`` and while on battery
+(``[anticipate] on_battery``); a completion within ``quiet_ms`` (the user is typing) postpones it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from contenox.errors import ContenoxError
+from contenox.node.contract import AnticipationState, AnticipationStatus
+
+if TYPE_CHECKING:
+    from contenox.config import AnticipateConfig
+    from contenox.node.workspaces import WorkspaceState
+    from contenox.planner import Chunk, TurnPlan
+    from contenox.runtime_ov import EngineLike, RequestHandle
+
+__all__ = ["Anticipation", "Anticipator", "Focus", "on_battery"]
+
+log = logging.getLogger(__name__)
+
+_SAME_PLACE_LINES = 5
+"""A cursor that moved at most this many lines is still at the same place (no new anticipation)."""
+_IDLE_WAIT_S = 120.0
+"""How long an anticipation waits for the engine to be idle before it gives up."""
+
+
+class Focus(msgspec.Struct, frozen=True, kw_only=True):
+    """Where the user is in a workspace, as an editor reported it."""
+
+    path: str
+    """Workspace-relative POSIX path of the active file."""
+    line: int
+    """1-based cursor line."""
+    visible: tuple[int, int] | None = None
+    """1-based inclusive visible line range."""
+    thread: str = ""
+    """The chat thread a question would go to ('' : the workspace's last one)."""
+    draft: str = ""
+    """The question being typed in the chat box, if any."""
+    client_id: str = ""
+    saved: bool = False
+    """Reported on a save: the diff changed, anticipate again even at the same place."""
+    at: float = 0.0
+
+    def place(self) -> str:
+        return f"{self.path}:{self.line}" + (", draft" if self.draft.strip() else "")
+
+    def same_place(self, other: Focus | None) -> bool:
+        return (other is not None and not self.saved and other.path == self.path and other.thread == self.thread
+                and other.draft.strip() == self.draft.strip() and abs(other.line - self.line) <= _SAME_PLACE_LINES)
+
+
+class Anticipation:
+    """One anticipation of a workspace: what was planned at a place, and how far its prefill got."""
+
+    def __init__(self, focus: Focus, thread: str, chunks: list[Chunk], tokens: int, prefix: int) -> None:
+        self.focus = focus
+        self.thread = thread
+        self.chunks = chunks
+        """The retrieved chunks of the anticipated turn, best first (as the planner laid them out)."""
+        self.tokens = tokens
+        """Tokens of its retrieved segment (the code this anticipation prefills)."""
+        self.prefix = prefix
+        """Tokens of the whole prefill (stable segments, history, retrieved code)."""
+        self.state: AnticipationState = "planned"
+        self.planned_at = time.monotonic()
+        self.handle: RequestHandle | None = None
+        self.prefill_s: float | None = None
+
+    def status(self, root: Path) -> AnticipationStatus:
+        name = Path(self.focus.path).name
+        text = {"planned": f"anticipating {name}",
+                "computing": f"prefilling {self.tokens:,} tokens of code for {name}",
+                "warm": f"warm for {name}: {self.tokens:,} tokens of code prefilled"}.get(self.state, "")
+        return AnticipationStatus(root=str(root), path=self.focus.path, state=self.state, tokens=self.tokens,
+                                  text=text)
+
+
+PlanAt = Callable[["WorkspaceState", Focus], Awaitable["tuple[TurnPlan, list[Chunk]] | None"]]
+Notify = Callable[[str, AnticipationStatus], None]
+
+
+def on_battery(root: Path = Path("/sys/class/power_supply")) -> bool:
+    """Whether the machine runs on battery, where the OS says so (Linux sysfs): a battery present and no
+    mains supply online. Unknown (no sysfs, a desktop): False."""
+    try:
+        supplies = list(root.iterdir())
+    except OSError:
+        return False
+    battery = mains = False
+    for supply in supplies:
+        try:
+            kind = (supply / "type").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Battery":
+            battery = True
+        elif kind == "Mains":
+            try:
+                mains = mains or (supply / "online").read_text().strip() == "1"
+            except OSError:
+                continue
+    return battery and not mains
+
+
+class Anticipator:
+    """Schedules and runs the anticipations of the node's workspaces (one at a time per workspace)."""
+
+    def __init__(self, config: AnticipateConfig, engine: Callable[[], EngineLike | None], plan_at: PlanAt,
+                 busy: Callable[[WorkspaceState], bool], notify: Notify,
+                 battery: Callable[[], bool] = on_battery) -> None:
+        self.config = config
+        self._engine = engine
+        """The loaded engine, or None (anticipation never loads a model)."""
+        self._plan_at = plan_at
+        self._busy = busy
+        """Whether turns run or wait (in the node, or on this workspace)."""
+        self._notify = notify
+        self._battery = battery
+        self._tasks: dict[str, asyncio.Task[Any]] = {}
+        self._current: dict[str, Anticipation] = {}
+        self._focus: dict[str, Focus] = {}
+        self.last_completion = 0.0
+        """monotonic time of the last inline completion request (the user is typing)."""
+        self.prefilled_tokens = 0
+        """Tokens of retrieved code prefilled by anticipations since the node started (status)."""
+        self.runs = 0
+
+    def focus_of(self, state: WorkspaceState) -> Focus | None:
+        return self._focus.get(state.key)
+
+    def signal(self, state: WorkspaceState, focus: Focus) -> bool:
+        """A new place; returns whether an anticipation was scheduled for it."""
+        if not self.config.enabled:
+            return False
+        previous = self._focus.get(state.key)
+        current = self._current.get(state.key)
+        if (previous is not None and focus.same_place(previous) and current is not None
+                and current.state in ("planned", "computing", "warm")):
+            # the place the code was anticipated for stays the place (a question seeds its retrieval from it)
+            self._focus[state.key] = msgspec.structs.replace(previous, at=focus.at)
+            return False
+        self._focus[state.key] = focus
+        self._schedule(state, focus)
+        return True
+
+    def again(self, state: WorkspaceState) -> None:
+        """The thread grew (a turn was recorded): anticipate again at the same place, after the new prefix."""
+        focus = self._focus.get(state.key)
+        if focus is not None and self.config.enabled:
+            self._schedule(state, msgspec.structs.replace(focus, saved=False, draft=""))
+
+    def take(self, state: WorkspaceState, thread: str, *, keep: bool = False) -> Anticipation | None:
+        """The anticipation a turn of ``thread`` lays its retrieved code out by (None: none fits). Its prefill is
+        stopped if still running (what it computed stays cached; the turn computes the rest). ``keep``: only
+        look (a turn that is planned, not run)."""
+        if keep:
+            current = self._current.get(state.key)
+            return current if current is not None and current.thread == thread else None
+        task = self._tasks.pop(state.key, None)
+        if task is not None and not task.done():
+            task.cancel()
+        current = self._current.pop(state.key, None)
+        if current is None or current.thread != thread or current.state not in ("planned", "computing", "warm"):
+            return None
+        if current.handle is not None and not current.handle.done:
+            current.handle.cancel()
+        return current
+
+    def status(self) -> dict[str, Any]:
+        return {"enabled": self.config.enabled, "runs": self.runs, "prefilled_tokens": self.prefilled_tokens,
+                "workspaces": {key: {"place": a.focus.place(), "state": a.state, "tokens": a.tokens}
+                               for key, a in self._current.items()}}
+
+    def _schedule(self, state: WorkspaceState, focus: Focus) -> None:
+        old = self._tasks.pop(state.key, None)
+        if old is not None and not old.done():
+            old.cancel()
+        current = self._current.pop(state.key, None)
+        if current is not None and current.handle is not None and not current.handle.done:
+            current.handle.cancel()  # superseded: the place moved
+        task = asyncio.get_running_loop().create_task(self._run(state, focus), name="node-anticipate")
+        self._tasks[state.key] = task
+        task.add_done_callback(functools.partial(self._forget, state.key))
+
+    def _forget(self, key: str, task: asyncio.Task[Any]) -> None:
+        if self._tasks.get(key) is task:
+            del self._tasks[key]
+
+    async def _idle(self, state: WorkspaceState) -> EngineLike | None:
+        """Wait until the engine is loaded and idle and the user stopped typing; None when it never was."""
+        quiet = self.config.quiet_ms / 1000.0
+        deadline = time.monotonic() + _IDLE_WAIT_S
+        while time.monotonic() < deadline:
+            engine = self._engine()
+            typing = time.monotonic() - self.last_completion < quiet
+            if engine is not None and not typing and not self._busy(state):
+                stats = engine.stats()
+                if not stats.running and not stats.queue_depth:
+                    return engine
+            await asyncio.sleep(0.25)
+        return None
+
+    async def _run(self, state: WorkspaceState, focus: Focus) -> None:
+        await asyncio.sleep(self.config.delay_ms / 1000.0)
+        if self.config.on_battery is False and await asyncio.to_thread(self._battery):
+            self._notify(focus.client_id, AnticipationStatus(root=str(state.root), path=focus.path, state="off",
+                                                             text="anticipation paused: on battery"))
+            return
+        engine = await self._idle(state)
+        if engine is None:
+            return
+        try:
+            planned = await self._plan_at(state, focus)
+        except ContenoxError as exc:  # a workspace problem: the question's turn will say it
+            log.info("anticipation at %s not planned: %s", focus.place(), exc.message)
+            return
+        if planned is None:
+            return
+        plan, chunks = planned
+        seg = plan.manifest.segment("retrieved")
+        anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, seg.token_end)
+        self._current[state.key] = anticipation
+        if seg.tokens == 0:
+            return  # nothing new to retrieve here: the thread holds it all
+        prefix = plan.token_ids[: seg.token_end]
+        block = max(1, getattr(engine.blocks, "block_size", 1))
+        if engine.predict_cached(prefix) >= (len(prefix) // block) * block:
+            anticipation.state = "warm"
+            self._notify(focus.client_id, anticipation.status(state.root))
+            return
+        from contenox.runtime_ov import GenerateRequest, Priority
+
+        anticipation.state = "computing"
+        self._notify(focus.client_id, anticipation.status(state.root))
+        started = time.perf_counter()
+        try:
+            handle = engine.submit(GenerateRequest(session_id=state.session_id, token_ids=prefix, max_new_tokens=1,
+                                                   priority=Priority.BACKGROUND))
+            anticipation.handle = handle
+            final = await handle.result()
+        except ContenoxError as exc:
+            log.warning("anticipation at %s failed: %s", focus.place(), exc.message)
+            anticipation.state = "idle"
+            self._notify(focus.client_id, anticipation.status(state.root))
+            return
+        except asyncio.CancelledError:
+            if anticipation.handle is not None:
+                anticipation.handle.cancel()
+            raise
+        if final.finish_reason == "cancelled":
+            return  # taken by a turn, or superseded: whoever stopped it reports
+        anticipation.prefill_s = time.perf_counter() - started
+        anticipation.state = "warm"
+        self.runs += 1
+        self.prefilled_tokens += seg.tokens
+        log.info("anticipated %s: %d tokens of code (%d in all) prefilled in %.1f s", focus.place(), seg.tokens,
+                 len(prefix), anticipation.prefill_s)
+        self._notify(focus.client_id, anticipation.status(state.root))
+
+    async def close(self) -> None:
+        for task in list(self._tasks.values()):
+            task.cancel()
+        for anticipation in self._current.values():
+            if anticipation.handle is not None and not anticipation.handle.done:
+                anticipation.handle.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        self._tasks.clear()

@@ -1,0 +1,57 @@
+"""Anticipated context: the code around the user's place, laid out so a later question finds it computed.
+
+While the user looks at code, the node retrieves what a question about that place would need and the
+engine prefills it after the thread's current prefix (the turn's retrieved segment with no question after
+it). A question's turn then lays out its retrieved segment with the anticipated chunks first, in the order
+and bytes they were prefilled, so the prefix cache serves them; only what the question adds, and the
+question, are new. :func:`layout_retrieved` is that rule; the turn's manifest keeps an
+:class:`~contenox.planner.manifest.AnticipationRecord` of it, and explain-context says it in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from contenox.planner.inputs import Chunk
+from contenox.planner.manifest import AnticipationRecord
+
+__all__ = ["layout_retrieved"]
+
+
+def _key(chunk: Chunk) -> tuple[str, str]:
+    return chunk.id, chunk.text
+
+
+def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *, place: str = "",
+                     state: str = "warm", age_s: float = 0.0) -> tuple[list[Chunk], AnticipationRecord | None]:
+    """The turn's retrieved chunks: the anticipated ones first, then the question's others, best first.
+
+    An anticipated chunk is laid out only while a chunk the question chose (an anticipated one, byte for
+    byte the same) follows it: the tail of anticipated chunks the question has no use for is left out, so
+    an unrelated question costs nothing but its own retrieval. Returns the chunks and the record (None
+    when nothing was anticipated or nothing anticipated is used: the question's chunks as they came).
+    """
+    if not anticipated:
+        return list(question), None
+    chosen = {_key(c) for c in question}
+    last = max((i for i, c in enumerate(anticipated) if _key(c) in chosen), default=-1)
+    if last < 0:
+        return list(question), AnticipationRecord(place=place, state=state, chunks=(),
+                                                  dropped=tuple(c.id for c in anticipated), age_s=age_s)
+    first = list(anticipated[: last + 1])
+    laid = {_key(c) for c in first}
+    rest = [c for c in question if _key(c) not in laid]
+    theirs = {_key(c): c for c in question}
+    shown = [msgspec.structs.replace(theirs[_key(c)], reasons=(*theirs[_key(c)].reasons, "anticipated"))
+             if _key(c) in theirs else
+             msgspec.structs.replace(c, reasons=(*c.reasons, "anticipated (the question did not choose it; kept "
+                                                              "for the cache)"))
+             for c in first]
+    record = AnticipationRecord(
+        place=place, state=state, chunks=tuple(c.id for c in first),
+        used=tuple(c.id for c in first if _key(c) in chosen),
+        kept=tuple(c.id for c in first if _key(c) not in chosen),
+        dropped=tuple(c.id for c in anticipated[last + 1:]), age_s=round(age_s, 1))
+    return shown + rest, record

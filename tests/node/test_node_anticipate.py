@@ -1,0 +1,119 @@
+"""Anticipated context on the real default model, in process: the code at the user's place is prefilled before
+the question, and the question's turn finds it cached, laid out first, byte for byte."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from contenox.config import load_config
+from contenox.node import Node, TurnRequest
+from contenox.node.contract import AnticipationStatus
+from support.nodekit import write_config
+
+pytestmark = pytest.mark.slow
+
+FILES = {
+    "bank/accounts.py": "class Account:\n    def __init__(self, owner, balance=0):\n        self.owner = owner\n"
+                        "        self.balance = balance\n\n    def deposit(self, amount):\n        if amount <= 0:\n"
+                        "            raise ValueError('amount must be positive')\n        self.balance += amount\n\n"
+                        "    def withdraw(self, amount):\n        if amount > self.balance:\n"
+                        "            raise ValueError('insufficient funds')\n        self.balance -= amount\n",
+    "bank/transfer.py": "from bank.accounts import Account\n\n\ndef transfer(src, dst, amount):\n"
+                        "    src.withdraw(amount)\n    dst.deposit(amount)\n\n\n"
+                        "def transfer_all(src, dst):\n    transfer(src, dst, src.balance)\n",
+    "bank/report.py": "def summary(accounts):\n    return ', '.join(a.owner for a in accounts)\n",
+    "main.py": "from bank.transfer import transfer\n\nprint(transfer)\n",
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "PATH": "/usr/bin:/bin"}
+    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "bank"]):
+        subprocess.run(cmd, cwd=root, check=True, env=env)
+    return root
+
+
+async def _settled(node: Node, timeout: float = 120.0) -> dict[str, object]:
+    """The node's anticipation status once no anticipation is planned or computing."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = node.anticipator.status()
+        states = [w["state"] for w in status["workspaces"].values()]
+        if states and all(s in ("warm", "idle") for s in states) and not node.anticipator._tasks:
+            return status
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"anticipation did not settle: {node.anticipator.status()}")
+
+
+async def test_the_code_at_the_cursor_is_prefilled_before_the_question(home: Path, repo: Path) -> None:
+    write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[anticipate]\ndelay_ms = 50\n"
+                       "quiet_ms = 0\n")
+    node = Node(load_config(home))
+    seen: list[tuple[str, AnticipationStatus]] = []
+    node.watch_anticipation(lambda client, status: seen.append((client, status)))
+    try:
+        await node.engine()  # anticipation never loads a model: the editor's first request did
+        assert await node.focus(str(repo), "bank/transfer.py", 5, thread="t", client_id="editor-1")
+        status = await _settled(node)
+        (entry,) = status["workspaces"].values()  # type: ignore[attr-defined]
+        assert entry["state"] == "warm" and entry["tokens"] > 0 and entry["place"] == "bank/transfer.py:5"
+        assert [s.state for c, s in seen if c == "editor-1"] == ["computing", "warm"]
+        assert seen[-1][1].path == "bank/transfer.py" and "warm for transfer.py" in seen[-1][1].text
+        # the same place again (the cursor moved two lines): nothing new to do
+        assert not await node.focus(str(repo), "bank/transfer.py", 7, thread="t", client_id="editor-1")
+
+        outcome = await node.turn(TurnRequest(root=str(repo), prompt="What does this function do when the "
+                                              "source account has too little money?", max_new_tokens=8, thread="t"))
+        explain = outcome.explain
+        anticipated = explain.anticipated
+        assert anticipated is not None and anticipated.used >= 1
+        retrieved = {s.kind: s for s in explain.segments}["retrieved"]
+        block = node._engine.blocks.block_size  # type: ignore[union-attr]
+        # everything the anticipation laid out first was served by the cache (up to the last partial block)
+        assert anticipated.cached_tokens >= anticipated.anticipated_tokens - block > 0
+        assert anticipated.cached_tokens == retrieved.cached and anticipated.retrieved_tokens == retrieved.tokens
+        assert explain.retrieved[0].id.startswith("bank/transfer.py:") and "anticipated" in explain.retrieved[0].reasons
+        assert any("seeded retrieval" in note for note in explain.notes)
+        assert "anticipated" in anticipated.summary() and f"{anticipated.cached_tokens:,} cached" in anticipated.summary()
+        # measured by the engine: what it recomputed excludes the anticipated code
+        assert explain.measured_recomputed_tokens is not None
+        assert explain.measured_recomputed_tokens <= explain.totals.tokens - anticipated.cached_tokens + 256
+    finally:
+        await node.close()
+
+
+async def test_a_question_in_another_thread_ignores_the_anticipation(home: Path, repo: Path) -> None:
+    write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[anticipate]\ndelay_ms = 50\n"
+                       "quiet_ms = 0\n")
+    node = Node(load_config(home))
+    try:
+        await node.engine()
+        await node.focus(str(repo), "bank/transfer.py", 5, thread="panel", client_id="editor-1")
+        await _settled(node)
+        outcome = await node.turn(TurnRequest(root=str(repo), prompt="What does summary() return?",
+                                              max_new_tokens=8, thread="cli"))
+        assert outcome.explain.anticipated is None
+        assert not any("seeded retrieval" in note for note in outcome.explain.notes)
+    finally:
+        await node.close()
+
+
+async def test_anticipation_off_in_the_config(home: Path, repo: Path) -> None:
+    write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[anticipate]\nenabled = false\n")
+    node = Node(load_config(home))
+    try:
+        assert not await node.focus(str(repo), "bank/transfer.py", 5, thread="t")
+        assert node.anticipator.status()["workspaces"] == {}
+    finally:
+        await node.close()

@@ -1,0 +1,39 @@
+"""The anticipator's parts that need no model: the place rule and the battery check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from contenox.node.anticipating import Focus, on_battery
+
+
+def test_a_place_is_the_same_within_a_few_lines_of_the_same_file_thread_and_draft() -> None:
+    here = Focus(path="a.py", line=40, thread="t")
+    assert Focus(path="a.py", line=44, thread="t").same_place(here)
+    assert not Focus(path="a.py", line=46, thread="t").same_place(here)
+    assert not Focus(path="b.py", line=40, thread="t").same_place(here)
+    assert not Focus(path="a.py", line=40, thread="u").same_place(here)
+    assert not Focus(path="a.py", line=40, thread="t", draft="why does").same_place(here)
+    assert not Focus(path="a.py", line=40, thread="t", saved=True).same_place(here)  # the diff changed
+    assert not Focus(path="a.py", line=40).same_place(None)
+    assert Focus(path="a.py", line=40, draft="why").place() == "a.py:40, draft"
+
+
+def _supply(root: Path, name: str, kind: str, online: str | None = None) -> None:
+    (root / name).mkdir(parents=True)
+    (root / name / "type").write_text(kind + "\n")
+    if online is not None:
+        (root / name / "online").write_text(online + "\n")
+
+
+def test_on_battery_reads_the_power_supplies(tmp_path: Path) -> None:
+    assert not on_battery(tmp_path / "absent")  # no sysfs: unknown, so not on battery
+    laptop = tmp_path / "laptop"
+    _supply(laptop, "BAT0", "Battery")
+    _supply(laptop, "AC", "Mains", "0")
+    assert on_battery(laptop)
+    (laptop / "AC" / "online").write_text("1\n")
+    assert not on_battery(laptop)
+    desktop = tmp_path / "desktop"
+    _supply(desktop, "AC", "Mains", "0")
+    assert not on_battery(desktop)  # no battery at all

@@ -1,0 +1,52 @@
+"""The layout rule of anticipated context: anticipated chunks first, byte for byte, while the question uses one."""
+
+from __future__ import annotations
+
+from contenox.planner.anticipate import layout_retrieved
+from contenox.planner.explain import AnticipatedContext
+from contenox.planner.inputs import Chunk
+
+
+def chunk(cid: str, text: str = "", reason: str = "") -> Chunk:
+    path, lines = cid.rsplit(":", 1)
+    start, end = (int(n) for n in lines.split("-"))
+    return Chunk(id=cid, path=path, start_line=start, end_line=end, name=cid, text=text or f"code of {cid}",
+                 reasons=(reason,) if reason else ())
+
+
+def test_anticipated_chunks_come_first_up_to_the_last_one_the_question_uses() -> None:
+    a, b, c, d = chunk("a.py:1-5"), chunk("b.py:1-5"), chunk("c.py:1-5"), chunk("d.py:1-5")
+    x = chunk("x.py:1-9")
+    question = [x, chunk("c.py:1-5", reason="mentioned"), chunk("a.py:1-5", reason="selected")]
+    laid, record = layout_retrieved(question, [a, b, c, d], place="a.py:3")
+    assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "c.py:1-5", "x.py:1-9"]
+    assert record is not None
+    assert record.chunks == ("a.py:1-5", "b.py:1-5", "c.py:1-5")
+    assert record.used == ("a.py:1-5", "c.py:1-5") and record.kept == ("b.py:1-5",) and record.dropped == ("d.py:1-5",)
+    # the question's reasons are kept and the layout says why each chunk sits where it does
+    assert laid[0].reasons == ("selected", "anticipated") and laid[2].reasons == ("mentioned", "anticipated")
+    assert laid[1].reasons[-1].startswith("anticipated (the question did not choose it")
+    assert [ch.text for ch in laid[:3]] == [a.text, b.text, c.text]  # byte for byte what was prefilled
+
+
+def test_a_changed_chunk_is_not_the_anticipated_one() -> None:
+    old = chunk("a.py:1-5", "def f():\n    return 1")
+    new = chunk("a.py:1-5", "def f():\n    return 2")
+    laid, record = layout_retrieved([new], [old])
+    assert laid == [new]
+    assert record is not None and record.chunks == () and record.dropped == ("a.py:1-5",)
+
+
+def test_nothing_anticipated_leaves_the_question_as_it_came() -> None:
+    question = [chunk("x.py:1-2"), chunk("y.py:1-2")]
+    assert layout_retrieved(question, []) == (question, None)
+
+
+def test_the_explain_line_names_anticipated_cached_and_new_tokens() -> None:
+    used = AnticipatedContext(place="a.py:3", state="warm", retrieved_tokens=2940, anticipated_tokens=2610,
+                              cached_tokens=2600, new_tokens=340, used=4, kept=1, dropped=2)
+    assert used.summary().startswith("retrieved: 2,940 tokens, 2,610 anticipated (2,600 cached), 340 new")
+    assert "1 it did not choose kept for the cache" in used.summary() and "2 left out" in used.summary()
+    unused = AnticipatedContext(place="a.py:3", state="warm", retrieved_tokens=900, anticipated_tokens=0,
+                                cached_tokens=0, new_tokens=900, used=0, kept=0, dropped=5)
+    assert "not used" in unused.summary() and "5 chunk(s)" in unused.summary()
