@@ -33,7 +33,7 @@ def run(config: Config, args: argparse.Namespace) -> int:
     report = run_eval(config, args.tasks or [DEFAULT_TASKS_DIR], model=args.model or config.model.default, modes=modes,
                       retrieval_only=args.retrieval_only, only=only, max_new_tokens=args.max_new_tokens,
                       cache_dir=args.cache, progress=lambda line: print(line, file=sys.stderr, flush=True),
-                      partial=args.resume)
+                      partial=args.resume, think_s=args.think_s)
     data = msgspec.json.format(msgspec.json.encode(report), indent=2)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

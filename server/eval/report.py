@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from contenox.eval.in_view import InView
 from contenox.eval.score import EditCheck
 from contenox.eval.tasks import KINDS
 
@@ -102,6 +103,8 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     """``verified`` mode: what the node's check did."""
     agent: AgentTask | None = None
     """``agent`` mode: the tool loop."""
+    in_view: InView | None = None
+    """``inview`` / ``anticipated`` / ``floor``: the question asked with its code in view."""
 
 
 class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,6 +126,8 @@ class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
     that passed, and the median time spent (whole task; decoding, checking)."""
     agent: dict[str, object] | None = None
     """``agent`` mode: tool steps per task (median, most), calls, tool errors, commands run and refused."""
+    in_view: dict[str, object] | None = None
+    """``inview`` / ``anticipated`` / ``floor``: client TTFT, completion latency and what was anticipated."""
 
 
 class EvalReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -145,7 +150,7 @@ def summarize(mode: str, results: Sequence[TaskResult]) -> ModeSummary:
     precisions = [r.precision for r in ok if r.precision is not None]
     ttfts = [r.ttft_ms for r in ok if r.ttft_ms is not None]
     return ModeSummary(
-        verification=_verification_summary(judged), agent=_agent_summary(ok),
+        verification=_verification_summary(judged), agent=_agent_summary(ok), in_view=_in_view_summary(ok),
         mode=mode, tasks=len(results), errors=len(results) - len(ok),
         recall=round(present / files, 4) if files else 0.0,
         full_recall_tasks=sum(1 for r in ok if r.recall >= 1.0),
@@ -180,6 +185,38 @@ def _verification_summary(judged: Sequence[TaskResult]) -> dict[str, object] | N
                                                    if r.verification is not None), 1) if ran else None,
         "check_s_median": round(statistics.median(r.verification.check_s for r in ran
                                                   if r.verification is not None), 2) if ran else None,
+    }
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
+
+
+def _in_view_summary(results: Sequence[TaskResult]) -> dict[str, object] | None:
+    views = [r.in_view for r in results if r.in_view is not None]
+    if not views:
+        return None
+    used = [v.anticipated for v in views if v.anticipated is not None]
+    retrieved = sum(int(a.get("retrieved_tokens") or 0) for a in used)
+    anticipated = sum(int(a.get("anticipated_tokens") or 0) for a in used if a.get("used"))
+    cached = sum(int(a.get("cached_tokens") or 0) for a in used if a.get("used"))
+    prefilled = sum(max(0, v.prefilled_tokens) for v in views)
+    minutes = sum(r.wall_s for r in results if r.in_view is not None) / 60.0
+    return {
+        "questions": len(views),
+        "ttft_client_ms_median": _median([v.ttft_client_ms for v in views if v.ttft_client_ms is not None]),
+        "completion_ms_median": _median([v.completion_ms for v in views if v.completion_ms is not None]),
+        "completions": sum(1 for v in views if v.completion_ms is not None),
+        "warm_before_question": sum(1 for v in views if v.warm_before_question),
+        "anticipation_not_used": sum(1 for a in used if not a.get("used")),
+        "anticipation_missing": len(views) - len(used),
+        "retrieved_tokens": retrieved,
+        "anticipated_tokens": anticipated,
+        "anticipated_cached_tokens": cached,
+        "anticipated_share": round(anticipated / retrieved, 4) if retrieved else None,
+        "prefilled_tokens": prefilled,
+        "prefilled_tokens_per_minute": round(prefilled / minutes, 1) if minutes else None,
+        "prefilled_unused_share": round(1.0 - cached / prefilled, 4) if prefilled else None,
     }
 
 
@@ -242,6 +279,14 @@ def render_table(report: EvalReport) -> str:
                      f"verified with the task's own failing test, {frac('passed_with_other_command')} with a command "
                      f"it found, {frac('passed_not_verified')} unverified; median verification "
                      f"{v['verify_wall_s_median']} s")
+        if s.in_view is not None:
+            iv = s.in_view
+            text += (f"\n  in view: median TTFT {iv['ttft_client_ms_median']} ms (client), completion "
+                     f"{iv['completion_ms_median']} ms over {iv['completions']}; warm before the question "
+                     f"{iv['warm_before_question']}/{iv['questions']}; anticipated {iv['anticipated_tokens']} of "
+                     f"{iv['retrieved_tokens']} retrieved tokens ({iv['anticipated_cached_tokens']} cached), not used "
+                     f"{iv['anticipation_not_used']}; prefilled {iv['prefilled_tokens']} tokens "
+                     f"({iv['prefilled_tokens_per_minute']}/min, unused share {iv['prefilled_unused_share']})")
         if s.agent is not None:
             a = s.agent
             text += (f"\n  agent: {a['tasks_with_a_call']}/{a['tasks']} task(s) called a tool; steps per task median "

@@ -31,6 +31,7 @@ import msgspec
 from contenox.client import call
 from contenox.config import Config, load_config, render_config
 from contenox.eval.checkout import checkout
+from contenox.eval.in_view import IN_VIEW_MODES, after_question, before_question
 from contenox.eval.prepare import prepare
 from contenox.eval.report import AgentTask, EvalReport, TaskResult, VerifiedTask, summarize
 from contenox.eval.score import check_edit, files_named, passes, recall, symbols_named
@@ -57,21 +58,40 @@ class EvalNode:
             base.models_dir.mkdir(parents=True, exist_ok=True)
             models.symlink_to(base.models_dir.resolve(), target_is_directory=True)
         self._sockets = tempfile.mkdtemp(prefix="cx-eval-")
-        planner = (base.planner if mode in ("retrieval", "verified", "agent")
-                   else msgspec.structs.replace(base.planner, retrieval_tokens=0))
+        planner = (msgspec.structs.replace(base.planner, retrieval_tokens=0) if mode == "baseline"
+                   else base.planner)
+        anticipate = msgspec.structs.replace(
+            base.anticipate, enabled=mode in ("anticipated", "floor"),
+            tokens=planner.retrieval_tokens if mode == "floor" else base.anticipate.tokens)
         config = msgspec.structs.replace(
             base, model=msgspec.structs.replace(base.model, default=model), planner=planner,
             verify=msgspec.structs.replace(base.verify, enabled=mode == "verified"),
             tools=(msgspec.structs.replace(base.tools, enabled=True, ignore_certification=True) if mode == "agent"
                    else base.tools),
-            engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens),
+            engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens), anticipate=anticipate,
             node=msgspec.structs.replace(base.node, socket_dir=self._sockets, idle_exit_s=300.0))
         (home / "config.toml").write_text(render_config(config), encoding="utf-8")
         self.config = load_config(home)
+        self.first_chunk_ms: float | None = None
+        """The last ``ask``'s time to its first streamed chunk, as the client saw it."""
 
     def ask(self, params: dict[str, Any], loop: _AgentLoop | None = None) -> Any:
-        _, result = call(self.config, "ask", params, on_notification=loop.heard if loop else None,
+        self.first_chunk_ms = None
+        started = time.perf_counter()
+
+        def heard(method: str, value: Any) -> None:
+            if method == "chunk" and self.first_chunk_ms is None:
+                self.first_chunk_ms = round((time.perf_counter() - started) * 1000.0, 1)
+            if loop is not None:
+                loop.heard(method, value)
+
+        _, result = call(self.config, "ask", params, on_notification=heard,
                          on_request=loop.asked if loop else None)
+        return result
+
+    def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Any other request of the node's rpc (``focus``, ``status``, ``complete``)."""
+        _, result = call(self.config, method, params)
         return result
 
     def close(self) -> None:
@@ -126,8 +146,16 @@ class _AgentLoop:
                          commands_run=tuple(self.run), commands_refused=tuple(self.refused))
 
 
-def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_only: bool) -> TaskResult:
+def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_only: bool,
+              think_s: float = 10.0) -> TaskResult:
     selection, open_file, lines = _selection(task, tree)
+    view = None
+    if mode in IN_VIEW_MODES and not retrieval_only:  # the question asked with the must-cite code in view
+        _, extra, view = before_question(node.request, mode, task, tree, f"eval-{task.id}", think_s=think_s)
+        if selection:  # the place is where the user looks, not a selection sent with the question
+            selection, open_file, lines = "", None, None
+        open_file = extra.get("open_file", open_file)
+        lines = tuple(extra["selection_lines"]) if "selection_lines" in extra else lines
     started = time.monotonic()
     # verified: the eval consents for its tasks; commands run as the task's test does (this interpreter's
     # environment first on PATH, the task's env)
@@ -140,6 +168,8 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
                        "plan_only": retrieval_only, "verify": mode == "verified", "env": env,
                        "run_commands": loop is not None}, loop)
     explain = result["explain"]
+    if view is not None:
+        view = after_question(node.request, mode, tree, view, explain, node.first_chunk_ms)
     in_prompt = tuple(result.get("files_in_prompt") or ())
     present, total = recall(task.must_cite_files, in_prompt)
     base = TaskResult(
@@ -148,7 +178,7 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
         chunks=len(explain.get("retrieved") or ()), prompt_tokens=explain["totals"]["tokens"],
         cached_tokens=explain["totals"]["cached"],
         segment_tokens={s["kind"]: s["tokens"] for s in explain["segments"]}, notes=tuple(explain.get("notes") or ()),
-        must_symbols=task.must_cite_symbols, wall_s=round(time.monotonic() - started, 2))
+        must_symbols=task.must_cite_symbols, wall_s=round(time.monotonic() - started, 2), in_view=view)
     if retrieval_only:
         return base
     answer = result["text"]
@@ -230,7 +260,7 @@ def _load_partial(path: Path | None) -> dict[tuple[str, str], TaskResult]:
 def run_eval(config: Config, paths: Sequence[Path], *, model: str, modes: Sequence[str] = MODES,
              retrieval_only: bool = False, only: Callable[[Task], bool] | None = None, max_new_tokens: int = 512,
              cache_dir: Path | None = None, progress: Progress | None = None,
-             partial: Path | None = None) -> EvalReport:
+             partial: Path | None = None, think_s: float = 10.0) -> EvalReport:
     """Every selected task of ``paths`` in every mode, task by task (each task in every mode before the next);
     the report. With ``partial`` each result is also appended there as it comes, and results already there
     (from an interrupted run of the same set) are kept instead of run again."""
@@ -252,7 +282,7 @@ def run_eval(config: Config, paths: Sequence[Path], *, model: str, modes: Sequen
                         mode, EvalNode(config, model, mode, max_new_tokens=max_new_tokens))
                     try:
                         tree = checkout(task, repos[task.repo], scratch / f"{mode}-{index:03d}-{task.id}")
-                        result = _run_task(node, mode, task, tree, retrieval_only=retrieval_only)
+                        result = _run_task(node, mode, task, tree, retrieval_only=retrieval_only, think_s=think_s)
                     except Exception as exc:  # one broken task must not sink the report
                         log.exception("eval task %s failed", task.id)
                         result = _failed(task, mode, exc)

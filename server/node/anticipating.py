@@ -139,6 +139,7 @@ class Anticipator:
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._current: dict[str, Anticipation] = {}
         self._focus: dict[str, Focus] = {}
+        self._roots: dict[str, Path] = {}
         self.last_completion = 0.0
         """monotonic time of the last inline completion request (the user is typing)."""
         self.prefilled_tokens = 0
@@ -152,6 +153,7 @@ class Anticipator:
         """A new place; returns whether an anticipation was scheduled for it."""
         if not self.config.enabled:
             return False
+        self._roots[state.key] = state.root
         previous = self._focus.get(state.key)
         current = self._current.get(state.key)
         if (previous is not None and focus.same_place(previous) and current is not None
@@ -188,8 +190,12 @@ class Anticipator:
 
     def status(self) -> dict[str, Any]:
         return {"enabled": self.config.enabled, "runs": self.runs, "prefilled_tokens": self.prefilled_tokens,
-                "workspaces": {key: {"place": a.focus.place(), "state": a.state, "tokens": a.tokens}
-                               for key, a in self._current.items()}}
+                "workspaces": {
+                    **{key: {"root": str(self._roots.get(key, "")), "place": self._focus[key].place(),
+                             "state": "scheduled", "tokens": 0}
+                       for key in self._tasks if key not in self._current and key in self._focus},
+                    **{key: {"root": str(self._roots.get(key, "")), "place": a.focus.place(), "state": a.state,
+                             "tokens": a.tokens} for key, a in self._current.items()}}}
 
     def _schedule(self, state: WorkspaceState, focus: Focus) -> None:
         old = self._tasks.pop(state.key, None)
@@ -240,11 +246,10 @@ class Anticipator:
         seg = plan.manifest.segment("retrieved")
         anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, seg.token_end)
         self._current[state.key] = anticipation
-        if seg.tokens == 0:
-            return  # nothing new to retrieve here: the thread holds it all
         prefix = plan.token_ids[: seg.token_end]
         block = max(1, getattr(engine.blocks, "block_size", 1))
-        if engine.predict_cached(prefix) >= (len(prefix) // block) * block:
+        if seg.tokens == 0 or engine.predict_cached(prefix) >= (len(prefix) // block) * block:
+            # nothing new to retrieve here (the thread holds it all), or all of it is cached already
             anticipation.state = "warm"
             self._notify(focus.client_id, anticipation.status(state.root))
             return

@@ -1,0 +1,148 @@
+"""Questions about the code in view: the eval modes that measure anticipated context (issue 29).
+
+Each task's question is asked with its must-cite file open at the definition the task names (the *place*),
+three ways, each in its own private node (a fresh engine, so no mode serves another's cache):
+
+- ``inview``: today's layout. The node has no anticipation; the question carries the place (the open file and
+  the cursor line seed retrieval), so its prompt holds the same kind of code as the others'.
+- ``anticipated``: the editor reports the place (``focus``), stays idle for the think time (``--think-s``,
+  10 s), then the question comes. Before the think time, an inline completion at the place is timed while the
+  anticipation is prefilling (the ``inview`` node times the same completion with nothing running: the cost a
+  completion pays for anticipation).
+- ``floor``: the place and the question itself as the prompt box's draft are anticipated and the question
+  waits until that prefill is done: everything but the question is cached, the TTFT floor of this prompt.
+
+TTFT is timed by the client: from sending the question to its first streamed chunk.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from contenox.eval.tasks import Task
+
+__all__ = ["IN_VIEW_MODES", "InView", "Place", "after_question", "before_question", "place_of"]
+
+IN_VIEW_MODES = ("inview", "anticipated", "floor")
+_SETTLE_S = 300.0
+
+
+class Place(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    line: int
+    """1-based."""
+
+
+class InView(msgspec.Struct, frozen=True, kw_only=True):
+    """One in-view question's measurements (besides the task's result)."""
+
+    place: str
+    think_s: float = 0.0
+    warm_before_question: bool = False
+    """The anticipation's prefill was done when the question came."""
+    anticipation_state: str = ""
+    """The anticipation's state when the question came (``anticipated`` / ``floor``)."""
+    waited_s: float = 0.0
+    """From the focus to the question."""
+    completion_ms: float | None = None
+    """An inline completion at the place: while the anticipation prefills (``anticipated``), or with nothing
+    running (``inview``)."""
+    completion_during: str = ""
+    """What ran while the completion did: ``anticipation`` or ``nothing``."""
+    ttft_client_ms: float | None = None
+    anticipated: dict[str, Any] | None = None
+    """explain-context's account of the anticipated part (``anticipated`` / ``floor``)."""
+    prefilled_tokens: int = 0
+    """Tokens of retrieved code the node's anticipations prefilled for this task (its ``again`` after the answer
+    included: that one is never used here)."""
+
+
+def place_of(task: Task, tree: Path) -> Place:
+    """Where the user looks: the task's selection, else the first must-cite symbol's definition in the first
+    must-cite file that defines it, else the first must-cite file's first line."""
+    if task.selection is not None:
+        return Place(path=task.selection.path, line=task.selection.start_line)
+    for path in task.must_cite_files:
+        try:
+            lines = (tree / path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for symbol in task.must_cite_symbols:
+            name = re.escape(symbol.rsplit(".", 1)[-1])
+            pattern = re.compile(rf"^\s*(?:async\s+def|def|class|function|const|let|var)\s+{name}\b|"
+                                 rf"^\s*{name}\s*[:=(]")
+            for number, line in enumerate(lines, 1):
+                if pattern.search(line):
+                    return Place(path=path, line=number)
+    return Place(path=task.must_cite_files[0] if task.must_cite_files else "", line=1)
+
+
+def _workspace_state(call: Any, tree: Path) -> tuple[str, int]:
+    """(the state of the anticipation of the workspace at ``tree``, or '' for none; the node's prefilled tokens)."""
+    status = call("status", {})
+    anticipate = (status.get("anticipate") or {}) if isinstance(status, dict) else {}
+    root = str(tree.resolve())
+    states = [w.get("state", "") for w in (anticipate.get("workspaces") or {}).values() if w.get("root") == root]
+    return (states[-1] if states else ""), int(anticipate.get("prefilled_tokens") or 0)
+
+
+def _completion(call: Any, tree: Path, place: Place) -> float | None:
+    text = (tree / place.path).read_text(encoding="utf-8")
+    line = text.splitlines()[place.line - 1] if place.line <= len(text.splitlines()) else ""
+    started = time.perf_counter()
+    result = call("complete", {"cwd": str(tree), "path": str(tree / place.path), "text": text,
+                               "line": place.line - 1, "character": len(line), "use_cache": False})
+    if not isinstance(result, dict) or result.get("ended") == "unavailable":
+        return None
+    return round((time.perf_counter() - started) * 1000.0, 1)
+
+
+def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *, think_s: float
+                    ) -> tuple[Place, dict[str, Any], InView]:
+    """What happens before the question in ``mode``: the ask's extra params and the measurements so far."""
+    place = place_of(task, tree)
+    where = f"{place.path}:{place.line}"
+    call("completion_info", {})  # the model is loaded, as in an editor that asked for completions already
+    if mode == "inview":
+        completion = _completion(call, tree, place)
+        return place, {"open_file": place.path, "selection_lines": [place.line, place.line]}, InView(
+            place=where, completion_ms=completion, completion_during="nothing" if completion is not None else "")
+    _, before = _workspace_state(call, tree)
+    started = time.monotonic()
+    draft = task.ask if mode == "floor" else ""
+    call("focus", {"cwd": str(tree), "path": place.path, "line": place.line, "thread": thread, "draft": draft})
+    completion = None
+    if mode == "anticipated":  # a completion while the anticipation prefills, then the rest of the think time
+        while time.monotonic() - started < think_s and _workspace_state(call, tree)[0] not in ("computing", "warm"):
+            time.sleep(0.05)
+        completion = _completion(call, tree, place) if _workspace_state(call, tree)[0] == "computing" else None
+        time.sleep(max(0.0, think_s - (time.monotonic() - started)))
+    else:  # floor: until everything but the question is computed
+        while time.monotonic() - started < _SETTLE_S and _workspace_state(call, tree)[0] != "warm":
+            time.sleep(0.1)
+    state, _ = _workspace_state(call, tree)
+    return place, {}, InView(place=where, think_s=think_s if mode == "anticipated" else 0.0,
+                             warm_before_question=state == "warm", anticipation_state=state,
+                             waited_s=round(time.monotonic() - started, 2), completion_ms=completion,
+                             completion_during="anticipation" if completion is not None else "",
+                             prefilled_tokens=-before)
+
+
+def after_question(call: Any, mode: str, tree: Path, view: InView, explain: dict[str, Any],
+                   ttft_client_ms: float | None) -> InView:
+    """The measurements once the answer came; waits for the node's anticipations to settle (the node anticipates
+    the place again after the answer) so they never run beside the next task."""
+    prefilled = 0
+    if mode != "inview":
+        deadline = time.monotonic() + _SETTLE_S
+        while time.monotonic() < deadline and _workspace_state(call, tree)[0] in ("scheduled", "planned", "computing"):
+            time.sleep(0.2)
+        prefilled = view.prefilled_tokens + _workspace_state(call, tree)[1]
+    return msgspec.structs.replace(view, ttft_client_ms=ttft_client_ms, anticipated=explain.get("anticipated"),
+                                   prefilled_tokens=prefilled)
