@@ -83,7 +83,10 @@ async def test_the_code_at_the_cursor_is_prefilled_before_the_question(home: Pat
         # everything the anticipation laid out first was served by the cache (up to the last partial block)
         assert anticipated.cached_tokens >= anticipated.anticipated_tokens - block > 0
         assert anticipated.cached_tokens == retrieved.cached and anticipated.retrieved_tokens == retrieved.tokens
-        assert explain.retrieved[0].id.startswith("bank/transfer.py:") and "anticipated" in explain.retrieved[0].reasons
+        laid = [any(r.startswith("anticipated") for r in c.reasons) for c in explain.retrieved]
+        assert laid[0] and laid == sorted(laid, reverse=True)  # the anticipated chunks first, then the question's
+        selected = next(c for c in explain.retrieved if c.id == "bank/transfer.py:4-6")
+        assert {"selected", "anticipated"} <= set(selected.reasons)  # the function at the cursor
         assert any("seeded retrieval" in note for note in explain.notes)
         assert "anticipated" in anticipated.summary() and f"{anticipated.cached_tokens:,} cached" in anticipated.summary()
         # measured by the engine: what it recomputed excludes the anticipated code
