@@ -233,7 +233,8 @@ def register(ls: ContenoxLanguageServer) -> None:
         uri = param_str(params, "uri", required=False) if params is not None else None
         thread = (param_str(params, "thread", required=False) if params is not None else None) or PANEL_THREAD
         exchanges = await node.history(root_for(ls, uri), thread)
-        return [{"turn": e.turn, "user": e.user, "answer": e.answer} for e in exchanges]
+        return [{"turn": e.turn, "user": e.user, "answer": e.answer,
+                 "explain": e.explain.to_json() if e.explain is not None else None} for e in exchanges]
 
     @ls.feature("contenox/pins")
     @translated

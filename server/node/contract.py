@@ -165,6 +165,8 @@ class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     turn: int
     user: str
     answer: str
+    explain: Explain | None = None
+    """The turn's explain-context as recorded (a panel restored after a reload shows its summary again)."""
 
 
 class ThreadInfo(msgspec.Struct, frozen=True, kw_only=True):

@@ -696,7 +696,8 @@ class Node:
         state = self.workspace(root)
         journal = Journal(self.config.state_dir / "workspaces" / state.key)
         records = await asyncio.to_thread(journal.load)
-        return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer) for r in records if r.thread == thread]
+        return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer, explain=r.explain)
+                for r in records if r.thread == thread]
 
     async def threads(self, root: str) -> list[ThreadInfo]:
         """The workspace's threads from the planner's journal, most recently used first."""

@@ -12,7 +12,7 @@ import pytest
 
 from contenox.jsonrpc import MAX_MESSAGE_BYTES
 from contenox.lsp import serve_connection
-from contenox.node.contract import CommandResult, ToolActivity
+from contenox.node.contract import AnticipationStatus, CommandResult, ToolActivity
 from support.lsp_fake_node import FakeNode
 from support.lsp_rpc_peer import RpcPeer
 
@@ -82,6 +82,7 @@ async def test_code_action_to_command_streams_turn_and_cache_status(conn: tuple[
     assert node.requests[-1].thread == "panel-new"
     history = await c.peer.request("contenox/history", {"thread": "panel-new"})  # what a reloaded panel shows
     assert [(t["turn"], t["answer"]) for t in history["result"]] == [(2, "Hello world")]
+    assert history["result"][0]["explain"]["turn"] == 2  # a reloaded panel shows each turn's explain summary again
     assert (await c.peer.request("contenox/history", {"thread": "nope"}))["result"] == []
     threads = (await c.peer.request("contenox/threads", {}))["result"]  # the panel's thread picker
     assert [(t["thread"], t["turns"]) for t in threads] == [("panel", 1), ("panel-new", 1)]
@@ -324,3 +325,22 @@ async def test_an_agent_turns_commands_run_in_the_editor_that_offers_it(workspac
     await runner.peer.request("contenox/chat", {"chatId": "c", "prompt": "Run the tests."})
     assert node.command_results[-1] == CommandResult(ran=False, reason="the user did not allow it")
     await runner.peer.close()
+
+
+async def test_focus_reaches_the_node_and_its_anticipation_comes_back(conn: tuple[Conn, FakeNode],
+                                                                     workspace: Path) -> None:
+    c, node = conn
+    uri = (workspace / "util.py").as_uri()
+    c.peer.notify("contenox/focus", {"uri": uri, "line": 4, "thread": "panel-x", "draft": "why",
+                                     "range": {"start": {"line": 0, "character": 0}, "end": {"line": 20, "character": 0}}})
+    c.peer.notify("contenox/focus", {"uri": uri})  # no line: refused quietly (a notification has no reply)
+    c.peer.notify("contenox/focus", {"uri": "untitled:Untitled-1", "line": 0})  # not a file: nothing to anticipate
+    await c.peer.request("contenox/threads", {})  # the notifications before it were handled
+    assert [(f["path"], f["line"], f["thread"], f["draft"], f["visible"]) for f in node.focuses] == [
+        (str(workspace / "util.py"), 5, "panel-x", "why", (1, 21))]
+    client = node.focuses[0]["client_id"]
+    node.anticipated("another-client", AnticipationStatus(root=str(workspace), path="util.py", state="warm", tokens=9))
+    node.anticipated(client, AnticipationStatus(root=str(workspace), path="util.py", state="warm", tokens=120,
+                                                text="warm for util.py: 120 tokens of code prefilled"))
+    (sent,) = await c.peer.wait_notification("$/contenox/anticipation", 1)
+    assert sent == {"uri": uri, "state": "warm", "tokens": 120, "text": "warm for util.py: 120 tokens of code prefilled"}

@@ -147,7 +147,7 @@ def test_record_persists_and_explain_json_has_the_documented_shape(make_planner)
     data = explain.to_json()
     assert list(data) == ["workspace", "turn", "model", "segments", "totals", "predicted_cached_tokens",
                           "measured_recomputed_tokens", "ttft_ms", "context_size", "cache_evidence",
-                          "server_cached_tokens", "notes", "retrieved", "citations"]
+                          "server_cached_tokens", "notes", "retrieved", "citations", "anticipated"]
     assert data["notes"] == ["tools: not advertised (this model is not certified for tool calls)"]
     assert data["workspace"] == "/work/bank" and data["turn"] == 1 and data["model"] == "smollm2-135m"
     assert [list(s) for s in data["segments"]] == [["kind", "tokens", "cached", "new", "invalidated_by"]] * 12

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import msgspec
 from contenox.config import Config
 from contenox.errors import Cancelled, ModelNotFound, OverContext
 from contenox.node.contract import (
+    AnticipationStatus,
     CommandHost,
     CommandResult,
     ConsentAsker,
@@ -67,6 +69,9 @@ class FakeNode:
         self.hold = False
         self.started = asyncio.Event()
         self.cancelled = 0
+        self.focuses: list[dict[str, Any]] = []
+        """Where the editors said the user is (``focus`` calls)."""
+        self.listeners: list[Callable[[str, AnticipationStatus], None]] = []
 
     @staticmethod
     def _explain(root: str, turn: int, prompt_tokens: int) -> Explain:
@@ -119,7 +124,7 @@ class FakeNode:
         self.explains[request.root] = explain
         text = "".join(self.chunks)
         thread = self.exchanges.setdefault((request.root, request.thread), [])
-        thread.append(Exchange(turn=turn, user=request.prompt, answer=text))
+        thread.append(Exchange(turn=turn, user=request.prompt, answer=text, explain=explain))
         return TurnOutcome(text=text, finish_reason="stop", explain=explain, output_tokens=len(self.chunks),
                            edits=self.edits, verification=self.verification)
 
@@ -197,3 +202,18 @@ class FakeNode:
 
     async def status(self) -> dict[str, Any]:
         return {"pid": 0, "clients": 0}
+
+    async def focus(self, root: str, path: str, line: int, *, visible: tuple[int, int] | None = None,
+                    thread: str = "", draft: str = "", saved: bool = False, client_id: str = "") -> bool:
+        self.focuses.append({"root": root, "path": path, "line": line, "visible": visible, "thread": thread,
+                             "draft": draft, "client_id": client_id})
+        return True
+
+    def watch_anticipation(self, listener: Callable[[str, AnticipationStatus], None]) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener)
+
+    def anticipated(self, client_id: str, status: AnticipationStatus) -> None:
+        """As the node does when an anticipation a client's focus started changes state."""
+        for listener in list(self.listeners):
+            listener(client_id, status)
