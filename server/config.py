@@ -181,7 +181,11 @@ class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     delay_ms: int = 1000
     """How long the user's place must stay put before it is anticipated."""
     quiet_ms: int = 1500
-    """An inline completion within this time (the user is typing) postpones the anticipation."""
+    """An inline completion within this time (the user is typing) postpones the anticipation, and pauses one
+    under way between its pieces."""
+    piece_tokens: int = 64
+    """An anticipation prefills this many tokens per request, so an inline completion waits at most one such
+    step behind it (not one of the engine's ``chunk_tokens`` steps); 0: all in one request."""
     on_battery: bool = False
     """Anticipate on battery power too (where the OS reports it; Linux)."""
     focus_ttl_s: float = 900.0
@@ -243,7 +247,8 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "workspace.debounce_ms", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
-                 "anticipate.tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s"}
+                 "anticipate.tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s",
+                 "anticipate.piece_tokens"}
 
 
 def contenox_home() -> Path:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from contenox.planner import Chunk, TurnPlan
     from contenox.runtime_ov import EngineLike, RequestHandle
 
-__all__ = ["Anticipation", "Anticipator", "Focus", "on_battery"]
+__all__ = ["Anticipation", "Anticipator", "Focus", "on_battery", "pieces"]
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +120,17 @@ def on_battery(root: Path = Path("/sys/class/power_supply")) -> bool:
             except OSError:
                 continue
     return battery and not mains
+
+
+def pieces(cached: int, total: int, piece: int, block: int) -> list[int]:
+    """Where each request of a background prefill ends: ``piece`` new tokens at a time (a multiple of the cache
+    block) from what the cache holds to ``total``. An inline completion waits at most one piece's step, not one
+    of the engine's larger prefill chunks; 0: one request for all of it."""
+    start = min(cached, total) // block * block
+    if piece <= 0 or total - start <= piece:
+        return [total] if total > start else []
+    size = max(block, piece // block * block)
+    return [*range(start + size, total, size), total]
 
 
 class Anticipator:
@@ -212,6 +223,13 @@ class Anticipator:
         if self._tasks.get(key) is task:
             del self._tasks[key]
 
+    async def _quiet(self) -> None:
+        """Wait while inline completions come (the user is typing), at most the idle wait."""
+        quiet = self.config.quiet_ms / 1000.0
+        deadline = time.monotonic() + _IDLE_WAIT_S
+        while time.monotonic() - self.last_completion < quiet and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+
     async def _idle(self, state: WorkspaceState) -> EngineLike | None:
         """Wait until the engine is loaded and idle and the user stopped typing; None when it never was."""
         quiet = self.config.quiet_ms / 1000.0
@@ -259,10 +277,14 @@ class Anticipator:
         self._notify(focus.client_id, anticipation.status(state.root))
         started = time.perf_counter()
         try:
-            handle = engine.submit(GenerateRequest(session_id=state.session_id, token_ids=prefix, max_new_tokens=1,
-                                                   priority=Priority.BACKGROUND))
-            anticipation.handle = handle
-            final = await handle.result()
+            for end in pieces(engine.predict_cached(prefix), len(prefix), self.config.piece_tokens, block):
+                await self._quiet()  # the user is typing: completions first, the rest of the prefill after
+                handle = engine.submit(GenerateRequest(session_id=state.session_id, token_ids=prefix[:end],
+                                                       max_new_tokens=1, priority=Priority.BACKGROUND))
+                anticipation.handle = handle
+                final = await handle.result()
+                if final.finish_reason == "cancelled":
+                    break
         except ContenoxError as exc:
             log.warning("anticipation at %s failed: %s", focus.place(), exc.message)
             anticipation.state = "idle"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contenox.node.anticipating import Focus, on_battery
+from contenox.node.anticipating import Focus, on_battery, pieces
 
 
 def test_a_place_is_the_same_within_a_few_lines_of_the_same_file_thread_and_draft() -> None:
@@ -37,3 +37,12 @@ def test_on_battery_reads_the_power_supplies(tmp_path: Path) -> None:
     desktop = tmp_path / "desktop"
     _supply(desktop, "AC", "Mains", "0")
     assert not on_battery(desktop)  # no battery at all
+
+
+def test_a_background_prefill_is_cut_into_block_aligned_pieces() -> None:
+    assert pieces(0, 300, 64, 32) == [64, 128, 192, 256, 300]
+    assert pieces(100, 300, 64, 32) == [160, 224, 288, 300]  # from the cached blocks on
+    assert pieces(0, 300, 0, 32) == [300]  # 0: one request
+    assert pieces(0, 50, 64, 32) == [50]
+    assert pieces(288, 288, 64, 32) == []  # all cached: nothing to do
+    assert pieces(0, 200, 40, 32) == [32, 64, 96, 128, 160, 192, 200]  # never less than a block
