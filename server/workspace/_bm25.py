@@ -14,7 +14,7 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import numpy as np
 import numpy.typing as npt
@@ -213,9 +213,10 @@ class Bm25:
         """Whether some indexed chunk holds the identifier ``ident`` (as a whole word, any case)."""
         return ident.strip("_").lower() in self._vocab
 
-    def search(self, terms: Iterable[str], limit: int) -> list[tuple[float, str, int]]:
+    def search(self, terms: Iterable[str], limit: int,
+               within: Collection[str] | None = None) -> list[tuple[float, str, int]]:
         """The best ``limit`` chunks for the query terms: (score, path, chunk number), best first, ties by
-        path and position."""
+        path and position; with ``within``, only chunks of those files (statistics stay the whole index's)."""
         base, delta = self._ready()
         n, total = self._stats
         if n == 0:
@@ -233,6 +234,10 @@ class Bm25:
                 acc[rows] += _weights(tf, part.lengths[rows], idf, avgdl)
         hits: list[tuple[float, str, int]] = []
         for part, acc in zip((base, delta), scores, strict=True):
+            if within is not None:
+                keep = np.zeros(len(part.paths), dtype=np.bool_)
+                keep[[part.index[path] for path in within if path in part.index]] = True
+                acc[~keep[part.file_of]] = 0.0
             rows = np.flatnonzero(acc > 0)
             if len(rows) > limit:
                 cut = float(np.partition(acc[rows], len(rows) - limit)[len(rows) - limit])

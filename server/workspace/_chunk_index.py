@@ -1,7 +1,8 @@
 """Every indexed file's chunks and their BM25 index, kept in step with the file index by content id.
 
 ``sync`` re-chunks only the files whose blob id changed since the last sync (an edit, an overlay, a
-checkout), so a warm index costs one dictionary pass per turn.
+checkout), so a warm index costs one dictionary pass per turn. Code files are cut at their definitions;
+project configuration (``pyproject.toml``, ``requirements.txt``...) at its sections (:mod:`._config_files`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from contenox.workspace._bm25 import Bm25, text_terms
 from contenox.workspace._chunks import MODULE, Chunk, chunk_file
+from contenox.workspace._config_files import chunk_config, config_format, is_project_config
 from contenox.workspace._state import FileState
 
 __all__ = ["ChunkIndex", "FileChunks"]
@@ -38,6 +40,15 @@ def _terms(path: str, chunk: Chunk, lines: list[str]) -> Counter[str]:
     return counts
 
 
+def _format(path: str, state: FileState) -> str | None:
+    """How a file is chunked: ``"code"`` (at its definitions), a configuration format, or None (not at all)."""
+    if state.tags is not None and state.language is not None:
+        return "code"
+    if state.binary or not state.utf8:
+        return None
+    return config_format(path)
+
+
 class ChunkIndex:
     """Chunks of the tagged files, a basename lookup for mentioned paths, and BM25 over the chunks."""
 
@@ -45,6 +56,8 @@ class ChunkIndex:
         self.files: dict[str, FileChunks] = {}
         self.bm25 = Bm25()
         self._by_name: dict[str, set[str]] = {}
+        self.config: set[str] = set()
+        """Chunked files that configure the project (``pyproject.toml``, ``setup.py``...)."""
 
     def __len__(self) -> int:
         return sum(len(f.chunks) for f in self.files.values())
@@ -52,11 +65,12 @@ class ChunkIndex:
     def sync(self, states: Mapping[str, FileState], read: Callable[[str], str | None]) -> int:
         """Re-chunk the files whose content changed; returns how many were (re)chunked or dropped."""
         changed = 0
-        for path in [p for p in self.files if p not in states or states[p].tags is None]:
+        for path in [p for p in self.files if p not in states or _format(p, states[p]) is None]:
             self._set(path, None, None)
             changed += 1
         for path, state in states.items():
-            if state.tags is None or state.language is None:
+            fmt = _format(path, state)
+            if fmt is None:
                 continue
             have = self.files.get(path)
             if have is not None and have.blob == state.blob:
@@ -67,7 +81,10 @@ class ChunkIndex:
                     self._set(path, None, None)
                 continue
             try:
-                chunks = chunk_file(state.language, state.tags.defs, text)
+                if state.tags is not None and state.language is not None:
+                    chunks = chunk_file(state.language, state.tags.defs, text)
+                else:
+                    chunks = chunk_config(fmt, text)
             except Exception as exc:  # odd tags must not stop retrieval of the other files
                 log.warning("chunking failed for %s: %s", path, exc)
                 chunks = ()
@@ -80,10 +97,13 @@ class ChunkIndex:
         if chunks is None or lines is None:
             self.files.pop(path, None)
             self._by_name.get(name, set()).discard(path)
+            self.config.discard(path)
             self.bm25.set_file(path, None)
             return
         self.files[path] = chunks
         self._by_name.setdefault(name, set()).add(path)
+        if is_project_config(path):
+            self.config.add(path)
         self.bm25.set_file(path, [_terms(path, c, lines) for c in chunks.chunks])
 
     def chunk(self, path: str, local: int) -> Chunk:

@@ -62,10 +62,11 @@ def words_in(text: str, *, all_code: bool = False) -> list[Word]:
         known = found.get(name)
         if known is None or (code and not known.code):
             found[name] = Word(name=name, dotted=".".join(parts), code=code)
-        if len(parts) > 1:
+        if len(parts) > 1:  # ``Signer.unsign`` names a class; ``conn.next_event`` an instance (a plain word)
             for part in parts[:-1]:
                 if part not in found and part.lower() not in STOP_WORDS and len(part) > 2:
-                    found[part] = Word(name=part, dotted=part, code=True)
+                    found[part] = Word(name=part, dotted=part,
+                                       code=all_code or not part[0].islower() or _looks_like_code(part))
     return list(found.values())
 
 

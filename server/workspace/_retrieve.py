@@ -16,27 +16,43 @@ from collections.abc import Callable, Collection
 
 import msgspec
 
+from contenox.workspace._bm25 import ident_terms, text_terms
 from contenox.workspace._chunk_index import ChunkIndex
 from contenox.workspace._graph import SymbolIndex
+from contenox.workspace._mentions import words_in
 from contenox.workspace._model import Retrieval, RetrievalQuery, RetrievedChunk
-from contenox.workspace._scorers import Hit, bm25_hits, graph_hits, is_test, mention_hits
+from contenox.workspace._reach import asks_about_config, config_hits, export_hits, near_hits
+from contenox.workspace._scorers import Hit, bm25_hits, graph_hits, is_secondary, is_test, mention_hits
 from contenox.workspace._state import FileState
 
 __all__ = ["RRF_K", "Retriever"]
 
 RRF_K = 60
-WEIGHTS = {"defines": 3.0, "graph": 1.5, "uses": 1.0, "bm25": 1.0, "plain": 0.5}
-"""Named definitions and stack frames outrank everything; plain words that happen to name a definition
-(``thread``, ``usage``) count least."""
+WEIGHTS = {"defines": 3.0, "exports": 2.0, "config": 2.0, "graph": 1.5, "uses": 1.0, "bm25": 1.0, "near": 1.0,
+           "plain": 0.5}
+"""Named definitions and stack frames outrank everything; a package's export list (for a question about
+exports) and project configuration (for one about dependencies or settings) come next; plain words that
+happen to name a definition (``thread``, ``usage``) count least."""
 MAX_CANDIDATES = 48
 """Fused candidates tried against the budget; the rest are reported in one line."""
 MIN_TOKENS = 24
 """Stop trying once less than this much budget is left."""
 TEST_WEIGHT = 0.5
 """Test code's share of its fused score when the query is not about tests."""
+CONFIG_WEIGHT = 0.5
+"""Project configuration's share of its fused score when the query is not about configuration."""
 SAME_FILE = 0.7
 """A file's n-th chosen chunk competes with ``SAME_FILE ** n`` of its score."""
+WINDOW_SHARE = 8
+"""A chunk over the budget left is cut to its best window of at most ``budget / WINDOW_SHARE`` tokens."""
+MIN_WINDOW = 64
+"""No window is cut smaller than this (tokens)."""
+LARGE_SHARE = 4
+"""A chunk over ``budget / LARGE_SHARE`` tokens that the question does not point at (name it, its frames, its
+selection or diff, its path) is cut to its best window of that size."""
+_STRONG = ("defines ", "stack trace line ", "line ", "selected", "in the diff", "path mentioned")
 _ABOUT_TESTS = re.compile(r"\btests?\b|\btest_\w+|\w+_test\b|\bspec\b", re.IGNORECASE)
+_ABOUT_EXAMPLES = re.compile(r"\b(?:docs?|documentation|examples?|samples?|demos?|fuzz\w*)\b", re.IGNORECASE)
 
 
 class _Reader:
@@ -73,6 +89,42 @@ def fuse(rankings: dict[str, list[Hit]]) -> dict[tuple[str, int], tuple[float, l
     return fused
 
 
+def _window(chunk: RetrievedChunk, tokens: int, room: int, terms: set[str],
+            count_tokens: Callable[[str], int]) -> RetrievedChunk | None:
+    """The consecutive lines of ``chunk`` that fit in ``room`` tokens and hold the most distinct query terms
+    (besides its name, which the chunk's location line shows): the chunk cut down to what the question is
+    about; None when too little room is left or nothing fits."""
+    lines = chunk.text.split("\n")
+    if room < MIN_WINDOW or len(lines) < 4:
+        return None
+    scale = tokens / max(1, len(chunk.render()))
+    cost = [max(1.0, (len(line) + 1) * scale) for line in lines]
+    wanted = terms - set(text_terms(chunk.name))
+    found = [wanted.intersection(text_terms(line)) for line in lines]
+    frame = tokens - sum(cost)  # the location and header lines
+    best: tuple[int, int, int] | None = None  # (distinct terms, -start, end): most, then earliest and longest
+    for start in range(len(lines)):
+        spent, held = frame, set()
+        for end in range(start, len(lines)):
+            spent += cost[end]
+            if spent > room:
+                break
+            held |= found[end]
+            if best is None or (len(held), -start, end) > best:
+                best = (len(held), -start, end)
+    while best is not None:
+        first, last = -best[1], best[2]
+        part = msgspec.structs.replace(chunk, start_line=chunk.start_line + first, end_line=chunk.start_line + last,
+                                       text="\n".join(lines[first:last + 1]),
+                                       reasons=(*chunk.reasons, f"lines {chunk.start_line + first}-"
+                                                f"{chunk.start_line + last} of {chunk.id}: the part that fits"))
+        size = count_tokens(part.render())
+        if size <= room:
+            return msgspec.structs.replace(part, tokens=size)
+        best = (best[0], best[1], last - 1) if last - 1 > first else None
+    return None
+
+
 class Retriever:
     """The chunk index of a workspace and retrieval over it; the workspace's lock guards every call."""
 
@@ -96,14 +148,26 @@ class Retriever:
                  exclude: Collection[str], read: Callable[[str], str | None]) -> Retrieval:
         reader = _Reader(read)
         mentions = mention_hits(self.chunks, index, query)
-        fused = fuse({"defines": mentions.defines,
-                      "graph": graph_hits(self.chunks, index, query, reader, mentions.defines),
-                      "uses": mentions.uses, "bm25": bm25_hits(self.chunks, query), "plain": mentions.plain})
+        config = config_hits(self.chunks, query)
+        graph = graph_hits(self.chunks, index, query, reader, mentions.defines)
+        fused = fuse({"defines": mentions.defines, "exports": export_hits(self.chunks, query, mentions.defines),
+                      "config": config, "graph": graph, "uses": mentions.uses, "bm25": bm25_hits(self.chunks, query),
+                      "near": near_hits(self.chunks, index, query, mentions.defines, mentions.plain, mentions.uses,
+                                        config, graph, reader),
+                      "plain": mentions.plain})
         if not (query.terminal.strip() or _ABOUT_TESTS.search(f"{query.text}\n{query.selection}")):
             fused = {k: (score * TEST_WEIGHT if is_test(k[0]) else score, reasons)
                      for k, (score, reasons) in fused.items()}
+        if not asks_about_config(query):
+            fused = {k: (score * CONFIG_WEIGHT if k[0] in self.chunks.config else score, reasons)
+                     for k, (score, reasons) in fused.items()}
+        if not _ABOUT_EXAMPLES.search(f"{query.text}\n{query.selection}\n{query.open_file or ''}"):
+            fused = {k: (score * TEST_WEIGHT if is_secondary(k[0]) and k[0] not in self.chunks.config else score,
+                         reasons) for k, (score, reasons) in fused.items()}
         order = sorted(fused, key=lambda k: (-fused[k][0], k[0], self.chunks.chunk(*k).start))
         excluded = set(exclude)
+        terms = set(text_terms(f"{query.text}\n{query.selection}")) | {
+            t for w in words_in(query.terminal) if w.code for t in ident_terms(w.name)}
         pool = order[:MAX_CANDIDATES]
         chosen: list[RetrievedChunk] = []
         dropped: list[str] = []
@@ -119,9 +183,19 @@ class Retriever:
                 per_file[key[0]] = per_file.get(key[0], 0) + 1
                 continue
             tokens = count_tokens(chunk.render())
+            if tokens > budget // LARGE_SHARE and not any(r.startswith(_STRONG) for r in reasons):
+                window = _window(chunk, tokens, min(budget - used, budget // LARGE_SHARE), terms, count_tokens)
+                if window is not None:
+                    dropped.append(f"{chunk.id} {chunk.name} ({tokens} tokens) is large for what found it: "
+                                   f"lines {window.start_line}-{window.end_line} kept")
+                    chunk, tokens = window, window.tokens
             if used + tokens > budget:
-                dropped.append(f"{chunk.id} {chunk.name} ({tokens} tokens) over budget")
-                continue
+                window = _window(chunk, tokens, min(budget - used, budget // WINDOW_SHARE), terms, count_tokens)
+                dropped.append(f"{chunk.id} {chunk.name} ({tokens} tokens) over budget"
+                               + (f": lines {window.start_line}-{window.end_line} kept" if window else ""))
+                if window is None:
+                    continue
+                chunk, tokens = window, window.tokens
             used += tokens
             per_file[key[0]] = per_file.get(key[0], 0) + 1
             chosen.append(msgspec.structs.replace(chunk, tokens=tokens))

@@ -16,7 +16,7 @@ from contenox.workspace._graph import SymbolIndex
 from contenox.workspace._mentions import Word, changed_lines, frames, paths_in, words_in
 from contenox.workspace._model import RetrievalQuery
 
-__all__ = ["Hit", "Mentions", "bm25_hits", "graph_hits", "is_test", "mention_hits"]
+__all__ = ["Hit", "Mentions", "bm25_hits", "graph_hits", "is_secondary", "is_test", "mention_hits"]
 
 Hit = tuple[str, int, str]
 
@@ -30,6 +30,7 @@ BM25_HITS = 30
 SEEDS = 12
 NEIGHBOURS = 12
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 
 def _words(query: RetrievalQuery) -> list[Word]:
@@ -56,6 +57,15 @@ def is_test(path: str) -> bool:
     return (any(p in ("test", "tests", "testing", "__tests__", "spec") for p in parts[:-1])
             or name.startswith("test_") or ".test." in name or ".spec." in name
             or name.rsplit(".", 1)[0].endswith(("_test", "_tests")))
+
+
+_SECONDARY = frozenset({"docs", "doc", "examples", "example", "samples", "sample", "demo", "demos", "fuzz"})
+
+
+def is_secondary(path: str) -> bool:
+    """Example, demo and documentation code (``docs/``, ``examples/``, ``fuzz/``): like tests, ranked after
+    the code itself."""
+    return any(p in _SECONDARY for p in path.lower().split("/")[:-1])
 
 
 class Mentions(NamedTuple):
@@ -117,6 +127,12 @@ def bm25_hits(chunks: ChunkIndex, query: RetrievalQuery) -> list[Hit]:
 
 MENTION_SEEDS = 4
 """Definitions the question names whose callees join the graph neighbours (one hop)."""
+HOP_FROM = 4
+"""First-hop callees (of named definitions and frames) whose own callees join the ranking (two hops)."""
+HOP_NEIGHBOURS = 4
+"""Callees taken from each of them."""
+FRAME_SEEDS = 4
+"""Stack-trace frames (innermost first) whose callees join the graph neighbours (one hop)."""
 
 
 def _seeds(chunks: ChunkIndex, query: RetrievalQuery, named: list[Hit]) -> list[Hit]:
@@ -135,36 +151,52 @@ def _seeds(chunks: ChunkIndex, query: RetrievalQuery, named: list[Hit]) -> list[
             if local is not None and not any(s[:2] == (rel, local) for s in seeds):
                 seeds.append((rel, local, "in the diff"))
     seeds = seeds[:SEEDS]
+    frames = [hit for hit in named if hit[2].startswith("stack trace line ")][:FRAME_SEEDS]
+    for path, local, reason in frames:  # the failing run's frames: follow their calls one hop
+        if not any(s[:2] == (path, local) for s in seeds):
+            seeds.append((path, local, reason))
     for path, local, reason in named:  # what the question names: follow its calls one hop
         if reason.startswith("defines ") and not is_test(path) and not any(s[:2] == (path, local) for s in seeds):
             seeds.append((path, local, reason))
-            if len(seeds) >= SEEDS + MENTION_SEEDS:
+            if len(seeds) >= SEEDS + MENTION_SEEDS + len(frames):
                 break
     return seeds
+
+
+def _callees(chunks: ChunkIndex, index: SymbolIndex, path: str, local: int,
+             read_lines: Callable[[str], list[str]], skip: set[tuple[str, int]], limit: int) -> list[Hit]:
+    """The chunks defining what one chunk calls or names (calls first), at most ``limit``."""
+    chunk = chunks.chunk(path, local)
+    callees: list[Hit] = []
+    text = "\n".join(read_lines(path)[chunk.start - 1:chunk.end])
+    own = chunk.name.rsplit(".", 1)[-1]
+    called = dict.fromkeys(_CALL.findall(text))  # calls and constructions first, then other names
+    for ident in dict.fromkeys([*called, *_IDENT.findall(text)]):
+        if ident == own or ident.lower() in STOP_WORDS or not 0 < len(index.definers.get(ident, ())) <= 3:
+            continue
+        for def_path, d in sorted(index.definitions(ident), key=lambda f: (is_test(f[0]), f[0]))[:3]:
+            found = chunks.at(def_path, d.line)
+            if found is not None and (def_path, found) not in skip:
+                callees.append((def_path, found, f"callee of {chunk.name}"))
+        if len(callees) >= limit:
+            break
+    return callees
 
 
 def graph_hits(chunks: ChunkIndex, index: SymbolIndex, query: RetrievalQuery,
                read_lines: Callable[[str], list[str]], named: Sequence[Hit] = ()) -> list[Hit]:
     """The selected / changed chunks, then the definitions they use (callees) and the chunks using what
-    they define (callers), alternating; then the callees of the definitions the question names."""
+    they define (callers), alternating; then the callees of the definitions the question names and of the
+    failing run's frames; last, what their first callees call in turn (two hops)."""
     seeds = _seeds(chunks, query, list(named))
-    hits: list[Hit] = [s for s in seeds if not s[2].startswith("defines ")]
+    hits: list[Hit] = [s for s in seeds if not s[2].startswith(("defines ", "stack trace line "))]
     seed_keys = {(path, local) for path, local, _ in hits}
+    second: list[list[Hit]] = []
     for path, local, why in seeds:
-        named_seed = why.startswith("defines ")
+        named_seed = why.startswith(("defines ", "stack trace line "))
         chunk = chunks.chunk(path, local)
-        callees: list[Hit] = []
-        text = "\n".join(read_lines(path)[chunk.start - 1:chunk.end])
         own = chunk.name.rsplit(".", 1)[-1]
-        for ident in dict.fromkeys(_IDENT.findall(text)):
-            if ident == own or ident.lower() in STOP_WORDS or not 0 < len(index.definers.get(ident, ())) <= 3:
-                continue
-            for def_path, d in sorted(index.definitions(ident), key=lambda f: (is_test(f[0]), f[0]))[:3]:
-                found = chunks.at(def_path, d.line)
-                if found is not None and (def_path, found) not in seed_keys:
-                    callees.append((def_path, found, f"callee of {chunk.name}"))
-            if len(callees) >= NEIGHBOURS:
-                break
+        callees = _callees(chunks, index, path, local, read_lines, seed_keys, NEIGHBOURS)
         callers: list[Hit] = []
         if not named_seed and chunk.name != MODULE and own.lower() not in STOP_WORDS:
             users = index.referencers.get(own, {})
@@ -173,4 +205,16 @@ def graph_hits(chunks: ChunkIndex, index: SymbolIndex, query: RetrievalQuery,
             callers = [(p, i, f"caller of {chunk.name}") for _, _, p, i in used[:NEIGHBOURS]]
         for k in range(max(len(callees), len(callers))):
             hits.extend(found[k] for found in (callees, callers) if k < len(found))
+        if named_seed:
+            second.append([hit for hit in callees if not is_test(hit[0]) and hit[:2] != (path, local)])
+    origins = {(path, local) for path, local, _ in seeds}
+    seen = {(path, local) for path, local, _ in hits} | origins
+    firsts = dict.fromkeys(hit[:2] for k in range(NEIGHBOURS) for found in second if k < len(found)
+                           for hit in found[k:k + 1]  # each seed's first callee, then second...
+                           if hit[:2] not in origins and chunks.chunk(*hit[:2]).kind in ("function", "method"))
+    for path, local in list(firsts)[:HOP_FROM]:
+        for hit in _callees(chunks, index, path, local, read_lines, seen, HOP_NEIGHBOURS):
+            if hit[:2] not in seen:
+                seen.add(hit[:2])
+                hits.append((hit[0], hit[1], f"{hit[2]} (two hops)"))
     return hits

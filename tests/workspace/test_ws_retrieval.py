@@ -112,9 +112,16 @@ def test_budget_drops_what_does_not_fit_and_says_so(ws: Workspace) -> None:
     report = next(c for c in whole.chunks if c.name == "build_report")
     budget = report.tokens - 1
     result = ask(ws, "what does build_report do?", budget=budget)
-    assert "build_report" not in [c.name for c in result.chunks]
-    assert f"app/report.py:4-65 build_report ({report.tokens} tokens) over budget" in result.dropped
-    assert result.chunks and result.used <= budget
+    assert report.id not in [c.id for c in result.chunks]
+    said = next(d for d in result.dropped if d.startswith(f"{report.id} build_report ({report.tokens} tokens)"))
+    part = next(c for c in result.chunks if c.name == "build_report")  # cut to the part that fits
+    assert said == f"{report.id} build_report ({report.tokens} tokens) over budget: lines {part.start_line}-" \
+                   f"{part.end_line} kept"
+    assert part.tokens <= budget // 8 and result.used <= budget
+    tiny = ask(ws, "what does build_report do?", budget=100)  # no room for a window: left out
+    assert "build_report" not in [c.name for c in tiny.chunks]
+    assert f"{report.id} build_report ({report.tokens} tokens) over budget" in tiny.dropped
+    assert tiny.chunks and tiny.used <= 100
 
 
 def test_excluded_chunks_are_not_returned_again(ws: Workspace) -> None:
