@@ -169,6 +169,9 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     grammar: bool = True
     """Sampled candidates are generated under a grammar: an edit block whose SEARCH lines are the target
     file's real lines."""
+    focused: bool = True
+    """When the turn's candidates fail, localize the failing run to up to two functions and draw candidates from
+    a short prompt per function (the failing output, the test, the function to rewrite), as Agentless does."""
 
 
 class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

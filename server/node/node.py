@@ -484,6 +484,11 @@ class Node:
         def locate(name: str) -> list[tuple[str, int, int]]:
             return [(found.path, found.line, found.end_line) for found in workspace.find_symbol(name)]
 
+        async def focused(system: str, user: str, count: int) -> list[Draft]:
+            ids = await asyncio.to_thread(planner.chat_ids, system, user)
+            specs = [(i == 0, "", 9000 + i + 1) for i in range(count)]
+            return [draft for _, draft in await self._draw_specs(engine, state, ids, 0, specs, max_new)]
+
         def propose(text: str) -> ProposedEdits:
             return _proposed_edits(text, workspace, plan.files_in_prompt(), request.prompt)
 
@@ -498,7 +503,7 @@ class Node:
                         consents=ConsentStore(self.config.state_dir / "verify-consent.json"), asker=commands,
                         emit=emit, propose=propose, read=read, locate=locate, generate=generate,
                         step_ids=lambda steps: planner.step_ids(plan, steps), overlays=state.overlay_texts(),
-                        paths=paths)
+                        paths=paths, draw_focused=focused)
         command = await asyncio.to_thread(job.command)
         if command is None:
             return (skipped_verification("no check command: no failing run in the terminal output, no "

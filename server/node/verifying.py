@@ -45,6 +45,7 @@ from contenox.verify import (
     resolve_check_command,
     run_check,
 )
+from contenox.verify.focus import FOCUS_SYSTEM, failing_test_frames, focus_prompt, places
 
 __all__ = ["Draft", "VerifyJob", "asks_for_change", "strip_edit_blocks"]
 
@@ -83,10 +84,14 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     decode_s: float = 0.0
     tokens: int = 0
     recomputed_tokens: int = 0
+    arm: str = "turn"
+    """``turn`` (the turn's prompt), ``focused`` (a short prompt of one localized function) or ``repair``."""
 
 
 Generate = Callable[[list[int], int, int, bool, list[str]], Awaitable[list[Draft]]]
 """(prompt ids, round, how many, include a greedy one, grammars the sampled ones take in turn) -> the drafts."""
+DrawFocused = Callable[[str, str, int], Awaitable[list[Draft]]]
+"""(system, user message, how many) -> drafts of a fresh short prompt: a greedy one, then sampled ones."""
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
@@ -107,7 +112,7 @@ class VerifyJob:
     def __init__(self, *, config: VerifyConfig, request: TurnRequest, root: Path, scratch_folder: Path,
                  consents: ConsentStore, asker: object | None, emit: Emit, propose: Callable[[str], ProposedEdits],
                  read: Callable[[str], str | None], locate: Locate, generate: Generate, step_ids: Callable[[list[ToolStep]], list[int]],
-                 overlays: dict[str, str], paths: Sequence[str]) -> None:
+                 overlays: dict[str, str], paths: Sequence[str], draw_focused: DrawFocused | None = None) -> None:
         self.config = config
         self.request = request
         self.root = root
@@ -122,6 +127,8 @@ class VerifyJob:
         self.step_ids = step_ids
         self.overlays = overlays
         self.paths = list(paths)
+        self.draw_focused = draw_focused
+        """Draws a focused repair's candidates (None, or ``[verify] focused = false``: none are drawn)."""
         self._checked: dict[str, CandidateResult] = {}
         self._apply_s = 0.0
         self._check_s = 0.0
@@ -189,6 +196,9 @@ class VerifyJob:
                         pending.cancel()
                 for draft in drafts:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
+                if not any(t.result.outcome == "passed" for t in tried):
+                    for draft, place in await self._focused(command, baseline):
+                        tried.append(await self._try(draft, None, command, len(tried) + 1, prefix=place))
             rounds = 0
             repaired: set[int] = set()
             while not any(t.result.outcome == "passed" for t in tried) and rounds < self.config.rounds:
@@ -205,7 +215,7 @@ class VerifyJob:
                 step_at[rounds] = steps
                 drafts = await self._generate(self.step_ids(steps), rounds, self.config.candidates, True,
                                               self._grammars(best.edits))
-                for draft in drafts:
+                for draft in [msgspec.structs.replace(d, arm="repair") for d in drafts]:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
             chosen = _ranked(tried, guard=guard)[0]
         finally:
@@ -269,11 +279,43 @@ class VerifyJob:
                 targets[path] = text
         return [edit_block_grammar(path, text) for path, text in list(targets.items())[:_TARGETS]]
 
+    async def _focused(self, command: CheckCommand, baseline: CheckRun) -> list[tuple[Draft, str]]:
+        """The Agentless split: the failing run localized to up to two functions, and for each a short prompt (the
+        failing output, the test, the function) whose candidates rewrite that function alone. (draft, the path
+        line its answer is read under)."""
+        if self.draw_focused is None or not self.config.focused:
+            return []
+        found = places([baseline.output, self.request.terminal], [self.scratch.tree, self.root], self.locate,
+                       self.read)
+        tests = failing_test_frames(baseline.output, self.scratch.tree) or failing_test_frames(self.request.terminal, self.root)
+        test_code = ""
+        if tests:
+            path, line, function = tests[0]
+            text = self.read(path) or ""
+            spans = [(a, b) for p, a, b in self.locate(function) if p == path and (not line or a <= line <= b)]
+            if spans:
+                test_code = "\n".join(text.splitlines()[spans[0][0] - 1:spans[0][1]])
+        out: list[tuple[Draft, str]] = []
+        for place in found:
+            source = self.read(place.path)
+            if not source:
+                continue
+            code = "\n".join(source.splitlines()[place.start - 1:place.end])
+            user = focus_prompt(place, code, command.command, baseline.output or self.request.terminal, test_code)
+            began = time.monotonic()
+            try:
+                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates)
+            finally:
+                self._decode_s += time.monotonic() - began
+            out += [(msgspec.structs.replace(d, arm="focused"), place.path) for d in drafts]
+        return out
+
     async def _try(self, draft: Draft, edits: ProposedEdits | None, command: CheckCommand,
-                   index: int) -> _Tried:
-        if edits is None:
-            edits = await asyncio.to_thread(self.propose, draft.text)
+                   index: int, *, prefix: str = "") -> _Tried:
+        if edits is None:  # a focused answer is its function alone: read under its file's path
+            edits = await asyncio.to_thread(self.propose, f"{prefix}\n{draft.text}" if prefix else draft.text)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
+                               arm=draft.arm,
                                outcome="no_edit", files=tuple(e.path for e in edits.edits), diff=edits.diff,
                                answer=draft.text[:3000],
                                changed_lines=changed_lines(edits.diff), decode_s=round(draft.decode_s, 2),
@@ -353,7 +395,8 @@ def describe(report: Verification) -> list[str]:
     lines.append(f"check command: `{report.command}` (from {report.command_source}"
                  f"{': ' + report.command_detail if report.command_detail else ''})")
     for c in report.candidates:
-        how = ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "")
+        how = ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "") + (
+            f", {c.arm} prompt" if c.arm and c.arm != "turn" else "")
         detail = {"no_edit": "no edit", "does_not_apply": f"does not apply: {c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s")
         chosen = " <- offered" if c.index == report.chosen else ""

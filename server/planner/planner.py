@@ -261,6 +261,13 @@ class Planner:
         with self._plan_lock:
             return plan.token_ids + list(chain.from_iterable(self.tokens.lookup(part).ids for part in parts))
 
+    def chat_ids(self, system: str, user: str) -> list[int]:
+        """A fresh chat of one system and one user message, opened for the answer, as the model's template renders
+        it (a verified fix's focused repair prompt: nothing of the workspace's turns)."""
+        parts = [self.frame.open_system, system, self.frame.system_to_user, user, self.frame.generation]
+        with self._plan_lock:
+            return list(chain.from_iterable(self.tokens.lookup(part).ids for part in parts))
+
     def tool_result(self, text: str) -> str:
         """A tool's result framed as the model's template frames a tool message."""
         return self.tool_frame.result(text) if self.tool_frame else text

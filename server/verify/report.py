@@ -37,6 +37,9 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int = 0
     recomputed_tokens: int = 0
     """Prompt tokens the engine computed for this candidate (the shared prompt is prefilled once)."""
+    arm: str = ""
+    """The prompt it was drawn from: ``turn`` (the turn's), ``focused`` (one localized function and the failing
+    output, the Agentless split) or ``repair`` (the turn's, with a failed candidate and its output appended)."""
 
 
 class Verification(msgspec.Struct, frozen=True, kw_only=True):

@@ -133,6 +133,8 @@ async def test_the_passing_candidate_is_offered_and_the_user_files_are_untouched
 async def test_a_repair_round_extends_the_turn_with_the_failing_output(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path)
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify,
+                                                                                      focused=False))
     script = scripted(monkeypatch, WRONG, block("x - 3"), block("x - 4"), block("x - 5"), block("x - 6"), RIGHT,
                       block("x - 7"), block("x - 8"))
     outcome = await node.turn(_request(repo, verify=True))
@@ -149,6 +151,30 @@ async def test_a_repair_round_extends_the_turn_with_the_failing_output(
     history = await node.history(str(repo), "main")
     assert history[-1].answer.strip().endswith(RIGHT.strip())
     assert (repo / "util.py").read_text() == UTIL
+
+
+async def test_a_focused_prompt_of_the_localized_function_draws_the_fix(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    rewritten = "```python\ndef helper(x):\n    return x + 1\n```"
+    script = scripted(monkeypatch, WRONG, block("x - 3"), block("x - 4"), block("x - 5"),
+                      "```python\ndef helper(x):\n    return x - 9\n```", rewritten, "I cannot tell.", rewritten)
+    outcome = await node.turn(_request(repo, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert [c.arm for c in report.candidates] == ["turn"] * 4 + ["focused"] * 4
+    assert [c.outcome for c in report.candidates[4:]] == ["failed", "passed", "no_edit", "passed"]
+    assert report.chosen == 6 and report.rounds == 0
+    assert "+    return x + 1" in outcome.edits.diff and (repo / "util.py").read_text() == UTIL
+    focused = script.requests[3:]
+    assert [r["sampling"] is None for r in focused] == [True, False, False, False] and len(focused) == 4
+    turn_prompt = script.prompts[0]
+    assert focused[0]["ids"] != turn_prompt[:len(focused[0]["ids"])]  # a fresh short prompt, not the turn's
+    assert len(focused[0]["ids"]) < len(turn_prompt)
+    text = (await node.engine()).tokenizer.decode(focused[0]["ids"])
+    assert "`helper` in util.py (lines 1-2)" in text and "The failing test:" in text and "def test_helper" in text
+    assert "fails:" in text and "assert" in text  # the failing output it repairs from
+    assert "focused prompt" in "\n".join(outcome.explain.notes)
 
 
 async def test_consent_is_asked_once_and_remembered(node: Node, tmp_path: Path,

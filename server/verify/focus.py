@@ -1,0 +1,122 @@
+"""Focused repair, the Agentless split: localize the failing run to a function, then ask for that function alone.
+
+A turn's own prompt holds thousands of tokens of retrieved code and an answer format; a small model asked there
+for a fix often explains instead, or copies the lines it was shown. Agentless-style pipelines localize first
+(file, then function) and give the repair step only the code to change and why it fails. This module finds the
+places (the innermost source frames of the failing run; when the traceback shows only the test, the source
+definitions the failing test calls) and writes the short prompt for one of them; the node draws the candidates
+and resolves the rewritten function with its edit machinery (a whole quoted definition replaces its own).
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from contenox.verify.localize import _PYTEST, _PYTHON, frames, is_test_path
+
+__all__ = ["FOCUS_SYSTEM", "Place", "failing_test_frames", "focus_prompt", "places"]
+
+FOCUS_SYSTEM = ("You are a careful Python developer fixing a bug. You are shown the output of a failing check and "
+                "one function from the project. Reply with the whole corrected function in one ```python code "
+                "block: the same name and signature, every line of it, and nothing else after the block.")
+_FAILED = re.compile(r"^(?:FAILED|ERROR) (?P<path>[^\s:]+\.py)::(?:\w+::)*(?P<func>\w+)")
+_CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\s*\(")
+_IGNORED = set(dir(builtins)) | set(keyword.kwlist) | {"assert", "self", "cls", "super", "pytest", "raises", "mark",
+                                                       "parametrize", "fixture", "approx"}
+_MAX_LINES = 80
+"""A definition longer than this is not rewritten whole (the model would drop lines)."""
+
+Locate = Callable[[str], list[tuple[str, int, int]]]
+Read = Callable[[str], "str | None"]
+
+
+class Place(msgspec.Struct, frozen=True, kw_only=True):
+    """A function the fix may belong in."""
+
+    path: str
+    name: str
+    start: int
+    end: int
+    """1-based, inclusive."""
+    why: str
+    """``frame of the failing run`` or ``called by test_x``."""
+
+
+def failing_test_frames(output: str, root: Path) -> list[tuple[str, int, str]]:
+    """(path, line, function) of the test frames a failing run shows, in order, each test once; pytest's summary
+    lines (``FAILED tests/x.py::test_y``) name a test without a line (0)."""
+    found: dict[tuple[str, str], tuple[str, int, str]] = {}
+    resolved = root.resolve()
+    for raw in output.splitlines():
+        match = _PYTEST.match(raw) or _PYTHON.match(raw) or _FAILED.match(raw)
+        if not match:
+            continue
+        path = Path(match.group("path"))
+        try:
+            rel = (path.resolve() if path.is_absolute() else (resolved / path).resolve()).relative_to(resolved)
+        except ValueError:
+            continue
+        text = rel.as_posix()
+        if is_test_path(text) and (resolved / rel).is_file():
+            line = int(match.group("line")) if "line" in match.groupdict() else 0
+            found.setdefault((text, match.group("func")), (text, line, match.group("func")))
+    return list(found.values())
+
+
+def _span(locate: Locate, name: str, path: str, line: int | None = None) -> tuple[int, int] | None:
+    spans = [(a, b) for p, a, b in locate(name) if p == path and (line is None or a <= line <= b)]
+    return min(spans, key=lambda s: s[1] - s[0]) if spans else None
+
+
+def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, limit: int = 2) -> list[Place]:
+    """Where the fix may belong, most likely first: the failing run's innermost source frames (their function),
+    then the source definitions the failing tests call (a traceback that ends in the test's own assertion)."""
+    found: dict[tuple[str, str], Place] = {}
+    for output, root in zip(outputs, roots, strict=True):
+        for frame in frames(output, root):
+            if frame.function == "<module>":
+                continue
+            span = _span(locate, frame.function, frame.path, frame.line)
+            if span and span[1] - span[0] < _MAX_LINES:
+                found.setdefault((frame.path, frame.function), Place(
+                    path=frame.path, name=frame.function, start=span[0], end=span[1], why="frame of the failing run"))
+    for output, root in zip(outputs, roots, strict=True):
+        for path, line, function in failing_test_frames(output, root):
+            if len(found) >= limit:
+                break
+            text = read(path)
+            span = _span(locate, function, path, line or None)
+            if not text or not span:
+                continue
+            body = "\n".join(text.splitlines()[span[0] - 1:span[1]])
+            for name in dict.fromkeys(_CALL.findall(body)):
+                if name in _IGNORED or name == function:
+                    continue
+                defs = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and b - a < _MAX_LINES]
+                if len(defs) != 1:  # not the project's, or ambiguous
+                    continue
+                p, a, b = defs[0]
+                found.setdefault((p, name), Place(path=p, name=name, start=a, end=b, why=f"called by {function}"))
+                if len(found) >= limit:
+                    break
+    return list(found.values())[:limit]
+
+
+def focus_prompt(place: Place, code: str, command: str, failing_output: str, test_code: str = "") -> str:
+    """The user message of a focused repair: why it fails, the test when known, the function to rewrite."""
+    tail = failing_output.strip()
+    if len(tail) > 2500:
+        tail = "...\n" + tail[-2500:]
+    parts = [f"`{command}` fails:\n```\n{tail}\n```"]
+    if test_code.strip():
+        parts.append(f"The failing test:\n```python\n{test_code.rstrip()}\n```")
+    parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
+    parts.append(f"Rewrite `{place.name}` so that the check passes. Reply with the whole corrected function in one "
+                 "```python code block.")
+    return "\n\n".join(parts)

@@ -1,0 +1,62 @@
+"""Focused repair's localization and prompt (no model): the failing run's source frames, else what the failing
+test calls; the short prompt holds the failing output, the test and the function to rewrite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from contenox.verify.focus import failing_test_frames, focus_prompt, places
+
+SRC = "def helper(x):\n    return x - 1\n\n\ndef unrelated():\n    return 0\n"
+TEST = "from util import helper, unrelated\n\n\ndef test_helper():\n    assert helper(1) == 2\n"
+DEFS = {"helper": [("util.py", 1, 2)], "unrelated": [("util.py", 5, 6)], "test_helper": [("tests/test_util.py", 4, 5)],
+        "len": [("vendored/compat.py", 1, 3)]}
+
+
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "util.py").write_text(SRC)
+    (tmp_path / "tests" / "test_util.py").write_text(TEST)
+    return tmp_path
+
+
+def _locate(name: str) -> list[tuple[str, int, int]]:
+    return DEFS.get(name, [])
+
+
+def test_a_traceback_ending_in_the_test_is_localized_to_what_the_test_calls(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    short = "tests/test_util.py:5: in test_helper\n    assert helper(1) == 2\nE   assert 0 == 2\n"
+    summary = "FAILED tests/test_util.py::test_helper - assert 0 == 2\n1 failed in 0.01s"
+    assert failing_test_frames(short, root) == [("tests/test_util.py", 5, "test_helper")]
+    assert failing_test_frames(summary, root) == [("tests/test_util.py", 0, "test_helper")]
+
+    def read(path: str) -> str | None:
+        return (root / path).read_text()
+
+    for output in (short, summary):
+        (place,) = places([output], [root], _locate, read)
+        assert (place.path, place.name, place.start, place.end) == ("util.py", "helper", 1, 2)
+        assert place.why == "called by test_helper"
+
+
+def test_a_source_frame_comes_first(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    output = ('Traceback (most recent call last):\n  File "tests/test_util.py", line 5, in test_helper\n'
+              '    assert helper(1) == 2\n  File "util.py", line 6, in unrelated\n    return 0\nValueError\n')
+    found = places([output], [root], _locate, lambda p: (root / p).read_text())
+    assert [(p.name, p.why) for p in found] == [("unrelated", "frame of the failing run"),
+                                               ("helper", "called by test_helper")]
+    assert places([""], [root], _locate, lambda p: None) == []
+
+
+def test_the_focused_prompt_holds_the_failure_the_test_and_the_function() -> None:
+    from contenox.verify.focus import Place
+
+    place = Place(path="util.py", name="helper", start=1, end=2, why="called by test_helper")
+    text = focus_prompt(place, "def helper(x):\n    return x - 1", "pytest -q", "E   assert 0 == 2\n" * 400,
+                        "def test_helper():\n    assert helper(1) == 2")
+    assert text.startswith("`pytest -q` fails:\n```\n...\n")  # a long output keeps its tail
+    assert "The failing test:\n```python\ndef test_helper():" in text
+    assert "`helper` in util.py (lines 1-2):\n```python\ndef helper(x):\n    return x - 1\n```" in text
+    assert text.endswith("Reply with the whole corrected function in one ```python code block.")
