@@ -44,7 +44,8 @@ CONFIG_WEIGHT = 0.5
 SAME_FILE = 0.7
 """A file's n-th chosen chunk competes with ``SAME_FILE ** n`` of its score."""
 WINDOW_SHARE = 8
-"""A chunk over the budget left is cut to its best window of at most ``budget / WINDOW_SHARE`` tokens."""
+"""A chunk over the budget left is cut to its best window of at most ``budget / WINDOW_SHARE`` tokens, while
+that much is left (less than that goes to the next chunks that fit whole)."""
 MIN_WINDOW = 64
 """No window is cut smaller than this (tokens)."""
 LARGE_SHARE = 4
@@ -189,8 +190,9 @@ class Retriever:
                     dropped.append(f"{chunk.id} {chunk.name} ({tokens} tokens) is large for what found it: "
                                    f"lines {window.start_line}-{window.end_line} kept")
                     chunk, tokens = window, window.tokens
-            if used + tokens > budget:
-                window = _window(chunk, tokens, min(budget - used, budget // WINDOW_SHARE), terms, count_tokens)
+            if used + tokens > budget:  # a window only while a whole one fits: the tail goes to chunks that fit
+                window = (_window(chunk, tokens, budget // WINDOW_SHARE, terms, count_tokens)
+                          if budget - used >= budget // WINDOW_SHARE else None)
                 dropped.append(f"{chunk.id} {chunk.name} ({tokens} tokens) over budget"
                                + (f": lines {window.start_line}-{window.end_line} kept" if window else ""))
                 if window is None:

@@ -184,3 +184,23 @@ def test_a_large_chunk_that_only_matched_words_is_cut_down(make_repo: Callable[.
     assert not any(r.startswith("defines ") for r in part.reasons)
     assert part.tokens <= budget // 4 and "CHECKSUM_ROW = ('checksum', 99)" in part.text
     assert any("is large for what found it" in d for d in result.dropped)
+
+
+def test_the_budgets_tail_goes_to_chunks_that_fit_whole_not_to_a_window(make_repo: Callable[..., Path],
+                                                                        open_ws: Callable[..., Workspace]) -> None:
+    # Regression (sealed held-out set): a window cut into the last bit of the budget pushed out the small
+    # definition that fitted there whole.
+    def body(name: str, lines: int) -> str:
+        return f"def {name}():\n" + "".join(f"    value_{i} = compute_{name}({i})\n" for i in range(lines)) + \
+               "    return value_0\n"
+
+    ws = open_ws(make_repo({"app/a.py": body("alpha_step", 100), "app/b.py": body("beta_step", 100),
+                            "app/c.py": "def gamma_step():\n    return 3\n"}))
+    whole = ask(ws, "alpha_step, beta_step and gamma_step")
+    alpha, gamma = (next(c for c in whole.chunks if c.name == n) for n in ("alpha_step", "gamma_step"))
+    budget = alpha.tokens + 100
+    left = budget - alpha.tokens
+    assert 64 <= left < budget // 8 and gamma.tokens <= left  # room for gamma, less than a whole window
+    result = ask(ws, "alpha_step, beta_step and gamma_step", budget=budget)
+    assert [c.name for c in result.chunks] == ["alpha_step", "gamma_step"]
+    assert any(d.startswith("app/b.py:1-102 beta_step") and d.endswith("over budget") for d in result.dropped)
