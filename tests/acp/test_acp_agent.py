@@ -105,6 +105,9 @@ async def test_cited_files_become_resource_links_and_usage_is_filled(session: tu
     assert reply.usage is not None
     assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cached_read_tokens,
             reply.usage.total_tokens) == (100, 2, 0, 102)
+    # Zed reports no cursor: the session's next question likely starts at what the answer cites: anticipated there
+    [focus] = node.focuses
+    assert (focus["path"], focus["line"], focus["thread"]) == (str(workspace / "util.py"), 1, new.session_id)
 
 
 async def test_cancel_stops_the_turn_with_stop_reason_cancelled(session: tuple[Session, FakeNode],
@@ -282,6 +285,8 @@ async def test_proposed_edits_are_tool_calls_applied_only_when_permitted(tmp_pat
         else:
             assert statuses == ["failed"] and text.endswith("x + 1\n")
         assert "Edit not applied: edit block 2: its search lines are not in gone.py" in s.recorder.text(new.session_id)
+        [focus] = node.focuses  # the file the answer changes, at its first hunk
+        assert (focus["path"], focus["line"]) == (str(workspace / "util.py"), 1)
     finally:
         await s.close()
 
