@@ -58,6 +58,8 @@ class ChunkIndex:
         self._by_name: dict[str, set[str]] = {}
         self.config: set[str] = set()
         """Chunked files that configure the project (``pyproject.toml``, ``setup.py``...)."""
+        self._unchunked: dict[str, str] = {}
+        """Files neither code nor configuration -> the blob that was found so (not looked at again)."""
 
     def __len__(self) -> int:
         return sum(len(f.chunks) for f in self.files.values())
@@ -65,16 +67,21 @@ class ChunkIndex:
     def sync(self, states: Mapping[str, FileState], read: Callable[[str], str | None]) -> int:
         """Re-chunk the files whose content changed; returns how many were (re)chunked or dropped."""
         changed = 0
-        for path in [p for p in self.files if p not in states or _format(p, states[p]) is None]:
+        for path in [p for p in self.files if p not in states]:
             self._set(path, None, None)
             changed += 1
         for path, state in states.items():
-            fmt = _format(path, state)
-            if fmt is None:
-                continue
             have = self.files.get(path)
-            if have is not None and have.blob == state.blob:
+            if (have is not None and have.blob == state.blob) or self._unchunked.get(path) == state.blob:
                 continue
+            fmt = _format(path, state)
+            if fmt is None:  # neither code nor configuration (README.md, data): remembered per content
+                self._unchunked[path] = state.blob
+                if have is not None:
+                    self._set(path, None, None)
+                    changed += 1
+                continue
+            self._unchunked.pop(path, None)
             text = read(path)
             if text is None:
                 if have is not None:

@@ -204,3 +204,20 @@ def test_the_budgets_tail_goes_to_chunks_that_fit_whole_not_to_a_window(make_rep
     result = ask(ws, "alpha_step, beta_step and gamma_step", budget=budget)
     assert [c.name for c in result.chunks] == ["alpha_step", "gamma_step"]
     assert any(d.startswith("app/b.py:1-102 beta_step") and d.endswith("over budget") for d in result.dropped)
+
+
+def test_configuration_follows_edits_like_code(make_repo: Callable[..., Path],
+                                               open_ws: Callable[..., Workspace]) -> None:
+    root = make_repo({"app/main.py": "def run():\n    return 1\n", "README.md": "# app\n"})
+    ws = open_ws(root)
+    question = "Which packages does the app depend on?"
+    assert not [c for c in ask(ws, question).chunks if c.path == "pyproject.toml"]
+    (root / "pyproject.toml").write_text("[project]\nname = 'app'\ndependencies = ['attrs']\n")
+    (root / "README.md").write_text("# app\n\nNo dependencies.\n")
+    ws.refresh()
+    found = [c for c in ask(ws, question).chunks if c.path == "pyproject.toml"]
+    assert found and "dependencies = ['attrs']" in found[0].text
+    assert not [c for c in ask(ws, question).chunks if c.path == "README.md"]  # prose is not configuration
+    (root / "pyproject.toml").unlink()
+    ws.refresh()
+    assert not [c for c in ask(ws, question).chunks if c.path == "pyproject.toml"]
