@@ -80,7 +80,7 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
     found: dict[tuple[str, str], Place] = {}
     for output, root in zip(outputs, roots, strict=True):
         for frame in frames(output, root):
-            if frame.function == "<module>":
+            if frame.function == "<module>" or not frame.path.endswith(".py"):  # (the prompt is written for Python)
                 continue
             span = _span(locate, frame.function, frame.path, frame.line)
             if span and span[1] - span[0] < _MAX_LINES:
@@ -98,7 +98,8 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
             for name in dict.fromkeys(_CALL.findall(body)):
                 if name in _IGNORED or name == function:
                     continue
-                defs = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and b - a < _MAX_LINES]
+                defs = [(p, a, b) for p, a, b in locate(name)
+                        if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES]
                 if len(defs) != 1:  # not the project's, or ambiguous
                     continue
                 p, a, b = defs[0]

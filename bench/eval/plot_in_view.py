@@ -1,0 +1,75 @@
+"""One figure of the in-view eval (`contenox eval --mode inview --mode anticipated --mode floor`): per model, each
+question's time to first token in the three modes (today's layout, anticipated, the floor), and the inline
+completion's latency with nothing running against while an anticipation prefills.
+
+    .venv/bin/python bench/eval/plot_in_view.py REPORT.json [REPORT.json ...] --out bench/results/<date>-in-view.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+
+import msgspec
+
+from contenox.eval.report import EvalReport
+
+MODES = ("inview", "anticipated", "floor")
+LABELS = {"inview": "today's layout", "anticipated": "anticipated (10 s think time)",
+          "floor": "floor (all but the question cached)"}
+
+
+def _ttfts(report: EvalReport, mode: str) -> list[float]:
+    return [r.in_view.ttft_client_ms / 1000.0 for r in report.results
+            if r.mode == mode and r.error is None and r.in_view is not None and r.in_view.ttft_client_ms is not None]
+
+
+def _completions(report: EvalReport, mode: str) -> list[float]:
+    return [r.in_view.completion_ms / 1000.0 for r in report.results
+            if r.mode == mode and r.in_view is not None and r.in_view.completion_ms is not None]
+
+
+def plot(reports: list[EvalReport], out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(reports), figsize=(6.5 * len(reports), 8), squeeze=False)
+    for col, report in enumerate(reports):
+        top, bottom = axes[0][col], axes[1][col]
+        data = [_ttfts(report, mode) for mode in MODES]
+        top.boxplot(data, tick_labels=[LABELS[m] for m in MODES], showmeans=False)
+        for i, values in enumerate(data, 1):
+            if values:
+                top.annotate(f"median {statistics.median(values):.1f} s", (i, statistics.median(values)),
+                             textcoords="offset points", xytext=(18, 4), fontsize=8)
+        top.set_ylabel("time to first token (s, client)")
+        top.set_title(f"{report.model}: questions about the code in view ({len(data[0])} tasks)")
+        top.tick_params(axis="x", labelsize=8)
+        idle, during = _completions(report, "inview"), _completions(report, "anticipated")
+        bottom.boxplot([idle, during], tick_labels=["completion, nothing running", "completion during anticipation"])
+        for i, values in enumerate((idle, during), 1):
+            if values:
+                bottom.annotate(f"median {statistics.median(values):.2f} s", (i, statistics.median(values)),
+                                textcoords="offset points", xytext=(18, 4), fontsize=8)
+        bottom.set_ylabel("inline completion latency (s)")
+    fig.suptitle(f"Anticipated context, {reports[0].date} ({reports[0].machine.get('cpus')} CPUs)")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("reports", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    reports = [msgspec.json.decode(p.read_bytes(), type=EvalReport) for p in args.reports]
+    print(plot(reports, args.out))
+
+
+if __name__ == "__main__":
+    main()
