@@ -64,6 +64,22 @@ export interface Explain {
   retrieved: RetrievedChunk[];
   /** Null before an answer exists. */
   citations: Citations | null;
+  /** The part of the retrieved code prefilled before the question at the user's place (absent: none was). */
+  anticipated?: Anticipated | null;
+}
+
+/** Explain's `anticipated`: how much of the retrieved code was anticipated at the user's place, and cached. */
+export interface Anticipated {
+  place: string;
+  state: string;
+  retrieved_tokens: number;
+  anticipated_tokens: number;
+  cached_tokens: number;
+  new_tokens: number;
+  /** Anticipated chunks the question also chose; `kept`: it did not (cached, kept for the layout); `dropped`. */
+  used: number;
+  kept: number;
+  dropped: number;
 }
 
 /**
@@ -567,6 +583,16 @@ export function toExplain(value: unknown): Explain | null {
   if (optNum(value.ttft_ms, true) && value.ttft_ms !== undefined) explain.ttft_ms = value.ttft_ms as number | null;
   if (optNum(value.context_size, false) && value.context_size !== undefined) {
     explain.context_size = value.context_size as number;
+  }
+  const a = value.anticipated;
+  const keys = ['retrieved_tokens', 'anticipated_tokens', 'cached_tokens', 'new_tokens', 'used', 'kept', 'dropped'];
+  if (isObj(a) && keys.every((k) => isNum(a[k]))) {
+    explain.anticipated = {
+      place: typeof a.place === 'string' ? a.place : '', state: typeof a.state === 'string' ? a.state : '',
+      retrieved_tokens: a.retrieved_tokens as number, anticipated_tokens: a.anticipated_tokens as number,
+      cached_tokens: a.cached_tokens as number, new_tokens: a.new_tokens as number, used: a.used as number,
+      kept: a.kept as number, dropped: a.dropped as number,
+    };
   }
   return explain;
 }

@@ -5,7 +5,7 @@
 
 import { highlight } from './highlight';
 import {
-  MAX_HEADING_CHARS, parseLocation, type Citations, type EditView, type Explain, type Location, type RetrievedChunk, type ToolView,
+  type Anticipated, MAX_HEADING_CHARS, parseLocation, type Citations, type EditView, type Explain, type Location, type RetrievedChunk, type ToolView,
   type Verification,
 } from '../protocol';
 
@@ -325,7 +325,18 @@ export function renderExplainTable(explain: Explain | null | undefined): string 
     `<tbody>${rows}</tbody>` +
     `<tfoot><tr><th scope="row">total</th><td>${fmtInt(t?.tokens)}</td><td>${fmtInt(t?.cached)}</td>` +
     `<td>${fmtInt(t?.new)}</td><td>${formatPct(t?.hit_pct)}</td></tr></tfoot></table></div>` +
-    renderRetrieved(explain.retrieved ?? []) + renderCitations(explain.citations ?? null) + renderNotes(explain.notes ?? []);
+    renderAnticipated(explain.anticipated ?? null) + renderRetrieved(explain.retrieved ?? []) +
+    renderCitations(explain.citations ?? null) + renderNotes(explain.notes ?? []);
+}
+
+/** The anticipated part of the retrieved code in words (what explain-context's CLI line says). */
+function renderAnticipated(a: Anticipated | null): string {
+  if (!a) return '';
+  const text = a.used > 0
+    ? `retrieved: ${fmtInt(a.retrieved_tokens)} tokens, ${fmtInt(a.anticipated_tokens)} anticipated ` +
+      `(${fmtInt(a.cached_tokens)} cached), ${fmtInt(a.new_tokens)} new — anticipated at ${a.place} (${a.state})`
+    : `anticipated context at ${a.place} (${a.state}) not used by this question`;
+  return `<div class="anticipated">${escapeHtml(text)}</div>`;
 }
 
 /** `path:start-end` as an open-file button, or escaped text when it is not a safe workspace location. */
@@ -447,6 +458,8 @@ export function renderToolStep(tool: ToolView): string {
 export function explainSummary(explain: Explain): string {
   const chunks = (explain.retrieved ?? []).length;
   const parts = [`${chunks} chunk${chunks === 1 ? '' : 's'}`, `${formatPct(explain.totals?.hit_pct)} cached`];
+  const a = explain.anticipated;
+  if (a && a.used > 0) parts.push(`${fmtInt(a.cached_tokens)} of ${fmtInt(a.retrieved_tokens)} code tokens anticipated`);
   const c = explain.citations;
   if (c) {
     const real = c.files_real.length + c.symbols_real.length;

@@ -85,6 +85,10 @@ describe('Explain guards', () => {
     expect(messy?.citations).toEqual({ files_real: ['a.py'], files_unknown: [], symbols_real: [], symbols_unknown: [], lines_unknown: [] });
     expect(isExplain(messy)).toBe(true);
     expect(toExplain(EXPLAIN)).toEqual(EXPLAIN);
+    const anticipated = { place: 'a.py:3', state: 'warm', retrieved_tokens: 900, anticipated_tokens: 600,
+      cached_tokens: 576, new_tokens: 324, used: 2, kept: 0, dropped: 1 };
+    expect(toExplain({ ...EXPLAIN, anticipated })?.anticipated).toEqual(anticipated);
+    expect(toExplain({ ...EXPLAIN, anticipated: { place: 'a.py:3', used: 'two' } })?.anticipated).toBeUndefined();
     expect(toExplain(null)).toBeNull();
     expect(toExplain({ turn: 1 })).toBeNull();
   });

@@ -345,6 +345,19 @@ describe('explain summary and stop notes', () => {
     expect(explainSummary(explain)).toContain('<span class="unknown-count">1 unknown</span>');
     expect(explainSummary({ ...explain, citations: null }).replace(/<[^>]+>/g, '')).toBe(`${retrieved} chunk${retrieved === 1 ? '' : 's'} · 60% cached`);
   });
+  it('says how much of the code was anticipated and cached, in the line and in the table', () => {
+    const anticipated = { place: 'src/a.py:12', state: 'warm', retrieved_tokens: 2940, anticipated_tokens: 2610,
+      cached_tokens: 2600, new_tokens: 340, used: 4, kept: 1, dropped: 2 };
+    const explain = { ...EXPLAIN, citations: null, totals: { ...EXPLAIN.totals, hit_pct: 60 }, anticipated };
+    const retrieved = explain.retrieved.length;
+    expect(explainSummary(explain).replace(/<[^>]+>/g, '')).toBe(
+      `${retrieved} chunk${retrieved === 1 ? '' : 's'} · 60% cached · 2,600 of 2,940 code tokens anticipated`);
+    expect(renderExplainTable(explain)).toContain(
+      'retrieved: 2,940 tokens, 2,610 anticipated (2,600 cached), 340 new — anticipated at src/a.py:12 (warm)');
+    const unused = { ...explain, anticipated: { ...anticipated, used: 0, kept: 0, anticipated_tokens: 0 } };
+    expect(explainSummary(unused)).not.toContain('anticipated');
+    expect(renderExplainTable(unused)).toContain('anticipated context at src/a.py:12 (warm) not used by this question');
+  });
   it('marks a repetition stop as such and a cut answer with Continue', () => {
     expect(stopNote({ repeated: true })).toContain('repeating itself');
     expect(stopNote({ truncated: true })).toContain('<button type="button" class="continue">Continue</button>');
