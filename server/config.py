@@ -186,6 +186,10 @@ class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     quiet_ms: int = 1500
     """An inline completion within this time (the user is typing) postpones the anticipation, and pauses one
     under way between its pieces."""
+    question_tokens: int = 512
+    """A question that uses the anticipated code (it is about the user's place) adds at most this many tokens of
+    its own code that was not anticipated, best first (the rest is named in explain-context): every anticipated
+    chunk is cached, so what the question adds is what it waits for. 0: no cap."""
     piece_tokens: int = 64
     """An anticipation prefills this many tokens per request, so an inline completion waits at most one such
     step behind it (not one of the engine's ``chunk_tokens`` steps); 0: all in one request."""
@@ -251,7 +255,7 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.repo_map_delta_tokens", "workspace.debounce_ms", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
                  "anticipate.tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s",
-                 "anticipate.piece_tokens"}
+                 "anticipate.piece_tokens", "anticipate.question_tokens"}
 
 
 def contenox_home() -> Path:

@@ -65,6 +65,7 @@ from contenox.planner.edits import (
     propose_edits,
 )
 from contenox.planner.journal import ToolStep
+from contenox.planner.segments import chunk_part
 from contenox.workspace import rename_identifier
 
 if TYPE_CHECKING:
@@ -374,7 +375,9 @@ class Node:
             if anticipation is not None:
                 chunks, laid = layout_retrieved(inputs.retrieved, anticipation.chunks, place=anticipation.focus.place(),
                                                 state=anticipation.state,
-                                                age_s=time.monotonic() - anticipation.planned_at)
+                                                age_s=time.monotonic() - anticipation.planned_at,
+                                                count=lambda chunk: count(chunk_part(chunk)),
+                                                new_tokens=self.config.anticipate.question_tokens)
                 inputs = msgspec.structs.replace(inputs, retrieved=chunks, anticipation=laid)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 

@@ -10,7 +10,7 @@ question, are new. :func:`layout_retrieved` is that rule; the turn's manifest ke
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -25,13 +25,18 @@ def _key(chunk: Chunk) -> tuple[str, str]:
 
 
 def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *, place: str = "",
-                     state: str = "warm", age_s: float = 0.0) -> tuple[list[Chunk], AnticipationRecord | None]:
+                     state: str = "warm", age_s: float = 0.0, count: Callable[[Chunk], int] | None = None,
+                     new_tokens: int = 0) -> tuple[list[Chunk], AnticipationRecord | None]:
     """The turn's retrieved chunks: the anticipated ones first, then the question's others, best first.
 
-    An anticipated chunk is laid out only while a chunk the question chose (an anticipated one, byte for
-    byte the same) follows it: the tail of anticipated chunks the question has no use for is left out, so
-    an unrelated question costs nothing but its own retrieval. Returns the chunks and the record (None
-    when nothing was anticipated or nothing anticipated is used: the question's chunks as they came).
+    A question that chose none of the anticipated chunks (byte for byte the same) is not about the place: its
+    own chunks come as they came, and the anticipation is named unused. One that chose some is about the place:
+
+    - with ``new_tokens`` (and ``count``, a chunk's prompt tokens), every anticipated chunk is laid out (they are
+      cached: they cost context, not prefill) and the question adds its own chunks, best first, up to
+      ``new_tokens`` tokens of code that was not anticipated; the rest is left out and named;
+    - without (0), anticipated chunks are laid out only while a chunk the question chose follows them, and all
+      of the question's own chunks follow.
     """
     if not anticipated:
         return list(question), None
@@ -40,18 +45,33 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
     if last < 0:
         return list(question), AnticipationRecord(place=place, state=state, chunks=(),
                                                   dropped=tuple(c.id for c in anticipated), age_s=age_s)
-    first = list(anticipated[: last + 1])
+    capped = new_tokens > 0 and count is not None
+    first = list(anticipated if capped else anticipated[: last + 1])
     laid = {_key(c) for c in first}
     rest = [c for c in question if _key(c) not in laid]
+    left_out: list[str] = []
+    if capped:
+        assert count is not None
+        kept_rest: list[Chunk] = []
+        used = 0
+        for chunk in rest:
+            size = count(chunk)
+            if used + size <= new_tokens:
+                kept_rest.append(chunk)
+                used += size
+            else:
+                left_out.append(chunk.id)
+        rest = kept_rest
     theirs = {_key(c): c for c in question}
     shown = [msgspec.structs.replace(theirs[_key(c)], reasons=(*theirs[_key(c)].reasons, "anticipated"))
              if _key(c) in theirs else
-             msgspec.structs.replace(c, reasons=(*c.reasons, "anticipated (the question did not choose it; kept "
-                                                              "for the cache)"))
+             msgspec.structs.replace(c, reasons=(*c.reasons, "anticipated (the question did not choose it; kept: "
+                                                              "it is cached)"))
              for c in first]
     record = AnticipationRecord(
         place=place, state=state, chunks=tuple(c.id for c in first),
         used=tuple(c.id for c in first if _key(c) in chosen),
         kept=tuple(c.id for c in first if _key(c) not in chosen),
-        dropped=tuple(c.id for c in anticipated[last + 1:]), age_s=round(age_s, 1))
+        dropped=tuple(c.id for c in anticipated[len(first):]), age_s=round(age_s, 1),
+        left_out=tuple(left_out), new_tokens=new_tokens if capped else 0)
     return shown + rest, record

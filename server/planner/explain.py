@@ -75,6 +75,9 @@ class AnticipatedContext(msgspec.Struct, frozen=True, kw_only=True):
     used: int
     kept: int
     dropped: int
+    left_out: int = 0
+    """The question's own chunks left out over ``new_cap`` tokens of code not anticipated."""
+    new_cap: int = 0
 
     def summary(self) -> str:
         if not self.used:
@@ -88,6 +91,10 @@ class AnticipatedContext(msgspec.Struct, frozen=True, kw_only=True):
             parts.append(f"{self.kept} it did not choose kept for the cache")
         if self.dropped:
             parts.append(f"{self.dropped} left out")
+        if self.left_out:
+            parts.append(f"{self.left_out} of the question's own chunk(s) left out: the question is about the place, "
+                         f"so it adds at most {self.new_cap:,} tokens of code not anticipated (anticipate."
+                         "question_tokens)")
         return line + "; " + ", ".join(parts)
 
 
@@ -106,7 +113,8 @@ def _anticipated_context(manifest: Manifest) -> AnticipatedContext | None:
         tokens, cached = seg.tokens, seg.predicted_cached
     return AnticipatedContext(place=record.place, state=record.state, retrieved_tokens=tokens,
                               anticipated_tokens=anticipated, cached_tokens=cached, new_tokens=tokens - cached,
-                              used=len(record.used), kept=len(record.kept), dropped=len(record.dropped))
+                              used=len(record.used), kept=len(record.kept), dropped=len(record.dropped),
+                              left_out=len(record.left_out), new_cap=record.new_tokens)
 
 
 class Explain(msgspec.Struct, frozen=True, kw_only=True):

@@ -85,6 +85,10 @@ class AnticipationRecord(msgspec.Struct, frozen=True, kw_only=True):
     """Anticipated chunks left out: none of the question's chunks follows them."""
     age_s: float = 0.0
     """Seconds from the anticipation's plan to the question."""
+    left_out: tuple[str, ...] = ()
+    """The question's own chunks left out: over ``new_tokens`` of code that was not anticipated."""
+    new_tokens: int = 0
+    """The cap on the question's own code beside the anticipated (``[anticipate] question_tokens``; 0: none)."""
 
 
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):

@@ -50,3 +50,25 @@ def test_the_explain_line_names_anticipated_cached_and_new_tokens() -> None:
     unused = AnticipatedContext(place="a.py:3", state="warm", retrieved_tokens=900, anticipated_tokens=0,
                                 cached_tokens=0, new_tokens=900, used=0, kept=0, dropped=5)
     assert "not used" in unused.summary() and "5 chunk(s)" in unused.summary()
+
+
+def test_a_question_about_the_place_adds_its_own_code_up_to_the_cap() -> None:
+    a, b, c = chunk("a.py:1-5"), chunk("b.py:1-5"), chunk("c.py:1-5")
+    x, y, z = chunk("x.py:1-9", "x" * 40), chunk("y.py:1-9", "y" * 400), chunk("z.py:1-9", "z" * 30)
+    question = [x, chunk("a.py:1-5", reason="selected"), y, z]
+    laid, record = layout_retrieved(question, [a, b, c], place="a.py:3", count=lambda ch: len(ch.text),
+                                    new_tokens=100)
+    # every anticipated chunk (cached: context, not prefill), then the question's own best first within 100 tokens
+    assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "c.py:1-5", "x.py:1-9", "z.py:1-9"]
+    assert record is not None and record.left_out == ("y.py:1-9",) and record.new_tokens == 100
+    assert record.used == ("a.py:1-5",) and record.kept == ("b.py:1-5", "c.py:1-5") and record.dropped == ()
+    # a question about something else is not capped: its own retrieval as it came
+    other = [x, y, z]
+    assert layout_retrieved(other, [a, b, c], count=lambda ch: len(ch.text), new_tokens=100)[0] == other
+
+
+def test_the_explain_line_names_what_the_cap_left_out() -> None:
+    line = AnticipatedContext(place="a.py:3", state="warm", retrieved_tokens=2500, anticipated_tokens=2000,
+                              cached_tokens=1984, new_tokens=516, used=3, kept=2, dropped=0, left_out=4,
+                              new_cap=512).summary()
+    assert "4 of the question's own chunk(s) left out" in line and "at most 512 tokens" in line
