@@ -58,6 +58,8 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     """Each candidate's change (empty: no edit), in the order drawn."""
     answers: tuple[str, ...] = ()
     """Each candidate's answer as the model wrote it (its first 3000 characters)."""
+    arms: tuple[str, ...] = ()
+    """The prompt each candidate was drawn from: turn, focused (one localized function) or repair."""
 
 
 class TaskResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -223,7 +223,8 @@ def _verification(task: Task, report: Any) -> VerifiedTask | None:
         check_s=float(report.get("check_s") or 0.0), wall_s=float(report.get("wall_s") or 0.0),
         outcomes=tuple(str(c.get("outcome")) for c in candidates),
         diffs=tuple(str(c.get("diff") or "") for c in candidates),
-        answers=tuple(str(c.get("answer") or "") for c in candidates))
+        answers=tuple(str(c.get("answer") or "") for c in candidates),
+        arms=tuple(str(c.get("arm") or "") for c in candidates))
 
 
 @contextlib.contextmanager

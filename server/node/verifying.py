@@ -40,6 +40,7 @@ from contenox.verify import (
     edit_block_grammar,
     failing_tests,
     frames,
+    function_grammar,
     is_test_path,
     python_env,
     resolve_check_command,
@@ -90,8 +91,8 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
 
 Generate = Callable[[list[int], int, int, bool, list[str]], Awaitable[list[Draft]]]
 """(prompt ids, round, how many, include a greedy one, grammars the sampled ones take in turn) -> the drafts."""
-DrawFocused = Callable[[str, str, int], Awaitable[list[Draft]]]
-"""(system, user message, how many) -> drafts of a fresh short prompt: a greedy one, then sampled ones."""
+DrawFocused = Callable[[str, str, int, str], Awaitable[list[Draft]]]
+"""(system, user message, how many, grammar) -> drafts of a fresh short prompt: a greedy one, then sampled ones."""
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
@@ -304,7 +305,8 @@ class VerifyJob:
             user = focus_prompt(place, code, command.command, baseline.output or self.request.terminal, test_code)
             began = time.monotonic()
             try:
-                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates)
+                grammar = function_grammar(code.splitlines()[0]) if self.config.grammar and code.strip() else ""
+                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates, grammar)
             finally:
                 self._decode_s += time.monotonic() - began
             out += [(msgspec.structs.replace(d, arm="focused"), place.path) for d in drafts]

@@ -100,10 +100,11 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
                     continue
                 defs = [(p, a, b) for p, a, b in locate(name)
                         if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES]
-                if len(defs) != 1:  # not the project's, or ambiguous
+                if not defs or len(defs) > 2:  # not the project's, or too ambiguous to guess
                     continue
-                p, a, b = defs[0]
-                found.setdefault((p, name), Place(path=p, name=name, start=a, end=b, why=f"called by {function}"))
+                for p, a, b in defs:  # (a method two classes define: both are candidates' places)
+                    found.setdefault((p, f"{name}@{a}"), Place(path=p, name=name, start=a, end=b,
+                                                               why=f"called by {function}"))
                 if len(found) >= limit:
                     break
     return list(found.values())[:limit]
@@ -114,9 +115,10 @@ def focus_prompt(place: Place, code: str, command: str, failing_output: str, tes
     tail = failing_output.strip()
     if len(tail) > 2500:
         tail = "...\n" + tail[-2500:]
-    parts = [f"`{command}` fails:\n```\n{tail}\n```"]
+    parts = []
     if test_code.strip():
-        parts.append(f"The failing test:\n```python\n{test_code.rstrip()}\n```")
+        parts.append(f"The failing test (leave it as it is):\n```python\n{test_code.rstrip()}\n```")
+    parts.append(f"`{command}` fails:\n```\n{tail}\n```")
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
     parts.append(f"Rewrite `{place.name}` so that the check passes. Reply with the whole corrected function in one "
                  "```python code block.")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["edit_block_grammar"]
+__all__ = ["edit_block_grammar", "function_grammar"]
 
 _MAX_LINES = 400
 """Lines of ``text`` the SEARCH may draw from (a target longer than this offers its first lines only)."""
@@ -37,4 +37,17 @@ def edit_block_grammar(path: str, text: str) -> str:
         f"search ::= {starts}",
         *rules,
         'new ::= ([^\\n=>] [^\\n]*)? "\\n"',
+    ])
+
+
+_MAX_FUNCTION_LINES = 120
+
+
+def function_grammar(first_line: str) -> str:
+    """EBNF of a focused repair's answer: one ```python block that starts with the function's own first line (its
+    ``def`` line as the file has it), so a candidate is always a rewrite of that function, never prose, a test or
+    another function; then up to 120 lines, none starting with a backtick, and the closing fence."""
+    return "\n".join([
+        f'root ::= "```python\\n" {_literal(first_line.rstrip() + chr(10))} body{{0,{_MAX_FUNCTION_LINES}}} "```"',
+        'body ::= ([^`\\n] [^\\n]*)? "\\n"',
     ])

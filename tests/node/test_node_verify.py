@@ -172,7 +172,8 @@ async def test_a_focused_prompt_of_the_localized_function_draws_the_fix(
     assert focused[0]["ids"] != turn_prompt[:len(focused[0]["ids"])]  # a fresh short prompt, not the turn's
     assert len(focused[0]["ids"]) < len(turn_prompt)
     text = (await node.engine()).tokenizer.decode(focused[0]["ids"])
-    assert "`helper` in util.py (lines 1-2)" in text and "The failing test:" in text and "def test_helper" in text
+    assert "`helper` in util.py (lines 1-2)" in text and "The failing test" in text and "def test_helper" in text
+    assert all('"def helper(x):\\n"' in r["grammar"] for r in focused)  # each answer starts as helper's rewrite
     assert "fails:" in text and "assert" in text  # the failing output it repairs from
     assert "focused prompt" in "\n".join(outcome.explain.notes)
 

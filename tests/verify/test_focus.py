@@ -56,7 +56,15 @@ def test_the_focused_prompt_holds_the_failure_the_test_and_the_function() -> Non
     place = Place(path="util.py", name="helper", start=1, end=2, why="called by test_helper")
     text = focus_prompt(place, "def helper(x):\n    return x - 1", "pytest -q", "E   assert 0 == 2\n" * 400,
                         "def test_helper():\n    assert helper(1) == 2")
-    assert text.startswith("`pytest -q` fails:\n```\n...\n")  # a long output keeps its tail
-    assert "The failing test:\n```python\ndef test_helper():" in text
+    assert text.startswith("The failing test (leave it as it is):\n```python\ndef test_helper():")
+    assert "`pytest -q` fails:\n```\n...\n" in text  # a long output keeps its tail
     assert "`helper` in util.py (lines 1-2):\n```python\ndef helper(x):\n    return x - 1\n```" in text
     assert text.endswith("Reply with the whole corrected function in one ```python code block.")
+
+
+def test_the_function_grammar_starts_with_the_def_line_and_ends_with_the_fence() -> None:
+    from contenox.verify import function_grammar
+
+    grammar = function_grammar("    def verify(self, value):   ")
+    assert grammar.splitlines()[0] == 'root ::= "```python\\n" "    def verify(self, value):\\n" body{0,120} "```"'
+    assert 'body ::= ([^`\\n] [^\\n]*)? "\\n"' in grammar

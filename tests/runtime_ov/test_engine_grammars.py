@@ -1,0 +1,52 @@
+"""The verified-fix grammars on the real engine (OpenVINO GenAI structured output, the test model): every answer
+drawn under them has their shape, whatever the model would have written."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from contenox.runtime_ov import EngineOptions, GenerateRequest, InstalledModel, Sampling, start_engine
+from contenox.runtime_ov.remote import EngineLike
+from contenox.verify import edit_block_grammar, function_grammar
+
+pytestmark = pytest.mark.slow
+
+SOURCE = "def helper(x):\n    y = x - 1\n    return y\n\n\ndef other():\n    return 0\n"
+
+
+@pytest.fixture(scope="module")
+def engine(default_model: InstalledModel) -> Iterator[EngineLike]:
+    eng = start_engine(default_model, EngineOptions(cache_size_gb=0.1, max_new_tokens=48), process=False)
+    yield eng
+    eng.close()
+
+
+def _ids(engine: EngineLike) -> list[int]:
+    text = engine.tokenizer.apply_chat_template([
+        {"role": "system", "content": "You fix bugs."},
+        {"role": "user", "content": f"util.py:\n```python\n{SOURCE}```\nhelper(1) should be 2. Fix helper."}])
+    return list(engine.tokenizer.encode(text))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_function_grammar_answer_is_a_rewrite_of_that_function(engine: EngineLike, seed: int) -> None:
+    final = engine.submit(GenerateRequest(session_id="g", token_ids=_ids(engine), max_new_tokens=48,
+                                          sampling=Sampling(temperature=0.8, top_p=0.95, seed=seed),
+                                          grammar=function_grammar("def helper(x):"))).wait(300)
+    assert final.text.startswith("```python\ndef helper(x):\n")
+    body = final.text.split("\n")[2:]
+    assert all(not line.startswith("`") for line in body[:-1])  # only the closing fence starts with a backtick
+    assert final.finish_reason == "length" or final.text.rstrip().endswith("```")
+
+
+def test_an_edit_block_grammar_answer_searches_real_lines(engine: EngineLike) -> None:
+    final = engine.submit(GenerateRequest(session_id="g", token_ids=_ids(engine), max_new_tokens=48,
+                                          sampling=Sampling(temperature=0.8, top_p=0.95, seed=3),
+                                          grammar=edit_block_grammar("util.py", SOURCE))).wait(300)
+    assert final.text.startswith("util.py\n<<<<<<< SEARCH\n")
+    search = re.split(r"\n=======\n", final.text.split("<<<<<<< SEARCH\n", 1)[1])[0]
+    if final.finish_reason != "length" or "=======" in final.text:
+        assert search in SOURCE  # consecutive lines of the file
