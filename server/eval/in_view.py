@@ -59,7 +59,7 @@ class InView(msgspec.Struct, frozen=True, kw_only=True):
     anticipated: dict[str, Any] | None = None
     """explain-context's account of the anticipated part (``anticipated`` / ``floor``)."""
     prefilled_tokens: int = 0
-    """Tokens of retrieved code the node's anticipations prefilled for this task (its ``again`` after the answer
+    """Tokens of retrieved code the node's anticipations computed for this task (its ``again`` after the answer
     included: that one is never used here)."""
 
 
@@ -89,7 +89,8 @@ def _workspace_state(call: Any, tree: Path) -> tuple[str, int]:
     anticipate = (status.get("anticipate") or {}) if isinstance(status, dict) else {}
     root = str(tree.resolve())
     states = [w.get("state", "") for w in (anticipate.get("workspaces") or {}).values() if w.get("root") == root]
-    return (states[-1] if states else ""), int(anticipate.get("prefilled_tokens") or 0)
+    return (states[-1] if states else ""), int(anticipate.get("prefilled_code_tokens")
+                                               or anticipate.get("prefilled_tokens") or 0)
 
 
 def _completion(call: Any, tree: Path, place: Place) -> float | None:

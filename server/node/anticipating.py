@@ -154,7 +154,9 @@ class Anticipator:
         self.last_completion = 0.0
         """monotonic time of the last inline completion request (the user is typing)."""
         self.prefilled_tokens = 0
-        """Tokens of retrieved code prefilled by anticipations since the node started (status)."""
+        """Prompt tokens anticipations computed since the node started (whole pieces; status)."""
+        self.prefilled_code_tokens = 0
+        """Of which: tokens of retrieved code (the rest: stable segments and history not cached yet)."""
         self.runs = 0
 
     def focus_of(self, state: WorkspaceState) -> Focus | None:
@@ -201,6 +203,7 @@ class Anticipator:
 
     def status(self) -> dict[str, Any]:
         return {"enabled": self.config.enabled, "runs": self.runs, "prefilled_tokens": self.prefilled_tokens,
+                "prefilled_code_tokens": self.prefilled_code_tokens,
                 "workspaces": {
                     **{key: {"root": str(self._roots.get(key, "")), "place": self._focus[key].place(),
                              "state": "scheduled", "tokens": 0}
@@ -277,7 +280,8 @@ class Anticipator:
         self._notify(focus.client_id, anticipation.status(state.root))
         started = time.perf_counter()
         try:
-            for end in pieces(engine.predict_cached(prefix), len(prefix), self.config.piece_tokens, block):
+            done = engine.predict_cached(prefix) // block * block
+            for end in pieces(done, len(prefix), self.config.piece_tokens, block):
                 await self._quiet()  # the user is typing: completions first, the rest of the prefill after
                 handle = engine.submit(GenerateRequest(session_id=state.session_id, token_ids=prefix[:end],
                                                        max_new_tokens=1, priority=Priority.BACKGROUND))
@@ -285,6 +289,9 @@ class Anticipator:
                 final = await handle.result()
                 if final.finish_reason == "cancelled":
                     break
+                self.prefilled_tokens += end - done  # (a piece cut short by a turn is not counted)
+                self.prefilled_code_tokens += max(0, min(end, seg.token_end) - max(done, seg.token_start))
+                done = end
         except ContenoxError as exc:
             log.warning("anticipation at %s failed: %s", focus.place(), exc.message)
             anticipation.state = "idle"
@@ -299,7 +306,6 @@ class Anticipator:
         anticipation.prefill_s = time.perf_counter() - started
         anticipation.state = "warm"
         self.runs += 1
-        self.prefilled_tokens += seg.tokens
         log.info("anticipated %s: %d tokens of code (%d in all) prefilled in %.1f s", focus.place(), seg.tokens,
                  len(prefix), anticipation.prefill_s)
         self._notify(focus.client_id, anticipation.status(state.root))

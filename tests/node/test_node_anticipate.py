@@ -68,6 +68,8 @@ async def test_the_code_at_the_cursor_is_prefilled_before_the_question(home: Pat
         status = await _settled(node)
         (entry,) = status["workspaces"].values()  # type: ignore[attr-defined]
         assert entry["state"] == "warm" and entry["tokens"] > 0 and entry["place"] == "bank/transfer.py:5"
+        # what it computed: the stable segments (nothing was cached yet) and the code, counted apart
+        assert status["prefilled_tokens"] > status["prefilled_code_tokens"] >= entry["tokens"] > 0
         assert [s.state for c, s in seen if c == "editor-1"] == ["computing", "warm"]
         assert seen[-1][1].path == "bank/transfer.py" and "warm for transfer.py" in seen[-1][1].text
         # the same place again (the cursor moved two lines): nothing new to do
