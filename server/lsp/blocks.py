@@ -49,6 +49,13 @@ def _edit_json(root: str, edit: ProposedEdit) -> dict[str, Any]:
             "newText": edit.new_text}
 
 
+def _already_in(block: str, text: str) -> bool:
+    """The block's lines (blank lines and trailing spaces aside) are a run of the file's lines, as they are."""
+    lines = [line.rstrip() for line in block.splitlines() if line.strip()]
+    have = [line.rstrip() for line in text.splitlines() if line.strip()]
+    return bool(lines) and any(have[i:i + len(lines)] == lines for i in range(len(have) - len(lines) + 1))
+
+
 async def resolve_block(ls: ContenoxLanguageServer, params: Any) -> dict[str, Any]:
     """``{uri?, text, heading?, question?, lang?, path?}`` -> ``{edits, problems, notes, candidates, named,
     wholeFile}``: the per-file changes applying the block makes (nothing is written), why it made none, and
@@ -90,6 +97,8 @@ async def resolve_block(ls: ContenoxLanguageServer, params: Any) -> dict[str, An
             if edit is not None and (ours is None or ours.new_text != edit.new_text):
                 # the whole file as written (top-level statements too), the other files' diffs (a rename) kept
                 edits, whole = [edit, *(e for e in edits if e.path != named)], True
+            elif edit is None and not edits and current is not None and _already_in(text, current):
+                problems.append(f"the block repeats code {named} already has, as it is: nothing to change")
             elif edit is None and not edits and current is not None:
                 problems.append(f"the block is not the whole of {named} and replaces none of its definitions: "
                                 "select the lines it replaces")

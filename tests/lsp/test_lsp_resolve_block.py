@@ -92,6 +92,9 @@ async def test_whole_file_only_when_the_block_is_one(conn: tuple[RpcPeer, FakeNo
     snippet = await _resolve(peer, text="x = 2\ny = 3\n", heading="util.py")
     assert snippet["edits"] == [] and snippet["wholeFile"] is False
     assert any("not the whole of util.py" in p for p in snippet["problems"])
+    same = await _resolve(peer, text="def helper(x):\n    return x + 1\n", heading="util.py")  # what the file holds
+    assert same["edits"] == [] and same["problems"] == [
+        "the block repeats code util.py already has, as it is: nothing to change"]
     whole = UTIL.replace("return helper(2)", "return helper(3)") + "\n\nLIMIT = 10\n"
     result = await _resolve(peer, text=whole, heading="util.py")
     assert result["wholeFile"] is True and result["edits"][0]["newText"] == whole
