@@ -328,7 +328,7 @@ class VerifyJob:
         if key in self._checked:  # the same change as an earlier candidate: its result stands
             seen = self._checked[key]
             result = msgspec.structs.replace(seen, index=index, round=draft.round, sampled=draft.sampled,
-                                             constrained=draft.constrained, decode_s=base.decode_s,
+                                             constrained=draft.constrained, arm=draft.arm, decode_s=base.decode_s,
                                              tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens,
                                              check_s=0.0)
             return _Tried(result=result, draft=draft, edits=edits)

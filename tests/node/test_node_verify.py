@@ -107,6 +107,7 @@ async def test_the_passing_candidate_is_offered_and_the_user_files_are_untouched
     assert [c.outcome for c in report.candidates] == ["failed", "passed", "no_edit", "failed"]
     assert report.chosen == 2 and report.rounds == 0
     assert report.candidates[3].check_s == 0.0  # the same change as candidate 1: not run again
+    assert [c.arm for c in report.candidates] == ["turn"] * 4
     assert [e.path for e in outcome.edits.edits] == ["util.py"]
     assert "+    return x + 1" in outcome.edits.diff
     assert outcome.text.startswith("helper is off by one.") and "x + 1" in outcome.text  # the prose kept
@@ -142,6 +143,7 @@ async def test_a_repair_round_extends_the_turn_with_the_failing_output(
     assert report is not None and report.status == "passed"
     assert report.rounds == 1 and report.chosen == 6
     assert [c.round for c in report.candidates] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert [c.arm for c in report.candidates] == ["turn"] * 4 + ["repair"] * 4
     repair = script.requests[3]
     assert repair["sampling"] is None  # the round's greedy answer
     turn_prompt = script.prompts[0]
