@@ -94,8 +94,11 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
             span = _span(locate, function, path, line or None)
             if not text or not span:
                 continue
-            body = "\n".join(text.splitlines()[span[0] - 1:span[1]])
-            for name in dict.fromkeys(_CALL.findall(body)):
+            lines = text.splitlines()
+            body = "\n".join(lines[span[0] - 1:span[1]])
+            failing = lines[line - 1] if span[0] <= line <= min(span[1], len(lines)) else ""
+            # what the failing line calls first (``assert signer.validate(signed)``), then the rest of the test
+            for name in dict.fromkeys([*_CALL.findall(failing), *_CALL.findall(body)]):
                 if name in _IGNORED or name == function:
                     continue
                 defs = [(p, a, b) for p, a, b in locate(name)

@@ -68,3 +68,14 @@ def test_the_function_grammar_starts_with_the_def_line_and_ends_with_the_fence()
     grammar = function_grammar("    def verify(self, value):   ")
     assert grammar.splitlines()[0] == 'root ::= "```python\\n" "    def verify(self, value):\\n" body{0,120} "```"'
     assert 'body ::= ([^`\\n] [^\\n]*)? "\\n"' in grammar
+
+
+def test_what_the_failing_line_calls_comes_before_the_rest_of_the_test(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "signer.py").write_text("def sign(v):\n    return v\n\n\ndef validate(v):\n    return False\n")
+    (tmp_path / "tests" / "test_s.py").write_text(
+        "from signer import sign, validate\n\n\ndef test_keys():\n    signed = sign(1)\n    assert validate(signed)\n")
+    defs = {"sign": [("signer.py", 1, 2)], "validate": [("signer.py", 5, 6)], "test_keys": [("tests/test_s.py", 4, 6)]}
+    output = "tests/test_s.py:6: in test_keys\n    assert validate(signed)\nE   assert False\n"
+    found = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text(), limit=1)
+    assert [p.name for p in found] == ["validate"]  # not sign, which the test calls first
