@@ -7,14 +7,21 @@ from pathlib import Path
 
 import pytest
 
+from support import gitrepo
 from support.lsp_client import chat, start_window
-from support.lsp_e2e_kit import NodeHome, make_repo
+from support.lsp_e2e_kit import NodeHome
+
+# A workspace of its own: the node is shared with the other end-to-end tests, whose prompts must not find this
+# one's code in the cache (they measure their own prefill).
+FILES = {"util.py": 'def helper(x):\n    """Add one."""\n    return x + 1\n',
+         "main.py": "from util import helper\n\n\ndef run():\n    return helper(41)\n",
+         "report.py": "from main import run\n\n\ndef report():\n    return f'run gives {run()}'\n"}
 
 pytestmark = pytest.mark.slow
 
 
 async def test_focus_anticipates_and_the_question_finds_its_code_cached(node_home: NodeHome, tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = gitrepo.make_repo(tmp_path / "repo", FILES)
     client, rec = await start_window(repo, node_home.env)
     try:
         await chat(client, "chat-0", "Hello")  # the editor's first request loads the model
@@ -25,7 +32,8 @@ async def test_focus_anticipates_and_the_question_finds_its_code_cached(node_hom
         await rec.wait(lambda: any(a["state"] == "warm" for a in rec.anticipations))
         warm = [a for a in rec.anticipations if a["state"] == "warm"][-1]
         assert warm["uri"] == main_uri and warm["tokens"] > 0 and "warm for main.py" in warm["text"]
-        assert [a["state"] for a in rec.anticipations][:2] == ["computing", "warm"]
+        states = [a["state"] for a in rec.anticipations]
+        assert states[-1] == "warm" and set(states) <= {"computing", "warm"}  # computing first unless all cached
 
         result = await chat(client, "chat-1", "What does this function return?", thread="panel-a")
         anticipated = result["explain"]["anticipated"]
