@@ -261,6 +261,9 @@ class Anticipator:
         except ContenoxError as exc:  # a workspace problem: the question's turn will say it
             log.info("anticipation at %s not planned: %s", focus.place(), exc.message)
             return
+        except Exception:  # background work: never the node's failure, always in the log
+            log.exception("anticipation at %s not planned", focus.place())
+            return
         if planned is None:
             return
         plan, chunks = planned

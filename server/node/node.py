@@ -458,8 +458,8 @@ class Node:
                  final.finish_reason)
         await _emit(on_event, TurnEvent(kind="state", state="idle"))
         self._spawn(asyncio.to_thread(workspace.prepare), "node-prepare")  # the next turn's index, off its path
-        if focus is not None and focus.thread in ("", request.thread):
-            self.anticipator.again(state)  # the thread grew: the place's code, after the new prefix
+        if focus is not None:  # the turn took (or stopped) the place's anticipation: again, after the new prefix
+            self.anticipator.again(state)
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain,
                            files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids),
                            edits=edits, tool_steps=len(steps) if verification is None else 0,
