@@ -11,6 +11,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from support import gitrepo
 from support.lsp_client import chat, plain, request, start_window
 from support.lsp_e2e_kit import NodeHome, make_repo
 
@@ -18,7 +19,9 @@ pytestmark = pytest.mark.slow
 
 
 async def test_lsp_hover_code_action_chat_cache_status_and_cancel(node_home: NodeHome, tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
+    # the tiny app plus a file of its own: the shared node anticipated the tiny app's code for earlier tests (an ACP
+    # answer's cited file), and this test measures its own prefill's progress
+    repo = gitrepo.make_repo(tmp_path / "repo", {**gitrepo.TINY_APP, "notes.py": "NOTES = 'the lsp e2e test'\n"})
     client, rec = await start_window(repo, node_home.env)
     try:
         main_uri = (repo / "main.py").as_uri()
