@@ -71,7 +71,7 @@ from contenox.workspace import rename_identifier
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from contenox.planner import Chunk, Explain, TurnPlan
+    from contenox.planner import Chunk, Explain, Planner, TurnPlan
     from contenox.runtime_ov import EngineLike, FinalEvent
     from contenox.verify import Verification
     from contenox.workspace import RelatedHit, SymbolInfo, Workspace
@@ -312,6 +312,14 @@ class Node:
         except asyncio.CancelledError:  # while queued, indexing or planning (the engine phase raises its own)
             raise Cancelled("turn cancelled", workspace=str(state.root)) from None
 
+    def _planner(self, state: WorkspaceState, engine: EngineLike) -> Planner:
+        """The workspace's planner, made on first use (with the loaded model's tokenizer)."""
+        if state.planner is None:
+            state.planner = backend.make_planner(self.config, engine,
+                                                 self.config.state_dir / "workspaces" / state.key)
+            state.reconcile_turns(state.planner.turns)
+        return state.planner
+
     async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
                         on_event: EventCallback | None, commands: CommandHost | None = None) -> TurnOutcome:
         from contenox.planner import build_inputs
@@ -319,11 +327,7 @@ class Node:
 
         engine = await self.engine()
         workspace, reasons = await self._index(state, on_event)
-        if state.planner is None:
-            state.planner = backend.make_planner(self.config, engine,
-                                                 self.config.state_dir / "workspaces" / state.key)
-            state.reconcile_turns(state.planner.turns)
-        planner = state.planner
+        planner = self._planner(state, engine)
         pins = list(state.record.pins)
         # files mentioned for this turn only are turn material (in its message, entered into the thread once), not
         # pins: a pin that comes and goes would change everything after the pins segment on the next turn
@@ -794,11 +798,7 @@ class Node:
             return None
         async with state.lock:  # no turn plans or refreshes the index meanwhile
             workspace, reasons = await self._index(state, None)
-            if state.planner is None:
-                state.planner = backend.make_planner(self.config, engine,
-                                                     self.config.state_dir / "workspaces" / state.key)
-                state.reconcile_turns(state.planner.turns)
-            planner = state.planner
+            planner = self._planner(state, engine)
             last = planner.last_manifest()
             thread = focus.thread or (last.thread if last is not None else "main")
             config = msgspec.structs.replace(self.config.planner, retrieval_tokens=self.config.anticipate.tokens)

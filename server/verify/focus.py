@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from contenox.verify.localize import _PYTEST, _PYTHON, frames, is_test_path
+from contenox.verify.localize import _PYTEST, _PYTHON, frames, is_test_path, printed_frames
 
 __all__ = ["FOCUS_SYSTEM", "Place", "failing_test_frames", "focus_prompt", "places"]
 
@@ -52,20 +52,9 @@ def failing_test_frames(output: str, root: Path) -> list[tuple[str, int, str]]:
     """(path, line, function) of the test frames a failing run shows, in order, each test once; pytest's summary
     lines (``FAILED tests/x.py::test_y``) name a test without a line (0)."""
     found: dict[tuple[str, str], tuple[str, int, str]] = {}
-    resolved = root.resolve()
-    for raw in output.splitlines():
-        match = _PYTEST.match(raw) or _PYTHON.match(raw) or _FAILED.match(raw)
-        if not match:
-            continue
-        path = Path(match.group("path"))
-        try:
-            rel = (path.resolve() if path.is_absolute() else (resolved / path).resolve()).relative_to(resolved)
-        except ValueError:
-            continue
-        text = rel.as_posix()
-        if is_test_path(text) and (resolved / rel).is_file():
-            line = int(match.group("line")) if "line" in match.groupdict() else 0
-            found.setdefault((text, match.group("func")), (text, line, match.group("func")))
+    for frame in printed_frames(output, root, (_PYTEST, _PYTHON, _FAILED)):
+        if is_test_path(frame.path):
+            found.setdefault((frame.path, frame.function), (frame.path, frame.line, frame.function))
     return list(found.values())
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-__all__ = ["Frame", "frames", "is_test_path"]
+__all__ = ["Frame", "frames", "is_test_path", "printed_frames"]
 
 _PYTEST = re.compile(r"^\s*(?P<path>[^\s:]+\.py):(?P<line>\d+): in (?P<func>[\w<>]+)")
 _PYTHON = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>]+)')
@@ -27,12 +27,14 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST.search(path))
 
 
-def frames(terminal: str, root: Path) -> list[Frame]:
-    """The workspace's non-test frames the terminal output shows, innermost (last printed) first, each once."""
+def printed_frames(output: str, root: Path, patterns: tuple[re.Pattern[str], ...] = (_PYTEST, _PYTHON, _NODE)
+                   ) -> list[Frame]:
+    """Every frame the output prints that is a file of the workspace, in printed order (a pattern without a
+    ``line`` group gives line 0; one without ``func``, ``<module>``)."""
     found: list[Frame] = []
     resolved = root.resolve()
-    for raw in terminal.splitlines():
-        match = _PYTEST.match(raw) or _PYTHON.match(raw) or _NODE.match(raw)
+    for raw in output.splitlines():
+        match = next((m for pattern in patterns if (m := pattern.match(raw))), None)
         if not match:
             continue
         path = Path(match.group("path"))
@@ -41,10 +43,18 @@ def frames(terminal: str, root: Path) -> list[Frame]:
         except ValueError:  # the standard library, site-packages: not the workspace's code
             continue
         text = rel.as_posix()
-        if is_test_path(text) or "site-packages" in text or not (resolved / rel).is_file():
+        if "site-packages" in text or not (resolved / rel).is_file():
             continue
-        found.append(Frame(path=text, line=int(match.group("line")), function=match.group("func") or "<module>"))
+        groups = match.groupdict()
+        found.append(Frame(path=text, line=int(groups["line"]) if groups.get("line") else 0,
+                           function=groups.get("func") or "<module>"))
+    return found
+
+
+def frames(terminal: str, root: Path) -> list[Frame]:
+    """The workspace's non-test frames the terminal output shows, innermost (last printed) first, each once."""
     unique: dict[tuple[str, str], Frame] = {}
-    for frame in reversed(found):
-        unique.setdefault((frame.path, frame.function), frame)
+    for frame in reversed(printed_frames(terminal, root)):
+        if not is_test_path(frame.path):
+            unique.setdefault((frame.path, frame.function), frame)
     return list(unique.values())

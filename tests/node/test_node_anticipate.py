@@ -4,7 +4,6 @@ the question, and the question's turn finds it cached, laid out first, byte for 
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from contenox.config import load_config
 from contenox.node import Node, TurnRequest
 from contenox.node.contract import AnticipationStatus
+from support import gitrepo
 from support.nodekit import write_config
 
 pytestmark = pytest.mark.slow
@@ -33,15 +33,7 @@ FILES = {
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-           "PATH": "/usr/bin:/bin"}
-    for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "bank"]):
-        subprocess.run(cmd, cwd=root, check=True, env=env)
-    return root
+    return gitrepo.make_repo(tmp_path / "repo", FILES)
 
 
 async def _settled(node: Node, timeout: float = 120.0) -> dict[str, object]:
