@@ -26,9 +26,9 @@ from contenox.bench.stats import spread
 from contenox.config import Config
 from contenox.errors import RepositoryError
 from contenox.planner.budget import trim_head
-from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateRequest, InstalledModel
+from contenox.runtime_ov import Engine, EngineLike, EngineOptions, FinalEvent, GenerateRequest, InstalledModel
 
-__all__ = ["replay_only", "run_replay"]
+__all__ = ["Replayer", "first_parent_commits", "replay_only", "replay_turns", "run_replay"]
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def _git(cwd: Path, *args: str) -> str:
     return proc.stdout
 
 
-def _commits(repo: Path, spec: str, limit: int) -> list[tuple[str, str]]:
+def first_parent_commits(repo: Path, spec: str, limit: int) -> list[tuple[str, str]]:
     """(sha, subject) of first-parent commits in ``spec`` that have a parent, oldest first."""
     lines = _git(repo, "rev-list", "--first-parent", "--reverse", "--parents", "--format=%s", spec).splitlines()
     out: list[tuple[str, str]] = []
@@ -73,8 +73,8 @@ def _changed_file(clone: Path) -> str:
     return ""
 
 
-class _Replayer:
-    def __init__(self, config: Config, engine: Engine, clone: Path, state_dir: Path, max_new: int,
+class Replayer:
+    def __init__(self, config: Config, engine: EngineLike, clone: Path, state_dir: Path, max_new: int,
                  floor: bool = True) -> None:
         from contenox.planner import Planner
         from contenox.planner.map_base import MapBase
@@ -119,7 +119,7 @@ class _Replayer:
         assert final is not None
         return final
 
-    def contenox_turn(self, sha: str, subject: str) -> ReplayTurn:
+    def contenox_turn(self, sha: str, subject: str, prompt: str = PROMPT) -> ReplayTurn:
         from contenox.planner import build_inputs, change_reasons
 
         events = self.ws.refresh()
@@ -129,7 +129,7 @@ class _Replayer:
         def count(text: str) -> int:
             return len(self.engine.tokenizer.encode(text))
 
-        inputs = build_inputs(self.config.planner, self.ws, count, root=self.clone, prompt=PROMPT,
+        inputs = build_inputs(self.config.planner, self.ws, count, root=self.clone, prompt=prompt,
                               selection=selection, pins=(), terminal="", thread="replay",
                               reasons=change_reasons(events), map_base=self.map_base)
         plan = self.planner.plan(inputs, predict_cached=self.engine.predict_cached)
@@ -156,7 +156,8 @@ class _Replayer:
             changed_segments=[s.kind for s in segs if s.invalidated_by],
             segment_tokens={s.kind: s.tokens for s in segs}, reusable_tokens=reusable,
             reuse_efficiency=round(min(cached, reusable) / reusable, 4) if reusable else None,
-            floor_ttft_ms=round(floor.metrics.ttft_ms, 1) if floor is not None else None)
+            floor_ttft_ms=round(floor.metrics.ttft_ms, 1) if floor is not None else None,
+            cache_evidence=m.cache_evidence, server_cached_tokens=m.server_cached_tokens)
 
     def naive_turn(self, sha: str, subject: str) -> ReplayTurn:
         prompts = self.planner.prompts
@@ -206,7 +207,8 @@ class _Replayer:
             predicted_recomputed_tokens=m.prompt_tokens - predicted,
             measured_recomputed_tokens=m.measured_recomputed_tokens,
             cached_share=round(predicted / m.prompt_tokens, 4), ttft_ms=round(m.ttft_ms, 1), changed_segments=[],
-            segment_tokens={"messages": 2 + 2 * len(history)})
+            segment_tokens={"messages": 2 + 2 * len(history)}, cache_evidence=m.cache_evidence,
+            server_cached_tokens=m.server_cached_tokens)
 
 
 def _mean(values: list[float]) -> float:
@@ -234,11 +236,12 @@ def _summary(ours: list[ReplayTurn], naive: list[ReplayTurn], chunk: int) -> Rep
         cached_share_ratio=round(o_share / n_share, 3) if n_share else 0.0, prediction_max_error_tokens=error)
 
 
-def run_replay(config: Config, engine: Engine, opts: ReplayOptions, *, say: Callable[[str], None] = log.info
-               ) -> ReplaySection:
-    """Replay ``opts.commits`` of ``opts.repo`` on ``engine``; the first commit warms both orderings up."""
+def replay_turns(config: Config, engine: EngineLike, opts: ReplayOptions, *, floor: bool = True,
+                 say: Callable[[str], None] = log.info) -> tuple[list[ReplayTurn], list[ReplayTurn]]:
+    """The contenox and naive turns of ``opts.commits`` of ``opts.repo`` on ``engine``, one pair per commit after
+    the first (which warms both orderings up). ``floor``: also measure each contenox turn's suffix-only floor."""
     repo = Path(opts.repo)
-    commits = _commits(repo, opts.commits, opts.max_turns + 1)
+    commits = first_parent_commits(repo, opts.commits, opts.max_turns + 1)
     if len(commits) < 2:
         raise RepositoryError(f"{opts.commits}: needs at least two commits with parents in {repo}")
     ours: list[ReplayTurn] = []
@@ -248,7 +251,7 @@ def run_replay(config: Config, engine: Engine, opts: ReplayOptions, *, say: Call
         subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(repo), str(clone)], check=True,
                        capture_output=True)
         _step(clone, commits[0][0])
-        r = _Replayer(config, engine, clone, Path(scratch) / "state", opts.max_new_tokens)
+        r = Replayer(config, engine, clone, Path(scratch) / "state", opts.max_new_tokens, floor=floor)
         r.contenox_turn(*commits[0])
         r.naive_turn(*commits[0])
         for sha, subject in commits[1:]:
@@ -259,7 +262,14 @@ def run_replay(config: Config, engine: Engine, opts: ReplayOptions, *, say: Call
             say(f"replay {sha[:8]} {subject[:40]!r}: contenox {ours[-1].ttft_ms:.0f} ms "
                 f"({ours[-1].cached_share:.0%} cached), naive {naive[-1].ttft_ms:.0f} ms "
                 f"({naive[-1].cached_share:.0%}) [{time.perf_counter() - started:.1f} s]")
-    return ReplaySection(repo=str(repo), commits=opts.commits, model=engine.model.name, contenox=ours, naive=naive,
+    return ours, naive
+
+
+def run_replay(config: Config, engine: Engine, opts: ReplayOptions, *, say: Callable[[str], None] = log.info
+               ) -> ReplaySection:
+    """Replay ``opts.commits`` of ``opts.repo`` on ``engine``; the first commit warms both orderings up."""
+    ours, naive = replay_turns(config, engine, opts, say=say)
+    return ReplaySection(repo=opts.repo, commits=opts.commits, model=engine.model.name, contenox=ours, naive=naive,
                          summary=_summary(ours, naive, engine.options.chunk_tokens))
 
 

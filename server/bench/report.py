@@ -174,6 +174,11 @@ class ReplayTurn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """contenox: measured cached tokens / reusable tokens (capped at 1)."""
     floor_ttft_ms: float | None = None
     """contenox: the turn's new tokens alone, prefilled with nothing cached (the suffix-only floor)."""
+    cache_evidence: str = "steps"
+    """Where ``measured_recomputed_tokens`` comes from (:class:`~contenox.runtime_ov.RequestMetrics`): the engine's
+    prefill steps, or a serving engine's own cached count ("server")."""
+    server_cached_tokens: int | None = None
+    """The cached prompt tokens a serving engine reported for this turn (None: not a serving engine, or none)."""
 
 
 class ReplaySummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -110,6 +110,10 @@ def main(config: Config, argv: list[str]) -> int:
         from contenox.bench.candidates import main as candidates
 
         return candidates(config, argv[1:])
+    if argv[:1] == ["remote"]:
+        from contenox.bench.remote import main as remote
+
+        return remote(config, argv[1:])
     if argv[:1] == ["engine-process"]:
         from contenox.bench.engine_process import main as engine_process
 

@@ -17,7 +17,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -61,6 +61,9 @@ class OpenAIStandin:
     length of a token-id prompt)."""
     replies: list[Reply] = field(default_factory=list)
     default: Reply = field(default_factory=Reply)
+    prefix_cache: bool = False
+    """Report a reply without its own ``cached_tokens`` as cached the longest prefix (in ids) this prompt shares
+    with any earlier one, as a server whose prefix cache holds everything it computed would."""
     requests: list[Recorded] = field(default_factory=list)
     disconnected: threading.Event = field(default_factory=threading.Event)
 
@@ -93,6 +96,21 @@ class OpenAIStandin:
         if isinstance(prompt, list):
             return len(prompt)
         return len(self.tokenize(prompt)) if self.tokenize else len(str(prompt).split())
+
+    def _cached(self, prompt: Any) -> int | None:
+        if not self.prefix_cache or not isinstance(prompt, list):
+            return None
+        best = 0
+        for earlier in self.completions()[:-1]:
+            seen = earlier.body.get("prompt")
+            if isinstance(seen, list):
+                n = 0
+                for a, b in zip(seen, prompt, strict=False):
+                    if a != b:
+                        break
+                    n += 1
+                best = max(best, n)
+        return best
 
     def _next(self) -> Reply:
         with self._lock:
@@ -140,6 +158,8 @@ class OpenAIStandin:
                                                "total_tokens": prompt_tokens + 1}})
                     return
                 reply = standin._next()
+                if reply.cached_tokens is None:
+                    reply = replace(reply, cached_tokens=standin._cached(body.get("prompt")))
                 if reply.status != 200:
                     headers = {"Retry-After": reply.retry_after} if reply.retry_after else {}
                     self._json(reply.status, {"error": {"message": reply.error, "type": "server_error",
