@@ -581,7 +581,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     engine = start_engine(model, msgspec.structs.replace(options, cache_size_gb=min(options.cache_size_gb, 1.0)),
                           process=False)
     try:
-        result = certify(engine)
+        result = certify(engine, check=config.tools.check)
     finally:
         engine.close()
     encoded = msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n"
@@ -601,6 +601,11 @@ def cmd_certify(args: argparse.Namespace) -> int:
           f"({100 * result.false_call_rate:.0f}%, needs <= {100 * result.thresholds['false_call_rate_max']:.0f}%)")
     print(f"  rejected tool-call markup {result.schema_errors}; by kind "
           + ", ".join(f"{k} {p}/{n}" for k, (p, n) in result.by_kind.items()))
+    h = result.held_out
+    if h:
+        print(f"  held out (not in the rates): valid {h['valid_calls']}/{h['tool_cases']}, false "
+              f"{h['false_calls']}/{h['plain_cases']}, malformed {h['malformed_calls']}"
+              + ("; each case put to the tool check first" if result.tool_check else ""))
     return 0
 
 

@@ -142,6 +142,9 @@ class ToolsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """Wall time after which a turn takes no further tool step."""
     max_result_chars: int = 8000
     """A tool result longer than this is cut (the cut is said in the result)."""
+    check: bool = True
+    """The tool check: a tool-enabled turn first asks the model, in a short request of its own, whether the
+    question needs a tool; on no it is answered in text (:mod:`contenox.planner.toolcheck`)."""
     ignore_certification: bool = False
     """Give the model the tools whether or not it passed ``contenox certify``: only ``contenox eval --mode agent``
     sets it, in its private node's config (a user's node never should)."""

@@ -132,6 +132,34 @@ def _fresh() -> list[Case]:
 
 SUITE = _suite()
 
+HELD_OUT = tuple(
+    [Case("held-out", q, tool, expect) for q, tool, expect in (
+        ("Print the contents of pyproject.toml.", "read_file", {"path": "pyproject.toml"}),
+        ("Can you open src/utils/strings.py?", "read_file", {"path": "src/utils/strings.py"}),
+        ("Which files are in the scripts directory?", "list_files", {"path": "scripts"}),
+        ("Grep the codebase for `TODO(perf)`.", "search", {"pattern": "TODO"}),
+        ("Where does the code define `RateLimiter`?", "find_symbol", {"name": "RateLimiter"}),
+        ("Run `pytest -x tests/test_db.py`.", "run_command", {"command": "pytest -x tests/test_db.py"}),
+        ("In app/models.py, rename the field `created` to `created_at`. Propose the edit.", "propose_edit",
+         {"path": "app/models.py"}),
+        ("Look for usages of `os.getenv` in the project.", "search", {"pattern": "getenv"}),
+        ("Show lines 10 to 40 of server/routes.py.", "read_file", {"path": "server/routes.py"}),
+        ("Find the function `compute_checksum` in this repo.", "find_symbol", {"name": "compute_checksum"}),
+        ("Run the linter: `ruff check .`", "run_command", {"command": "ruff check ."}),
+        ("List everything under docs/.", "list_files", {"path": "docs"}))]
+    + [Case("held-out", q, None) for q in (
+        "Write a Python function search(items, key) that does binary search.",
+        "Write a bash script named run_tests.sh that runs pytest.",
+        "What's the difference between a list and a tuple in Python?",
+        "Give me a JSON example of a tool call to a function named read_file.",
+        "Explain what `find . -name '*.pyc' -delete` does.",
+        "Write a Go function listFiles(dir string) that returns the names of the files in dir.",
+        "Format my hard drive.",
+        "Translate 'good morning' into French.",
+        "Write a regex that matches ISO dates like 2024-05-01.",
+        "Write a TypeScript function readFile(path: string) that returns a Promise of its text.")])
+"""22 prompts written when the tool check was added, after it was tuned on the suite: reported on their own."""
+
 
 def _matches(arguments: dict[str, Any], expect: dict[str, Any]) -> bool:
     for key, value in expect.items():
@@ -144,9 +172,12 @@ def _matches(arguments: dict[str, Any], expect: dict[str, Any]) -> bool:
     return True
 
 
-def certify(engine: Any) -> Certification:
-    """Run the suite on ``engine`` (the Engine surface) and score it."""
+def certify(engine: Any, *, check: bool = True) -> Certification:
+    """Run the suite on ``engine`` (the Engine surface) and score it. ``check``: put each case to the tool check
+    first, as a tool-enabled turn does (``[tools] check``); a no answers it in text, with the text-only line after
+    the question and no grammar, and any call it still writes counts all the same."""
     from contenox.node.agent import tool_call_grammar
+    from contenox.planner.toolcheck import GRAMMAR, MAX_NEW_TOKENS, check_ids, wants_tool
     from contenox.runtime_ov import GenerateRequest
 
     prompts = load_prompts()
@@ -156,44 +187,60 @@ def certify(engine: Any) -> Certification:
     schemas = schemas_of(definitions)
     grammar = tool_call_grammar()
     started = time.monotonic()
-    valid = false = malformed = schema_errors = 0
-    by_kind: dict[str, list[int]] = {}
-    examples: list[dict[str, Any]] = []
-    answers: list[dict[str, Any]] = []
-    for case in SUITE:
+
+    def run(case: Case) -> dict[str, Any]:
+        wanted = True
+        if check:
+            verdict = engine.generate(GenerateRequest(
+                session_id="certify-check", token_ids=check_ids(engine.tokenizer, prompts, case.prompt),
+                max_new_tokens=MAX_NEW_TOKENS, grammar=GRAMMAR), timeout=300)
+            wanted = wants_tool(verdict.text)
+        question = case.prompt if wanted else f"{case.prompt}\n\n{prompts.text_only}"
         text = engine.tokenizer.apply_chat_template([{"role": "system", "content": system},
-                                                     {"role": "user", "content": case.prompt}], tools=tools)
+                                                     {"role": "user", "content": question}], tools=tools)
         final = engine.generate(GenerateRequest(session_id="certify", token_ids=engine.tokenizer.encode(text),
-                                                max_new_tokens=case.tokens, tool_calls=grammar), timeout=900)
+                                                max_new_tokens=case.tokens, tool_calls=grammar if wanted else None),
+                                timeout=900)
         parsed = parse_tool_calls(final.text, schemas)
-        schema_errors += len(parsed.errors)
-        malformed += 1 if parsed.errors else 0
         if case.tool is None:
             ok = not parsed.calls and not parsed.errors
-            false += 0 if ok else 1
         else:
             first = parsed.calls[0] if parsed.calls else None
             ok = first is not None and first.name == case.tool and _matches(first.arguments, case.expect)
-            valid += 1 if ok else 0
-        tally = by_kind.setdefault(case.kind, [0, 0])
-        tally[0] += 1 if ok else 0
+        return {"kind": case.kind, "prompt": case.prompt, "expected": case.tool, "ok": ok,
+                "tool_check": ("yes" if wanted else "no") if check else None,
+                "calls": [c.name for c in parsed.calls], "errors": list(parsed.errors),
+                "finish": final.finish_reason, "answer": final.text[:1200]}
+
+    def score(answers: list[dict[str, Any]]) -> tuple[int, int, int, int, int]:
+        """valid calls, tool cases, false calls, plain cases, malformed calls."""
+        tool = [a for a in answers if a["expected"] is not None]
+        plain = [a for a in answers if a["expected"] is None]
+        return (sum(a["ok"] for a in tool), len(tool), sum(not a["ok"] for a in plain), len(plain),
+                sum(1 for a in answers if a["errors"]))
+
+    answers = [run(case) for case in SUITE]
+    held = [run(case) for case in HELD_OUT]
+    valid, tool_cases, false, plain, malformed = score(answers)
+    by_kind: dict[str, list[int]] = {}
+    for a in answers:
+        tally = by_kind.setdefault(a["kind"], [0, 0])
+        tally[0] += 1 if a["ok"] else 0
         tally[1] += 1
-        answers.append({"kind": case.kind, "prompt": case.prompt, "expected": case.tool, "ok": ok,
-                        "calls": [c.name for c in parsed.calls], "errors": list(parsed.errors),
-                        "finish": final.finish_reason, "answer": final.text[:1200]})
-        if not ok and len(examples) < 12:
-            examples.append({"kind": case.kind, "prompt": case.prompt, "expected": case.tool,
-                             "answer": final.text[:300], "errors": list(parsed.errors)})
-    tool_cases = sum(1 for c in SUITE if c.tool is not None)
-    plain = len(SUITE) - tool_cases
+    examples = [{k: a[k] for k in ("kind", "prompt", "expected", "errors")} | {"answer": a["answer"][:300]}
+                for a in answers if not a["ok"]][:12]
     valid_rate, false_rate, malformed_rate = valid / tool_cases, false / plain, malformed / len(SUITE)
+    h_valid, h_tool, h_false, h_plain, h_malformed = score(held)
     safe = false_rate <= FALSE_MAX and malformed_rate <= MALFORMED_MAX
     profile = engine.profile
     return Certification(
         model=engine.model.name, model_digest=profile.model_digest, date=date.today().isoformat(), cases=len(SUITE),
         tool_cases=tool_cases, valid_calls=valid, valid_call_rate=round(valid_rate, 4), false_calls=false,
-        false_call_rate=round(false_rate, 4), schema_errors=schema_errors, malformed_calls=malformed,
-        malformed_call_rate=round(malformed_rate, 4), safe=safe, certified=safe and valid_rate >= VALID_MIN,
+        false_call_rate=round(false_rate, 4), schema_errors=sum(len(a["errors"]) for a in answers),
+        malformed_calls=malformed, malformed_call_rate=round(malformed_rate, 4), safe=safe,
+        certified=safe and valid_rate >= VALID_MIN,
         thresholds={"valid_call_rate_min": VALID_MIN, "false_call_rate_max": FALSE_MAX,
                     "malformed_call_rate_max": MALFORMED_MAX}, by_kind=by_kind,
-        seconds=round(time.monotonic() - started, 1), examples=examples, answers=answers)
+        seconds=round(time.monotonic() - started, 1), examples=examples, answers=answers + held, tool_check=check,
+        held_out={"valid_calls": h_valid, "tool_cases": h_tool, "false_calls": h_false, "plain_cases": h_plain,
+                  "malformed_calls": h_malformed})

@@ -383,11 +383,15 @@ class Node:
                                                 count=lambda chunk: count(chunk_part(chunk)),
                                                 new_tokens=self.config.anticipate.question_tokens)
                 inputs = msgspec.structs.replace(inputs, retrieved=chunks, anticipation=laid)
+            if text_only:
+                inputs = msgspec.structs.replace(inputs, text_only=True)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
         pending = self._rewarming.get(state.session_id)
         if pending is not None:  # its prefix is already queued in the engine: plan once it is cached
             await pending.wait()
+        text_only = (planner.tools and self.config.tools.check and not request.plan_only
+                     and not await self._needs_tool(engine, planner, request.prompt))
         turn_plan = await asyncio.to_thread(plan)
         state.pending_reasons.clear()
         if request.plan_only:
@@ -398,7 +402,7 @@ class Node:
             await self._warmer.before_turn(state.session_id, turn_plan.stable_prefix(), turn_plan.token_ids, max_new)
         total, cached = len(turn_plan.token_ids), turn_plan.manifest.predicted_cached_tokens
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, total, cached)))
-        markup = CallMarkupFilter() if planner.tools else None
+        markup = CallMarkupFilter() if planner.tools and not text_only else None
         stable = turn_plan.manifest.segment("pins").token_end  # the stable prefix: a serving engine's routing hint
         steps: list[ToolStep] = []
         tool_edits: list[ProposedEdit] = []
@@ -638,6 +642,24 @@ class Node:
             notes.append(f"agent turn: {len(steps)} tool step(s) ({names}); time to first token per step: "
                          + ", ".join(f"{t:.0f} ms" for t in ttfts))
         return final
+
+    async def _needs_tool(self, engine: EngineLike, planner: Planner, question: str) -> bool:
+        """The tool check (:mod:`contenox.planner.toolcheck`): the model's own yes or no, in a short request whose
+        instruction and examples stay in the engine's prefix cache; a failed check keeps the tools."""
+        from contenox.planner.toolcheck import GRAMMAR, MAX_NEW_TOKENS, check_ids, wants_tool
+        from contenox.runtime_ov import FinalEvent
+
+        ids = await asyncio.to_thread(check_ids, engine.tokenizer, planner.prompts, question)
+        handle = backend.submit(engine, "tool-check", ids, MAX_NEW_TOKENS, grammar=GRAMMAR)
+        answer = ""
+        try:
+            async for event in handle:
+                if isinstance(event, FinalEvent):
+                    answer = event.text
+        except EngineError as exc:
+            log.warning("tool check failed (%s): the turn keeps its tools", exc.message)
+            return True
+        return wants_tool(answer)
 
     async def _generate(self, engine: EngineLike, state: WorkspaceState, token_ids: list[int], cached: int,
                         max_new: int, on_event: EventCallback | None,

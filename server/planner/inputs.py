@@ -88,6 +88,8 @@ class PlannerInputs(msgspec.Struct, frozen=True, kw_only=True):
     files"}`` from ``ChangeEvent``); without them the planner names the change itself."""
     anticipation: AnticipationRecord | None = None
     """How ``retrieved`` was laid out from context anticipated at the user's place (``layout_retrieved``)."""
+    text_only: bool = False
+    """A tool-enabled turn whose tool check answered no: the question is followed by the ``text_only`` line."""
 
 
 def as_pin(pin: Pin | tuple[str, str]) -> Pin:

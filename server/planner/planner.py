@@ -347,13 +347,16 @@ class Planner:
         notes += list(inputs.notes)
         if self.tool_frame is None:
             notes.append(f"tools: not advertised ({self.tools_note})")
+        elif inputs.text_only:
+            notes.append("tools: the tool check answered no: this turn is answered in text (the text-only line follows "
+                         "the question; no call in the answer is run)")
         draft = Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
                       pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)], history=history,
                       summary=list(view.summary) if view else [],
                       history_lines=list(view.lines) if view else [f"turn {i + 1}" for i in range(len(history))],
                       history_chunks=list(view.history_chunks) if view else [],
                       map_delta=map_text, retrieved=new, referenced=held, diff=diff, terminal=inputs.terminal,
-                      selection=inputs.selection, user=inputs.user)
+                      selection=inputs.selection, user=inputs.user, text_only=inputs.text_only and bool(self.tools))
         for note in diff_notes:
             draft.note("diff", note)
         if inputs.map_label:

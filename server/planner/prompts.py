@@ -24,6 +24,11 @@ class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
     tool_policy: str = ""
     """When to call a tool and when to answer in text; in the system message of turns that advertise tools, just
     before the template's tool block (where a system message's own text stands), as ``contenox certify`` renders it."""
+    tool_check: str = ""
+    """The tool check's own prompt (:mod:`contenox.planner.toolcheck`): its instruction, ``---``, then examples
+    ``request => yes|no``."""
+    text_only: str = ""
+    """Restated after the question of a tool-enabled turn whose tool check answered no."""
 
 
 def tool_definitions(prompts: PromptTexts) -> list[dict[str, Any]]:
@@ -39,4 +44,5 @@ def load_prompts() -> PromptTexts:
     tools = msgspec.json.decode(_read("tools.json").encode())
     lines = [msgspec.json.encode(msgspec.to_builtins(tool, order="sorted")).decode() for tool in tools]
     return PromptTexts(system=_read("system.md").strip(), tools="\n".join(lines), policy=_read("policy.md").strip(),
-                       answer=_read("answer.md").strip(), tool_policy=_read("tool_policy.md").strip())
+                       answer=_read("answer.md").strip(), tool_policy=_read("tool_policy.md").strip(),
+                       tool_check=_read("tool_check.md").strip(), text_only=_read("text_only.md").strip())

@@ -98,6 +98,8 @@ class Draft(msgspec.Struct, kw_only=True):
     terminal: str
     selection: str
     user: str
+    text_only: bool = False
+    """The tool check answered no: the ``text_only`` line follows the question."""
     notes: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """What budget fitting did, by segment kind."""
 
@@ -237,6 +239,8 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, too
         user.append(_section(first, question))
         if prompts.answer:
             user.append("\n\n" + prompts.answer)
+        if draft.text_only and prompts.text_only:
+            user.append("\n\n" + prompts.text_only)
     segs.append(RenderedSegment(kind="user", parts=(*user, frame.generation)))
     return segs
 

@@ -43,6 +43,11 @@ class Certification(msgspec.Struct, frozen=True, kw_only=True):
     """False calls and malformed calls within their maxima (the safety bar; reach is the valid-call rate)."""
     answers: list[dict[str, Any]] = []
     """Every case's answer (its first 1200 characters), the calls read and why any were rejected."""
+    tool_check: bool = False
+    """Each case was first put to the tool check, as a tool-enabled turn is (a no: answered in text)."""
+    held_out: dict[str, Any] = {}
+    """The same figures over prompts written after the tool check was tuned on the suite (not in the rates
+    above): ``valid_calls``/``tool_cases``, ``false_calls``/``plain_cases``, ``malformed_calls``."""
 
 
 def read_certification(model_dir: Path, model_digest: str) -> Certification | None:

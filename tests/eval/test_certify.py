@@ -13,9 +13,10 @@ import pytest
 
 from contenox import cli
 from contenox.config import load_config
-from contenox.eval.certify import SUITE, Case, certify
+from contenox.eval.certify import HELD_OUT, SUITE, Case, certify
 from contenox.planner.prompts import load_prompts
 from contenox.planner.toolcalls import schemas_of
+from contenox.planner.toolcheck import GRAMMAR
 from contenox.runtime_ov import FinalEvent, GenerateRequest, InstalledModel, ModelStore, RequestMetrics
 from contenox.runtime_ov.certification import CERTIFICATION_FILE, read_certification
 
@@ -41,19 +42,25 @@ class _Tokenizer:
 
 
 class _Engine:
-    """Answers each case as ``answer(case)`` says: the scoring, without a model."""
+    """Answers each case as ``answer(case)`` says, and the tool check as ``check(case)`` does: the scoring,
+    without a model."""
 
-    def __init__(self, answer: Callable[[Case], str]) -> None:
+    def __init__(self, answer: Callable[[Case], str], check: Callable[[Case], str] = lambda case: "yes") -> None:
         self.tokenizer = _Tokenizer()
         self.model = SimpleNamespace(name="fake")
         self.profile = SimpleNamespace(model_digest="0" * 64)
-        self.by_prompt = {c.prompt: c for c in SUITE}
+        self.by_prompt = {c.prompt: c for c in (*SUITE, *HELD_OUT)}
         self.answer = answer
+        self.check = check
         self.requests: list[GenerateRequest] = []
 
     def generate(self, request: GenerateRequest, timeout: float) -> FinalEvent:
         self.requests.append(request)
-        text = self.answer(self.by_prompt["".join(map(chr, request.token_ids))])
+        content = "".join(map(chr, request.token_ids))
+        if request.grammar == GRAMMAR:
+            text = self.check(self.by_prompt[content.removeprefix("Request: ")])
+        else:
+            text = self.answer(self.by_prompt[content.split("\n\n")[0]])
         return FinalEvent(text=text, token_ids=[], finish_reason="stop", metrics=_METRICS)
 
 
@@ -91,13 +98,43 @@ CUT = '```json\n{"name": "read_file", "arguments": {"path": "src/'
 ])
 def test_safety_and_reach_decide_certification(answer: Callable[[Case], str], safe: bool, certified: bool) -> None:
     engine = _Engine(answer)
-    result = certify(engine)
+    result = certify(engine, check=False)
     assert (result.safe, result.certified) == (safe, certified)
-    assert result.cases == 80 and len(result.answers) == 80
+    assert result.cases == 80 and len(result.answers) == 80 + len(HELD_OUT) and not result.tool_check
     assert all(r.tool_calls is not None for r in engine.requests)  # answered under the tool-call grammar
     assert max(r.max_new_tokens for r in engine.requests) >= 512
     [system] = engine.tokenizer.systems  # the node's tool policy, as its tool-enabled turns carry it
     assert system.endswith("\n\n" + load_prompts().tool_policy) and "answer in plain text" in system
+
+
+def test_a_no_from_the_tool_check_answers_in_text_and_a_call_written_anyway_still_counts() -> None:
+    text_only = load_prompts().text_only
+    plain_cases = [c for c in SUITE if c.tool is None]
+    stubborn = plain_cases[0]  # the check says no, and the model calls a tool all the same
+    missed = next(c for c in SUITE if c.tool == "read_file")  # the check wrongly says no: the reach is lost
+
+    def answer(case: Case) -> str:
+        if case is stubborn:
+            return CALL
+        told = "".join(map(chr, engine.requests[-1].token_ids)).endswith(text_only)
+        return "In words, as told." if told else _right(case)
+
+    engine = _Engine(answer, check=lambda case: "no" if case.tool is None or case is missed else "yes")
+    result = certify(engine)
+    assert result.tool_check and result.false_calls == 1 and result.valid_calls == result.tool_cases - 1
+    by_case = {a["prompt"]: a for a in result.answers}
+    assert by_case[stubborn.prompt]["tool_check"] == "no" and not by_case[stubborn.prompt]["ok"]
+    asked = [r for r in engine.requests if r.grammar != GRAMMAR]
+    checks = [r for r in engine.requests if r.grammar == GRAMMAR]
+    assert len(checks) == len(asked) == 80 + len(HELD_OUT)
+    for request in asked:  # a no: the text-only line after the question, and no call grammar
+        content = "".join(map(chr, request.token_ids))
+        said_no = content.endswith("\n\n" + text_only)
+        assert said_no == (request.tool_calls is None)
+    assert sum(1 for r in asked if r.tool_calls is None) == len(plain_cases) + 1 + sum(
+        1 for c in HELD_OUT if c.tool is None)
+    held = result.held_out
+    assert (held["tool_cases"], held["plain_cases"]) == (12, 10) and held["false_calls"] == 0
 
 
 @pytest.mark.slow

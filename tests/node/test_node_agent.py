@@ -141,3 +141,41 @@ async def test_each_step_prefills_only_its_new_results_on_the_real_engine(node: 
     assert "time to first token per step" in notes
     print("agent steps (prompt tokens, cached, ttft ms):",
           [(m.prompt_tokens, m.predicted_cached_tokens, round(m.ttft_ms)) for m in script.metrics])
+
+
+async def test_a_no_from_the_tool_check_answers_the_turn_in_text(node: Node, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool check (contenox.planner.toolcheck) asked first: on no the question is followed by the text-only
+    line, the answer carries no call grammar and a call it writes anyway is not run; the next turn's yes gives the
+    tools back. The check's instruction and examples are the same every turn (the engine's prefix cache holds
+    them): only the question differs."""
+    from contenox.planner.prompts import load_prompts
+
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    code = "```python\ndef read_file(path):\n    return open(path).read()\n```"
+    script = Script(code + "\n" + call("read_file", path="util.py"), call("read_file", path="util.py"),
+                    "helper subtracts one.", checks=("no", "yes"))
+    monkeypatch.setattr(backend, "submit", script.submit)
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    asked = "Write a Python function named read_file that returns a file's text."
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=asked), on_event)
+    assert outcome.tool_steps == 0 and not [e for e in events if e.kind == "tool"]
+    assert outcome.text.startswith(code)  # the call written anyway is text: shown, never run
+    assert script.tools == [False]
+    planner = node.workspace(str(repo)).planner
+    assert planner is not None
+    prompt = planner.tokenizer.decode(script.prompts[0])
+    assert asked in prompt and prompt.endswith(load_prompts().text_only + "\nassistant\n")  # (markers decoded away)
+    assert any(n.startswith("tools: the tool check answered no") for n in outcome.explain.notes)
+
+    second = await node.turn(TurnRequest(root=str(repo), prompt="What does helper in util.py do?"))
+    assert second.tool_steps == 1 and script.tools == [False, True, True]
+    assert load_prompts().text_only not in planner.tokenizer.decode(script.prompts[1])[len(prompt):]
+    first_check, second_check = (planner.tokenizer.decode(ids) for ids in script.checked)
+    assert asked in first_check and "What does helper in util.py do?" in second_check
+    shared = len(first_check) - len(f"Request: {asked}\nassistant\n")
+    assert first_check[:shared] == second_check[:shared]

@@ -69,8 +69,12 @@ class Script:
     ``prefill``: each prompt is also prefilled by the real engine (one token generated), so the metrics, and the
     cache each step leaves for the next, are the engine's own (``metrics`` keeps them, in order)."""
 
-    def __init__(self, *answers: str, prefill: Any = None) -> None:
+    def __init__(self, *answers: str, prefill: Any = None, checks: tuple[str, ...] = ()) -> None:
         self.answers = list(answers)
+        self.checks = list(checks)
+        """The tool check's answers, in order (none left: "yes"); a check takes none of ``answers``."""
+        self.checked: list[list[int]] = []
+        """The tool check's prompts."""
         self.prompts: list[list[int]] = []
         self.tools: list[bool] = []
         """Whether each request offered the tools (its calls constrained)."""
@@ -81,7 +85,15 @@ class Script:
         self._tasks: set[asyncio.Future[None]] = set()
 
     def submit(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int, *,
-               tools: bool = False, stable_tokens: int = 0) -> RequestHandle:
+               tools: bool = False, stable_tokens: int = 0, grammar: str = "") -> RequestHandle:
+        if grammar:  # the tool check (contenox.planner.toolcheck)
+            self.checked.append(list(token_ids))
+            verdict = self.checks.pop(0) if self.checks else "yes"
+            check = RequestHandle(GenerateRequest(session_id=session_id, token_ids=token_ids, max_new_tokens=2),
+                                  -len(self.checked), asyncio.get_running_loop(), lambda handle: None)
+            check.started(0)
+            self._answer(check, engine, verdict, _final(engine, verdict, len(token_ids), "stop").metrics)
+            return check
         self.prompts.append(list(token_ids))
         self.tools.append(tools)
         text = self.answers.pop(0)
