@@ -156,7 +156,7 @@ def run_remote(config: Config, opts: ReplayOptions, *, say: Callable[[str], None
                 say(f"developer {name}: {d.prompt_tokens} prompt tokens, stable {d.stable_tokens}, server cached "
                     f"{d.server_cached_tokens} ({'-' if d.stable_cached_share is None else f'{d.stable_cached_share:.0%}'}"
                     f" of the stable prefix), TTFT {d.ttft_ms:.0f} ms")
-        ours, naive = replay_turns(config, engine, opts, floor=False, say=say)
+        ours, naive = replay_turns(config, engine, opts, floor=False, say=say, stopped=notes)
     finally:
         engine.close()
     if any(t.server_cached_tokens is None for t in ours + naive) or developers[1].server_cached_tokens is None:

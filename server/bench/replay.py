@@ -24,7 +24,7 @@ from contenox.bench.options import ReplayOptions
 from contenox.bench.report import ReplaySection, ReplaySummary, ReplayTurn
 from contenox.bench.stats import spread
 from contenox.config import Config
-from contenox.errors import RepositoryError
+from contenox.errors import ContenoxError, RepositoryError
 from contenox.planner.budget import trim_head
 from contenox.runtime_ov import Engine, EngineLike, EngineOptions, FinalEvent, GenerateRequest, InstalledModel
 
@@ -237,9 +237,12 @@ def _summary(ours: list[ReplayTurn], naive: list[ReplayTurn], chunk: int) -> Rep
 
 
 def replay_turns(config: Config, engine: EngineLike, opts: ReplayOptions, *, floor: bool = True,
-                 say: Callable[[str], None] = log.info) -> tuple[list[ReplayTurn], list[ReplayTurn]]:
+                 say: Callable[[str], None] = log.info, stopped: list[str] | None = None
+                 ) -> tuple[list[ReplayTurn], list[ReplayTurn]]:
     """The contenox and naive turns of ``opts.commits`` of ``opts.repo`` on ``engine``, one pair per commit after
-    the first (which warms both orderings up). ``floor``: also measure each contenox turn's suffix-only floor."""
+    the first (which warms both orderings up). ``floor``: also measure each contenox turn's suffix-only floor.
+    ``stopped``: a failed turn (a serving engine's refusal) ends the replay with the pairs so far, its error added
+    here, instead of raising."""
     repo = Path(opts.repo)
     commits = first_parent_commits(repo, opts.commits, opts.max_turns + 1)
     if len(commits) < 2:
@@ -257,8 +260,16 @@ def replay_turns(config: Config, engine: EngineLike, opts: ReplayOptions, *, flo
         for sha, subject in commits[1:]:
             started = time.perf_counter()
             _step(clone, sha)
-            ours.append(r.contenox_turn(sha, subject))
-            naive.append(r.naive_turn(sha, subject))
+            try:
+                pair = r.contenox_turn(sha, subject), r.naive_turn(sha, subject)
+            except ContenoxError as exc:
+                if stopped is None:
+                    raise
+                stopped.append(f"replay stopped at {sha[:8]} after {len(ours)} turn(s): {exc}")
+                say(stopped[-1])
+                break
+            ours.append(pair[0])
+            naive.append(pair[1])
             say(f"replay {sha[:8]} {subject[:40]!r}: contenox {ours[-1].ttft_ms:.0f} ms "
                 f"({ours[-1].cached_share:.0%} cached), naive {naive[-1].ttft_ms:.0f} ms "
                 f"({naive[-1].cached_share:.0%}) [{time.perf_counter() - started:.1f} s]")
