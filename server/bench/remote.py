@@ -187,6 +187,7 @@ def plot_remote(report: RemoteReport, path: Path) -> Path:
     xs = list(range(1, len(report.turns) + 1))
     left.plot(xs, [t.contenox_ttft_ms for t in report.turns], "o-", label="contenox")
     left.plot(xs, [t.naive_ttft_ms for t in report.turns], "s--", label="naive chat client")
+    left.set_xticks(xs)
     left.set_xlabel("replayed commit")
     left.set_ylabel("time to first token, ms")
     left.set_yscale("log")
@@ -200,6 +201,7 @@ def plot_remote(report: RemoteReport, path: Path) -> Path:
     if second is not None:
         right.axhline(second * 100, color="gray", linestyle=":",
                       label=f"2nd developer's first turn: {second:.0%} of the stable prefix")
+    right.set_xticks(xs)
     right.set_xlabel("replayed commit")
     right.set_ylabel("prompt tokens the server reported cached, %")
     right.set_ylim(0, 105)
@@ -245,13 +247,13 @@ def main(config: Config, argv: list[str]) -> int:
         return 1
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{report.date}-remote-{report.server_model or report.local_model}"
-    stem.with_suffix(".json").write_text(json.dumps(msgspec.to_builtins(report), indent=2) + "\n")
+    stem = f"{report.date}-remote-{report.server_model or report.local_model}"  # (a model name may hold dots)
+    (out / f"{stem}.json").write_text(json.dumps(msgspec.to_builtins(report), indent=2) + "\n")
     try:
-        plot_remote(report, stem.with_suffix(".png"))
+        plot_remote(report, out / f"{stem}.png")
     except ImportError:
         print("no plot: matplotlib is not installed (the bench extra)", file=sys.stderr)
-    print(stem.with_suffix(".json"))
+    print(out / f"{stem}.json")
     s = report.summary
     if s is not None:
         print(f"contenox TTFT median {s.contenox_ttft_ms.median:.0f} ms vs naive {s.naive_ttft_ms.median:.0f} ms "

@@ -69,11 +69,11 @@ def test_the_command_writes_the_report_and_names_a_missing_server(home: Path, re
     assert "no server" in capsys.readouterr().err
     out = tmp_path / "results"
     assert main(config, ["--repo", str(repo), "--commits", "HEAD~2..HEAD", "--max-turns", "1", "--max-new", "2",
-                         "--url", server.url, "--server-model", "team-coder", "--token-prompt",
+                         "--url", server.url, "--server-model", "team-coder-1.5b", "--token-prompt",
                          "--out", str(out)]) == 0
-    [written] = out.glob("*-remote-team-coder.json")
+    [written] = out.glob("*-remote-team-coder-1.5b.json")  # the dot in the name kept
     data = json.loads(written.read_text())
-    assert data["server_model"] == "team-coder" and len(data["turns"]) == 1
+    assert data["server_model"] == "team-coder-1.5b" and len(data["turns"]) == 1
     assert data["summary"]["second_developer_stable_share"] == 1.0
-    assert written.with_suffix(".png").stat().st_size > 1000
-    assert all(r.body["model"] == "team-coder" for r in server.completions())
+    assert (out / written.name.replace(".json", ".png")).stat().st_size > 1000
+    assert all(r.body["model"] == "team-coder-1.5b" for r in server.completions())
