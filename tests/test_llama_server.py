@@ -242,3 +242,45 @@ async def test_ask_zed_and_vscode_answer_over_llama_server(served_home: NodeHome
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_inline_completions_over_llama_server(fim_model: InstalledModel, tmp_path: Path) -> None:
+    """Inline completions send their FIM ids to the server (Qwen2.5-Coder-0.5B: SmolLM2 has no FIM tokens)."""
+    from lsprotocol import types
+
+    from support.gitrepo import TINY_APP
+    from support.gitrepo import make_repo as make_files
+    from support.lsp_client import request, start_window
+
+    binary = _binary()
+    assert binary is not None
+    server = LlamaServer(binary, fim_model.weights, tmp_path / "fim-server.log")
+    home = tmp_path / "fim-home"
+    (home / "models").mkdir(parents=True)
+    (home / "models" / fim_model.name).symlink_to(fim_model.path, target_is_directory=True)
+    (home / "config.toml").write_text(
+        f'[model]\ndefault = "{fim_model.name}"\n\n[engine]\nbackend = "openai"\nurl = "{server.url}"\n'
+        'token_prompt = true\n\n[node]\nidle_exit_s = 120\n\n[anticipate]\nenabled = false\n', encoding="utf-8")
+    node = NodeHome(home, Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp")))
+    main = 'from util import helper\n\n\ndef doubled(x: int) -> int:\n    """helper(x), twice."""\n    \n'
+    repo = make_files(tmp_path / "repo", {**TINY_APP, "main2.py": main})
+    client, _ = await start_window(repo, node.env)
+    try:
+        info = await request(client, "contenox/completionInfo", {})
+        assert info["available"] is True, info
+        uri = (repo / "main2.py").as_uri()
+        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=uri, language_id="python", version=1, text=main)))
+        position = types.Position(line=5, character=4)
+        result = await asyncio.wait_for(client.text_document_inline_completion_async(types.InlineCompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=position,
+            context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked))), 300)
+        assert isinstance(result, types.InlineCompletionList) and len(result.items) == 1
+        assert isinstance(result.items[0].insert_text, str) and result.items[0].insert_text.strip()
+        assert "<|fim" not in result.items[0].insert_text
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+        node.stop()
+        shutil.rmtree(node.runtime, ignore_errors=True)
+        server.close()

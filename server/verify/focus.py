@@ -63,9 +63,30 @@ def _span(locate: Locate, name: str, path: str, line: int | None = None) -> tupl
     return min(spans, key=lambda s: s[1] - s[0]) if spans else None
 
 
+def _add_called(found: dict[tuple[str, str], Place], names: list[str], caller: str, test: str, locate: Locate,
+                limit: int) -> list[Place]:
+    """The project's definitions of ``names`` (what ``caller`` calls) added to ``found`` up to ``limit``; the new
+    ones. A name defined in more than two places, only in tests, or not in the project, is passed over."""
+    added: list[Place] = []
+    for name in dict.fromkeys(names):
+        if len(found) >= limit:
+            break
+        if name in _IGNORED or name in (test, caller):
+            continue
+        defs = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES]
+        if not defs or len(defs) > 2:  # not the project's, or too ambiguous to guess
+            continue
+        for p, a, b in defs:  # (a method two classes define: both are candidates' places)
+            if (p, f"{name}@{a}") not in found:
+                found[(p, f"{name}@{a}")] = Place(path=p, name=name, start=a, end=b, why=f"called by {caller}")
+                added.append(found[(p, f"{name}@{a}")])
+    return added
+
+
 def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, limit: int = 2) -> list[Place]:
     """Where the fix may belong, most likely first: the failing run's innermost source frames (their function),
-    then the source definitions the failing tests call (a traceback that ends in the test's own assertion)."""
+    then the source definitions the failing tests call (a traceback that ends in the test's own assertion): what
+    the failing line calls, then what those call (one hop, their bodies below the def line), then the rest."""
     found: dict[tuple[str, str], Place] = {}
     for output, root in zip(outputs, roots, strict=True):
         for frame in frames(output, root):
@@ -86,19 +107,15 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
             lines = text.splitlines()
             body = "\n".join(lines[span[0] - 1:span[1]])
             failing = lines[line - 1] if span[0] <= line <= min(span[1], len(lines)) else ""
-            # what the failing line calls first (``assert signer.validate(signed)``), then the rest of the test
-            for name in dict.fromkeys([*_CALL.findall(failing), *_CALL.findall(body)]):
-                if name in _IGNORED or name == function:
-                    continue
-                defs = [(p, a, b) for p, a, b in locate(name)
-                        if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES]
-                if not defs or len(defs) > 2:  # not the project's, or too ambiguous to guess
-                    continue
-                for p, a, b in defs:  # (a method two classes define: both are candidates' places)
-                    found.setdefault((p, f"{name}@{a}"), Place(path=p, name=name, start=a, end=b,
-                                                               why=f"called by {function}"))
-                if len(found) >= limit:
-                    break
+
+            # what the failing line calls first (``assert signer.validate(signed)``), then what that calls in turn
+            # (the bug is often one call further: validate -> verify_signature), then the rest of the test
+            for called in _add_called(found, _CALL.findall(failing), function, function, locate, limit):
+                source = read(called.path)
+                if source:
+                    calls = _CALL.findall("\n".join(source.splitlines()[called.start:called.end]))
+                    _add_called(found, calls, called.name, function, locate, limit)
+            _add_called(found, _CALL.findall(body), function, function, locate, limit)
     return list(found.values())[:limit]
 
 

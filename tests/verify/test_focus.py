@@ -79,3 +79,22 @@ def test_what_the_failing_line_calls_comes_before_the_rest_of_the_test(tmp_path:
     output = "tests/test_s.py:6: in test_keys\n    assert validate(signed)\nE   assert False\n"
     found = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text(), limit=1)
     assert [p.name for p in found] == ["validate"]  # not sign, which the test calls first
+
+
+def test_what_the_called_function_calls_comes_next(tmp_path: Path) -> None:
+    """One hop further (its-bug-key-rotation: the test asserts validate, the bug is in verify_signature): what
+    the failing line's function calls comes before the rest of the test."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "signer.py").write_text(
+        "def sign(v):\n    return v\n\n\ndef validate(v):\n    return verify_signature(v) and len(v)\n\n\n"
+        "def verify_signature(v):\n    return False\n")
+    (tmp_path / "tests" / "test_s.py").write_text(
+        "from signer import sign, validate\n\n\ndef test_keys():\n    signed = sign(1)\n    assert validate(signed)\n")
+    defs = {"sign": [("signer.py", 1, 2)], "validate": [("signer.py", 5, 6)],
+            "verify_signature": [("signer.py", 9, 10)], "test_keys": [("tests/test_s.py", 4, 6)]}
+    output = "tests/test_s.py:6: in test_keys\n    assert validate(signed)\nE   assert False\n"
+    found = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text())
+    assert [(p.name, p.why) for p in found] == [("validate", "called by test_keys"),
+                                               ("verify_signature", "called by validate")]
+    three = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text(), limit=3)
+    assert [p.name for p in three] == ["validate", "verify_signature", "sign"]
