@@ -175,9 +175,10 @@ def _matches(arguments: dict[str, Any], expect: dict[str, Any]) -> bool:
 def certify(engine: Any, *, check: bool = True) -> Certification:
     """Run the suite on ``engine`` (the Engine surface) and score it. ``check``: put each case to the tool check
     first, as a tool-enabled turn does (``[tools] check``); a no answers it in text, with the text-only line after
-    the question and no grammar, and any call it still writes counts all the same."""
+    the question and the text-only grammar instead of the call grammar, and any call it still writes counts all the
+    same."""
     from contenox.node.agent import tool_call_grammar
-    from contenox.planner.toolcheck import GRAMMAR, MAX_NEW_TOKENS, check_ids, wants_tool
+    from contenox.planner.toolcheck import GRAMMAR, MAX_NEW_TOKENS, TEXT_ONLY_GRAMMAR, check_ids, wants_tool
     from contenox.runtime_ov import GenerateRequest
 
     prompts = load_prompts()
@@ -199,7 +200,8 @@ def certify(engine: Any, *, check: bool = True) -> Certification:
         text = engine.tokenizer.apply_chat_template([{"role": "system", "content": system},
                                                      {"role": "user", "content": question}], tools=tools)
         final = engine.generate(GenerateRequest(session_id="certify", token_ids=engine.tokenizer.encode(text),
-                                                max_new_tokens=case.tokens, tool_calls=grammar if wanted else None),
+                                                max_new_tokens=case.tokens, tool_calls=grammar if wanted else None,
+                                                grammar="" if wanted else TEXT_ONLY_GRAMMAR),
                                 timeout=900)
         parsed = parse_tool_calls(final.text, schemas)
         if case.tool is None:

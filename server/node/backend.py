@@ -36,17 +36,18 @@ def load_engine(config: Config) -> EngineLike:
 
 
 def submit(engine: EngineLike, session_id: str, token_ids: list[int], max_new_tokens: int, *,
-           tools: bool = False, stable_tokens: int = 0, grammar: str = "") -> RequestHandle:
+           tools: bool = False, stable_tokens: int = 0, grammar: str = "", report_prefill: bool = True
+           ) -> RequestHandle:
     """Submit an interactive request; the engine's RequestHandle. ``tools``: a turn that offers the node's tools,
     whose calls are generated under their schemas once one begins (:func:`contenox.node.agent.tool_call_grammar`).
     ``stable_tokens``: the plan's stable prefix length (a serving engine's routing hint; 0: unknown). ``grammar``:
-    the whole answer under it (the tool check's yes or no)."""
+    the whole answer under it (the tool check's yes or no, a text-only answer)."""
     from contenox.node.agent import tool_call_grammar
     from contenox.runtime_ov import GenerateRequest, Priority
 
     return engine.submit(GenerateRequest(session_id=session_id, token_ids=token_ids,
                                          max_new_tokens=max_new_tokens, priority=Priority.INTERACTIVE,
-                                         report_prefill=not grammar, tool_calls=tool_call_grammar() if tools else None,
+                                         report_prefill=report_prefill, tool_calls=tool_call_grammar() if tools else None,
                                          stable_tokens=stable_tokens, grammar=grammar))
 
 

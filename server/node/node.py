@@ -66,6 +66,7 @@ from contenox.planner.edits import (
 )
 from contenox.planner.journal import ToolStep
 from contenox.planner.segments import chunk_part
+from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR
 from contenox.workspace import rename_identifier
 
 if TYPE_CHECKING:
@@ -403,6 +404,7 @@ class Node:
         total, cached = len(turn_plan.token_ids), turn_plan.manifest.predicted_cached_tokens
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, total, cached)))
         markup = CallMarkupFilter() if planner.tools and not text_only else None
+        answer_grammar = TEXT_ONLY_GRAMMAR if text_only else ""
         stable = turn_plan.manifest.segment("pins").token_end  # the stable prefix: a serving engine's routing hint
         steps: list[ToolStep] = []
         tool_edits: list[ProposedEdit] = []
@@ -410,14 +412,14 @@ class Node:
         try:
             try:
                 final = await self._generate(engine, state, turn_plan.token_ids, cached, max_new, on_event, markup,
-                                             stable_tokens=stable)
+                                             stable_tokens=stable, grammar=answer_grammar)
             except _CrashedBeforeOutput as crashed:  # nothing reached the client: restart, resubmit once
                 log.warning("engine ended before turn output (%s); restarting it and resubmitting",
                             crashed.error.message)
                 engine = await self.engine()
                 try:
                     final = await self._generate(engine, state, turn_plan.token_ids, cached, max_new, on_event,
-                                                 markup, stable_tokens=stable)
+                                                 markup, stable_tokens=stable, grammar=answer_grammar)
                 except _CrashedBeforeOutput as again:
                     raise again.error from None
             measured = final.metrics  # the turn's own prompt: what explain-context accounts for
@@ -650,7 +652,7 @@ class Node:
         from contenox.runtime_ov import FinalEvent
 
         ids = await asyncio.to_thread(check_ids, engine.tokenizer, planner.prompts, question)
-        handle = backend.submit(engine, "tool-check", ids, MAX_NEW_TOKENS, grammar=GRAMMAR)
+        handle = backend.submit(engine, "tool-check", ids, MAX_NEW_TOKENS, grammar=GRAMMAR, report_prefill=False)
         answer = ""
         try:
             async for event in handle:
@@ -663,13 +665,15 @@ class Node:
 
     async def _generate(self, engine: EngineLike, state: WorkspaceState, token_ids: list[int], cached: int,
                         max_new: int, on_event: EventCallback | None,
-                        markup: CallMarkupFilter | None = None, stable_tokens: int = 0) -> FinalEvent:
-        """One answer; with ``markup`` (tools on), tool-call markup is kept out of the streamed text."""
+                        markup: CallMarkupFilter | None = None, stable_tokens: int = 0,
+                        grammar: str = "") -> FinalEvent:
+        """One answer; with ``markup`` (tools on), tool-call markup is kept out of the streamed text; ``grammar``:
+        the answer under it (a text-only turn's)."""
         from contenox.runtime_ov import FinalEvent, PrefillEvent
 
         try:
             handle = backend.submit(engine, state.session_id, list(token_ids), max_new, tools=markup is not None,
-                                    stable_tokens=stable_tokens)
+                                    stable_tokens=stable_tokens, grammar=grammar)
         except EngineCrashed as exc:
             raise _CrashedBeforeOutput(exc) from None
         guard = RepetitionGuard()

@@ -5,7 +5,9 @@ it; asked in a separate, short request whether the question needs a tool on this
 So a tool-enabled turn first asks that (:func:`check_ids`: the check's own instruction and examples, the same for
 every turn so the engine's prefix cache holds them, then the question; the answer is ``yes`` or ``no`` under
 :data:`GRAMMAR`, two tokens at most). On ``no`` the turn is answered in text: the question is followed by the
-``text_only`` line and no call the answer may still hold is run (``contenox certify`` counts it all the same).
+``text_only`` line, its answer may not open with a JSON object or a ```json block (:data:`TEXT_ONLY_GRAMMAR`:
+where small models put a call; prose, other code blocks and a JSON example after a line of text stay free), and no
+call the answer may still hold is run (``contenox certify`` counts it all the same).
 """
 
 from __future__ import annotations
@@ -13,10 +15,16 @@ from __future__ import annotations
 from contenox.planner.prompts import PromptTexts
 from contenox.planner.token_cache import TokenizerLike
 
-__all__ = ["GRAMMAR", "MAX_NEW_TOKENS", "check_ids", "wants_tool"]
+__all__ = ["GRAMMAR", "MAX_NEW_TOKENS", "TEXT_ONLY_GRAMMAR", "check_ids", "wants_tool"]
 
 GRAMMAR = 'root ::= "yes" | "no"'
 MAX_NEW_TOKENS = 2
+TEXT_ONLY_GRAMMAR = "\n".join([
+    "root ::= first rest",
+    'first ::= [^`{\\[ \\n] | "`" [^`] | "``" [^`] | "```" [^j\\n] | "```j" [^s] | "```js" [^o] | "```jso" [^n]',
+    "rest ::= [^\\x00]*",
+])
+"""A text-only answer: it may not begin with ``{``, ``[``, a blank, a bare fence or a ```json fence; the rest is free."""
 
 
 def _request(question: str) -> str:

@@ -16,7 +16,7 @@ from contenox.config import load_config
 from contenox.eval.certify import HELD_OUT, SUITE, Case, certify
 from contenox.planner.prompts import load_prompts
 from contenox.planner.toolcalls import schemas_of
-from contenox.planner.toolcheck import GRAMMAR
+from contenox.planner.toolcheck import GRAMMAR, TEXT_ONLY_GRAMMAR
 from contenox.runtime_ov import FinalEvent, GenerateRequest, InstalledModel, ModelStore, RequestMetrics
 from contenox.runtime_ov.certification import CERTIFICATION_FILE, read_certification
 
@@ -130,7 +130,7 @@ def test_a_no_from_the_tool_check_answers_in_text_and_a_call_written_anyway_stil
     for request in asked:  # a no: the text-only line after the question, and no call grammar
         content = "".join(map(chr, request.token_ids))
         said_no = content.endswith("\n\n" + text_only)
-        assert said_no == (request.tool_calls is None)
+        assert said_no == (request.tool_calls is None) == (request.grammar == TEXT_ONLY_GRAMMAR)
     assert sum(1 for r in asked if r.tool_calls is None) == len(plain_cases) + 1 + sum(
         1 for c in HELD_OUT if c.tool is None)
     held = result.held_out

@@ -166,6 +166,9 @@ async def test_a_no_from_the_tool_check_answers_the_turn_in_text(node: Node, tmp
     assert outcome.tool_steps == 0 and not [e for e in events if e.kind == "tool"]
     assert outcome.text.startswith(code)  # the call written anyway is text: shown, never run
     assert script.tools == [False]
+    from contenox.planner.toolcheck import GRAMMAR, TEXT_ONLY_GRAMMAR
+
+    assert script.grammars[:2] == [GRAMMAR, TEXT_ONLY_GRAMMAR]  # the check, then the answer: no call opening first
     planner = node.workspace(str(repo)).planner
     assert planner is not None
     prompt = planner.tokenizer.decode(script.prompts[0])
@@ -174,6 +177,7 @@ async def test_a_no_from_the_tool_check_answers_the_turn_in_text(node: Node, tmp
 
     second = await node.turn(TurnRequest(root=str(repo), prompt="What does helper in util.py do?"))
     assert second.tool_steps == 1 and script.tools == [False, True, True]
+    assert script.grammars[2:] == [GRAMMAR, "", ""]
     assert load_prompts().text_only not in planner.tokenizer.decode(script.prompts[1])[len(prompt):]
     first_check, second_check = (planner.tokenizer.decode(ids) for ids in script.checked)
     assert asked in first_check and "What does helper in util.py do?" in second_check

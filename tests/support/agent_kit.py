@@ -75,6 +75,8 @@ class Script:
         """The tool check's answers, in order (none left: "yes"); a check takes none of ``answers``."""
         self.checked: list[list[int]] = []
         """The tool check's prompts."""
+        self.grammars: list[str] = []
+        """The grammar of every request, the checks' included ("": none)."""
         self.prompts: list[list[int]] = []
         self.tools: list[bool] = []
         """Whether each request offered the tools (its calls constrained)."""
@@ -85,8 +87,12 @@ class Script:
         self._tasks: set[asyncio.Future[None]] = set()
 
     def submit(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int, *,
-               tools: bool = False, stable_tokens: int = 0, grammar: str = "") -> RequestHandle:
-        if grammar:  # the tool check (contenox.planner.toolcheck)
+               tools: bool = False, stable_tokens: int = 0, grammar: str = "", report_prefill: bool = True
+               ) -> RequestHandle:
+        from contenox.planner.toolcheck import GRAMMAR
+
+        self.grammars.append(grammar)
+        if grammar == GRAMMAR:  # the tool check (contenox.planner.toolcheck)
             self.checked.append(list(token_ids))
             verdict = self.checks.pop(0) if self.checks else "yes"
             check = RequestHandle(GenerateRequest(session_id=session_id, token_ids=token_ids, max_new_tokens=2),
