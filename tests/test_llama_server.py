@@ -1,10 +1,10 @@
 """Opt-in: the node over a real llama.cpp server (``[engine] backend = "openai"``).
 
 Runs when ``CONTENOX_LLAMA_SERVER`` names a ``llama-server`` binary, or ``scripts/llama-server`` has built one
-into ``.cache/llama-server/`` (a build from source takes 10-40 minutes on a small machine, so CI does not).
-The server serves the same SmolLM2-135M GGUF the node plans with: the engine surface streams, cancels and reads
-the server's cached-token counts; ``contenox ask``, a Zed (ACP) session and a VS Code (LSP) chat answer unchanged
-over it, and explain-context shows the server's own counts.
+into ``.cache/llama-server/`` (a build from source: about 8 minutes on 2 cores, which CI does not spend).
+The server serves the same GGUF the node plans with (SmolLM2-135M; Qwen2.5-Coder-0.5B for inline completions):
+the engine surface streams, cancels and reads the server's cached-token counts; ``contenox ask``, a Zed (ACP)
+session and a VS Code (LSP) chat answer unchanged over it, and explain-context shows the server's own counts.
 """
 
 from __future__ import annotations
