@@ -109,7 +109,9 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
             failing = lines[line - 1] if span[0] <= line <= min(span[1], len(lines)) else ""
 
             # what the failing line calls first (``assert signer.validate(signed)``), then what that calls in turn
-            # (the bug is often one call further: validate -> verify_signature), then the rest of the test
+            # (a bug often sits one call further than the assertion), then the rest of the test.
+            # Not yet: two hops (its-bug-key-rotation: validate -> unsign -> verify_signature, where validate
+            # and unsign are each defined twice and fill the places first)
             for called in _add_called(found, _CALL.findall(failing), function, function, locate, limit):
                 source = read(called.path)
                 if source:

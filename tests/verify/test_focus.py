@@ -82,8 +82,8 @@ def test_what_the_failing_line_calls_comes_before_the_rest_of_the_test(tmp_path:
 
 
 def test_what_the_called_function_calls_comes_next(tmp_path: Path) -> None:
-    """One hop further (its-bug-key-rotation: the test asserts validate, the bug is in verify_signature): what
-    the failing line's function calls comes before the rest of the test."""
+    """One hop further (the test asserts validate, the bug is in the verify_signature it calls): what the failing
+    line's function calls comes before the rest of the test."""
     (tmp_path / "tests").mkdir()
     (tmp_path / "signer.py").write_text(
         "def sign(v):\n    return v\n\n\ndef validate(v):\n    return verify_signature(v) and len(v)\n\n\n"
