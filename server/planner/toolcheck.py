@@ -15,7 +15,7 @@ from __future__ import annotations
 from contenox.planner.prompts import PromptTexts
 from contenox.planner.token_cache import TokenizerLike
 
-__all__ = ["GRAMMAR", "MAX_NEW_TOKENS", "TEXT_ONLY_GRAMMAR", "check_ids", "wants_tool"]
+__all__ = ["GRAMMAR", "MAX_NEW_TOKENS", "QUESTION_CHARS", "TEXT_ONLY_GRAMMAR", "check_ids", "wants_tool"]
 
 GRAMMAR = 'root ::= "yes" | "no"'
 MAX_NEW_TOKENS = 2
@@ -27,8 +27,16 @@ TEXT_ONLY_GRAMMAR = "\n".join([
 """A text-only answer: it may not begin with ``{``, ``[``, a blank, a bare fence or a ```json fence; the rest is free."""
 
 
+QUESTION_CHARS = 1200
+"""A longer question (pasted code, a log) is asked about by its first 800 and last 400 characters: the request's
+words are at its ends, and the check would otherwise prefill the whole of it a second time."""
+
+
 def _request(question: str) -> str:
-    return f"Request: {question.strip()}"
+    text = question.strip()
+    if len(text) > QUESTION_CHARS:
+        text = f"{text[:800]}\n[...]\n{text[-400:]}"
+    return f"Request: {text}"
 
 
 def check_ids(tokenizer: TokenizerLike, prompts: PromptTexts, question: str) -> list[int]:

@@ -19,6 +19,7 @@ import pytest
 
 from contenox.config import load_config
 from contenox.node import Node
+from contenox.planner.toolcheck import GRAMMAR
 from contenox.runtime_ov import (
     FinalEvent,
     GenerateRequest,
@@ -89,8 +90,6 @@ class Script:
     def submit(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int, *,
                tools: bool = False, stable_tokens: int = 0, grammar: str = "", report_prefill: bool = True
                ) -> RequestHandle:
-        from contenox.planner.toolcheck import GRAMMAR
-
         self.grammars.append(grammar)
         if grammar == GRAMMAR:  # the tool check (contenox.planner.toolcheck)
             self.checked.append(list(token_ids))
