@@ -234,7 +234,8 @@ def register(ls: ContenoxLanguageServer) -> None:
         thread = (param_str(params, "thread", required=False) if params is not None else None) or PANEL_THREAD
         exchanges = await node.history(root_for(ls, uri), thread)
         return [{"turn": e.turn, "user": e.user, "answer": e.answer,
-                 "explain": e.explain.to_json() if e.explain is not None else None} for e in exchanges]
+                 "explain": e.explain.to_json() if e.explain is not None else None,
+                 **({"finishReason": e.finish_reason} if e.finish_reason else {})} for e in exchanges]
 
     @ls.feature("contenox/pins")
     @translated

@@ -167,6 +167,8 @@ class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     answer: str
     explain: Explain | None = None
     """The turn's explain-context as recorded (a panel restored after a reload shows its summary again)."""
+    finish_reason: str = ""
+    """How the answer ended as recorded (``length``, ``repetition``, ...; empty when not known)."""
 
 
 class ThreadInfo(msgspec.Struct, frozen=True, kw_only=True):

@@ -444,7 +444,8 @@ class Node:
         citations = await asyncio.to_thread(check_citations, final.text, workspace)
         if tool_edits:
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
-        explain = planner.record(turn_plan, measured, answer_text=final.text, citations=citations, steps=steps)
+        explain = planner.record(turn_plan, measured, answer_text=final.text, citations=citations, steps=steps,
+                                 finish_reason=final.finish_reason)
         if step_notes:
             explain = msgspec.structs.replace(explain, notes=(*explain.notes, *step_notes))
         if verification is not None:
@@ -734,8 +735,8 @@ class Node:
         state = self.workspace(root)
         journal = Journal(self.config.state_dir / "workspaces" / state.key)
         records = await asyncio.to_thread(journal.load)
-        return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer, explain=r.explain)
-                for r in records if r.thread == thread]
+        return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer, explain=r.explain,
+                         finish_reason=r.finish_reason) for r in records if r.thread == thread]
 
     async def threads(self, root: str) -> list[ThreadInfo]:
         """The workspace's threads from the planner's journal, most recently used first."""

@@ -69,6 +69,9 @@ class TurnRecord(msgspec.Struct, frozen=True, kw_only=True):
     entry: ThreadEntry = msgspec.field(default_factory=lambda: ThreadEntry())
     steps: tuple[ToolStep, ...] = ()
     """The tool steps before the answer, in order (an agent turn); the thread holds them as they were sent."""
+    finish_reason: str = ""
+    """How the answer ended (``length``: cut at the limit, ``repetition``: stopped looping; empty in records
+    written before it was kept): a client showing the thread again says so under the answer."""
 
     def entry_parts(self) -> tuple[str, ...]:
         """``user`` as the parts it was tokenized in (one part for records written before parts were kept)."""

@@ -273,8 +273,10 @@ class Planner:
         return self.tool_frame.result(text) if self.tool_frame else text
 
     def record(self, plan: TurnPlan, metrics: MetricsLike | None, answer_text: str,
-               citations: Citations | None = None, steps: Sequence[ToolStep] = ()) -> Explain:
-        """Persist the turn (manifest, measurement, answer, its tool steps, what it cites); its explain."""
+               citations: Citations | None = None, steps: Sequence[ToolStep] = (), finish_reason: str = ""
+               ) -> Explain:
+        """Persist the turn (manifest, measurement, answer, its tool steps, what it cites, how it ended); its
+        explain."""
         measured = getattr(metrics, "measured_recomputed_tokens", None) if metrics is not None else None
         ttft = getattr(metrics, "ttft_ms", None) if metrics is not None else None
         explain = explain_from_manifest(plan.manifest, measured_recomputed_tokens=measured, ttft_ms=ttft,
@@ -288,7 +290,8 @@ class Planner:
             explain = msgspec.structs.replace(explain, turn=turn)
             record = TurnRecord(turn=turn, thread=manifest.thread, user=plan.user, prompt=plan.prompt,
                                 answer=answer_text.strip(), entry=plan.entry, steps=tuple(steps),
-                                manifest=manifest, explain=explain, recorded_at=time.time())
+                                manifest=manifest, explain=explain, recorded_at=time.time(),
+                                finish_reason=finish_reason)
             self._journal.append(record)
             self._records = slim([*self._records, record])
         prompt_ids = self.step_ids(plan, steps) if steps else plan.token_ids

@@ -83,10 +83,16 @@ async def test_code_action_to_command_streams_turn_and_cache_status(conn: tuple[
     history = await c.peer.request("contenox/history", {"thread": "panel-new"})  # what a reloaded panel shows
     assert [(t["turn"], t["answer"]) for t in history["result"]] == [(2, "Hello world")]
     assert history["result"][0]["explain"]["turn"] == 2  # a reloaded panel shows each turn's explain summary again
+    assert history["result"][0]["finishReason"] == "stop"  # how each answer ended, as recorded
     assert (await c.peer.request("contenox/history", {"thread": "nope"}))["result"] == []
     threads = (await c.peer.request("contenox/threads", {}))["result"]  # the panel's thread picker
     assert [(t["thread"], t["turns"]) for t in threads] == [("panel", 1), ("panel-new", 1)]
     assert all(t["title"] and isinstance(t["lastUsed"], float) for t in threads)
+    node.finish_reason = "length"
+    command["arguments"][0]["chatId"] = "c3"
+    await c.peer.request("workspace/executeCommand", {"command": command["command"], "arguments": command["arguments"]})
+    history = await c.peer.request("contenox/history", {"thread": "panel-new"})
+    assert history["result"][-1]["finishReason"] == "length"  # a reloaded panel shows it cut, with its Continue
     statuses = await c.peer.wait_notification("$/contenox/cacheStatus", 3)
     assert statuses[-1]["state"] == "idle" and statuses[-1]["promptTokens"] == 100
     assert "prefill" in [s["state"] for s in statuses]

@@ -52,6 +52,8 @@ class FakeNode:
         self.command_hosts: list[CommandHost | None] = []
         self.command_results: list[CommandResult] = []
         self.tools: list[ToolActivity] = []
+        self.finish_reason = "stop"
+        """How each turn's answer ends (recorded in its exchange too)."""
         """Tool activity each turn reports before its answer."""
         self.overlay_owners: dict[str, str] = {}
         self.released: list[str] = []
@@ -124,8 +126,9 @@ class FakeNode:
         self.explains[request.root] = explain
         text = "".join(self.chunks)
         thread = self.exchanges.setdefault((request.root, request.thread), [])
-        thread.append(Exchange(turn=turn, user=request.prompt, answer=text, explain=explain))
-        return TurnOutcome(text=text, finish_reason="stop", explain=explain, output_tokens=len(self.chunks),
+        thread.append(Exchange(turn=turn, user=request.prompt, answer=text, explain=explain,
+                               finish_reason=self.finish_reason))
+        return TurnOutcome(text=text, finish_reason=self.finish_reason, explain=explain, output_tokens=len(self.chunks),
                            edits=self.edits, verification=self.verification)
 
     async def explain(self, root: str) -> Explain | None:

@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 import { applyProposedEdits } from './applyEdit';
-import { applyWithPreview, lastEditorSelection, previewDocument } from './codeActions';
+import { applyWithPreview, besideChatColumn, diffOptions, lastEditorSelection, previewDocument } from './codeActions';
 import type { ProposedEdit, ResolveBlockParams, ResolvedBlock } from './protocol';
 
 /** A code block as the page sends it: its text, the line before it, the question of its answer, its language. */
@@ -89,8 +89,15 @@ async function confirmInEditor(edits: readonly ProposedEdit[], question: string)
     if (previews.length === 1) {
       const only = previews[0] as (typeof previews)[number];
       const left = only.edit.oldText === null ? only.before.uri : vscode.Uri.parse(only.edit.uri);
-      await vscode.commands.executeCommand('vscode.diff', left, only.after.uri, title, { preview: true });
+      await vscode.commands.executeCommand('vscode.diff', left, only.after.uri, title, diffOptions());
     } else {
+      // `vscode.changes` opens in the active group (the chat's, when Apply was clicked there): make the group
+      // beside the chat active first, showing the first file the block changes.
+      const column = besideChatColumn();
+      const first = previews[0]?.edit;
+      if (column !== undefined && first && first.oldText !== null) {
+        await vscode.window.showTextDocument(vscode.Uri.parse(first.uri), { viewColumn: column, preview: true });
+      }
       await vscode.commands.executeCommand('vscode.changes', title, previews.map((p) => [
         vscode.Uri.parse(p.edit.uri), p.edit.oldText === null ? p.before.uri : vscode.Uri.parse(p.edit.uri),
         p.after.uri]));

@@ -5,8 +5,8 @@
 
 import * as vscode from 'vscode';
 import { ChatSession, type ChatBackend } from './chatSession';
-import { lastEditorColumn } from './codeActions';
-import { linkColumn, openInWorkspace } from './openLocation';
+import { besideChatColumn, trackChatColumn } from './codeActions';
+import { openInWorkspace } from './openLocation';
 import type { ToWebview } from './protocol';
 import { makeNonce, renderPage } from './webview/html';
 
@@ -25,13 +25,9 @@ export class ChatPanel implements vscode.Disposable, vscode.WebviewViewProvider 
   constructor(private readonly extensionUri: vscode.Uri, backend: ChatBackend, onError?: (err: unknown) => void) {
     this.session = new ChatSession(backend, (msg: ToWebview) => {
       for (const page of this.pages) if (page.ready) void page.webview.postMessage(msg);
-    }, onError, (path, line) => openInWorkspace(path, line, this.linkColumn()));
-  }
-
-  /** Where a link of the chat opens: not over the chat's editor panel. */
-  private linkColumn(): vscode.ViewColumn | undefined {
-    const chat = this.panel?.visible ? this.panel.viewColumn : undefined;
-    return linkColumn(chat, lastEditorColumn(), vscode.window.visibleTextEditors.map((e) => e.viewColumn));
+    }, onError, (path, line) => openInWorkspace(path, line, besideChatColumn()));
+    // Links and Apply's diffs open beside the chat's editor panel, not over it.
+    trackChatColumn(() => (this.panel?.visible ? this.panel.viewColumn : undefined));
   }
 
   /** Reveal the chat (its editor panel, or the Chat view when that is showing and there is no panel; else a new

@@ -6,7 +6,7 @@ import { applyCodeBlock, type CodeBlock } from './applyBlock';
 import { applyProposedEdit } from './applyEdit';
 import { applyWithPreview, copyToClipboard, insertAtCursor } from './codeActions';
 import { openInWorkspace } from './openLocation';
-import { TurnNoteStore, toTurnNote, type TurnNote, type TurnNotes } from './turnNotes';
+import { mergeNotes, TurnNoteStore, toTurnNote, type TurnNote, type TurnNotes } from './turnNotes';
 import {
   isFromWebview,
   progressText,
@@ -261,10 +261,12 @@ export class ChatSession implements vscode.Disposable {
     }
     for (const turn of turns) {
       const chatId = `restored-${this.thread}-${turn.turn}`;
-      // The node's record of the turn when it sends one, else what this extension kept of the answer.
+      // The node's record of the turn where it has one (older journals keep no finish reason), else what this
+      // extension kept of the answer.
       const sent = toTurnNote({ explain: turn.explain, truncated: turn.finishReason === 'length',
         repeated: turn.finishReason === 'repetition' });
-      const note = sent?.explain ? sent : (this.turnNotes.get(this.thread, turn.turn) ?? sent);
+      const kept = this.turnNotes.get(this.thread, turn.turn);
+      const note = mergeNotes(sent, kept);
       this.emit({ type: 'start', chatId, prompt: turn.user });
       this.emit({
         type: 'done', chatId, text: turn.answer, explain: note?.explain ?? null,

@@ -3,8 +3,10 @@
 // editor's selection (or whole file) shown as a diff before anything changes.
 
 import * as vscode from 'vscode';
+import { linkColumn } from './openLocation';
 
 let lastEditor: vscode.TextEditor | undefined;
+let chatColumn: () => vscode.ViewColumn | undefined = () => undefined;
 
 /** Remember the last text editor that had the focus (called once at activation). */
 export function trackLastEditor(): vscode.Disposable {
@@ -17,6 +19,23 @@ export function trackLastEditor(): vscode.Disposable {
 /** The editor group of the last text editor that had the focus, while it is visible. */
 export function lastEditorColumn(): vscode.ViewColumn | undefined {
   return lastEditor && vscode.window.visibleTextEditors.includes(lastEditor) ? lastEditor.viewColumn : undefined;
+}
+
+/** Tell where the chat's editor panel is (its group while visible; undefined in the sidebar or hidden): the chat
+ * panel does, once, so that what the chat opens goes beside it. */
+export function trackChatColumn(column: () => vscode.ViewColumn | undefined): void {
+  chatColumn = column;
+}
+
+/** The editor group the chat opens a file, a citation or an Apply's diff in: not the chat's (see linkColumn). */
+export function besideChatColumn(): vscode.ViewColumn | undefined {
+  return linkColumn(chatColumn(), lastEditorColumn(), vscode.window.visibleTextEditors.map((e) => e.viewColumn));
+}
+
+/** `vscode.diff`'s options: a preview editor beside the chat. */
+export function diffOptions(): vscode.TextDocumentShowOptions {
+  const column = besideChatColumn();
+  return column === undefined ? { preview: true } : { preview: true, viewColumn: column };
 }
 
 export async function copyToClipboard(text: string): Promise<void> {
@@ -105,7 +124,7 @@ export async function applyWithPreview(code: string): Promise<string | null> {
   try {
     const right = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: `/${name}`, query: key });
     await vscode.commands.executeCommand('vscode.diff', doc.uri, right, `${name}: apply the code block to ${plan.scope}`,
-      { preview: true });
+      diffOptions());
     const choice = await vscode.window.showInformationMessage(
       `Replace ${plan.scope} of ${name} with the code block? (Undo reverts it.)`, { modal: true }, 'Apply');
     if (choice !== 'Apply') {

@@ -42,6 +42,16 @@ export function toTurnNote(value: unknown): TurnNote | undefined {
   return explain || note.truncated || note.repeated ? note : undefined;
 }
 
+/** One answer's note from two sources (the node's record first): its explain from the first that has one, and
+ * cut / stopped when either says so. */
+export function mergeNotes(first: TurnNote | undefined, second: TurnNote | undefined): TurnNote | undefined {
+  if (!first || !second) return first ?? second;
+  const note: TurnNote = { explain: first.explain ?? second.explain };
+  if (first.truncated || second.truncated) note.truncated = true;
+  if (first.repeated || second.repeated) note.repeated = true;
+  return note;
+}
+
 /** Turn notes in memory, mirrored to `memento` (when given) and bounded to `max` answers. */
 export class TurnNoteStore implements TurnNotes {
   private readonly entries = new Map<string, TurnNote>();

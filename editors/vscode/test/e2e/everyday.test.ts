@@ -133,6 +133,12 @@ describe("issue 31's everyday experience in a real VS Code workbench", () => {
     await dialog.waitFor({ timeout: 60_000 });
     expect(await dialog.textContent()).toContain('Apply the code block to util.py?');
     await wb.page.locator('.tabs-container .tab.active', { hasText: 'apply the code block (util.py)' }).first().waitFor();
+    // The diff opened in the editor group beside the chat (main.py's), not over the chat.
+    const diffGroup = wb.page.locator('.editor-group-container',
+      { has: wb.page.locator('.tab.active', { hasText: 'apply the code block (util.py)' }) });
+    const chatTab = /^\s*Contenox\s*$/; // the chat panel's (the diff's title starts with the product's name too)
+    expect(await diffGroup.locator('.tab', { hasText: chatTab }).count()).toBe(0);
+    await wb.page.locator('.editor-group-container .tab.active', { hasText: chatTab }).first().waitFor();
     await wb.screenshot('workbench-apply-other-file.png'); // util.py's diff behind the question, main.py was active
     await dialog.locator('a.monaco-button, button', { hasText: 'Apply' }).first().click();
     await dialog.waitFor({ state: 'hidden', timeout: 30_000 });

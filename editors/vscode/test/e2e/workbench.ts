@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { NodeHome, contenoxBin } from '../protocol/harness';
+import { NodeHome, contenoxBin, type EngineSettings } from '../protocol/harness';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const E2E = path.join(ROOT, '.e2e');
@@ -23,6 +23,8 @@ export interface WorkbenchOptions {
   model?: string;
   /** VS Code user settings on top of the defaults below. */
   settings?: Record<string, unknown>;
+  /** The node's `[engine]` settings over the harness's (short answers) defaults. */
+  engine?: EngineSettings;
   /** Files written into the workspace (relative path -> text) before the workbench opens it. */
   files?: Record<string, string>;
 }
@@ -49,7 +51,7 @@ export class Workbench {
     for (const f of [NODE24, ENTRY, VSIX]) {
       if (!fs.existsSync(f)) throw new Error(`${f} missing: run npm run test:e2e (packages and sets up code-server)`);
     }
-    this.home = new NodeHome(options.model);
+    this.home = new NodeHome(options.model, options.engine);
     for (const [rel, text] of Object.entries(options.files ?? {})) {
       fs.mkdirSync(path.dirname(path.join(this.home.workspace, rel)), { recursive: true });
       fs.writeFileSync(path.join(this.home.workspace, rel), text);

@@ -18,8 +18,13 @@ export const TEST_MODEL = 'smollm2-135m';
 const VENV_BIN = path.join(REPO_ROOT, '.venv', 'bin');
 
 /** Small answers keep the suite fast; long enough that a cancel lands mid-generation. */
-function config(model: string): string {
-  return `[model]\ndefault = "${model}"\n\n[engine]\nmax_new_tokens = 48\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n`;
+/** The node's engine settings: answers kept short (48 new tokens) unless a test sets its own. */
+export type EngineSettings = Record<string, number | boolean | string>;
+
+function config(model: string, engine: EngineSettings = {}): string {
+  const settings: EngineSettings = { max_new_tokens: 48, cache_size_gb: 0.5, ...engine };
+  const lines = Object.entries(settings).map(([key, value]) => `${key} = ${JSON.stringify(value)}`);
+  return `[model]\ndefault = "${model}"\n\n[engine]\n${lines.join('\n')}\n\n[node]\nidle_exit_s = 600\n`;
 }
 
 export function contenoxBin(): string {
@@ -139,14 +144,15 @@ export class NodeHome {
   readonly workspace: string;
   readonly env: NodeJS.ProcessEnv;
 
-  /** A private node home whose default model is `model` (the small test model unless told). */
-  constructor(readonly model: string = TEST_MODEL) {
+  /** A private node home whose default model is `model` (the small test model unless told), answering at most
+   * `engine` settings over the short-answer defaults. */
+  constructor(readonly model: string = TEST_MODEL, engine: EngineSettings = {}) {
     const modelDir = sharedModelDir(model);
     const base = fs.mkdtempSync(path.join(os.tmpdir(), 'contenox-vscode-'));
     this.home = path.join(base, 'home');
     fs.mkdirSync(path.join(this.home, 'models'), { recursive: true });
     fs.symlinkSync(modelDir, path.join(this.home, 'models', model), 'dir');
-    fs.writeFileSync(path.join(this.home, 'config.toml'), config(model));
+    fs.writeFileSync(path.join(this.home, 'config.toml'), config(model, engine));
     // Short: the socket path must fit a sockaddr_un.
     this.runtime = fs.mkdtempSync('/tmp/cx-');
     this.workspace = makeRepo(path.join(base, 'ws'));

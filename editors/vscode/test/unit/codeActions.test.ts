@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
-import { applyWithPreview, planCodeApply, PREVIEW_SCHEME, registerApplyPreview } from '../../src/codeActions';
-import { answers, created, Position, Range, Uri, WorkspaceEdit, window } from '../mocks/vscode';
+import {
+  applyWithPreview, diffOptions, planCodeApply, PREVIEW_SCHEME, registerApplyPreview, trackChatColumn,
+} from '../../src/codeActions';
+import { answers, created, Position, Range, Uri, ViewColumn, WorkspaceEdit, window } from '../mocks/vscode';
 
 /** A text editor over `text` (offsets <-> positions by lines), with a selection between two offsets. */
 function fakeEditor(text: string, from: number, to: number): { doc: { version: number; text: string } } {
@@ -86,6 +88,25 @@ describe('applyWithPreview', () => {
       window.showInformationMessage = realInfo;
     }
     expect(created.applied).toHaveLength(0);
+  });
+
+  it("opens the diff beside the chat's editor panel, not over it; in the active group when the chat is a view", async () => {
+    fakeEditor('x = 1\n', 0, 0);
+    const visible = window.visibleTextEditors;
+    try {
+      trackChatColumn(() => ViewColumn.Two); // the chat panel in the second group, main.py in the first
+      window.visibleTextEditors = [{ viewColumn: ViewColumn.One }];
+      expect(diffOptions()).toEqual({ preview: true, viewColumn: ViewColumn.One });
+      await applyWithPreview('y = 2\n');
+      expect(created.commands.at(-1)?.args[3]).toEqual({ preview: true, viewColumn: ViewColumn.One });
+      window.visibleTextEditors = []; // no editor beside the chat: a new group beside it
+      expect(diffOptions()).toEqual({ preview: true, viewColumn: ViewColumn.Beside });
+      trackChatColumn(() => undefined); // the chat in the sidebar
+      expect(diffOptions()).toEqual({ preview: true });
+    } finally {
+      window.visibleTextEditors = visible;
+      trackChatColumn(() => undefined);
+    }
   });
 
   it('says what to do when no editor is open', async () => {

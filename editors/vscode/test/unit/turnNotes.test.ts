@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TURN_NOTES, TURN_NOTES_KEY, TurnNoteStore, toTurnNote } from '../../src/turnNotes';
+import { MAX_TURN_NOTES, mergeNotes, TURN_NOTES_KEY, TurnNoteStore, toTurnNote } from '../../src/turnNotes';
 import { EXPLAIN } from './fixtures';
 
 function memento(initial?: unknown) {
@@ -45,5 +45,17 @@ describe('TurnNoteStore', () => {
     expect(store.get('t', 3)?.explain?.turn).toBe(3);
     expect(new TurnNoteStore(memento({ not: 'a list' })).get('t', 3)).toBeUndefined();
     expect(toTurnNote({ explain: null })).toBeUndefined();
+  });
+});
+
+describe('mergeNotes', () => {
+  it("takes the node's explain first and keeps a cut or a stop either source knows of", () => {
+    const node = { explain: EXPLAIN };
+    const kept = { explain: null, truncated: true };
+    expect(mergeNotes(node, kept)).toEqual({ explain: EXPLAIN, truncated: true });
+    expect(mergeNotes({ explain: null, repeated: true }, { explain: EXPLAIN })).toEqual({ explain: EXPLAIN, repeated: true });
+    expect(mergeNotes(undefined, kept)).toBe(kept);
+    expect(mergeNotes(node, undefined)).toBe(node);
+    expect(mergeNotes(undefined, undefined)).toBeUndefined();
   });
 });
