@@ -1,5 +1,6 @@
-// Opt-in end-to-end test (npm run test:e2e): Apply on a chat code block in a real VS Code workbench, with
-// Qwen2.5-Coder-0.5B (it answers a "write a function" request with a fenced code block; SmolLM2 does not reliably).
+// Opt-in end-to-end test (npm run test:e2e): Apply on a chat code block that names no file and defines nothing in
+// the workspace replaces the selection, in a real VS Code workbench, with Qwen2.5-Coder-0.5B (it copies a given
+// block; SmolLM2 does not reliably).
 // The model is about 600 MB: set CONTENOX_E2E_MODELS_DIR to link one already pulled.
 import { describe, expect, it } from 'vitest';
 import { useWorkbench } from './workbench';
@@ -14,7 +15,9 @@ describe('Apply on a chat code block in a real VS Code workbench', () => {
     await wb.runCommand('Contenox: Open Chat', 'Open Chat');
     const chat = wb.page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
     await chat.locator('#prompt').waitFor({ timeout: 60_000 });
-    await chat.locator('#prompt').fill('Write a Python function named add that returns a + b.');
+    // The block is given (what the 0.5B writes unasked varies, and 48 tokens may cut it): what is tested is Apply.
+    await chat.locator('#prompt').fill('Reply with exactly these lines and nothing else:\n' +
+      '```python\ndef add(a, b):\n    return a + b\n```');
     await chat.locator('#prompt').press('Enter');
     const block = chat.locator('section.answer.done').last().locator('.code-block').first();
     await block.waitFor({ timeout: 300_000 });
