@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,10 +51,12 @@ def cut_points(text: str, limit: int) -> list[int]:
 
 
 class Tokenizer:
-    """A loaded tokenizer; thread-safe for encode/decode."""
+    """A loaded tokenizer; thread-safe: its native calls take turns (two threads encoding at once with OpenVINO's
+    tokenizer deadlocked the node: the tool check's two prompts, encoded side by side)."""
 
     def __init__(self, native: Any, path: Path) -> None:
         self._tok = native
+        self._lock = threading.Lock()
         self.path = path
         self.chat_template: str = str(native.chat_template or "")
         self.bos_token_id: int = int(native.get_bos_token_id())
@@ -73,8 +76,9 @@ class Tokenizer:
     def _encode_piece(self, text: str) -> list[int]:
         if not text:
             return []
-        result = self._tok.encode(text, add_special_tokens=False)
-        ids = [int(i) for i in result.input_ids.data[0]]
+        with self._lock:  # the result's tensor may be the native tokenizer's own buffer: read it before another call
+            result = self._tok.encode(text, add_special_tokens=False)
+            ids = [int(i) for i in result.input_ids.data[0]]
         if len(ids) >= _NATIVE_LIMIT and len(text) > 1:  # the native call may have truncated: halve
             cuts = cut_points(text, len(text) // 2)
             mid = cuts[0] if cuts else len(text) // 2
@@ -84,13 +88,15 @@ class Tokenizer:
     def decode(self, ids: Sequence[int]) -> str:
         if not ids:
             return ""
-        return str(self._tok.decode(list(ids), skip_special_tokens=True))
+        with self._lock:
+            return str(self._tok.decode(list(ids), skip_special_tokens=True))
 
     def decode_raw(self, ids: Sequence[int]) -> str:
         """Decode keeping special tokens (for debugging and template checks)."""
         if not ids:
             return ""
-        return str(self._tok.decode(list(ids), skip_special_tokens=False))
+        with self._lock:
+            return str(self._tok.decode(list(ids), skip_special_tokens=False))
 
     def apply_chat_template(self, messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = True,
                             tools: Sequence[dict[str, Any]] | None = None) -> str:
@@ -101,10 +107,11 @@ class Tokenizer:
         history = ov_genai.ChatHistory()
         for message in messages:
             history.append(dict(message))
-        if tools:
-            return str(self._tok.apply_chat_template(history, add_generation_prompt=add_generation_prompt,
-                                                     tools=list(tools)))
-        return str(self._tok.apply_chat_template(history, add_generation_prompt=add_generation_prompt))
+        with self._lock:
+            if tools:
+                return str(self._tok.apply_chat_template(history, add_generation_prompt=add_generation_prompt,
+                                                         tools=list(tools)))
+            return str(self._tok.apply_chat_template(history, add_generation_prompt=add_generation_prompt))
 
 
 def load_tokenizer(weights: Path) -> Tokenizer:

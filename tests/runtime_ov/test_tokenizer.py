@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contenox.runtime_ov.tokenizer import Tokenizer, cut_points
+from contenox.runtime_ov import InstalledModel
+from contenox.runtime_ov.tokenizer import Tokenizer, cut_points, load_tokenizer
 
 
 def _code(functions: int) -> str:
@@ -34,3 +35,29 @@ def test_chat_template_renders_the_system_and_user_turns(tokenizer: Tokenizer) -
     rendered = tokenizer.apply_chat_template([{"role": "system", "content": "SYS-A"},
                                               {"role": "user", "content": "USER-I"}])
     assert rendered == "<|im_start|>system\nSYS-A<|im_end|>\n<|im_start|>user\nUSER-I<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_threads_encoding_at_once_on_a_cold_tokenizer_get_what_one_thread_gets(fim_model: InstalledModel) -> None:
+    """The node encodes from several threads at once (the tool check's two prompts, a turn beside an
+    anticipation), the first time right after loading: the native calls take turns, none deadlocks, each gets its
+    own ids. (Without the turns, two of three cold starts of qwen2.5-coder-1.5b's tokenizer hung here; the 0.5B's
+    did not in three: this guards the turns, the opt-in agent test drives the 1.5B.)"""
+    import threading
+
+    tokenizer = load_tokenizer(fim_model.weights)  # cold: nothing encoded yet
+    texts = [f"Request: {word} the file src/app_{i}.py, then run the tests." * (1 + i % 5)
+             for i, word in enumerate(["Show", "Read", "Open", "Search", "List", "Explain"] * 4)]
+    got: dict[int, list[int]] = {}
+
+    def work(i: int) -> None:
+        for _ in range(10):
+            got[i] = tokenizer.encode(texts[i])
+            assert tokenizer.decode(got[i])
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread is stuck in the tokenizer"
+    assert [got[i] for i in range(len(texts))] == [tokenizer.encode(t) for t in texts]
