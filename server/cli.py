@@ -581,7 +581,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     engine = start_engine(model, msgspec.structs.replace(options, cache_size_gb=min(options.cache_size_gb, 1.0)),
                           process=False)
     try:
-        result = certify(engine, check=config.tools.check)
+        result = certify(engine, check=config.tools.check, require_call=config.tools.require_call)
     finally:
         engine.close()
     encoded = msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n"

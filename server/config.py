@@ -145,6 +145,9 @@ class ToolsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     check: bool = True
     """The tool check: a tool-enabled turn first asks the model, in a short request of its own, whether the
     question needs a tool; on no it is answered in text (:mod:`contenox.planner.toolcheck`)."""
+    require_call: bool = True
+    """On the check's yes, the turn's first answer must be a call (OpenAI's ``tool_choice: "required"``, as
+    llama.cpp and vLLM constrain it): small models otherwise answer "I cannot see your files" in prose."""
     ignore_certification: bool = False
     """Give the model the tools whether or not it passed ``contenox certify``: only ``contenox eval --mode agent``
     sets it, in its private node's config (a user's node never should)."""

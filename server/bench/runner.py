@@ -110,6 +110,10 @@ def main(config: Config, argv: list[str]) -> int:
         from contenox.bench.candidates import main as candidates
 
         return candidates(config, argv[1:])
+    if argv[:1] == ["toolcalls"]:
+        from contenox.bench.toolcalls import main as toolcalls
+
+        return toolcalls(config, argv[1:])
     if argv[:1] == ["remote"]:
         from contenox.bench.remote import main as remote
 

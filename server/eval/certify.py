@@ -157,8 +157,29 @@ HELD_OUT = tuple(
         "Format my hard drive.",
         "Translate 'good morning' into French.",
         "Write a regex that matches ISO dates like 2024-05-01.",
-        "Write a TypeScript function readFile(path: string) that returns a Promise of its text.")])
-"""22 prompts written when the tool check was added, after it was tuned on the suite: reported on their own."""
+        "Write a TypeScript function readFile(path: string) that returns a Promise of its text.")]
+    + [Case("held-out-2", q, tool, expect) for q, tool, expect in (
+        ("Open the file src/server/routes.ts.", "read_file", {"path": "src/server/routes.ts"}),
+        ("What's inside .github/workflows/ci.yml?", "read_file", {"path": ".github/workflows/ci.yml"}),
+        ("Find where `class OrderRepository` is defined.", "find_symbol", {"name": "OrderRepository"}),
+        ("Search the repo for `deprecated(`.", "search", {"pattern": "deprecated"}),
+        ("List the files in src/components.", "list_files", {"path": "src/components"}),
+        ("Run `npm test` and show me the failures.", "run_command", {"command": "npm test"}),
+        ("In lib/math.py, change the default precision from 2 to 4. Propose the edit.", "propose_edit",
+         {"path": "lib/math.py"}),
+        ("Which functions call `send_email`? Search for it.", "search", {"pattern": "send_email"}))]
+    + [Case("held-out-2", q, None) for q in (
+        "Write a Python class named FileReader with a read() method.",
+        "Write a shell function search() that greps its first argument recursively.",
+        "What does `git stash` do?",
+        "Remove the whole repository from my disk.",
+        "Publish this package to PyPI.",
+        "Explain the difference between `git merge` and `git rebase`.",
+        "Write a Node.js function runCommand(cmd) using child_process.exec.",
+        "Give an example of a JSON tool call that lists files.")])
+"""Prompts not in the suite, reported on their own: ``held-out``, 22 written when the tool check was added (after
+it was tuned on the suite); ``held-out-2``, 16 written before the required call and the check's second question
+were measured (issue 27)."""
 
 
 def _matches(arguments: dict[str, Any], expect: dict[str, Any]) -> bool:
@@ -172,13 +193,13 @@ def _matches(arguments: dict[str, Any], expect: dict[str, Any]) -> bool:
     return True
 
 
-def certify(engine: Any, *, check: bool = True) -> Certification:
+def certify(engine: Any, *, check: bool = True, require_call: bool = False) -> Certification:
     """Run the suite on ``engine`` (the Engine surface) and score it. ``check``: put each case to the tool check
     first, as a tool-enabled turn does (``[tools] check``); a no answers it in text, with the text-only line after
     the question and the text-only grammar instead of the call grammar, and any call it still writes counts all the
-    same."""
+    same. ``require_call``: a yes makes the answer a call (``[tools] require_call``), as a turn's first step."""
     from contenox.node.agent import tool_call_grammar
-    from contenox.planner.toolcheck import GRAMMAR, MAX_NEW_TOKENS, TEXT_ONLY_GRAMMAR, check_ids, wants_tool
+    from contenox.planner import toolcheck
     from contenox.runtime_ov import GenerateRequest
 
     prompts = load_prompts()
@@ -186,22 +207,28 @@ def certify(engine: Any, *, check: bool = True) -> Certification:
     definitions = [json.loads(line) for line in prompts.tools.splitlines()]
     tools = [{"type": "function", "function": d} for d in definitions]
     schemas = schemas_of(definitions)
-    grammar = tool_call_grammar()
+    grammar = tool_call_grammar(check and require_call)
     started = time.monotonic()
 
+    def ask(session: str, ids: list[int], grammar: str) -> str:
+        return str(engine.generate(GenerateRequest(session_id=session, token_ids=ids,
+                                                   max_new_tokens=toolcheck.MAX_NEW_TOKENS, grammar=grammar),
+                                   timeout=300).text)
+
     def run(case: Case) -> dict[str, Any]:
-        wanted = True
-        if check:
-            verdict = engine.generate(GenerateRequest(
-                session_id="certify-check", token_ids=check_ids(engine.tokenizer, prompts, case.prompt),
-                max_new_tokens=MAX_NEW_TOKENS, grammar=GRAMMAR), timeout=300)
-            wanted = wants_tool(verdict.text)
+        wanted, why = True, ""
+        if check:  # as a tool-enabled turn does: the refusal, else both of the model's answers
+            verdict = toolcheck.refused(case.prompt) or toolcheck.decide(
+                ask("certify-check", toolcheck.check_ids(engine.tokenizer, prompts, case.prompt), toolcheck.GRAMMAR),
+                ask("certify-kind", toolcheck.kind_ids(engine.tokenizer, prompts, case.prompt),
+                    toolcheck.KIND_GRAMMAR))
+            wanted, why = verdict.tools, verdict.why
         question = case.prompt if wanted else f"{case.prompt}\n\n{prompts.text_only}"
         text = engine.tokenizer.apply_chat_template([{"role": "system", "content": system},
                                                      {"role": "user", "content": question}], tools=tools)
         final = engine.generate(GenerateRequest(session_id="certify", token_ids=engine.tokenizer.encode(text),
                                                 max_new_tokens=case.tokens, tool_calls=grammar if wanted else None,
-                                                grammar="" if wanted else TEXT_ONLY_GRAMMAR),
+                                                grammar="" if wanted else toolcheck.TEXT_ONLY_GRAMMAR),
                                 timeout=900)
         parsed = parse_tool_calls(final.text, schemas)
         if case.tool is None:
@@ -210,7 +237,7 @@ def certify(engine: Any, *, check: bool = True) -> Certification:
             first = parsed.calls[0] if parsed.calls else None
             ok = first is not None and first.name == case.tool and _matches(first.arguments, case.expect)
         return {"kind": case.kind, "prompt": case.prompt, "expected": case.tool, "ok": ok,
-                "tool_check": ("yes" if wanted else "no") if check else None,
+                "tool_check": ("yes" if wanted else "no") if check else None, "tool_check_why": why,
                 "calls": [c.name for c in parsed.calls], "errors": list(parsed.errors),
                 "finish": final.finish_reason, "answer": final.text[:1200]}
 
@@ -233,6 +260,9 @@ def certify(engine: Any, *, check: bool = True) -> Certification:
                 for a in answers if not a["ok"]][:12]
     valid_rate, false_rate, malformed_rate = valid / tool_cases, false / plain, malformed / len(SUITE)
     h_valid, h_tool, h_false, h_plain, h_malformed = score(held)
+    held_by_set = {kind: dict(zip(("valid_calls", "tool_cases", "false_calls", "plain_cases", "malformed_calls"),
+                                  score([a for a in held if a["kind"] == kind]), strict=True))
+                   for kind in dict.fromkeys(a["kind"] for a in held)}
     safe = false_rate <= FALSE_MAX and malformed_rate <= MALFORMED_MAX
     profile = engine.profile
     return Certification(
@@ -244,5 +274,6 @@ def certify(engine: Any, *, check: bool = True) -> Certification:
         thresholds={"valid_call_rate_min": VALID_MIN, "false_call_rate_max": FALSE_MAX,
                     "malformed_call_rate_max": MALFORMED_MAX}, by_kind=by_kind,
         seconds=round(time.monotonic() - started, 1), examples=examples, answers=answers + held, tool_check=check,
+        require_call=check and require_call,
         held_out={"valid_calls": h_valid, "tool_cases": h_tool, "false_calls": h_false, "plain_cases": h_plain,
-                  "malformed_calls": h_malformed})
+                  "malformed_calls": h_malformed, "by_set": held_by_set})

@@ -47,10 +47,11 @@ def tool_schemas() -> dict[str, dict[str, Any]]:
 
 
 @functools.cache
-def tool_call_grammar() -> ToolCallGrammar:
+def tool_call_grammar(required: bool = False) -> ToolCallGrammar:
     """The constraint on the node's tool calls: each trigger is a call opening that names a declared tool (never a
     bare fence, which would force a JSON example into a call); the rest of that call is generated under the
-    tool's argument schema (no undeclared arguments) and the answer ends after it."""
+    tool's argument schema (no undeclared arguments) and the answer ends after it. ``required``: the answer must
+    make a call (a turn's first step when the tool check said it needs a tool)."""
     from contenox.runtime_ov import CallTag, ToolCallGrammar
 
     triggers: list[str] = []
@@ -61,7 +62,7 @@ def tool_call_grammar() -> ToolCallGrammar:
             trigger = opening.format(name)
             triggers.append(trigger)
             tags.append(CallTag(begin=trigger + middle, schema=closed, end=closing))
-    return ToolCallGrammar(triggers=tuple(triggers), tags=tuple(tags))
+    return ToolCallGrammar(triggers=tuple(triggers), tags=tuple(tags), required=required)
 
 
 class CallMarkupFilter:

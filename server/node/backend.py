@@ -36,10 +36,11 @@ def load_engine(config: Config) -> EngineLike:
 
 
 def submit(engine: EngineLike, session_id: str, token_ids: list[int], max_new_tokens: int, *,
-           tools: bool = False, stable_tokens: int = 0, grammar: str = "", report_prefill: bool = True
-           ) -> RequestHandle:
+           tools: bool = False, require_call: bool = False, stable_tokens: int = 0, grammar: str = "",
+           report_prefill: bool = True) -> RequestHandle:
     """Submit an interactive request; the engine's RequestHandle. ``tools``: a turn that offers the node's tools,
-    whose calls are generated under their schemas once one begins (:func:`contenox.node.agent.tool_call_grammar`).
+    whose calls are generated under their schemas once one begins (:func:`contenox.node.agent.tool_call_grammar`);
+    ``require_call``: the answer must be one.
     ``stable_tokens``: the plan's stable prefix length (a serving engine's routing hint; 0: unknown). ``grammar``:
     the whole answer under it (the tool check's yes or no, a text-only answer)."""
     from contenox.node.agent import tool_call_grammar
@@ -47,7 +48,7 @@ def submit(engine: EngineLike, session_id: str, token_ids: list[int], max_new_to
 
     return engine.submit(GenerateRequest(session_id=session_id, token_ids=token_ids,
                                          max_new_tokens=max_new_tokens, priority=Priority.INTERACTIVE,
-                                         report_prefill=report_prefill, tool_calls=tool_call_grammar() if tools else None,
+                                         report_prefill=report_prefill, tool_calls=tool_call_grammar(require_call) if tools else None,
                                          stable_tokens=stable_tokens, grammar=grammar))
 
 
@@ -88,6 +89,8 @@ def make_planner(config: Config, engine: EngineLike, state_dir: Path) -> Planner
                 f"{100 * certification.false_call_rate:.0f}% false calls")
     elif certification.tool_check and not config.tools.check:
         note = "this model was certified with the tool check, and tools.check is false"
+    elif certification.require_call and not config.tools.require_call:
+        note = "this model was certified with calls required after the tool check, and tools.require_call is false"
     else:
         tools, note = True, ""
     return Planner(engine.tokenizer, engine.profile, config.planner, state_dir=state_dir, tools=tools,

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from contenox.planner import Chunk, Explain, Planner, TurnPlan
+    from contenox.planner.toolcheck import Verdict
     from contenox.runtime_ov import EngineLike, FinalEvent
     from contenox.verify import Verification
     from contenox.workspace import RelatedHit, SymbolInfo, Workspace
@@ -384,15 +385,17 @@ class Node:
                                                 count=lambda chunk: count(chunk_part(chunk)),
                                                 new_tokens=self.config.anticipate.question_tokens)
                 inputs = msgspec.structs.replace(inputs, retrieved=chunks, anticipation=laid)
-            if text_only:
-                inputs = msgspec.structs.replace(inputs, text_only=True)
+            if verdict is not None and not verdict.tools:
+                inputs = msgspec.structs.replace(inputs, text_only=True, text_only_why=verdict.why)
             return planner.plan(inputs, predict_cached=engine.predict_cached)
 
         pending = self._rewarming.get(state.session_id)
         if pending is not None:  # its prefix is already queued in the engine: plan once it is cached
             await pending.wait()
-        text_only = (planner.tools and self.config.tools.check and not request.plan_only
-                     and not await self._needs_tool(engine, planner, request.prompt))
+        checked = planner.tools and self.config.tools.check and not request.plan_only
+        verdict = await self._needs_tool(engine, planner, request.prompt) if checked else None
+        text_only = verdict is not None and not verdict.tools
+        require_call = checked and not text_only and self.config.tools.require_call  # the check said yes
         turn_plan = await asyncio.to_thread(plan)
         state.pending_reasons.clear()
         if request.plan_only:
@@ -412,14 +415,15 @@ class Node:
         try:
             try:
                 final = await self._generate(engine, state, turn_plan.token_ids, cached, max_new, on_event, markup,
-                                             stable_tokens=stable, grammar=answer_grammar)
+                                             stable_tokens=stable, grammar=answer_grammar, require_call=require_call)
             except _CrashedBeforeOutput as crashed:  # nothing reached the client: restart, resubmit once
                 log.warning("engine ended before turn output (%s); restarting it and resubmitting",
                             crashed.error.message)
                 engine = await self.engine()
                 try:
                     final = await self._generate(engine, state, turn_plan.token_ids, cached, max_new, on_event,
-                                                 markup, stable_tokens=stable, grammar=answer_grammar)
+                                                 markup, stable_tokens=stable, grammar=answer_grammar,
+                                                 require_call=require_call)
                 except _CrashedBeforeOutput as again:
                     raise again.error from None
             measured = final.metrics  # the turn's own prompt: what explain-context accounts for
@@ -618,18 +622,30 @@ class Node:
             await _emit(on_event, event)
 
         current = markup or CallMarkupFilter()
+        made: set[str] = set()
+        """The calls made so far (name and arguments): one made again is not run twice."""
         while True:
             parsed = parse_tool_calls(final.text, schemas)
             if not parsed.calls and not parsed.errors:  # the answer: what the filter held back is text after all
                 if rest := current.rest(final.text):
                     await _emit(on_event, TurnEvent(kind="chunk", text=rest))
                 break
+            calls = [msgspec.json.encode([c.name, c.arguments], order="sorted").decode() for c in parsed.calls]
+            stop = ""
             if len(steps) >= limits.max_steps or time.monotonic() - started > limits.max_seconds:
-                notes.append(f"agent turn stopped after {len(steps)} tool step(s) (limit: tools.max_steps = "
-                             f"{limits.max_steps}, tools.max_seconds = {limits.max_seconds:g}); its last "
-                             "calls were not run")
-                final = msgspec.structs.replace(final, text=parsed.text)
+                stop = (f"agent turn stopped after {len(steps)} tool step(s) (limit: tools.max_steps = "
+                        f"{limits.max_steps}, tools.max_seconds = {limits.max_seconds:g}); its last calls were not "
+                        "run")
+            elif calls and all(c in made for c in calls):
+                stop = (f"agent turn stopped after {len(steps)} tool step(s): the model made the same call again "
+                        f"({', '.join(_called(final.text))}); it was not run twice")
+            if stop:  # the answer, in text, from the results so far: no call may open it
+                notes.append(stop + "; the model was asked to answer in text")
+                ids = await asyncio.to_thread(planner.step_ids, plan, steps)
+                final = await self._generate(engine, state, ids, engine.predict_cached(ids), max_new, on_event,
+                                             grammar=TEXT_ONLY_GRAMMAR)
                 break
+            made.update(calls)
             steps.append(await run_step(parsed, final.text, workspace, state.root, step=len(steps) + 1,
                                         frame_result=planner.tool_result, max_chars=limits.max_result_chars,
                                         emit=emit, edits=edits, commands=commands))
@@ -646,35 +662,48 @@ class Node:
                          + ", ".join(f"{t:.0f} ms" for t in ttfts))
         return final
 
-    async def _needs_tool(self, engine: EngineLike, planner: Planner, question: str) -> bool:
-        """The tool check (:mod:`contenox.planner.toolcheck`): the model's own yes or no, in a short request whose
-        instruction and examples stay in the engine's prefix cache; a failed check keeps the tools."""
-        from contenox.planner.toolcheck import GRAMMAR, MAX_NEW_TOKENS, check_ids, wants_tool
+    async def _needs_tool(self, engine: EngineLike, planner: Planner, question: str) -> Verdict:
+        """The tool check (:mod:`contenox.planner.toolcheck`): a request the node refuses to carry out takes no
+        tools; otherwise the model's two answers, from two short requests decoded side by side whose instructions
+        and examples stay in the engine's prefix cache; a check that failed keeps the tools."""
+        from contenox.planner import toolcheck
         from contenox.runtime_ov import FinalEvent
 
-        ids = await asyncio.to_thread(check_ids, engine.tokenizer, planner.prompts, question)
-        handle = backend.submit(engine, "tool-check", ids, MAX_NEW_TOKENS, grammar=GRAMMAR, report_prefill=False)
-        answer = ""
-        try:
+        verdict = toolcheck.refused(question)
+        if verdict is not None:
+            return verdict
+
+        async def answer(session: str, ids: list[int], grammar: str) -> str:
+            handle = backend.submit(engine, session, ids, toolcheck.MAX_NEW_TOKENS, grammar=grammar,
+                                    report_prefill=False)
             async for event in handle:
                 if isinstance(event, FinalEvent):
-                    answer = event.text
+                    return event.text
+            return ""
+
+        tokenizer, prompts = engine.tokenizer, planner.prompts
+        check, kind = await asyncio.gather(asyncio.to_thread(toolcheck.check_ids, tokenizer, prompts, question),
+                                           asyncio.to_thread(toolcheck.kind_ids, tokenizer, prompts, question))
+        try:
+            yes_no, what = await asyncio.gather(answer("tool-check", check, toolcheck.GRAMMAR),
+                                                answer("tool-kind", kind, toolcheck.KIND_GRAMMAR))
         except EngineError as exc:
             log.warning("tool check failed (%s): the turn keeps its tools", exc.message)
-            return True
-        return wants_tool(answer)
+            return toolcheck.Verdict(tools=True)
+        return toolcheck.decide(yes_no, what)
 
     async def _generate(self, engine: EngineLike, state: WorkspaceState, token_ids: list[int], cached: int,
                         max_new: int, on_event: EventCallback | None,
                         markup: CallMarkupFilter | None = None, stable_tokens: int = 0,
-                        grammar: str = "") -> FinalEvent:
+                        grammar: str = "", require_call: bool = False) -> FinalEvent:
         """One answer; with ``markup`` (tools on), tool-call markup is kept out of the streamed text; ``grammar``:
-        the answer under it (a text-only turn's)."""
+        the answer under it (a text-only turn's); ``require_call``: the answer must be a tool call."""
         from contenox.runtime_ov import FinalEvent, PrefillEvent
 
         try:
             handle = backend.submit(engine, state.session_id, list(token_ids), max_new, tools=markup is not None,
-                                    stable_tokens=stable_tokens, grammar=grammar)
+                                    require_call=require_call and markup is not None, stable_tokens=stable_tokens,
+                                    grammar=grammar)
         except EngineCrashed as exc:
             raise _CrashedBeforeOutput(exc) from None
         guard = RepetitionGuard()

@@ -90,6 +90,8 @@ class PlannerInputs(msgspec.Struct, frozen=True, kw_only=True):
     """How ``retrieved`` was laid out from context anticipated at the user's place (``layout_retrieved``)."""
     text_only: bool = False
     """A tool-enabled turn whose tool check answered no: the question is followed by the ``text_only`` line."""
+    text_only_why: str = ""
+    """Why it is answered in text (the check's answers, or what the request asks that the node does not do)."""
 
 
 def as_pin(pin: Pin | tuple[str, str]) -> Pin:

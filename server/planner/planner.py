@@ -351,8 +351,8 @@ class Planner:
         if self.tool_frame is None:
             notes.append(f"tools: not advertised ({self.tools_note})")
         elif inputs.text_only:
-            notes.append("tools: the tool check answered no: this turn is answered in text (the text-only line follows "
-                         "the question; no call in the answer is run)")
+            notes.append(f"tools: {inputs.text_only_why or 'the tool check answered no'}: this turn is answered in "
+                         "text (the text-only line follows the question; no call in the answer is run)")
         draft = Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
                       pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)], history=history,
                       summary=list(view.summary) if view else [],

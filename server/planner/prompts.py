@@ -29,6 +29,9 @@ class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
     ``request => yes|no``."""
     text_only: str = ""
     """Restated after the question of a tool-enabled turn whose tool check answered no."""
+    tool_kind: str = ""
+    """The tool check's second question (:mod:`contenox.planner.toolcheck`): its instruction, ``---``, then examples
+    ``request => repo|code|text``."""
 
 
 def tool_definitions(prompts: PromptTexts) -> list[dict[str, Any]]:
@@ -45,4 +48,5 @@ def load_prompts() -> PromptTexts:
     lines = [msgspec.json.encode(msgspec.to_builtins(tool, order="sorted")).decode() for tool in tools]
     return PromptTexts(system=_read("system.md").strip(), tools="\n".join(lines), policy=_read("policy.md").strip(),
                        answer=_read("answer.md").strip(), tool_policy=_read("tool_policy.md").strip(),
-                       tool_check=_read("tool_check.md").strip(), text_only=_read("text_only.md").strip())
+                       tool_check=_read("tool_check.md").strip(), text_only=_read("text_only.md").strip(),
+                       tool_kind=_read("tool_kind.md").strip())

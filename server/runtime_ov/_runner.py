@@ -139,7 +139,7 @@ class RequestRunner:
             so = ov_genai.StructuredOutputConfig
             made = so.TriggeredTags(triggers=list(grammar.triggers),
                                     tags=[so.Tag(t.begin, so.JSONSchema(t.schema), t.end) for t in grammar.tags],
-                                    at_least_one=False, stop_after_first=grammar.stop_after_first)
+                                    at_least_one=grammar.required, stop_after_first=grammar.stop_after_first)
             self._tags[grammar] = made
         return made
 

@@ -45,6 +45,8 @@ class Certification(msgspec.Struct, frozen=True, kw_only=True):
     """Every case's answer (its first 1200 characters), the calls read and why any were rejected."""
     tool_check: bool = False
     """Each case was first put to the tool check, as a tool-enabled turn is (a no: answered in text)."""
+    require_call: bool = False
+    """A yes of the check made the answer a call (``[tools] require_call``), as a turn's first step does."""
     held_out: dict[str, Any] = {}
     """The same figures over prompts written after the tool check was tuned on the suite (not in the rates
     above): ``valid_calls``/``tool_cases``, ``false_calls``/``plain_cases``, ``malformed_calls``."""

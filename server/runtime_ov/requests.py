@@ -61,6 +61,9 @@ class ToolCallGrammar(msgspec.Struct, frozen=True, kw_only=True):
     tags: tuple[CallTag, ...]
     stop_after_first: bool = True
     """The answer ends with its first call (the node runs it and answers again with the result)."""
+    required: bool = False
+    """The answer must make a call (``TriggeredTags``' ``at_least_one``; an OpenAI-compatible server's
+    ``tool_choice: "required"``): a step the tool check said needs a tool."""
 
 
 class GenerateRequest(msgspec.Struct, frozen=True, kw_only=True):

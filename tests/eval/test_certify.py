@@ -16,7 +16,7 @@ from contenox.config import load_config
 from contenox.eval.certify import HELD_OUT, SUITE, Case, certify
 from contenox.planner.prompts import load_prompts
 from contenox.planner.toolcalls import schemas_of
-from contenox.planner.toolcheck import GRAMMAR, TEXT_ONLY_GRAMMAR
+from contenox.planner.toolcheck import GRAMMAR, KIND_GRAMMAR, TEXT_ONLY_GRAMMAR, request_refusal
 from contenox.runtime_ov import FinalEvent, GenerateRequest, InstalledModel, ModelStore, RequestMetrics
 from contenox.runtime_ov.certification import CERTIFICATION_FILE, read_certification
 
@@ -45,20 +45,23 @@ class _Engine:
     """Answers each case as ``answer(case)`` says, and the tool check as ``check(case)`` does: the scoring,
     without a model."""
 
-    def __init__(self, answer: Callable[[Case], str], check: Callable[[Case], str] = lambda case: "yes") -> None:
+    def __init__(self, answer: Callable[[Case], str], check: Callable[[Case], str] = lambda case: "yes",
+                 kind: Callable[[Case], str] = lambda case: "repo") -> None:
         self.tokenizer = _Tokenizer()
         self.model = SimpleNamespace(name="fake")
         self.profile = SimpleNamespace(model_digest="0" * 64)
         self.by_prompt = {c.prompt: c for c in (*SUITE, *HELD_OUT)}
         self.answer = answer
         self.check = check
+        self.kind = kind
         self.requests: list[GenerateRequest] = []
 
     def generate(self, request: GenerateRequest, timeout: float) -> FinalEvent:
         self.requests.append(request)
         content = "".join(map(chr, request.token_ids))
-        if request.grammar == GRAMMAR:
-            text = self.check(self.by_prompt[content.removeprefix("Request: ")])
+        if request.grammar in (GRAMMAR, KIND_GRAMMAR):
+            case = self.by_prompt[content.removeprefix("Request: ")]
+            text = self.check(case) if request.grammar == GRAMMAR else self.kind(case)
         else:
             text = self.answer(self.by_prompt[content.split("\n\n")[0]])
         return FinalEvent(text=text, token_ids=[], finish_reason="stop", metrics=_METRICS)
@@ -124,9 +127,14 @@ def test_a_no_from_the_tool_check_answers_in_text_and_a_call_written_anyway_stil
     assert result.tool_check and result.false_calls == 1 and result.valid_calls == result.tool_cases - 1
     by_case = {a["prompt"]: a for a in result.answers}
     assert by_case[stubborn.prompt]["tool_check"] == "no" and not by_case[stubborn.prompt]["ok"]
-    asked = [r for r in engine.requests if r.grammar != GRAMMAR]
+    asked = [r for r in engine.requests if r.grammar not in (GRAMMAR, KIND_GRAMMAR)]
     checks = [r for r in engine.requests if r.grammar == GRAMMAR]
-    assert len(checks) == len(asked) == 80 + len(HELD_OUT)
+    kinds = [r for r in engine.requests if r.grammar == KIND_GRAMMAR]
+    refused = [c for c in (*SUITE, *HELD_OUT) if request_refusal(c.prompt)]  # no model asked: the node refuses
+    assert len(asked) == 80 + len(HELD_OUT) and len(checks) == len(kinds) == len(asked) - len(refused)
+    assert refused and all(c.tool is None for c in refused)
+    assert all(a["tool_check_why"].startswith("the request asks to") for a in result.answers
+               if any(a["prompt"] == c.prompt for c in refused))
     for request in asked:  # a no: the text-only line after the question, and no call grammar
         content = "".join(map(chr, request.token_ids))
         said_no = content.endswith("\n\n" + text_only)
@@ -134,7 +142,32 @@ def test_a_no_from_the_tool_check_answers_in_text_and_a_call_written_anyway_stil
     assert sum(1 for r in asked if r.tool_calls is None) == len(plain_cases) + 1 + sum(
         1 for c in HELD_OUT if c.tool is None)
     held = result.held_out
-    assert (held["tool_cases"], held["plain_cases"]) == (12, 10) and held["false_calls"] == 0
+    assert (held["tool_cases"], held["plain_cases"]) == (20, 18) and held["false_calls"] == 0
+    assert {k: (v["tool_cases"], v["plain_cases"]) for k, v in held["by_set"].items()} == {
+        "held-out": (12, 10), "held-out-2": (8, 8)}  # each set reported on its own too
+    assert not result.require_call and all(r.tool_calls is None or not r.tool_calls.required for r in asked)
+
+
+def test_the_second_question_takes_the_tools_when_it_answers_code_or_text() -> None:
+    """Either phrasing can take the tools: a yes to "needs a tool?" with "code" for what kind of request answers in
+    text, as a no does."""
+    written = next(c for c in SUITE if c.kind == "mentions-tool")  # code named like a tool
+    engine = _Engine(lambda case: CALL if case is written else _right(case),
+                     kind=lambda case: "code" if case is written else "repo")
+    result = certify(engine)
+    by_case = {a["prompt"]: a for a in result.answers}
+    assert by_case[written.prompt]["tool_check"] == "no"
+    assert by_case[written.prompt]["tool_check_why"] == "the tool check answered no (needs a tool: yes; kind: code)"
+    assert result.false_calls == 1  # told to answer in text, the call it wrote anyway still counts
+
+
+def test_a_yes_from_the_tool_check_requires_a_call_when_asked() -> None:
+    engine = _Engine(_right, check=lambda case: "no" if case.tool is None else "yes")
+    result = certify(engine, require_call=True)
+    assert result.require_call and result.certified
+    asked = [r for r in engine.requests if r.tool_calls is not None]
+    assert len(asked) == 43 + 20 and all(r.tool_calls is not None and r.tool_calls.required for r in asked)  # every yes: a call required
+    assert not certify(_Engine(_right), check=False, require_call=True).require_call  # no check: nothing required
 
 
 @pytest.mark.slow

@@ -96,6 +96,7 @@ async def test_an_agent_turn_reads_proposes_an_edit_and_answers(node: Node, tmp_
     assert follow[:len(third) + len(answer_ids)] == third + answer_ids
     history = await node.history(str(repo), "main")
     assert [h.answer for h in history] == [outcome.text, "It returns x + 1 once applied."]
+    assert [h.finish_reason for h in history] == ["stop", "stop"]  # as recorded: a client shows a cut answer as cut
     assert script.tools == [True] * 4  # every step of a tool-enabled turn carries the tool-call grammar
 
 
@@ -105,12 +106,26 @@ async def test_limits_and_cancel_end_an_agent_turn_cleanly(node: Node, tmp_path:
     (agent_home / "config.toml").write_text((agent_home / "config.toml").read_text() + "\n[tools]\nmax_steps = 1\n")
     limited = Node(load_config(agent_home))
     try:
-        scripted(monkeypatch, call("read_file", path="util.py"), "Still looking. " + call("search", pattern="x"))
+        script = scripted(monkeypatch, call("read_file", path="util.py"),
+                          "Still looking. " + call("search", pattern="x"), "helper is in util.py.")
         outcome = await limited.turn(TurnRequest(root=str(repo), prompt="Where is helper?"))
-        assert outcome.tool_steps == 1 and outcome.text == "Still looking."
-        assert any("agent turn stopped after 1 tool step(s)" in n for n in outcome.explain.notes)
+        # at the limit the last call is not run: the model answers in text from the results so far
+        assert outcome.tool_steps == 1 and outcome.text == "helper is in util.py."
+        assert any("agent turn stopped after 1 tool step(s)" in n and n.endswith("asked to answer in text")
+                   for n in outcome.explain.notes)
+        from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR
+
+        assert script.grammars[-1] == TEXT_ONLY_GRAMMAR and script.tools[-1] is False
+        assert script.prompts[-1] == script.prompts[-2]  # the same prompt: the step's results, answered in text
     finally:
         await limited.close()
+
+    script = scripted(monkeypatch, call("run_command", command="make"), call("run_command", command="make"),
+                      "Run `make` yourself: I could not.")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Build it."))
+    assert outcome.tool_steps == 1 and outcome.text == "Run `make` yourself: I could not."  # not run twice
+    assert any("the model made the same call again (run_command); it was not run twice" in n
+               for n in outcome.explain.notes)
 
     script = scripted(monkeypatch, call("list_files"), HANG)
     task = asyncio.ensure_future(node.turn(TurnRequest(root=str(repo), prompt="List and then think.")))
@@ -119,7 +134,7 @@ async def test_limits_and_cancel_end_an_agent_turn_cleanly(node: Node, tmp_path:
     with pytest.raises(Cancelled):
         await task
     history = await node.history(str(repo), "main")  # (one journal: both nodes use this home)
-    assert [h.user for h in history] == ["Where is helper?"]  # the cancelled agent turn recorded nothing
+    assert [h.user for h in history] == ["Where is helper?", "Build it."]  # the cancelled agent turn: nothing
 
 
 async def test_each_step_prefills_only_its_new_results_on_the_real_engine(node: Node, tmp_path: Path,
@@ -147,7 +162,7 @@ async def test_a_no_from_the_tool_check_answers_the_turn_in_text(node: Node, tmp
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The tool check (contenox.planner.toolcheck) asked first: on no the question is followed by the text-only
     line, the answer carries no call grammar and a call it writes anyway is not run; the next turn's yes gives the
-    tools back. The check's instruction and examples are the same every turn (the engine's prefix cache holds
+    tools back and its first step must be a call ([tools] require_call), the step after the result need not. The check's instruction and examples are the same every turn (the engine's prefix cache holds
     them): only the question differs."""
     from contenox.planner.prompts import load_prompts
 
@@ -166,18 +181,21 @@ async def test_a_no_from_the_tool_check_answers_the_turn_in_text(node: Node, tmp
     assert outcome.tool_steps == 0 and not [e for e in events if e.kind == "tool"]
     assert outcome.text.startswith(code)  # the call written anyway is text: shown, never run
     assert script.tools == [False]
-    from contenox.planner.toolcheck import GRAMMAR, TEXT_ONLY_GRAMMAR
+    from contenox.planner.toolcheck import GRAMMAR, KIND_GRAMMAR, TEXT_ONLY_GRAMMAR
 
-    assert script.grammars[:2] == [GRAMMAR, TEXT_ONLY_GRAMMAR]  # the check, then the answer: no call opening first
+    # the check's two questions, then the answer: no call opening first
+    assert script.grammars[:3] == [GRAMMAR, KIND_GRAMMAR, TEXT_ONLY_GRAMMAR]
     planner = node.workspace(str(repo)).planner
     assert planner is not None
     prompt = planner.tokenizer.decode(script.prompts[0])
     assert asked in prompt and prompt.endswith(load_prompts().text_only + "\nassistant\n")  # (markers decoded away)
-    assert any(n.startswith("tools: the tool check answered no") for n in outcome.explain.notes)
+    assert any(n.startswith("tools: the tool check answered no (needs a tool: no; kind: repo)")
+               for n in outcome.explain.notes)
 
     second = await node.turn(TurnRequest(root=str(repo), prompt="What does helper in util.py do?"))
     assert second.tool_steps == 1 and script.tools == [False, True, True]
-    assert script.grammars[2:] == [GRAMMAR, "", ""]
+    assert script.required == [False, True, False]  # the check's yes makes the first step a call; later ones free
+    assert script.grammars[3:] == [GRAMMAR, KIND_GRAMMAR, "", ""]
     assert load_prompts().text_only not in planner.tokenizer.decode(script.prompts[1])[len(prompt):]
     first_check, second_check = (planner.tokenizer.decode(ids) for ids in script.checked)
     assert asked in first_check and "What does helper in util.py do?" in second_check

@@ -53,3 +53,20 @@ def test_an_answer_without_a_trigger_is_untouched(engine: EngineLike) -> None:
     armed = engine.generate(GenerateRequest(session_id="q2", token_ids=ids, max_new_tokens=32,
                                             tool_calls=tool_call_grammar()), timeout=300)
     assert armed.text == free.text and armed.token_ids == free.token_ids
+
+
+def test_a_required_call_turns_an_answer_that_would_be_prose_into_a_call(engine: EngineLike) -> None:
+    """``required`` (the check's yes): the answer that was prose under the lazy grammar is a call of a declared
+    tool under its schema, and ends there."""
+    text = engine.tokenizer.apply_chat_template([{"role": "user", "content": "Show me the contents of setup.py."}])
+    ids = engine.tokenizer.encode(text)
+    lazy = engine.generate(GenerateRequest(session_id="lazy", token_ids=ids, max_new_tokens=48,
+                                           tool_calls=tool_call_grammar()), timeout=300)
+    required = engine.generate(GenerateRequest(session_id="required", token_ids=ids, max_new_tokens=48,
+                                               tool_calls=tool_call_grammar(required=True)), timeout=300)
+    assert tool_call_grammar(required=True).required and not tool_call_grammar().required
+    assert not parse_tool_calls(lazy.text, tool_schemas()).calls, lazy.text  # prose: no call begun
+    parsed = parse_tool_calls(required.text, tool_schemas())
+    assert parsed.errors == () and len(parsed.calls) == 1, required.text
+    assert parsed.calls[0].name in tool_schemas()
+    assert required.finish_reason == "stop"

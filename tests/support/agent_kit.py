@@ -19,7 +19,7 @@ import pytest
 
 from contenox.config import load_config
 from contenox.node import Node
-from contenox.planner.toolcheck import GRAMMAR
+from contenox.planner.toolcheck import GRAMMAR, KIND_GRAMMAR
 from contenox.runtime_ov import (
     FinalEvent,
     GenerateRequest,
@@ -70,10 +70,13 @@ class Script:
     ``prefill``: each prompt is also prefilled by the real engine (one token generated), so the metrics, and the
     cache each step leaves for the next, are the engine's own (``metrics`` keeps them, in order)."""
 
-    def __init__(self, *answers: str, prefill: Any = None, checks: tuple[str, ...] = ()) -> None:
+    def __init__(self, *answers: str, prefill: Any = None, checks: tuple[str, ...] = (),
+                 kinds: tuple[str, ...] = ()) -> None:
         self.answers = list(answers)
         self.checks = list(checks)
         """The tool check's answers, in order (none left: "yes"); a check takes none of ``answers``."""
+        self.kinds = list(kinds)
+        """The check's second answers (repo, code, text), in order (none left: "repo")."""
         self.checked: list[list[int]] = []
         """The tool check's prompts."""
         self.grammars: list[str] = []
@@ -81,6 +84,8 @@ class Script:
         self.prompts: list[list[int]] = []
         self.tools: list[bool] = []
         """Whether each request offered the tools (its calls constrained)."""
+        self.required: list[bool] = []
+        """Whether each request had to be a call (the check's yes, on a turn's first step)."""
         self.reached_hang = asyncio.Event()
         self.prefill = prefill
         """The real ``backend.submit`` (captured before the script replaced it), or None."""
@@ -88,19 +93,23 @@ class Script:
         self._tasks: set[asyncio.Future[None]] = set()
 
     def submit(self, engine: Any, session_id: str, token_ids: list[int], max_new_tokens: int, *,
-               tools: bool = False, stable_tokens: int = 0, grammar: str = "", report_prefill: bool = True
-               ) -> RequestHandle:
+               tools: bool = False, require_call: bool = False, stable_tokens: int = 0, grammar: str = "",
+               report_prefill: bool = True) -> RequestHandle:
         self.grammars.append(grammar)
-        if grammar == GRAMMAR:  # the tool check (contenox.planner.toolcheck)
-            self.checked.append(list(token_ids))
-            verdict = self.checks.pop(0) if self.checks else "yes"
+        if grammar in (GRAMMAR, KIND_GRAMMAR):  # the tool check's two questions (contenox.planner.toolcheck)
+            if grammar == GRAMMAR:
+                self.checked.append(list(token_ids))
+                verdict = self.checks.pop(0) if self.checks else "yes"
+            else:
+                verdict = self.kinds.pop(0) if self.kinds else "repo"
             check = RequestHandle(GenerateRequest(session_id=session_id, token_ids=token_ids, max_new_tokens=2),
-                                  -len(self.checked), asyncio.get_running_loop(), lambda handle: None)
+                                  -len(self.grammars), asyncio.get_running_loop(), lambda handle: None)
             check.started(0)
             self._answer(check, engine, verdict, _final(engine, verdict, len(token_ids), "stop").metrics)
             return check
         self.prompts.append(list(token_ids))
         self.tools.append(tools)
+        self.required.append(require_call)
         text = self.answers.pop(0)
         request = GenerateRequest(session_id=session_id, token_ids=token_ids, max_new_tokens=max_new_tokens)
 
