@@ -1,6 +1,7 @@
 """``contenox bench toolcalls``: what the tool-call constraint costs in decode speed.
 
-Two prompts rendered as a tool-enabled turn renders them (the node's tool policy, the template's tool block): a
+Two prompts rendered as a tool-enabled turn renders them (the node's system text and tool policy, the template's
+tool block; no workspace context): a
 question answered in prose (the lazy grammar is armed and never triggered) and one answered with a call (under the
 tool's argument schema once the call opening is written; with ``--required`` as well: the call required from the
 first token, as after the tool check's yes). Each arm is decoded greedily from the cached prompt, ``--repeats``
@@ -29,13 +30,12 @@ CALL = "Show me the contents of src/app.py."
 
 
 def _ids(engine: Any, question: str) -> list[int]:
-    from contenox.eval.certify import _SYSTEM
     from contenox.planner.prompts import load_prompts
 
     prompts = load_prompts()
     tools = [{"type": "function", "function": json.loads(line)} for line in prompts.tools.splitlines()]
     text = engine.tokenizer.apply_chat_template([
-        {"role": "system", "content": f"{_SYSTEM}\n\n{prompts.tool_policy}"},
+        {"role": "system", "content": f"{prompts.system}\n\n{prompts.tool_policy}"},
         {"role": "user", "content": question}], tools=tools)
     return list(engine.tokenizer.encode(text))
 
