@@ -147,8 +147,7 @@ describe("issue 31's everyday experience in a real VS Code workbench", () => {
     const diffTab = wb.page.locator('.tabs-container .tab', { hasText: 'apply the code block (util.py)' }).first();
     await diffTab.hover();
     await diffTab.locator('.tab-actions .action-label').first().click();
-    await wb.page.locator('.tabs-container .tab', { hasText: 'util.py' }).first().click();
-    await wb.page.keyboard.press('Control+S'); // in case it was left unsaved
+    await wb.runCommand('File: Save All Files', 'Save All'); // in case it was left unsaved
     await expect.poll(() => fs.readFileSync(path.join(workspace, 'util.py'), 'utf8'), { timeout: 30_000 }).not.toBe(UTIL_PY);
     const util = fs.readFileSync(path.join(workspace, 'util.py'), 'utf8');
     expect(util).toContain('return x + 2');
