@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from acp.schema import ClientCapabilities
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from support.acp_recorder import Recorder
-from support.lsp_e2e_kit import PYTHON, NodeHome, make_repo
+from support.lsp_e2e_kit import PYTHON, NodeHome, make_repo, private_home
 
 MODELS = os.environ.get("CONTENOX_AGENT_MODELS", "")
 MODEL = os.environ.get("CONTENOX_AGENT_MODEL", "qwen2.5-coder-1.5b")
@@ -47,17 +45,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(_certified() is not None, rea
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeHome]:
-    root = tmp_path_factory.mktemp("agent-home")
-    (root / "models").mkdir()
-    (root / "models" / MODEL).symlink_to(Path(MODELS) / MODEL, target_is_directory=True)
-    (root / "config.toml").write_text(f'[model]\ndefault = "{MODEL}"\n\n[engine]\nmax_new_tokens = 160\n'
-                                      'cache_size_gb = 1.0\n\n[node]\nidle_exit_s = 600\n', encoding="utf-8")
-    node = NodeHome(root, Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp")))
-    try:
+    config = (f'[model]\ndefault = "{MODEL}"\n\n[engine]\nmax_new_tokens = 160\ncache_size_gb = 1.0\n\n'
+              '[node]\nidle_exit_s = 600\n')
+    with private_home(tmp_path_factory.mktemp("agent-home") / "home", MODEL, Path(MODELS) / MODEL, config) as node:
         yield node
-    finally:
-        node.stop()
-        shutil.rmtree(node.runtime, ignore_errors=True)
 
 
 def _repo(path: Path) -> Path:

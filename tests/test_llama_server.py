@@ -32,7 +32,7 @@ from contenox.runtime_ov import (
     Tokenizer,
 )
 from contenox.runtime_ov.store import InstalledModel
-from support.lsp_e2e_kit import PYTHON, NodeHome, make_repo
+from support.lsp_e2e_kit import PYTHON, NodeHome, make_repo, private_home
 
 pytestmark = pytest.mark.slow
 
@@ -181,20 +181,15 @@ async def test_verified_fix_candidates_over_llama_server_are_edit_blocks_of_real
 
 @pytest.fixture
 def served_home(default_model: InstalledModel, llama: LlamaServer) -> Iterator[NodeHome]:
-    home = Path(tempfile.mkdtemp(prefix="contenox-served-"))
-    (home / "models").mkdir()
-    (home / "models" / default_model.name).symlink_to(default_model.path, target_is_directory=True)
-    (home / "config.toml").write_text(
-        f'[model]\ndefault = "{default_model.name}"\n\n[engine]\nbackend = "openai"\nurl = "{llama.url}"\n'
-        'model = "team-smollm2"\ntoken_prompt = true\nmax_new_tokens = 8\n\n[node]\nidle_exit_s = 120\n'
-        "\n[anticipate]\nenabled = false\n", encoding="utf-8")
-    node = NodeHome(home, Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp")))
+    home = Path(tempfile.mkdtemp(prefix="contenox-served-")) / "home"
+    config = (f'[model]\ndefault = "{default_model.name}"\n\n[engine]\nbackend = "openai"\nurl = "{llama.url}"\n'
+              'model = "team-smollm2"\ntoken_prompt = true\nmax_new_tokens = 8\n\n[node]\nidle_exit_s = 120\n'
+              "\n[anticipate]\nenabled = false\n")
     try:
-        yield node
+        with private_home(home, default_model.name, Path(default_model.path), config) as node:
+            yield node
     finally:
-        node.stop()
-        shutil.rmtree(node.runtime, ignore_errors=True)
-        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(home.parent, ignore_errors=True)
 
 
 async def test_ask_zed_and_vscode_answer_over_llama_server(served_home: NodeHome, tmp_path: Path) -> None:

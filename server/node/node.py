@@ -56,6 +56,7 @@ from contenox.node.verifying import describe as describe_verification
 from contenox.node.verifying import skipped as skipped_verification
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState, unpinnable
+from contenox.planner import toolcheck
 from contenox.planner.anticipate import layout_retrieved
 from contenox.planner.edits import (
     ProposedEdit,
@@ -66,14 +67,13 @@ from contenox.planner.edits import (
 )
 from contenox.planner.journal import ToolStep
 from contenox.planner.segments import chunk_part
-from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR
+from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.workspace import rename_identifier
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from contenox.planner import Chunk, Explain, Planner, TurnPlan
-    from contenox.planner.toolcheck import Verdict
     from contenox.runtime_ov import EngineLike, FinalEvent
     from contenox.verify import Verification
     from contenox.workspace import RelatedHit, SymbolInfo, Workspace
@@ -666,7 +666,6 @@ class Node:
         """The tool check (:mod:`contenox.planner.toolcheck`): a request the node refuses to carry out takes no
         tools; otherwise the model's two answers, from two short requests decoded side by side whose instructions
         and examples stay in the engine's prefix cache; a check that failed keeps the tools."""
-        from contenox.planner import toolcheck
         from contenox.runtime_ov import FinalEvent
 
         verdict = toolcheck.refused(question)
@@ -682,14 +681,14 @@ class Node:
             return ""
 
         tokenizer, prompts = engine.tokenizer, planner.prompts
-        check, kind = await asyncio.gather(asyncio.to_thread(toolcheck.check_ids, tokenizer, prompts, question),
-                                           asyncio.to_thread(toolcheck.kind_ids, tokenizer, prompts, question))
+        check, kind = await asyncio.to_thread(lambda: (toolcheck.check_ids(tokenizer, prompts, question),
+                                                       toolcheck.kind_ids(tokenizer, prompts, question)))
         try:
             yes_no, what = await asyncio.gather(answer("tool-check", check, toolcheck.GRAMMAR),
                                                 answer("tool-kind", kind, toolcheck.KIND_GRAMMAR))
         except EngineError as exc:
             log.warning("tool check failed (%s): the turn keeps its tools", exc.message)
-            return toolcheck.Verdict(tools=True)
+            return Verdict(tools=True)
         return toolcheck.decide(yes_no, what)
 
     async def _generate(self, engine: EngineLike, state: WorkspaceState, token_ids: list[int], cached: int,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,18 @@ def node_home(default_model: InstalledModel, tmp_path_factory: pytest.TempPathFa
             node.stop()
             shutil.rmtree(node.runtime, ignore_errors=True)
             _shared.clear()
+
+
+@contextmanager
+def private_home(root: Path, model: str, weights: Path, config: str) -> Iterator[NodeHome]:
+    """A node home at ``root`` with ``model`` linked from ``weights`` and ``config`` as its config.toml, and a
+    private runtime dir; its node is stopped and the runtime dir removed at the end."""
+    (root / "models").mkdir(parents=True)
+    (root / "models" / model).symlink_to(weights, target_is_directory=True)
+    (root / "config.toml").write_text(config, encoding="utf-8")
+    node = NodeHome(root, Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp")))
+    try:
+        yield node
+    finally:
+        node.stop()
+        shutil.rmtree(node.runtime, ignore_errors=True)
