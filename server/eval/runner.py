@@ -110,8 +110,9 @@ def _selection(task: Task, tree: Path) -> tuple[str, str | None, tuple[int, int]
 
 
 class _AgentLoop:
-    """An agent-mode turn's client side: its tool activity recorded, and its ``run_command`` requests answered:
-    the task's check command runs (consented: the eval's own) in the task's checkout, any other is refused."""
+    """An agent-mode turn's client side: its tool activity recorded, and its command requests answered: the task's
+    check command runs (consented: the eval's own) in the task's checkout (``run_command``, before the model
+    proposed an edit) or in the node's scratch copy with the edit (``allow_check``), any other is refused."""
 
     def __init__(self, task: Task, tree: Path, env: dict[str, str]) -> None:
         self.allowed = " ".join(task.check.test_command.split()) if task.check is not None else ""
@@ -126,9 +127,16 @@ class _AgentLoop:
             self.tools.append(params)
 
     def asked(self, method: str, params: Any) -> Any:
-        if method != "run_command" or not isinstance(params, dict):
-            return None  # allow_check: verified fixes are off in this mode
+        if not isinstance(params, dict):
+            return None
         command = " ".join(str(params.get("command", "")).split())
+        if method == "allow_check":  # a command after the model's edit: run by the node in its scratch copy
+            allowed = bool(self.allowed) and command == self.allowed
+            if not allowed:
+                self.refused.append(command)
+            return {"allowed": allowed}
+        if method != "run_command":
+            return None
         if not self.allowed or command != self.allowed:
             self.refused.append(command)
             return {"ran": False, "reason": "this eval allows only the task's check command"
@@ -143,7 +151,10 @@ class _AgentLoop:
         return AgentTask(steps=len(steps), calls=tuple(str(t.get("title", "")) for t in self.tools),
                          tool_errors=tuple(f"{t.get('title', '')}: {str(t.get('output', ''))[:200]}"
                                            for t in self.tools if t.get("status") == "failed"),
-                         commands_run=tuple(self.run), commands_refused=tuple(self.refused))
+                         commands_run=(*self.run, *(str(t.get("title", "")) for t in self.tools
+                                                    if "scratch copy" in str(t.get("title", ""))
+                                                    and "(exit code" in str(t.get("title", "")))),
+                         commands_refused=tuple(self.refused))
 
 
 def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_only: bool,
@@ -165,7 +176,9 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     result = node.ask({"cwd": str(tree), "prompt": task.ask, "terminal": task.terminal.strip("\n"),
                        "selection": selection, "open_file": open_file,
                        "selection_lines": list(lines) if lines else None, "thread": f"eval-{task.id}",
-                       "plan_only": retrieval_only, "verify": mode == "verified", "env": env,
+                       "plan_only": retrieval_only, "env": env,
+                       # verified: consented; agent: a command after an edit asks (the task's check is allowed)
+                       "verify": True if mode == "verified" else None if mode == "agent" else False,
                        "run_commands": loop is not None}, loop)
     explain = result["explain"]
     if view is not None:

@@ -28,9 +28,10 @@ from contenox.planner.toolcalls import ParsedAnswer, ToolCall, schemas_of, strea
 from contenox.workspace import Workspace
 
 if TYPE_CHECKING:
+    from contenox.node.verifying import ScratchCommands
     from contenox.runtime_ov import ToolCallGrammar
 
-__all__ = ["CallMarkupFilter", "run_step", "tool_call_grammar", "tool_schemas"]
+__all__ = ["CallMarkupFilter", "run_step", "tool_call_grammar", "tool_policy_digest", "tool_schemas"]
 
 _CALL_FORMS = (  # (opening up to the name, between the name and the arguments, closing), as the models space them
     ('<tool_call>\n{{"name": "{}"', ', "arguments": ', "}\n</tool_call>"),  # the chat template's own
@@ -63,6 +64,23 @@ def tool_call_grammar(required: bool = False) -> ToolCallGrammar:
             triggers.append(trigger)
             tags.append(CallTag(begin=trigger + middle, schema=closed, end=closing))
     return ToolCallGrammar(triggers=tuple(triggers), tags=tuple(tags), required=required)
+
+
+@functools.cache
+def tool_policy_digest() -> str:
+    """What a tool-enabled turn shows and constrains the model with: the prompts (the system and tool-policy
+    texts, the tool definitions, the tool check's questions), the check's and the text-only grammars, the
+    requests refused before any model is asked, and the call forms the grammar triggers on. A certification
+    records it: one made under other texts or grammars no longer says how the model behaves here."""
+    import hashlib
+
+    from contenox.planner import toolcheck
+
+    parts = [msgspec.json.encode(load_prompts(), order="sorted"), toolcheck.GRAMMAR.encode(),
+             toolcheck.KIND_GRAMMAR.encode(), toolcheck.TEXT_ONLY_GRAMMAR.encode(),
+             msgspec.json.encode([[pattern.pattern, what] for pattern, what in toolcheck.REFUSED]),
+             msgspec.json.encode(_CALL_FORMS)]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()
 
 
 class CallMarkupFilter:
@@ -102,9 +120,11 @@ Emit = Callable[[TurnEvent], Awaitable[None]]
 
 async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root: Path, *, step: int,
                    frame_result: Callable[[str], str], max_chars: int, emit: Emit,
-                   edits: list[ProposedEdit], commands: CommandHost | None = None) -> ToolStep:
+                   edits: list[ProposedEdit], commands: CommandHost | None = None,
+                   scratch: ScratchCommands | None = None) -> ToolStep:
     """Run one step's calls in order (off the event loop; a command through ``commands``, the client's
-    terminal), reporting each; rejected calls come back to the model as errors. A proposed edit joins ``edits``
+    terminal, or once the turn has proposed an edit, through ``scratch``: in the scratch copy with the edits
+    applied), reporting each; rejected calls come back to the model as errors. A proposed edit joins ``edits``
     (the client offers it for review after the turn)."""
     results: list[str] = []
     for index, call in enumerate(parsed.calls):
@@ -114,7 +134,7 @@ async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root
                                status="in_progress")
         await emit(TurnEvent(kind="tool", tool=started))
         if call.name == "run_command":
-            result = await _run_command(call, commands, call_id, root, max_chars)
+            result = await _run_command(call, commands, call_id, root, max_chars, scratch=scratch, edits=edits)
         else:
             result = await asyncio.to_thread(run_tool, call, workspace, max_chars=max_chars)
         edit_index = None
@@ -131,7 +151,8 @@ async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root
 
 
 async def _run_command(call: ToolCall, commands: CommandHost | None, call_id: str, root: Path,
-                       max_chars: int) -> ToolResult:
+                       max_chars: int, *, scratch: ScratchCommands | None = None,
+                       edits: list[ProposedEdit] | None = None) -> ToolResult:
     command = str(call.arguments["command"]).strip()
     title = f"Run {command}"[:120]
     why = refusal(command)
@@ -139,6 +160,15 @@ async def _run_command(call: ToolCall, commands: CommandHost | None, call_id: st
         return ToolResult(name=call.name, kind="execute", title=f"{title} (refused)"[:120], ok=False,
                           text=f"error: refused, not run and not offered to the user: {why}. Do not call "
                                "run_command for it; answer in text: say you will not run it and why")
+    if command and edits and scratch is not None:  # test the proposed change, not the files as they are
+        title = f"Run {command} in a scratch copy with the proposed edits"[:120]
+        done = await scratch.run(command, edits)
+        if not done.ran:
+            return ToolResult(name=call.name, kind="execute", title=title, ok=False,
+                              text=cut(f"error: not run: {done.reason}\n{done.output}".rstrip(), max_chars))
+        return ToolResult(name=call.name, kind="execute", title=f"{title} (exit code {done.exit_code})"[:120],
+                          ok=done.exit_code == 0,
+                          text=cut(f"$ {command}\nexit code {done.exit_code}\n{done.output}", max_chars))
     if commands is None:
         return ToolResult(name=call.name, kind="execute", title=title, ok=False,
                           text="error: this client cannot run commands (it offers no terminal); tell the user "

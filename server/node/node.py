@@ -51,7 +51,14 @@ from contenox.node.persist import sweep_temp_files
 from contenox.node.queue import TurnQueue
 from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
-from contenox.node.verifying import Draft, VerifyJob, asks_for_change, strip_edit_blocks, verification_error
+from contenox.node.verifying import (
+    Draft,
+    ScratchCommands,
+    VerifyJob,
+    asks_for_change,
+    strip_edit_blocks,
+    verification_error,
+)
 from contenox.node.verifying import describe as describe_verification
 from contenox.node.verifying import skipped as skipped_verification
 from contenox.node.warming import Warmer
@@ -71,11 +78,11 @@ from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.workspace import rename_identifier
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from contenox.planner import Chunk, Explain, Planner, TurnPlan
     from contenox.runtime_ov import EngineLike, FinalEvent
-    from contenox.verify import Verification
+    from contenox.verify import ConsentStore, Verification
     from contenox.workspace import RelatedHit, SymbolInfo, Workspace
 
 __all__ = ["Node"]
@@ -429,7 +436,8 @@ class Node:
             measured = final.metrics  # the turn's own prompt: what explain-context accounts for
             if markup is not None:
                 final = await self._agent_steps(engine, state, workspace, turn_plan, final, max_new, on_event,
-                                                steps, tool_edits, step_notes, commands, markup)
+                                                steps, tool_edits, step_notes, commands, markup,
+                                                scratch=self._scratch_commands(state, request, commands))
         except _CrashedBeforeOutput as crashed:  # a later step: the turn had output already
             raise crashed.error from None
         except EngineCrashed:
@@ -441,13 +449,18 @@ class Node:
             self._warmer.after_turn()
         edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt(),
                                         request.prompt)
-        verification = None
-        if not steps and self.config.verify.enabled and asks_for_change(request.prompt, edits):
-            verification, final, edits, steps = await self._verify(engine, state, workspace, request, turn_plan,
-                                                                   final, edits, max_new, on_event, commands)
-        citations = await asyncio.to_thread(check_citations, final.text, workspace)
-        if tool_edits:
+        if tool_edits:  # the agent's proposed edits first, then any the final answer wrote
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
+        verification = None
+        agent_steps = len(steps)
+        if self.config.verify.enabled and asks_for_change(request.prompt, edits) and (not steps or edits.edits):
+            # an agent turn verifies what it proposed, in the same scratch copy and under the same consent as
+            # its commands; its sampled and repair candidates are drawn after its steps (they saw the results)
+            verification, final, edits, repairs = await self._verify(engine, state, workspace, request, turn_plan,
+                                                                     final, edits, max_new, on_event, commands,
+                                                                     steps)
+            steps = [*steps, *repairs]
+        citations = await asyncio.to_thread(check_citations, final.text, workspace)
         explain = planner.record(turn_plan, measured, answer_text=final.text, citations=citations, steps=steps,
                                  finish_reason=final.finish_reason)
         if step_notes:
@@ -477,16 +490,17 @@ class Node:
             self.anticipator.again(state)
         return TurnOutcome(text=final.text, finish_reason=final.finish_reason, explain=explain,
                            files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids),
-                           edits=edits, tool_steps=len(steps) if verification is None else 0,
+                           edits=edits, tool_steps=agent_steps,
                            verification=verification)
 
     async def _verify(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, request: TurnRequest,
                       plan: TurnPlan, final: FinalEvent, edits: ProposedEdits, max_new: int,
                       on_event: EventCallback | None, commands: CommandHost | None,
+                      agent_steps: Sequence[ToolStep] = (),
                       ) -> tuple[Verification, FinalEvent, ProposedEdits, list[ToolStep]]:
         """Check the turn's change (see :mod:`contenox.node.verifying`); the report, the answer to offer, its
-        edits and the repair steps it came after (recorded with the turn)."""
-        from contenox.verify import ConsentStore
+        edits and the repair steps it came after (recorded with the turn, after ``agent_steps``: an agent
+        turn's tool steps, which its candidates are drawn after)."""
 
         planner = state.planner
         assert planner is not None
@@ -516,12 +530,12 @@ class Node:
             except ContenoxError:
                 return None
 
+        before = list(agent_steps)
         job = VerifyJob(config=self.config.verify, request=request, root=state.root,
-                        scratch_folder=self.config.state_dir / "workspaces" / state.key / "scratch",
-                        consents=ConsentStore(self.config.state_dir / "verify-consent.json"), asker=commands,
+                        scratch_folder=self._scratch_folder(state), consents=self._consents(), asker=commands,
                         emit=emit, propose=propose, read=read, locate=locate, generate=generate,
-                        step_ids=lambda steps: planner.step_ids(plan, steps), overlays=state.overlay_texts(),
-                        paths=paths, draw_focused=focused)
+                        step_ids=lambda steps: planner.step_ids(plan, [*before, *steps]),
+                        overlays=state.overlay_texts(), paths=paths, draw_focused=focused)
         command = await asyncio.to_thread(job.command)
         if command is None:
             return (skipped_verification("no check command: no failing run in the terminal output, no "
@@ -532,8 +546,9 @@ class Node:
         greedy = Draft(text=final.text, round=0, sampled=False, constrained=False,
                        decode_s=max(0.0, final.metrics.total_ms - final.metrics.ttft_ms) / 1000.0,
                        tokens=len(final.token_ids), recomputed_tokens=final.metrics.measured_recomputed_tokens)
+        prompt_ids = plan.token_ids if not before else await asyncio.to_thread(planner.step_ids, plan, before)
         try:
-            report, chosen, steps = await job.run(greedy, edits, plan.token_ids, command)
+            report, chosen, steps = await job.run(greedy, edits, prompt_ids, command)
         except ContenoxError as exc:
             log.warning("verification of turn in %s failed: %s", state.root, exc.message)
             return verification_error(exc), final, edits, []
@@ -543,6 +558,22 @@ class Node:
         prose = strip_edit_blocks(final.text) if not steps else ""
         text = f"{prose}\n\n{chosen.draft.text.strip()}" if prose else chosen.draft.text
         return report, msgspec.structs.replace(final, text=text), chosen.edits, steps
+
+    def _scratch_folder(self, state: WorkspaceState) -> Path:
+        """The workspace's one scratch copy: verification's candidates and an agent turn's commands after an
+        edit are checked there (one at a time: a workspace runs one turn at a time)."""
+        return self.config.state_dir / "workspaces" / state.key / "scratch"
+
+    def _consents(self) -> ConsentStore:
+        from contenox.verify import ConsentStore as Store
+
+        return Store(self.config.state_dir / "verify-consent.json")
+
+    def _scratch_commands(self, state: WorkspaceState, request: TurnRequest,
+                          commands: CommandHost | None) -> ScratchCommands:
+        return ScratchCommands(root=state.root, scratch_folder=self._scratch_folder(state), request=request,
+                               consents=self._consents(), asker=commands, overlays=state.overlay_texts(),
+                               config=self.config.verify)
 
     async def _draw(self, engine: EngineLike, state: WorkspaceState, ids: list[int], round_: int, count: int,
                     greedy: bool, grammars: list[str], max_new: int) -> list[Draft]:
@@ -605,7 +636,8 @@ class Node:
                            final: FinalEvent, max_new: int, on_event: EventCallback | None, steps: list[ToolStep],
                            edits: list[ProposedEdit], notes: list[str],
                            commands: CommandHost | None = None,
-                           markup: CallMarkupFilter | None = None) -> FinalEvent:
+                           markup: CallMarkupFilter | None = None,
+                           scratch: ScratchCommands | None = None) -> FinalEvent:
         """Run the answer's tool calls and answer again with their results, step by step, until an answer
         with no call or a limit (steps, wall time); the final answer. ``steps``, ``edits`` and ``notes``
         are filled in as it goes."""
@@ -623,7 +655,8 @@ class Node:
 
         current = markup or CallMarkupFilter()
         made: set[str] = set()
-        """The calls made so far (name and arguments): one made again is not run twice."""
+        """The calls made since the turn's last proposed edit (name and arguments): one made again is not run
+        twice."""
         while True:
             parsed = parse_tool_calls(final.text, schemas)
             if not parsed.calls and not parsed.errors:  # the answer: what the filter held back is text after all
@@ -646,9 +679,12 @@ class Node:
                                              grammar=TEXT_ONLY_GRAMMAR)
                 break
             made.update(calls)
+            proposed = len(edits)
             steps.append(await run_step(parsed, final.text, workspace, state.root, step=len(steps) + 1,
                                         frame_result=planner.tool_result, max_chars=limits.max_result_chars,
-                                        emit=emit, edits=edits, commands=commands))
+                                        emit=emit, edits=edits, commands=commands, scratch=scratch))
+            if len(edits) > proposed:  # a new edit changes what a command shows: the same command may run again
+                made = set(calls)
             ids = await asyncio.to_thread(planner.step_ids, plan, steps)
             cached = engine.predict_cached(ids)
             await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids),

@@ -25,8 +25,8 @@ import msgspec
 
 from contenox.config import VerifyConfig
 from contenox.errors import ContenoxError, VerifyError
-from contenox.node.contract import ConsentAsker, ToolActivity, TurnEvent, TurnRequest
-from contenox.planner.edits import ProposedEdits
+from contenox.node.contract import CommandResult, ConsentAsker, ToolActivity, TurnEvent, TurnRequest
+from contenox.planner.edits import ProposedEdit, ProposedEdits
 from contenox.planner.journal import ToolStep
 from contenox.verify import (
     CandidateResult,
@@ -48,7 +48,7 @@ from contenox.verify import (
 )
 from contenox.verify.focus import FOCUS_SYSTEM, failing_test_frames, focus_prompt, places
 
-__all__ = ["Draft", "VerifyJob", "asks_for_change", "strip_edit_blocks"]
+__all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "consent", "strip_edit_blocks"]
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,78 @@ def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
 def strip_edit_blocks(text: str) -> str:
     """``text`` without its edit blocks (the path line, fences and markers with them): the answer's prose."""
     return re.sub(r"\n{3,}", "\n\n", _BLOCK.sub("", text)).strip()
+
+
+async def consent(command: str, root: Path, request: TurnRequest, consents: ConsentStore,
+                  asker: object | None) -> str | None:
+    """The one consent to run a project command in a scratch copy (a verification's check, or an agent turn's
+    command after it proposed an edit): None when ``command`` may run in ``root``, else why not (in words).
+    The request's word first, then the workspace's remembered answer, then the client's question (remembered)."""
+    if request.verify is False:
+        return "running commands is off for this request"
+    if request.verify is True:
+        return None
+    remembered = await asyncio.to_thread(consents.get, str(root), command)
+    if remembered is True:
+        return None
+    if remembered is False:
+        return f"you declined running `{command}` in this workspace (`contenox verify off` asks again)"
+    if isinstance(asker, ConsentAsker):
+        answer = await asker.allow_check(command, str(root))
+        if answer is not None:
+            await asyncio.to_thread(consents.set, str(root), command, answer)
+            return None if answer else f"you declined running `{command}`"
+    return f"running `{command}` needs your consent: `contenox ask --verify`, or allow it when the editor asks"
+
+
+class ScratchCommands:
+    """An agent turn's commands once it has proposed an edit: run by the one command runner in the workspace's
+    scratch copy (the folder verification uses) with the proposed edits laid over it, after the same consent as
+    a check command. The command then tests the change the model proposed, not the files as they are, and the
+    user's files and terminal are untouched (the edits are still only offered after the turn)."""
+
+    def __init__(self, *, root: Path, scratch_folder: Path, request: TurnRequest, consents: ConsentStore,
+                 asker: object | None, overlays: dict[str, str], config: VerifyConfig) -> None:
+        self.root, self.request, self.consents, self.asker = root, request, consents, asker
+        self.scratch = ScratchTree(root, scratch_folder)
+        self.overlays = overlays
+        self.config = config
+
+    async def run(self, command: str, edits: Sequence[ProposedEdit]) -> CommandResult:
+        """``command`` in a fresh scratch copy with ``edits`` (the turn's proposed edits so far; a later edit of
+        a file replaces an earlier one) applied; the copy is removed after."""
+        if why := await consent(command, self.root, self.request, self.consents, self.asker):
+            return CommandResult(ran=False, reason=why)
+        latest: dict[str, EditLike] = {}
+        for edit in edits:
+            first = latest.get(edit.path)
+            latest[edit.path] = EditLike(path=edit.path, old_text=first.old_text if first else edit.old_text,
+                                         new_text=edit.new_text)
+        try:
+            await asyncio.to_thread(self.scratch.build, self.overlays)
+            why = await asyncio.to_thread(self.scratch.apply, list(latest.values()))
+            if why:
+                return CommandResult(ran=False, reason=f"the proposed edits do not apply: {why}")
+            env = python_env(self.scratch.tree, {**os.environ, **(self.request.env or {})})
+            stop = threading.Event()
+            check = asyncio.ensure_future(asyncio.to_thread(
+                run_check, command, self.scratch.tree, env=env, timeout_s=self.config.timeout_s,
+                max_output_chars=self.config.max_output_chars, stop=stop))
+            try:
+                run = await asyncio.shield(check)
+            except asyncio.CancelledError:
+                stop.set()
+                await asyncio.wait([check], timeout=10)
+                raise
+        except VerifyError as exc:
+            return CommandResult(ran=False, reason=f"the scratch copy could not be made: {exc.message}")
+        finally:
+            await asyncio.to_thread(self.scratch.remove)
+        where = (f"run in a scratch copy of the workspace with the proposed edit(s) to {', '.join(latest)} "
+                 "applied; the user's files are unchanged")
+        if run.outcome not in ("passed", "failed"):
+            return CommandResult(ran=False, output=run.output, reason=f"{run.describe()} ({where})")
+        return CommandResult(ran=True, exit_code=run.exit_code, output=f"({where})\n{run.output}")
 
 
 class Draft(msgspec.Struct, frozen=True, kw_only=True):
@@ -143,23 +215,7 @@ class VerifyJob:
 
     async def consented(self, command: CheckCommand) -> str | None:
         """None when the command may run, else why not (in words)."""
-        if self.request.verify is False:
-            return "verification is off for this request"
-        if self.request.verify is True:
-            return None
-        remembered = await asyncio.to_thread(self.consents.get, str(self.root), command.command)
-        if remembered is True:
-            return None
-        if remembered is False:
-            return (f"you declined running `{command.command}` in this workspace (`contenox verify off` asks "
-                    "again)")
-        if isinstance(self.asker, ConsentAsker):
-            answer = await self.asker.allow_check(command.command, str(self.root))
-            if answer is not None:
-                await asyncio.to_thread(self.consents.set, str(self.root), command.command, answer)
-                return None if answer else f"you declined running `{command.command}`"
-        return (f"running `{command.command}` needs your consent: `contenox ask --verify`, or allow it when the "
-                "editor asks")
+        return await consent(command.command, self.root, self.request, self.consents, self.asker)
 
     # -- the rounds ------------------------------------------------------------------------------
     async def _generate(self, ids: list[int], round_: int, count: int, greedy: bool,

@@ -66,7 +66,10 @@ async def test_the_agent_reads_proposes_and_the_client_decides(node: Node, tmp_p
         reply = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("Fix helper to add one.")]),
                                        120)
         assert reply.stop_reason == "end_turn"
-        assert rec.text(sid) == "I will read it first.\nProposed: helper now adds one."  # no call markup shown
+        text = rec.text(sid)  # no call markup shown; the agent's edit is a change: its verification is said
+        assert text.startswith("I will read it first.\nProposed: helper now adds one.\n"), text
+        assert text.endswith("_not verified: no check command: no failing run in the terminal output, no [verify] "
+                             "command, and no test runner detected_")
         started = rec.of("tool_call", sid)
         assert [(s.kind, s.status) for s in started] == [("read", "in_progress"), ("edit", "in_progress"),
                                                         ("edit", "pending")]

@@ -25,17 +25,22 @@ def test_only_the_tasks_check_command_runs_and_the_loop_is_reported(tmp_path: Pa
     assert ran["ran"] is True and ran["exit_code"] == 3 and "checked" in ran["output"]
     refused = loop.asked("run_command", {"command": "rm -rf build", "cwd": str(tmp_path)})
     assert refused["ran"] is False and "only the task's check command" in refused["reason"]
-    assert loop.asked("allow_check", {"command": CHECK}) is None  # verified fixes are off in this mode
+    # after an edit the node runs the command in its scratch copy: only the task's check is consented to
+    assert loop.asked("allow_check", {"command": " " + CHECK, "cwd": str(tmp_path)}) == {"allowed": True}
+    assert loop.asked("allow_check", {"command": "make", "cwd": str(tmp_path)}) == {"allowed": False}
     for params in ({"id": "step0-0", "status": "in_progress", "title": "read_file(path='a.py')"},
                    {"id": "step0-0", "status": "completed", "title": "Read a.py", "output": "..."},
                    {"id": "step1-0", "status": "failed", "title": "Run rm -rf build", "output": "error: not run"},
-                   {"id": "step1-1", "status": "completed", "title": "Run tests (exit code 3)", "output": ""}):
+                   {"id": "step1-1", "status": "completed", "title": "Run tests (exit code 3)", "output": ""},
+                   {"id": "step2-0", "status": "completed",
+                    "title": "Run tests in a scratch copy with the proposed edits (exit code 0)", "output": ""}):
         loop.heard("tool", params)
     loop.heard("chunk", {"text": "x"})
     report = loop.report()
-    assert report.steps == 2 and report.calls == ("Read a.py", "Run rm -rf build", "Run tests (exit code 3)")
+    assert report.steps == 3 and report.calls[:3] == ("Read a.py", "Run rm -rf build", "Run tests (exit code 3)")
     assert report.tool_errors == ("Run rm -rf build: error: not run",)
-    assert report.commands_refused == ("rm -rf build",) and report.commands_run[0].endswith("(exit code 3)")
+    assert report.commands_refused == ("rm -rf build", "make") and report.commands_run[0].endswith("(exit code 3)")
+    assert report.commands_run[1] == "Run tests in a scratch copy with the proposed edits (exit code 0)"
 
 
 def test_a_task_without_a_check_command_runs_none(tmp_path: Path) -> None:

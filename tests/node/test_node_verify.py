@@ -284,3 +284,66 @@ async def test_a_grammar_candidate_that_changes_nothing_is_drawn_again(
     seeds = [r["sampling"][2] for r in script.requests]
     assert seeds[3] == seeds[0] + 500 and script.requests[3]["grammar"] == script.requests[0]["grammar"]
     assert [c.outcome for c in report.candidates][:4] == ["failed", "passed", "failed", "failed"]
+
+
+FIX = ("--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper(x):\n-    return x - 1\n+    return x + 1\n")
+CHECK = "python -m pytest -q -p no:cacheprovider tests/test_util.py"
+
+
+async def test_an_agent_turn_checks_its_edit_in_the_scratch_copy_under_the_same_consent(
+        tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool loop and verified fixes share the scratch copy, the consent and the command runner: a command
+    the model runs after proposing an edit tests that edit in the scratch copy (asked once, as a check command
+    is), never the user's files; the edit it proposed is then verified with the remembered consent."""
+    from contenox.node.contract import CommandResult
+    from support.agent_kit import call
+
+    home = certified_home(tmp_path / "home", fim_model)  # certified: the turn is an agent turn
+    monkeypatch.setenv("CONTENOX_HOME", str(home))
+    repo = _repo(tmp_path)
+    script = scripted(monkeypatch, call("run_command", command=CHECK), call("propose_edit", path="util.py", diff=FIX),
+                      call("run_command", command=CHECK), "helper now adds one; the test passes.",
+                      "I am not sure.", "I am not sure.", "I am not sure.")
+
+    class Client:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+            self.terminal: list[str] = []
+
+        async def allow_check(self, command: str, cwd: str) -> bool | None:
+            self.asked.append(command)
+            return True
+
+        async def run_command(self, call_id: str, command: str, cwd: str) -> CommandResult:
+            self.terminal.append(command)  # the user's terminal, the files as they are: the test fails
+            return CommandResult(ran=True, exit_code=1, output="F\n1 failed in 0.01s")
+
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    client = Client()
+    config = load_config(home)
+    node = Node(config)
+    try:
+        outcome = await node.turn(_request(repo), on_event, commands=client)
+    finally:
+        await node.close()
+    # before any edit: the client's terminal; after the edit: the scratch copy, with the edit, asked once
+    assert client.terminal == [CHECK] and client.asked == [CHECK]
+    ended = [e.tool for e in events if e.kind == "tool" and e.tool is not None and e.tool.status != "in_progress"]
+    scratch_run = next(t for t in ended if "scratch copy" in t.title)
+    assert scratch_run.status == "completed" and scratch_run.title.endswith("(exit code 0)"), scratch_run
+    assert "1 passed" in scratch_run.output and "the user's files are unchanged" in scratch_run.output
+    assert outcome.tool_steps == 3 and outcome.text == "helper now adds one; the test passes."
+    # the agent's edit verified: the same command, the consent remembered (not asked again)
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 1, report
+    assert report.command == CHECK and report.candidates[0].files == ("util.py",)
+    # sampled candidates drawn after the steps (they saw the results), as one group
+    assert len(script.requests) == 3 and all(r["ids"] == script.prompts[3] for r in script.requests)
+    [edit] = outcome.edits.edits
+    assert edit.path == "util.py" and edit.new_text == UTIL.replace("x - 1", "x + 1")
+    assert (repo / "util.py").read_text() == UTIL and git(repo, "status", "--porcelain") == ""
+    assert (config.state_dir / "workspaces").is_dir() and not list((config.state_dir / "workspaces").glob("*/scratch"))
