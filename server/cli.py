@@ -198,7 +198,8 @@ def cmd_model(args: argparse.Namespace) -> int:
             cert = read_certification(Path(m.path), m.profile.model_digest)
             tools = ("not tested (contenox certify)" if cert is None else
                      f"{'certified' if cert.certified else 'not certified'}: {100 * cert.valid_call_rate:.0f}% "
-                     f"valid, {100 * cert.false_call_rate:.0f}% false")
+                     f"valid, {100 * cert.false_call_rate:.0f}% false"
+                     + (" (on the reference machine)" if cert.reference else ""))
             table.add_row(m.name, m.profile.format, f"{m.size_bytes / 1e6:.1f} MB", m.source,
                           f"{m.profile.default_context} ({m.profile.max_tested_context})", tools)
         installed = {m.name for m in models}

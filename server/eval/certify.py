@@ -198,7 +198,7 @@ def certify(engine: Any, *, check: bool = True, require_call: bool = False) -> C
     first, as a tool-enabled turn does (``[tools] check``); a no answers it in text, with the text-only line after
     the question and the text-only grammar instead of the call grammar, and any call it still writes counts all the
     same. ``require_call``: a yes makes the answer a call (``[tools] require_call``), as a turn's first step."""
-    from contenox.node.agent import tool_call_grammar
+    from contenox.node.agent import tool_call_grammar, tool_policy_digest
     from contenox.planner import toolcheck
     from contenox.runtime_ov import GenerateRequest
 
@@ -274,6 +274,6 @@ def certify(engine: Any, *, check: bool = True, require_call: bool = False) -> C
         thresholds={"valid_call_rate_min": VALID_MIN, "false_call_rate_max": FALSE_MAX,
                     "malformed_call_rate_max": MALFORMED_MAX}, by_kind=by_kind,
         seconds=round(time.monotonic() - started, 1), examples=examples, answers=answers + held, tool_check=check,
-        require_call=check and require_call,
+        require_call=check and require_call, policy_digest=tool_policy_digest(),
         held_out={"valid_calls": h_valid, "tool_cases": h_tool, "false_calls": h_false, "plain_cases": h_plain,
                   "malformed_calls": h_malformed, "by_set": held_by_set})

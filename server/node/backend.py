@@ -73,6 +73,7 @@ def open_workspace(config: Config, root: Path, cache_dir: Path) -> Workspace:
 def make_planner(config: Config, engine: EngineLike, state_dir: Path) -> Planner:
     """The workspace's planner. Its turns advertise the tools (and the node runs the calls) only for a model
     that passed ``contenox certify`` with these weights; otherwise explain-context says why not."""
+    from contenox.node.agent import tool_policy_digest
     from contenox.planner import Planner
     from contenox.runtime_ov.certification import read_certification
 
@@ -87,6 +88,9 @@ def make_planner(config: Config, engine: EngineLike, state_dir: Path) -> Planner
     elif not certification.certified:
         note = (f"this model failed tool-call certification: {100 * certification.valid_call_rate:.0f}% valid, "
                 f"{100 * certification.false_call_rate:.0f}% false calls")
+    elif certification.policy_digest and certification.policy_digest != tool_policy_digest():
+        note = ("this model was certified under other tool prompts or grammars than this contenox's "
+                "(`contenox certify` tests it again)")
     elif certification.tool_check and not config.tools.check:
         note = "this model was certified with the tool check, and tools.check is false"
     elif certification.require_call and not config.tools.require_call:

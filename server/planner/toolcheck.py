@@ -25,7 +25,7 @@ import msgspec
 from contenox.planner.prompts import PromptTexts
 from contenox.planner.token_cache import TokenizerLike
 
-__all__ = ["GRAMMAR", "KIND_GRAMMAR", "MAX_NEW_TOKENS", "QUESTION_CHARS", "TEXT_ONLY_GRAMMAR", "Verdict",
+__all__ = ["GRAMMAR", "KIND_GRAMMAR", "MAX_NEW_TOKENS", "QUESTION_CHARS", "REFUSED", "TEXT_ONLY_GRAMMAR", "Verdict",
            "check_ids", "decide", "kind_ids", "refused", "request_refusal", "wants_tool"]
 
 GRAMMAR = 'root ::= "yes" | "no"'
@@ -78,7 +78,7 @@ def wants_tool(answer: str) -> bool:
 
 _ASKED = r"(?:^Request:\s*|[.!?;:]\s+|\b(?:please|then|and|now|can you|could you|would you)\s+)"
 """Where a request's own verb stands: its start, a new sentence, or after please / then / can you."""
-_REFUSED = tuple((re.compile(_ASKED + verb, re.I | re.S), what) for verb, what in (
+REFUSED = tuple((re.compile(_ASKED + verb, re.I | re.S), what) for verb, what in (
     (r"(?:git\s+)?push\b", "push to a remote"),
     (r"(?:publish|upload|deploy)\b", "publish, upload or deploy"),
     (r"(?:e-?mail|send|share)\b.{0,40}\bto\s+(?:my|our)\b", "send anything off this machine"),
@@ -104,7 +104,7 @@ def request_refusal(question: str) -> str | None:
     such commands: :mod:`contenox.node.command_guard`), or None. Read from the request's own words (a pasted
     log's are not the request's: the ends, as the check reads them)."""
     text = _request(question)
-    for pattern, what in _REFUSED:
+    for pattern, what in REFUSED:
         if pattern.search(text):
             return what
     return None

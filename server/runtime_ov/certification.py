@@ -2,6 +2,11 @@
 
 Written by :mod:`contenox.eval.certify`; read by the node to decide whether turns may advertise tools (and to
 say why not) and by ``contenox model list``. A certification made for other weights is ignored.
+
+A catalog model's weights are the same bytes on every machine (sha256-checked on pull), so the certification
+made on the reference machine ships with contenox (``reference_certifications.json``, answers left out: they are
+in ``bench/results``) and holds on a fresh install until ``contenox certify`` runs there; one made on this
+machine comes first.
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["CERTIFICATION_FILE", "Certification", "read_certification"]
+__all__ = ["CERTIFICATION_FILE", "REFERENCE_FILE", "Certification", "read_certification", "reference_records"]
 
 CERTIFICATION_FILE = "contenox-certification.json"
+REFERENCE_FILE = Path(__file__).with_name("reference_certifications.json")
+"""The certifications made on the reference machine for catalog models, shipped with contenox."""
 
 
 class Certification(msgspec.Struct, frozen=True, kw_only=True):
@@ -50,13 +57,35 @@ class Certification(msgspec.Struct, frozen=True, kw_only=True):
     held_out: dict[str, Any] = {}
     """The same figures over prompts written after the tool check was tuned on the suite (not in the rates
     above): ``valid_calls``/``tool_cases``, ``false_calls``/``plain_cases``, ``malformed_calls``."""
+    policy_digest: str = ""
+    """What the model was shown and constrained with (:func:`contenox.node.agent.tool_policy_digest`); a
+    certification under other prompts or grammars no longer holds (empty: made before it was recorded)."""
+    reference: bool = False
+    """Made on the reference machine and shipped with contenox (not run on this machine)."""
 
 
-def read_certification(model_dir: Path, model_digest: str) -> Certification | None:
-    """The model's certification, if one was made for these weights."""
+class _References(msgspec.Struct, frozen=True, kw_only=True):
+    records: list[Certification] = []
+
+
+def reference_records(path: Path = REFERENCE_FILE) -> list[Certification]:
+    """The shipped certifications (none when the file is missing or unreadable)."""
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=_References).records
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return []
+
+
+def read_certification(model_dir: Path, model_digest: str, *, references: Path = REFERENCE_FILE,
+                       ) -> Certification | None:
+    """The model's certification, if one was made for these weights: this machine's, else the reference
+    machine's shipped one (``reference`` set)."""
     path = model_dir / CERTIFICATION_FILE
     try:
         result = msgspec.json.decode(path.read_bytes(), type=Certification)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return result if result.model_digest == model_digest else None
+        result = None
+    if result is not None and result.model_digest == model_digest:
+        return result
+    shipped = [r for r in reference_records(references) if r.model_digest == model_digest]
+    return msgspec.structs.replace(shipped[-1], reference=True) if shipped else None
