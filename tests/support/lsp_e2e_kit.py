@@ -99,11 +99,19 @@ def node_home(default_model: InstalledModel, tmp_path_factory: pytest.TempPathFa
 
 
 @contextmanager
-def private_home(root: Path, model: str, weights: Path, config: str) -> Iterator[NodeHome]:
-    """A node home at ``root`` with ``model`` linked from ``weights`` and ``config`` as its config.toml, and a
-    private runtime dir; its node is stopped and the runtime dir removed at the end."""
+def private_home(root: Path, model: str, weights: Path, config: str,
+                 without: tuple[str, ...] = ()) -> Iterator[NodeHome]:
+    """A node home at ``root`` with ``model`` linked from ``weights`` (each file but those named in
+    ``without``, when given) and ``config`` as its config.toml, and a private runtime dir; its node is stopped
+    and the runtime dir removed at the end."""
     (root / "models").mkdir(parents=True)
-    (root / "models" / model).symlink_to(weights, target_is_directory=True)
+    if without:
+        (root / "models" / model).mkdir()
+        for item in weights.iterdir():
+            if item.name not in without:
+                (root / "models" / model / item.name).symlink_to(item)
+    else:
+        (root / "models" / model).symlink_to(weights, target_is_directory=True)
     (root / "config.toml").write_text(config, encoding="utf-8")
     node = NodeHome(root, Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp")))
     try:
