@@ -55,12 +55,14 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeHome]:
         yield node
 
 
-def _repo(path: Path) -> Path:
+def _repo(path: Path, extra: dict[str, str] | None = None) -> Path:
+    """The tiny app with ``extra`` files (default: notes/todo.txt) committed over it."""
     repo = make_repo(path)
-    (repo / "notes").mkdir()
-    (repo / "notes" / "todo.txt").write_text(TODO, encoding="utf-8")
+    for rel, text in (extra or {"notes/todo.txt": TODO}).items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text, encoding="utf-8")
     subprocess.run(["git", "add", "."], cwd=repo, check=True)
-    subprocess.run(["git", "commit", "-qm", "notes"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "more"], cwd=repo, check=True)
     return repo
 
 
@@ -107,12 +109,7 @@ TEST_UTIL = "from util import helper\n\n\ndef test_helper():\n    assert helper(
 
 
 def _fix_repo(path: Path) -> Path:
-    repo = make_repo(path)
-    (repo / "tests").mkdir()
-    (repo / "tests" / "test_util.py").write_text(TEST_UTIL, encoding="utf-8")
-    subprocess.run(["git", "add", "."], cwd=repo, check=True)
-    subprocess.run(["git", "commit", "-qm", "test"], cwd=repo, check=True)
-    return repo
+    return _repo(path, {"tests/test_util.py": TEST_UTIL})
 
 
 class _Permits(Recorder):

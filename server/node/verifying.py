@@ -97,6 +97,22 @@ async def consent(command: str, root: Path, request: TurnRequest, consents: Cons
     return f"running `{command}` needs your consent: `contenox ask --verify`, or allow it when the editor asks"
 
 
+async def check_in(tree: Path, command: str, request: TurnRequest, config: VerifyConfig) -> CheckRun:
+    """``command`` run in the scratch copy ``tree`` by the one command runner, with the request's environment
+    (the copy first on the import path); a cancelled turn stops it (its process group killed)."""
+    env = python_env(tree, {**os.environ, **(request.env or {})})
+    stop = threading.Event()
+    check = asyncio.ensure_future(asyncio.to_thread(
+        run_check, command, tree, env=env, timeout_s=config.timeout_s, max_output_chars=config.max_output_chars,
+        stop=stop))
+    try:
+        return await asyncio.shield(check)
+    except asyncio.CancelledError:
+        stop.set()
+        await asyncio.wait([check], timeout=10)
+        raise
+
+
 class ScratchCommands:
     """An agent turn's commands once it has proposed an edit: run by the one command runner in the workspace's
     scratch copy (the folder verification uses) with the proposed edits laid over it, after the same consent as
@@ -125,17 +141,7 @@ class ScratchCommands:
             why = await asyncio.to_thread(self.scratch.apply, list(latest.values()))
             if why:
                 return CommandResult(ran=False, reason=f"the proposed edits do not apply: {why}")
-            env = python_env(self.scratch.tree, {**os.environ, **(self.request.env or {})})
-            stop = threading.Event()
-            check = asyncio.ensure_future(asyncio.to_thread(
-                run_check, command, self.scratch.tree, env=env, timeout_s=self.config.timeout_s,
-                max_output_chars=self.config.max_output_chars, stop=stop))
-            try:
-                run = await asyncio.shield(check)
-            except asyncio.CancelledError:
-                stop.set()
-                await asyncio.wait([check], timeout=10)
-                raise
+            run = await check_in(self.scratch.tree, command, self.request, self.config)
         except VerifyError as exc:
             return CommandResult(ran=False, reason=f"the scratch copy could not be made: {exc.message}")
         finally:
@@ -297,18 +303,8 @@ class VerifyJob:
         return run
 
     async def _check(self, command: CheckCommand) -> CheckRun:
-        """The check in the scratch copy as it stands; a cancelled turn stops it (its process group killed)."""
-        env = python_env(self.scratch.tree, {**os.environ, **(self.request.env or {})})
-        stop = threading.Event()
-        check = asyncio.ensure_future(asyncio.to_thread(
-            run_check, command.command, self.scratch.tree, env=env, timeout_s=self.config.timeout_s,
-            max_output_chars=self.config.max_output_chars, stop=stop))
-        try:
-            run = await asyncio.shield(check)
-        except asyncio.CancelledError:
-            stop.set()
-            await asyncio.wait([check], timeout=10)
-            raise
+        """The check in the scratch copy as it stands."""
+        run = await check_in(self.scratch.tree, command.command, self.request, self.config)
         self._check_s += run.seconds
         return run
 
