@@ -185,8 +185,12 @@ def _apply(rel: str, old: str | None, diff: str) -> tuple[str | None, str]:
         patch = Path(scratch) / ".contenox.patch"
         patch.write_text(diff, encoding="utf-8")
         reason = ""
+        # less context only where removed lines anchor every hunk: a hunk that only adds lines has nothing else
+        # to place it (with -C0 its lines land at its line number whatever its context says: the 1.5B's
+        # docstring-splitting insertion came out as a diff that "applied")
+        fallbacks: tuple[tuple[str, ...], ...] = (("-C1",), ("-C0",)) if _anchored(diff) else ()
         for strip in ("-p1", "-p0"):
-            for context in ((), ("-C1",), ("-C0",)):
+            for context in ((), *fallbacks):
                 options = [strip, "--recount", *context, str(patch)]
                 check = subprocess.run(["git", "apply", "--check", *options], cwd=scratch, capture_output=True,
                                        text=True, timeout=_GIT_TIMEOUT_S)
@@ -199,6 +203,12 @@ def _apply(rel: str, old: str | None, diff: str) -> tuple[str | None, str]:
                     return None, f"the diff does not change {rel}"
                 return target.read_text(encoding="utf-8"), ""
         return None, reason
+
+
+def _anchored(diff: str) -> bool:
+    """Every hunk of ``diff`` removes a line (what git must find in the file, with or without context)."""
+    hunks = re.split(r"^@@[^\n]*@@[^\n]*\n", diff, flags=re.MULTILINE)[1:]
+    return bool(hunks) and all(re.search(r"^-(?!--)", hunk, re.MULTILINE) for hunk in hunks)
 
 
 def _last_line(text: str) -> str:

@@ -85,6 +85,15 @@ def test_propose_edit_checks_the_diff_against_the_current_text(ws: Workspace) ->
     assert created.edit.new_text == "hello\n"
     outside = run_tool(call("propose_edit", path="/etc/hosts", diff=diff), ws, max_chars=4000)
     assert not outside.ok and "outside" in outside.text
+    # a hunk that only adds lines, under context the file does not hold, is refused (the 1.5B's own diff split
+    # a docstring: with no context to match it would land at its line number whatever it says)
+    adrift = ("--- a/util.py\n+++ b/util.py\n@@ -1,3 +1,3 @@\n def helper(x):\n     \"\"\"Add one.\n"
+              "+    return x + 2\n     \"\"\"\n")
+    refused = run_tool(call("propose_edit", path="util.py", diff=adrift), ws, max_chars=4000)
+    assert not refused.ok and refused.edit is None, refused
+    added = "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,3 @@\n def helper(x):\n+    x = int(x)\n     return x - 1\n"
+    grown = run_tool(call("propose_edit", path="util.py", diff=added), ws, max_chars=4000)
+    assert grown.ok and grown.edit is not None and "    x = int(x)\n    return x - 1" in grown.edit.new_text
 
 
 def test_the_node_tools_are_the_schemas_the_parser_checks() -> None:
