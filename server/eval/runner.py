@@ -66,8 +66,9 @@ class EvalNode:
         config = msgspec.structs.replace(
             base, model=msgspec.structs.replace(base.model, default=model), planner=planner,
             verify=msgspec.structs.replace(base.verify, enabled=mode == "verified"),
-            tools=(msgspec.structs.replace(base.tools, enabled=True, ignore_certification=True) if mode == "agent"
-                   else base.tools),
+            # the tool loop only in agent mode: the other modes are one answer each (a certified model, such as
+            # the 1.5B with its shipped certification, would otherwise make every mode an agent turn)
+            tools=msgspec.structs.replace(base.tools, enabled=mode == "agent", ignore_certification=mode == "agent"),
             engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens), anticipate=anticipate,
             node=msgspec.structs.replace(base.node, socket_dir=self._sockets, idle_exit_s=300.0))
         (home / "config.toml").write_text(render_config(config), encoding="utf-8")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from contenox.config import load_config
 from contenox.eval.report import AgentTask, EvalReport, TaskResult, render_table, summarize
 from contenox.eval.runner import EvalNode, _AgentLoop
@@ -48,10 +50,12 @@ def test_a_task_without_a_check_command_runs_none(tmp_path: Path) -> None:
     assert loop.asked("run_command", {"command": "pytest"})["reason"].endswith("(it has none)")
 
 
-def test_only_the_agent_modes_node_ignores_certification(tmp_path: Path) -> None:
+@pytest.mark.parametrize("enabled", ["false", "true"])
+def test_only_the_agent_modes_node_ignores_certification(tmp_path: Path, enabled: str) -> None:
+    """Only agent mode has the tools; the other modes are one answer even for a certified model."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text("[tools]\nenabled = false\n", encoding="utf-8")
+    (home / "config.toml").write_text(f"[tools]\nenabled = {enabled}\n", encoding="utf-8")
     base = load_config(home)
     agent = EvalNode(base, "m", "agent", max_new_tokens=64)
     retrieval = EvalNode(base, "m", "retrieval", max_new_tokens=64)
@@ -59,6 +63,7 @@ def test_only_the_agent_modes_node_ignores_certification(tmp_path: Path) -> None
         assert agent.config.tools.enabled and agent.config.tools.ignore_certification
         assert not retrieval.config.tools.enabled and not retrieval.config.tools.ignore_certification
         assert not base.tools.ignore_certification and not load_config(home).tools.ignore_certification
+        assert base.tools.enabled is (enabled == "true")
     finally:
         agent.close()
         retrieval.close()
