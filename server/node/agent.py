@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from contenox.node.verifying import ScratchCommands
     from contenox.runtime_ov import ToolCallGrammar
 
-__all__ = ["CallMarkupFilter", "run_step", "tool_call_grammar", "tool_policy_digest", "tool_schemas"]
+__all__ = ["ANSWER_GRAMMAR", "CallMarkupFilter", "call_shaped", "run_step", "tool_call_grammar", "tool_policy_digest", "tool_schemas"]
 
 _CALL_FORMS = (  # (opening up to the name, between the name and the arguments, closing), as the models space them
     ('<tool_call>\n{{"name": "{}"', ', "arguments": ', "}\n</tool_call>"),  # the chat template's own
@@ -89,15 +90,24 @@ class CallMarkupFilter:
     it is clearly not (a code block that is no call, a JSON example with text after it); from a call on, the
     step's text is not streamed (its calls are shown as tool activity instead)."""
 
-    def __init__(self, schemas: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, schemas: Mapping[str, Mapping[str, Any]] | None = None, *, after_tools: bool = False) -> None:
         self._schemas = tool_schemas() if schemas is None else schemas
         self._text = ""
         self.in_call = False
         self.shown = ""
         """Everything streamed so far."""
+        self.after_tools = after_tools
+        """An answer after tool results: one that opens with an object or a code block is held back whole until
+        it ends (it may be a call of no declared tool, which the loop answers again: :func:`call_shaped`)."""
+        self.held = False
 
     def feed(self, text: str) -> str:
         self._text += text
+        if self.after_tools and not self.shown:
+            lead = self._text.lstrip()
+            if not lead or lead[0] in "{[`":
+                self.held = self.held or bool(lead)
+                return ""
         return "" if self.in_call else self._release(final=False)
 
     def _release(self, *, final: bool) -> str:
@@ -107,12 +117,34 @@ class CallMarkupFilter:
         return out
 
     def flush(self) -> str:
-        """What is still held back at the end of an answer, unless it holds a call."""
-        return "" if self.in_call else self._release(final=True)
+        """What is still held back at the end of an answer, unless it holds a call (or, after tool results,
+        opened with an object or a code block: the loop decides)."""
+        return "" if self.in_call or self.held else self._release(final=True)
 
     def rest(self, answer: str) -> str:
         """The part of a final answer (one with no call after all) that was held back from the stream."""
-        return answer[len(self.shown):] if self.in_call and answer.startswith(self.shown) else ""
+        held = self.in_call or self.held
+        return answer[len(self.shown):] if held and answer.startswith(self.shown) else ""
+
+
+_CALL_SHAPED = re.compile(r'\A\s*(?:```[\w-]*\s*)?[\[{]\s*\{?\s*"name"\s*:\s*"(?P<name>[^"]*)"\s*,\s*"(?:arguments|parameters)"')
+
+ANSWER_GRAMMAR = "\n".join([
+    "root ::= first rest",
+    'first ::= [^`{\\[ \\n]',
+    "rest ::= [^\\x00]*",
+])
+"""An agent turn's answer in text after its tool results: it may not open with an object, a list, a blank or a code
+block (where the 1.5B writes a call of a tool that does not exist). Not part of the certified tool policy: the
+certification asks for first answers only."""
+
+
+def call_shaped(answer: str) -> str | None:
+    """The tool name, when ``answer`` opens with what looks like a tool call (``{"name": ..., "arguments": ...}``,
+    bare or fenced in any language), though the parser may read none: a call of no declared tool, or one in a
+    form it does not read; else None."""
+    match = _CALL_SHAPED.match(answer)
+    return match.group("name") if match else None
 
 
 Emit = Callable[[TurnEvent], Awaitable[None]]

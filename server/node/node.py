@@ -29,7 +29,7 @@ from contenox.errors import (
     PathOutsideWorkspace,
 )
 from contenox.node import backend
-from contenox.node.agent import CallMarkupFilter, run_step, tool_schemas
+from contenox.node.agent import ANSWER_GRAMMAR, CallMarkupFilter, call_shaped, run_step, tool_schemas
 from contenox.node.anticipating import Anticipator, Focus
 from contenox.node.completions import Completer
 from contenox.node.contract import (
@@ -659,6 +659,17 @@ class Node:
         twice."""
         while True:
             parsed = parse_tool_calls(final.text, schemas)
+            shaped = call_shaped(final.text) if steps and not current.shown else None
+            if not parsed.calls and not parsed.errors and shaped is not None:
+                # after tool results the 1.5B often writes a call of a tool that does not exist (rename_function)
+                # fenced as json or python: not an answer; it is asked once more, in text (nothing shown yet)
+                notes.append(f"the model's answer after {len(steps)} tool step(s) was a call the node does not "
+                             f"run ({shaped!r}, not a declared tool or not in a call's place); it was asked to "
+                             "answer in text")
+                ids = await asyncio.to_thread(planner.step_ids, plan, steps)
+                final = await self._generate(engine, state, ids, engine.predict_cached(ids), max_new, on_event,
+                                             grammar=ANSWER_GRAMMAR)
+                break
             if not parsed.calls and not parsed.errors:  # the answer: what the filter held back is text after all
                 if rest := current.rest(final.text):
                     await _emit(on_event, TurnEvent(kind="chunk", text=rest))
@@ -672,11 +683,11 @@ class Node:
             elif calls and all(c in made for c in calls):
                 stop = (f"agent turn stopped after {len(steps)} tool step(s): the model made the same call again "
                         f"({', '.join(_called(final.text))}); it was not run twice")
-            if stop:  # the answer, in text, from the results so far: no call may open it
+            if stop:  # the answer, in text, from the results so far: no call (nor code block) may open it
                 notes.append(stop + "; the model was asked to answer in text")
                 ids = await asyncio.to_thread(planner.step_ids, plan, steps)
                 final = await self._generate(engine, state, ids, engine.predict_cached(ids), max_new, on_event,
-                                             grammar=TEXT_ONLY_GRAMMAR)
+                                             grammar=ANSWER_GRAMMAR if steps else TEXT_ONLY_GRAMMAR)
                 break
             made.update(calls)
             proposed = len(edits)
@@ -689,7 +700,7 @@ class Node:
             cached = engine.predict_cached(ids)
             await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids),
                                                                                                cached)))
-            current = CallMarkupFilter()
+            current = CallMarkupFilter(after_tools=True)
             final = await self._generate(engine, state, ids, cached, max_new, on_event, current)
             ttfts.append(final.metrics.ttft_ms)
         if steps:

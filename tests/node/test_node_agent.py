@@ -113,9 +113,9 @@ async def test_limits_and_cancel_end_an_agent_turn_cleanly(node: Node, tmp_path:
         assert outcome.tool_steps == 1 and outcome.text == "helper is in util.py."
         assert any("agent turn stopped after 1 tool step(s)" in n and n.endswith("asked to answer in text")
                    for n in outcome.explain.notes)
-        from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR
+        from contenox.node.agent import ANSWER_GRAMMAR
 
-        assert script.grammars[-1] == TEXT_ONLY_GRAMMAR and script.tools[-1] is False
+        assert script.grammars[-1] == ANSWER_GRAMMAR and script.tools[-1] is False  # no call, no code block first
         assert script.prompts[-1] == script.prompts[-2]  # the same prompt: the step's results, answered in text
     finally:
         await limited.close()
@@ -201,3 +201,33 @@ async def test_a_no_from_the_tool_check_answers_the_turn_in_text(node: Node, tmp
     assert asked in first_check and "What does helper in util.py do?" in second_check
     shared = len(first_check) - len(f"Request: {asked}\nassistant\n")
     assert first_check[:shared] == second_check[:shared]
+
+
+async def test_a_call_of_no_declared_tool_after_the_results_is_answered_again_in_text(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a tool result the 1.5B writes a fenced call of a tool that does not exist (eval: `rename_function`
+    as the whole answer of both refactor tasks): not shown, and the model is asked once more, under a grammar
+    whose answer cannot open with an object or a code block. An answer that opens with a code block and is no
+    call is shown whole once it ends."""
+    from contenox.node.agent import ANSWER_GRAMMAR
+
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    junk = '```json\n{\n  "name": "rename_function",\n  "arguments": {"old_name": "helper", "new_name": "dec"}\n}\n```'
+    script = scripted(monkeypatch, call("read_file", path="util.py"), junk, "Rename helper to dec in util.py.")
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename helper in util.py to dec."), on_event)
+    assert outcome.text == "Rename helper to dec in util.py." and outcome.tool_steps == 1
+    streamed = "".join(e.text for e in events if e.kind == "chunk")
+    assert "rename_function" not in streamed and streamed.endswith("Rename helper to dec in util.py.")
+    assert script.grammars[-1] == ANSWER_GRAMMAR and script.prompts[-1] == script.prompts[-2]
+    assert any("was a call the node does not run ('rename_function'" in n for n in outcome.explain.notes)
+
+    code = "```python\ndef helper(x):\n    return x + 1\n```\nThat is the fix."
+    scripted(monkeypatch, call("read_file", path="util.py"), code)
+    events.clear()
+    shown = await node.turn(TurnRequest(root=str(repo), prompt="Show helper fixed to add one."), on_event)
+    assert shown.text == code and "".join(e.text for e in events if e.kind == "chunk").endswith(code)

@@ -50,3 +50,18 @@ def test_an_edit_block_grammar_answer_searches_real_lines(engine: EngineLike) ->
     search = re.split(r"\n=======\n", final.text.split("<<<<<<< SEARCH\n", 1)[1])[0]
     if final.finish_reason != "length" or "=======" in final.text:
         assert search in SOURCE  # consecutive lines of the file
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_an_answer_after_tool_results_opens_with_neither_an_object_nor_a_code_block(engine: EngineLike,
+                                                                                   seed: int) -> None:
+    """The agent loop's answer in text (contenox.node.agent.ANSWER_GRAMMAR), asked for with a prompt that invites
+    a fenced JSON object: the grammar compiles on the engine and no answer opens with one."""
+    from contenox.node.agent import ANSWER_GRAMMAR
+
+    text = engine.tokenizer.apply_chat_template([
+        {"role": "user", "content": 'Reply with only this JSON in a code block: {"name": "x", "arguments": {}}'}])
+    final = engine.submit(GenerateRequest(session_id="g", token_ids=list(engine.tokenizer.encode(text)),
+                                          max_new_tokens=16, sampling=Sampling(temperature=0.8, top_p=0.95, seed=seed),
+                                          grammar=ANSWER_GRAMMAR)).wait(300)
+    assert final.text and final.text[0] not in "`{[ \n", final.text
