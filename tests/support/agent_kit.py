@@ -1,6 +1,7 @@
 """Agent-turn tests: a home whose model is the real Qwen2.5-Coder-0.5B recorded as certified for tool calls, and a
-scripted answer source standing in for the model's answers (no small local model passes ``contenox certify``, so
-the loop's plumbing is tested with scripted answers over the real tokenizer, planner, workspace and node).
+scripted answer source standing in for the model's answers (the one certified model, qwen2.5-coder-1.5b, is too
+large and slow for CI, so the loop's plumbing is tested with scripted answers over the real tokenizer, planner,
+workspace and node; the 1.5B itself drives the opt-in tests/test_agent_real_model.py).
 
 The script replaces ``contenox.node.backend.submit`` (the node's one way to the engine for turns) and returns
 real :class:`~contenox.runtime_ov.RequestHandle` objects fed with real events; it records every prompt it was given.
