@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from contenox.node.verifying import ScratchCommands
     from contenox.runtime_ov import ToolCallGrammar
 
-__all__ = ["ANSWER_GRAMMAR", "CallMarkupFilter", "call_shaped", "run_step", "tool_call_grammar", "tool_policy_digest", "tool_schemas"]
+__all__ = ["ANSWER_GRAMMAR", "CallMarkupFilter", "call_shaped", "run_step", "tool_call_grammar", "tool_policy_digest",
+           "tool_schemas"]
 
 _CALL_FORMS = (  # (opening up to the name, between the name and the arguments, closing), as the models space them
     ('<tool_call>\n{{"name": "{}"', ', "arguments": ', "}\n</tool_call>"),  # the chat template's own
@@ -192,26 +193,21 @@ async def _run_command(call: ToolCall, commands: CommandHost | None, call_id: st
         return ToolResult(name=call.name, kind="execute", title=f"{title} (refused)"[:120], ok=False,
                           text=f"error: refused, not run and not offered to the user: {why}. Do not call "
                                "run_command for it; answer in text: say you will not run it and why")
-    if command and edits and scratch is not None:  # test the proposed change, not the files as they are
-        title = f"Run {command} in a scratch copy with the proposed edits"[:120]
-        done = await scratch.run(command, edits)
-        if not done.ran:
-            return ToolResult(name=call.name, kind="execute", title=title, ok=False,
-                              text=cut(f"error: not run: {done.reason}\n{done.output}".rstrip(), max_chars))
-        return ToolResult(name=call.name, kind="execute", title=f"{title} (exit code {done.exit_code})"[:120],
-                          ok=done.exit_code == 0,
-                          text=cut(f"$ {command}\nexit code {done.exit_code}\n{done.output}", max_chars))
-    if commands is None:
-        return ToolResult(name=call.name, kind="execute", title=title, ok=False,
-                          text="error: this client cannot run commands (it offers no terminal); tell the user "
-                               "the command to run instead")
     if not command:
         return ToolResult(name=call.name, kind="execute", title="Run (nothing)", ok=False,
                           text="error: an empty command")
-    done = await commands.run_command(call_id, command, str(root))
+    if edits and scratch is not None:  # test the proposed change, not the files as they are
+        title = f"Run {command} in a scratch copy with the proposed edits"[:120]
+        done = await scratch.run(command, edits)
+    elif commands is None:
+        return ToolResult(name=call.name, kind="execute", title=title, ok=False,
+                          text="error: this client cannot run commands (it offers no terminal); tell the user "
+                               "the command to run instead")
+    else:
+        done = await commands.run_command(call_id, command, str(root))
     if not done.ran:
         return ToolResult(name=call.name, kind="execute", title=title, ok=False,
-                          text=f"error: not run: {done.reason}")
-    return ToolResult(name=call.name, kind="execute", title=f"{title} (exit code {done.exit_code})",
+                          text=cut(f"error: not run: {done.reason}\n{done.output}".rstrip(), max_chars))
+    return ToolResult(name=call.name, kind="execute", title=f"{title} (exit code {done.exit_code})"[:120],
                       ok=done.exit_code == 0, text=cut(f"$ {command}\nexit code {done.exit_code}\n{done.output}",
                                                         max_chars))
