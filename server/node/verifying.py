@@ -37,6 +37,7 @@ from contenox.verify import (
     ScratchTree,
     Verification,
     changed_lines,
+    choice_grammar,
     edit_block_grammar,
     failing_tests,
     frames,
@@ -46,7 +47,15 @@ from contenox.verify import (
     resolve_check_command,
     run_check,
 )
-from contenox.verify.focus import FOCUS_SYSTEM, failing_test_frames, focus_prompt, places
+from contenox.verify.focus import (
+    FOCUS_SYSTEM,
+    LOCALIZE_SYSTEM,
+    Place,
+    failing_test_frames,
+    focus_prompt,
+    localize_prompt,
+    places,
+)
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "consent", "strip_edit_blocks"]
 
@@ -127,15 +136,12 @@ class ScratchCommands:
         self.config = config
 
     async def run(self, command: str, edits: Sequence[ProposedEdit]) -> CommandResult:
-        """``command`` in a fresh scratch copy with ``edits`` (the turn's proposed edits so far; a later edit of
-        a file replaces an earlier one) applied; the copy is removed after."""
+        """``command`` in a fresh scratch copy with ``edits`` (the turn's proposed edits so far, one per file)
+        applied; the copy is removed after."""
         if why := await consent(command, self.root, self.request, self.consents, self.asker):
             return CommandResult(ran=False, reason=why)
-        latest: dict[str, EditLike] = {}
-        for edit in edits:
-            first = latest.get(edit.path)
-            latest[edit.path] = EditLike(path=edit.path, old_text=first.old_text if first else edit.old_text,
-                                         new_text=edit.new_text)
+        latest = {edit.path: EditLike(path=edit.path, old_text=edit.old_text, new_text=edit.new_text)
+                  for edit in edits}  # one per file already (the loop keeps the latest); the last wins
         try:
             await asyncio.to_thread(self.scratch.build, self.overlays)
             why = await asyncio.to_thread(self.scratch.apply, list(latest.values()))
@@ -174,6 +180,8 @@ DrawFocused = Callable[[str, str, int, str], Awaitable[list[Draft]]]
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
+_POOL = 6
+"""Places a localization offers the model (``[verify] localize``)."""
 """Places a round's sampled candidates are spread over."""
 Emit = Callable[[TurnEvent], Awaitable[None]]
 
@@ -213,6 +221,7 @@ class VerifyJob:
         self._check_s = 0.0
         self._decode_s = 0.0
         """Wall time of the candidates' rounds of decoding (a round's candidates decode side by side)."""
+        self._places: tuple[str, ...] = ()
 
     # -- when ------------------------------------------------------------------------------------
     def command(self) -> CheckCommand | None:
@@ -288,7 +297,7 @@ class VerifyJob:
             status="passed" if passed else "failed", baseline=baseline.outcome,
             command=command.command, command_source=command.source,
             command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
-            rounds=rounds, decode_s=round(greedy.decode_s + self._decode_s, 2), apply_s=round(self._apply_s, 2),
+            rounds=rounds, places=self._places, decode_s=round(greedy.decode_s + self._decode_s, 2), apply_s=round(self._apply_s, 2),
             check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2))
         return report, chosen, step_at[chosen.draft.round]
 
@@ -338,8 +347,10 @@ class VerifyJob:
         line its answer is read under)."""
         if self.draw_focused is None or not self.config.focused:
             return []
-        found = places([baseline.output, self.request.terminal], [self.scratch.tree, self.root], self.locate,
-                       self.read)
+        outputs, roots = [baseline.output, self.request.terminal], [self.scratch.tree, self.root]
+        localize = self.config.localize
+        found = places(outputs, roots, self.locate, self.read, limit=_POOL if localize else 2,
+                       hops=2 if localize else 1)
         tests = failing_test_frames(baseline.output, self.scratch.tree) or failing_test_frames(self.request.terminal, self.root)
         test_code = ""
         if tests:
@@ -348,6 +359,11 @@ class VerifyJob:
             spans = [(a, b) for p, a, b in self.locate(function) if p == path and (not line or a <= line <= b)]
             if spans:
                 test_code = "\n".join(text.splitlines()[spans[0][0] - 1:spans[0][1]])
+        how = "found along the failing run"
+        if localize and len(found) > 2:
+            found, how = await self._localized(found, command, baseline.output or self.request.terminal, test_code)
+        found = found[:2]
+        self._places = tuple(f"{p.name} ({p.path}:{p.start}-{p.end}, {p.why}; {how})" for p in found)
         out: list[tuple[Draft, str]] = []
         for place in found:
             source = self.read(place.path)
@@ -363,6 +379,26 @@ class VerifyJob:
                 self._decode_s += time.monotonic() - began
             out += [(msgspec.structs.replace(d, arm="focused"), place.path) for d in drafts]
         return out
+
+    async def _localized(self, found: list[Place], command: CheckCommand, failing_output: str,
+                         test_code: str) -> tuple[list[Place], str]:
+        """The places reordered by the model's pick (one short greedy request whose answer is a number under a
+        grammar): the picked one first, then the rest as found. The pick's decoding counts as the focused
+        round's."""
+        coded = [(place, "\n".join((self.read(place.path) or "").splitlines()[place.start - 1:place.end]))
+                 for place in found]
+        user = localize_prompt(coded, command.command, failing_output, test_code)
+        began = time.monotonic()
+        try:
+            assert self.draw_focused is not None
+            [draft] = await self.draw_focused(LOCALIZE_SYSTEM, user, 1, choice_grammar(len(found)))
+        finally:
+            self._decode_s += time.monotonic() - began
+        pick = draft.text.strip()
+        if not pick.isdigit() or not 1 <= int(pick) <= len(found):
+            return found, f"the model's pick {pick[:20]!r} was not one of the {len(found)}: found order kept"
+        chosen = found[int(pick) - 1]
+        return [chosen, *(p for p in found if p is not chosen)], f"picked by the model of {len(found)} found"
 
     async def _try(self, draft: Draft, edits: ProposedEdits | None, command: CheckCommand,
                    index: int, *, prefix: str = "") -> _Tried:
@@ -448,6 +484,7 @@ def describe(report: Verification) -> list[str]:
         lines.append("the offered change edits a test file: check it does not pass by changing the test")
     lines.append(f"check command: `{report.command}` (from {report.command_source}"
                  f"{': ' + report.command_detail if report.command_detail else ''})")
+    lines += [f"focused place {number}: {place}" for number, place in enumerate(report.places, 1)]
     for c in report.candidates:
         how = ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "") + (
             f", {c.arm} prompt" if c.arm and c.arm != "turn" else "")

@@ -20,7 +20,7 @@ import msgspec
 
 from contenox.verify.localize import _PYTEST, _PYTHON, frames, is_test_path, printed_frames
 
-__all__ = ["FOCUS_SYSTEM", "Place", "failing_test_frames", "focus_prompt", "places"]
+__all__ = ["FOCUS_SYSTEM", "LOCALIZE_SYSTEM", "Place", "failing_test_frames", "focus_prompt", "localize_prompt", "places"]
 
 FOCUS_SYSTEM = ("You are a careful Python developer fixing a bug. You are shown the output of a failing check and "
                 "one function from the project. Reply with the whole corrected function in one ```python code "
@@ -29,6 +29,9 @@ _FAILED = re.compile(r"^(?:FAILED|ERROR) (?P<path>[^\s:]+\.py)::(?:\w+::)*(?P<fu
 _CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\s*\(")
 _IGNORED = set(dir(builtins)) | set(keyword.kwlist) | {"assert", "self", "cls", "super", "pytest", "raises", "mark",
                                                        "parametrize", "fixture", "approx"}
+LOCALIZE_SYSTEM = ("You are a careful Python developer finding a bug. You are shown a failing check and the project "
+                   "functions it runs through, numbered. Reply with the number of the one function that must change "
+                   "for the check to pass.")
 _MAX_LINES = 80
 """A definition longer than this is not rewritten whole (the model would drop lines)."""
 
@@ -83,10 +86,12 @@ def _add_called(found: dict[tuple[str, str], Place], names: list[str], caller: s
     return added
 
 
-def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, limit: int = 2) -> list[Place]:
+def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, limit: int = 2,
+           hops: int = 1) -> list[Place]:
     """Where the fix may belong, most likely first: the failing run's innermost source frames (their function),
     then the source definitions the failing tests call (a traceback that ends in the test's own assertion): what
-    the failing line calls, then what those call (one hop, their bodies below the def line), then the rest."""
+    the failing line calls, then what those call (``hops`` calls deep, their bodies below the def line), then the
+    rest."""
     found: dict[tuple[str, str], Place] = {}
     for output, root in zip(outputs, roots, strict=True):
         for frame in frames(output, root):
@@ -108,17 +113,47 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
             body = "\n".join(lines[span[0] - 1:span[1]])
             failing = lines[line - 1] if span[0] <= line <= min(span[1], len(lines)) else ""
 
-            # what the failing line calls first (``assert signer.validate(signed)``), then what that calls in turn
-            # (a bug often sits one call further than the assertion), then the rest of the test.
-            # Not yet: two hops (its-bug-key-rotation: validate -> unsign -> verify_signature, where validate
-            # and unsign are each defined twice and fill the places first)
-            for called in _add_called(found, _CALL.findall(failing), function, function, locate, limit):
-                source = read(called.path)
-                if source:
-                    calls = _CALL.findall("\n".join(source.splitlines()[called.start:called.end]))
-                    _add_called(found, calls, called.name, function, locate, limit)
+            # what the failing line calls first (``assert signer.validate(signed)``), then what that calls in turn,
+            # ``hops`` calls deep (a bug often sits calls further than the assertion: its-bug-key-rotation's is in
+            # validate -> unsign -> verify_signature), then the rest of the test.
+            frontier = _add_called(found, _CALL.findall(failing), function, function, locate, limit)
+            for _ in range(hops):
+                following: list[Place] = []
+                for called in frontier:
+                    source = read(called.path)
+                    if source:
+                        calls = _CALL.findall("\n".join(source.splitlines()[called.start:called.end]))
+                        following += _add_called(found, calls, called.name, function, locate, limit)
+                frontier = following
             _add_called(found, _CALL.findall(body), function, function, locate, limit)
     return list(found.values())[:limit]
+
+
+_LOCALIZE_LINES = 40
+_LOCALIZE_CHARS = 9000
+
+
+def localize_prompt(candidates: list[tuple[Place, str]], command: str, failing_output: str, test_code: str = "") -> str:
+    """The user message of a localization (Agentless's second step, done by the model): the failing check, the
+    test, and the places found, numbered, each with its code (its first 40 lines; all of them within ~9k
+    characters). The answer is a number (:func:`~contenox.verify.grammar.choice_grammar`)."""
+    tail = failing_output.strip()
+    if len(tail) > 2000:
+        tail = "...\n" + tail[-2000:]
+    parts = []
+    if test_code.strip():
+        parts.append(f"The failing test:\n```python\n{test_code.rstrip()}\n```")
+    parts.append(f"`{command}` fails:\n```\n{tail}\n```")
+    budget = _LOCALIZE_CHARS // max(1, len(candidates))
+    for number, (place, code) in enumerate(candidates, 1):
+        lines = code.rstrip().splitlines()
+        shown = "\n".join(lines[:_LOCALIZE_LINES])[:budget]
+        more = "\n    ..." if shown != "\n".join(lines) else ""
+        parts.append(f"[{number}] `{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n"
+                     f"{shown}{more}\n```")
+    parts.append(f"Which one of the {len(candidates)} functions above must change for `{command}` to pass? Reply "
+                 "with its number only.")
+    return "\n\n".join(parts)
 
 
 def focus_prompt(place: Place, code: str, command: str, failing_output: str, test_code: str = "") -> str:

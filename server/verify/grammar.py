@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["edit_block_grammar", "function_grammar"]
+__all__ = ["choice_grammar", "edit_block_grammar", "function_grammar"]
 
 _MAX_LINES = 400
 """Lines of ``text`` the SEARCH may draw from (a target longer than this offers its first lines only)."""
@@ -51,3 +51,8 @@ def function_grammar(first_line: str) -> str:
         f'root ::= "```python\\n" {_literal(first_line.rstrip() + chr(10))} body{{0,{_MAX_FUNCTION_LINES}}} "```"',
         'body ::= ([^`\\n] [^\\n]*)? "\\n"',
     ])
+
+
+def choice_grammar(count: int) -> str:
+    """EBNF of an answer that is one of the numbers 1..``count`` and nothing else (a localization's pick)."""
+    return "root ::= " + " | ".join(_literal(str(i)) for i in range(count, 0, -1))

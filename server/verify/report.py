@@ -58,6 +58,8 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     chosen: int | None = None
     """The offered candidate's ``index``."""
     rounds: int = 0
+    places: tuple[str, ...] = ()
+    """The functions the focused round rewrote, in order (``name (path:start-end)``), and how they were found."""
     prefill_tokens: int = 0
     """Prompt tokens computed for the turn's own answer (the one prefill)."""
     decode_s: float = 0.0

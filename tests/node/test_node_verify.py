@@ -180,6 +180,38 @@ async def test_a_focused_prompt_of_the_localized_function_draws_the_fix(
     assert "focused prompt" in "\n".join(outcome.explain.notes)
 
 
+CHAIN = ("def total(x):\n    return scale(x) + shift(x)\n\n\ndef scale(x):\n    return x * 1\n\n\n"
+         "def shift(x):\n    return clamp(x + 1)\n\n\ndef clamp(x):\n    return min(x, 0)\n")
+
+
+async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bug is two calls below the assertion (total -> shift -> clamp): the places found along the calls are
+    offered to the model numbered, its pick (a number, under a grammar) is rewritten first."""
+    repo = make_repo(tmp_path / "repo", {"util.py": CHAIN, "tests/test_util.py": (
+        "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
+                "tests/test_util.py:5: in test_total\n    assert total(1) == 3\nE   assert 1 == 3\n1 failed in 0.01s")
+    right = "```python\ndef clamp(x):\n    return x\n```"
+    script = scripted(monkeypatch, "The sum is off.", "no idea", "no idea", "no idea", "4", right,
+                      "```python\ndef clamp(x):\n    return 0\n```", "no idea", "no idea",
+                      *["```python\ndef total(x):\n    return 3\n```"] * 4)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_total fails. Fix it.", terminal=terminal,
+                                          env=env, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    localizing = script.requests[3]
+    assert localizing["grammar"] == 'root ::= "4" | "3" | "2" | "1"' and localizing["sampling"] is None
+    asked = (await node.engine()).tokenizer.decode(localizing["ids"])
+    assert "[1] `total` in util.py" in asked and "[4] `clamp` in util.py (lines 13-14)" in asked
+    assert [p.split(" (")[0] for p in report.places] == ["clamp", "total"]  # the pick, then the first found
+    assert "picked by the model of 4 found" in report.places[0]
+    assert all('"def clamp(x):\\n"' in r["grammar"] for r in script.requests[4:8])
+    assert "+    return x" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
+    assert any(n.startswith("focused place 1: clamp (util.py:13-14") for n in outcome.explain.notes)
+
+
 async def test_consent_is_asked_once_and_remembered(node: Node, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path)

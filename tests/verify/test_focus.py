@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contenox.verify.focus import failing_test_frames, focus_prompt, places
+from contenox.verify.focus import Place, failing_test_frames, focus_prompt, localize_prompt, places
+from contenox.verify.grammar import choice_grammar
 
 SRC = "def helper(x):\n    return x - 1\n\n\ndef unrelated():\n    return 0\n"
 TEST = "from util import helper, unrelated\n\n\ndef test_helper():\n    assert helper(1) == 2\n"
@@ -98,3 +99,43 @@ def test_what_the_called_function_calls_comes_next(tmp_path: Path) -> None:
                                                ("verify_signature", "called by validate")]
     three = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text(), limit=3)
     assert [p.name for p in three] == ["validate", "verify_signature", "sign"]
+
+
+def test_two_calls_deep_past_functions_defined_twice(tmp_path: Path) -> None:
+    """its-bug-key-rotation's shape: the test asserts ``validate``, which calls ``unsign``, which calls
+    ``verify_signature`` (the bug); ``validate`` and ``unsign`` are each defined in two classes. One hop fills the
+    places with the four before the bug; two hops reach it."""
+    (tmp_path / "tests").mkdir()
+    signer = ("class Signer:\n    def validate(self, v):\n        return self.unsign(v)\n\n"
+              "    def unsign(self, v):\n        return self.verify_signature(v)\n\n"
+              "    def verify_signature(self, v):\n        return False\n")
+    timed = ("class Timed:\n    def validate(self, v):\n        return self.unsign(v)\n\n"
+             "    def unsign(self, v):\n        return v\n")
+    (tmp_path / "signer.py").write_text(signer)
+    (tmp_path / "timed.py").write_text(timed)
+    (tmp_path / "tests" / "test_s.py").write_text("def test_keys(s):\n    assert s.validate(1)\n")
+    defs = {"validate": [("signer.py", 2, 3), ("timed.py", 2, 3)], "unsign": [("signer.py", 5, 6), ("timed.py", 5, 6)],
+            "verify_signature": [("signer.py", 8, 9)], "test_keys": [("tests/test_s.py", 1, 2)]}
+    output = "tests/test_s.py:2: in test_keys\n    assert s.validate(1)\nE   assert False\n"
+
+    def found(**kw: int) -> list[str]:
+        return [f"{p.name}@{p.path}" for p in places([output], [tmp_path], lambda n: defs.get(n, []),
+                                                     lambda p: (tmp_path / p).read_text(), **kw)]
+
+    assert "verify_signature@signer.py" not in found(limit=6)
+    assert found(limit=6, hops=2) == ["validate@signer.py", "validate@timed.py", "unsign@signer.py", "unsign@timed.py",
+                                      "verify_signature@signer.py"]
+
+
+def test_the_localization_prompt_numbers_the_places_and_its_answer_is_a_number() -> None:
+    a = Place(path="signer.py", name="validate", start=2, end=3, why="called by test_keys")
+    b = Place(path="signer.py", name="verify_signature", start=8, end=60, why="called by unsign")
+    long_body = "def verify_signature(self, v):\n" + "    x = 1\n" * 58 + "    return False"
+    text = localize_prompt([(a, "def validate(self, v):\n    return self.unsign(v)"), (b, long_body)], "pytest -q",
+                           "E   assert False\n", "def test_keys(s):\n    assert s.validate(1)")
+    assert "[1] `validate` in signer.py (lines 2-3):\n```python\ndef validate(self, v):" in text
+    assert "[2] `verify_signature` in signer.py (lines 8-60):" in text
+    assert text.count("    x = 1") == 39 and "\n    ...\n```" in text  # a long function shows its first lines
+    assert text.endswith("Which one of the 2 functions above must change for `pytest -q` to pass? Reply with its "
+                         "number only.")
+    assert choice_grammar(3) == 'root ::= "3" | "2" | "1"'
