@@ -103,8 +103,8 @@ async def test_an_acp_session_gets_the_model_s_tool_call_as_a_tool_call_update(h
         print("ACP answer after the tool call:", answer)
 
 
-FIX_ASK = ("tests/test_util.py fails: it expects helper(1) == 3, so helper must add two, not one. Propose the edit "
-           "to util.py, then run `python -m pytest -q tests/test_util.py` to check it.")
+FIX_ASK = ("tests/test_util.py fails: it expects helper(1) == 3, so helper must add two, not one. Read util.py, "
+           "propose the edit to it, then run `python -m pytest -q tests/test_util.py` to check it.")
 TEST_UTIL = "from util import helper\n\n\ndef test_helper():\n    assert helper(1) == 3\n"
 
 
@@ -146,7 +146,9 @@ async def test_an_acp_session_gets_an_edit_and_a_command_behind_permission(home:
     assert any("util.py" in title and "reject" in ids for title, ids in asked)  # the edit, behind permission
     assert any(ids in (["allow", "deny"], ["apply", "reject"]) for _, ids in asked)  # a command, behind permission
     assert (repo / "util.py").read_text(encoding="utf-8") == make_repo_util()  # rejected: untouched
-    assert any("scratch copy" in t for t in titles), titles  # after the edit: checked in the scratch copy
+    # the change is checked in the scratch copy: the model's own command after an edit of its that applied, or
+    # (its diff not applying, as the 1.5B's often do not) the turn's verification, after the check's permission
+    assert any("scratch copy" in t or t.startswith("check candidate") for t in titles), titles
 
 
 def make_repo_util() -> str:
@@ -166,5 +168,6 @@ def test_contenox_ask_verify_runs_the_models_command_on_its_edit_in_the_scratch_
     assert done.returncode == 0, done.stderr
     called = [line for line in done.stdout.splitlines() if line.startswith(("· ", "✗ "))]  # a call: done, failed
     assert any("Edit util.py" in line for line in called), called
-    assert any("scratch copy" in line for line in called), called
+    # checked in the scratch copy: the model's command on its edit, or the turn's verification (as above)
+    assert any("scratch copy" in line for line in called) or "verified: `" in done.stdout, done.stdout
     assert (repo / "util.py").read_text(encoding="utf-8") == make_repo_util()

@@ -26,7 +26,10 @@ from contenox.runtime_ov import EngineOptions, GenerateRequest, ModelStore, Tool
 __all__ = ["main"]
 
 PROSE = "What is the difference between a process and a thread? Answer in three sentences."
-CALL = "Show me the contents of src/app.py."
+CALL = "Read lines 5 to 9 of src/app.py."
+"""Answered by both Qwen models with a fenced ``read_file`` call, unconstrained: so the lazy grammar triggers on
+it (a question whose free answer names no declared tool, "Show me the contents of src/app.py.", which the 1.5B
+answers with ``"name": "src/app.py"``, would never trigger it and measure nothing)."""
 
 
 def _ids(engine: Any, question: str) -> list[int]:

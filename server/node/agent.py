@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -24,7 +25,7 @@ from contenox.node.contract import CommandHost, ToolActivity, TurnEvent
 from contenox.node.tools import ToolResult, cut, kind_of, run_tool
 from contenox.planner.edits import ProposedEdit
 from contenox.planner.journal import ToolStep
-from contenox.planner.prompts import load_prompts, tool_definitions
+from contenox.planner.prompts import declared_parameters, load_prompts, tool_definitions
 from contenox.planner.toolcalls import ParsedAnswer, ToolCall, schemas_of, streamable
 from contenox.workspace import Workspace
 
@@ -32,8 +33,8 @@ if TYPE_CHECKING:
     from contenox.node.verifying import ScratchCommands
     from contenox.runtime_ov import ToolCallGrammar
 
-__all__ = ["ANSWER_GRAMMAR", "CallMarkupFilter", "call_shaped", "run_step", "tool_call_grammar", "tool_policy_digest",
-           "tool_schemas"]
+__all__ = ["ANSWER_GRAMMAR", "CallMarkupFilter", "asks_only_to_read", "call_shaped", "run_step",
+           "tool_call_grammar", "tool_policy_digest", "tool_schemas"]
 
 _CALL_FORMS = (  # (opening up to the name, between the name and the arguments, closing), as the models space them
     ('<tool_call>\n{{"name": "{}"', ', "arguments": ', "}\n</tool_call>"),  # the chat template's own
@@ -49,6 +50,43 @@ def tool_schemas() -> dict[str, dict[str, Any]]:
     return schemas_of([d["function"] for d in tool_definitions(load_prompts())])
 
 
+_READ_ONLY = re.compile(r"^\s*(?:please\s+)?(?:show(?: me)?|print|display|open|read|what(?:'s| is| are| does| do)?|"
+                        r"where|which|who|why|how (?:does|do|is|are)|explain|describe|summari[sz]e|list|find|"
+                        r"tell me)\b", re.IGNORECASE)
+_CHANGE_WORDS = re.compile(r"\b(?:fix|change|rename|refactor|implement|add|update|correct|patch|repair|modify|edit|"
+                           r"replace|remove|delete|write|create|make|propose|should)\b", re.IGNORECASE)
+
+
+def asks_only_to_read(question: str) -> bool:
+    """The question only asks to see, find or explain ("Show me the contents of notes/todo.txt.", "Where is helper
+    defined?") and names no change: its turn's tools propose no edit. (The 1.5B, shown a to-do file it was asked
+    to show, went on to do the to-do's first item as a ``propose_edit``; told in a tool result that no edit was
+    asked for, it then answered that the file did not exist.)"""
+    return bool(_READ_ONLY.match(question)) and not _CHANGE_WORDS.search(question)
+
+
+_LARGEST_INTEGER = 999_999
+"""Every integer argument of the node's tools is a line number or a count: the grammar bounds it (1 to this), so a
+call cannot run away in digits (the 1.5B's required ``read_file`` wrote a 64-digit ``start_line`` to the token
+limit when it could not write the ``end_line`` it wanted next)."""
+
+
+def _call_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's arguments as the grammar generates them: none undeclared, integers bounded, and the properties in
+    any order. A JSON-schema grammar keeps its schema's order, and the models write arguments in either the
+    order the tool was written in (the 1.5B: ``path, start_line, end_line``; ``pattern, limit``) or the prompt's
+    sorted order (the 0.5B: ``limit, pattern``): under one order the 1.5B could not write ``end_line`` after
+    ``start_line``, nor ``limit`` after ``pattern``. So the schema is an ``anyOf`` of every order (at most three
+    properties: six)."""
+    properties = {name: ({"minimum": 1, "maximum": _LARGEST_INTEGER, **spec} if spec.get("type") == "integer"
+                         else dict(spec))
+                  for name, spec in (parameters.get("properties") or {}).items()}
+    orders = list(itertools.permutations(properties)) if len(properties) <= 3 else [tuple(properties)]
+    branches = [{**parameters, "properties": {name: properties[name] for name in order}, "additionalProperties": False}
+                for order in orders]
+    return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
 @functools.cache
 def tool_call_grammar(required: bool = False) -> ToolCallGrammar:
     """The constraint on the node's tool calls: each trigger is a call opening that names a declared tool (never a
@@ -59,8 +97,8 @@ def tool_call_grammar(required: bool = False) -> ToolCallGrammar:
 
     triggers: list[str] = []
     tags: list[CallTag] = []
-    for name, schema in tool_schemas().items():
-        closed = msgspec.json.encode({**schema, "additionalProperties": False}).decode()
+    for name, schema in declared_parameters().items():
+        closed = msgspec.json.encode(_call_schema(schema)).decode()
         for opening, middle, closing in _CALL_FORMS:
             trigger = opening.format(name)
             triggers.append(trigger)
@@ -72,7 +110,8 @@ def tool_call_grammar(required: bool = False) -> ToolCallGrammar:
 def tool_policy_digest() -> str:
     """What a tool-enabled turn shows and constrains the model with: the prompts (the system and tool-policy
     texts, the tool definitions, the tool check's questions), the check's and the text-only grammars, the
-    requests refused before any model is asked, and the call forms the grammar triggers on. A certification
+    requests refused before any model is asked, and the call grammar (the forms it triggers on, each tool's
+    argument schema as generated). A certification
     records it: one made under other texts or grammars no longer says how the model behaves here."""
     import hashlib
 
@@ -81,7 +120,7 @@ def tool_policy_digest() -> str:
     parts = [msgspec.json.encode(load_prompts(), order="sorted"), toolcheck.GRAMMAR.encode(),
              toolcheck.KIND_GRAMMAR.encode(), toolcheck.TEXT_ONLY_GRAMMAR.encode(),
              msgspec.json.encode([[pattern.pattern, what] for pattern, what in toolcheck.REFUSED]),
-             msgspec.json.encode(_CALL_FORMS)]
+             msgspec.json.encode([[tag.begin, tag.schema, tag.end] for tag in tool_call_grammar().tags])]
     return hashlib.sha256(b"\0".join(parts)).hexdigest()
 
 
@@ -158,7 +197,8 @@ async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root
     """Run one step's calls in order (off the event loop; a command through ``commands``, the client's
     terminal, or once the turn has proposed an edit, through ``scratch``: in the scratch copy with the edits
     applied), reporting each; rejected calls come back to the model as errors. A proposed edit joins ``edits``
-    (the client offers it for review after the turn)."""
+    (the client offers it for review after the turn), one per file: a second edit of a file builds on the first
+    or replaces it (:func:`~contenox.node.tools.run_tool`)."""
     results: list[str] = []
     for index, call in enumerate(parsed.calls):
         call_id = f"step{step}-{index}"
@@ -169,11 +209,12 @@ async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root
         if call.name == "run_command":
             result = await _run_command(call, commands, call_id, root, max_chars, scratch=scratch, edits=edits)
         else:
-            result = await asyncio.to_thread(run_tool, call, workspace, max_chars=max_chars)
+            result = await asyncio.to_thread(run_tool, call, workspace, max_chars=max_chars,
+                                             pending={edit.path: edit for edit in edits})
         edit_index = None
-        if result.edit is not None:
-            edit_index = len(edits)
-            edits.append(result.edit)
+        if result.edit is not None:  # one edit per file: a later one of the same file (built on it) takes its place
+            edit_index = next((i for i, edit in enumerate(edits) if edit.path == result.edit.path), len(edits))
+            edits[edit_index:edit_index + 1] = [result.edit]
         locations = tuple((str(root / path) if path != "." else str(root), line) for path, line in result.locations)
         await emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
             started, kind=result.kind, title=result.title, status="completed" if result.ok else "failed",

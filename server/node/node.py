@@ -29,7 +29,14 @@ from contenox.errors import (
     PathOutsideWorkspace,
 )
 from contenox.node import backend
-from contenox.node.agent import ANSWER_GRAMMAR, CallMarkupFilter, call_shaped, run_step, tool_schemas
+from contenox.node.agent import (
+    ANSWER_GRAMMAR,
+    CallMarkupFilter,
+    asks_only_to_read,
+    call_shaped,
+    run_step,
+    tool_schemas,
+)
 from contenox.node.anticipating import Anticipator, Focus
 from contenox.node.completions import Completer
 from contenox.node.contract import (
@@ -437,7 +444,8 @@ class Node:
             if markup is not None:
                 final = await self._agent_steps(engine, state, workspace, turn_plan, final, max_new, on_event,
                                                 steps, tool_edits, step_notes, commands, markup,
-                                                scratch=self._scratch_commands(state, request, commands))
+                                                scratch=self._scratch_commands(state, request, commands),
+                                                read_only=asks_only_to_read(request.prompt))
         except _CrashedBeforeOutput as crashed:  # a later step: the turn had output already
             raise crashed.error from None
         except EngineCrashed:
@@ -637,10 +645,10 @@ class Node:
                            edits: list[ProposedEdit], notes: list[str],
                            commands: CommandHost | None = None,
                            markup: CallMarkupFilter | None = None,
-                           scratch: ScratchCommands | None = None) -> FinalEvent:
+                           scratch: ScratchCommands | None = None, read_only: bool = False) -> FinalEvent:
         """Run the answer's tool calls and answer again with their results, step by step, until an answer
         with no call or a limit (steps, wall time); the final answer. ``steps``, ``edits`` and ``notes``
-        are filled in as it goes."""
+        are filled in as it goes. ``read_only``: the question only asks to see or explain (no edit is proposed)."""
         from contenox.planner.toolcalls import parse_tool_calls
 
         planner = state.planner
@@ -670,6 +678,15 @@ class Node:
                 final = await self._generate(engine, state, ids, engine.predict_cached(ids), max_new, on_event,
                                              grammar=ANSWER_GRAMMAR)
                 break
+            if read_only and steps and any(c.name == "propose_edit" for c in parsed.calls):
+                # a question that only asks to see or explain: an edit after the results (the 1.5B doing what a
+                # to-do file it was asked to show says) is not the answer; it is asked for in text instead
+                notes.append(f"the model proposed an edit after {len(steps)} tool step(s) where the question asks "
+                             "for none; it was not run, and the model was asked to answer in text")
+                ids = await asyncio.to_thread(planner.step_ids, plan, steps)
+                final = await self._generate(engine, state, ids, engine.predict_cached(ids), max_new, on_event,
+                                             grammar=ANSWER_GRAMMAR)
+                break
             if not parsed.calls and not parsed.errors:  # the answer: what the filter held back is text after all
                 if rest := current.rest(final.text):
                     await _emit(on_event, TurnEvent(kind="chunk", text=rest))
@@ -690,11 +707,11 @@ class Node:
                                              grammar=ANSWER_GRAMMAR if steps else TEXT_ONLY_GRAMMAR)
                 break
             made.update(calls)
-            proposed = len(edits)
+            proposed = list(edits)
             steps.append(await run_step(parsed, final.text, workspace, state.root, step=len(steps) + 1,
                                         frame_result=planner.tool_result, max_chars=limits.max_result_chars,
                                         emit=emit, edits=edits, commands=commands, scratch=scratch))
-            if len(edits) > proposed:  # a new edit changes what a command shows: the same command may run again
+            if edits != proposed:  # a new or newer edit changes what a command shows: the same command may run again
                 made = set(calls)
             ids = await asyncio.to_thread(planner.step_ids, plan, steps)
             cached = engine.predict_cached(ids)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,8 +70,10 @@ def _int(arguments: dict[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def run_tool(call: ToolCall, workspace: Workspace, *, max_chars: int) -> ToolResult:
-    """Run one parsed (schema-valid) call; blocking (the node runs it off the event loop)."""
+def run_tool(call: ToolCall, workspace: Workspace, *, max_chars: int,
+             pending: Mapping[str, ProposedEdit] | None = None) -> ToolResult:
+    """Run one parsed (schema-valid) call; blocking (the node runs it off the event loop). ``pending``: the
+    turn's proposed edits so far, by path (a second ``propose_edit`` of a file builds on or replaces the first)."""
     try:
         if call.name == "read_file":
             return _read_file(call, workspace, max_chars)
@@ -81,7 +84,7 @@ def run_tool(call: ToolCall, workspace: Workspace, *, max_chars: int) -> ToolRes
         if call.name == "list_files":
             return _list_files(call, workspace, max_chars)
         if call.name == "propose_edit":
-            return _propose_edit(call, workspace)
+            return _propose_edit(call, workspace, (pending or {}).get(workspace.relpath(str(call.arguments["path"]))))
     except ContenoxError as exc:
         return _error(call, f"{call.name} failed", exc.message)
     return _error(call, f"unknown tool {call.name}", f"no tool named {call.name!r}")
@@ -149,7 +152,11 @@ def _list_files(call: ToolCall, workspace: Workspace, max_chars: int) -> ToolRes
                       text=cut("\n".join(paths) or "no files", max_chars), locations=((folder or ".", None),))
 
 
-def _propose_edit(call: ToolCall, workspace: Workspace) -> ToolResult:
+def _propose_edit(call: ToolCall, workspace: Workspace, earlier: ProposedEdit | None) -> ToolResult:
+    """The diff applied to the file; when the turn already proposed an edit of it (``earlier``), to the file as
+    that edit leaves it first (a further change: the two compose into one edit), else to the file as it is (a
+    new version of the change, which replaces the earlier one). Either way the turn offers one edit per file,
+    from the file as it is."""
     rel = workspace.relpath(str(call.arguments["path"]))
     diff = str(call.arguments["diff"])
     if not diff.endswith("\n"):
@@ -158,16 +165,23 @@ def _propose_edit(call: ToolCall, workspace: Workspace) -> ToolResult:
         old: str | None = workspace.read_text(rel)
     except ContenoxError:
         old = None  # a new file (the diff must create it)
-    new, problem = _apply(rel, old, diff)
+    new: str | None = None
+    how = ""
+    if earlier is not None:
+        new, _ = _apply(rel, earlier.new_text, diff)
+        how = " on top of the earlier edit" if new is not None else ""
     if new is None:
-        return _error(call, f"Edit {rel}: the diff does not apply", problem, ((rel, None),))
+        new, problem = _apply(rel, old, diff)
+        if new is None:
+            return _error(call, f"Edit {rel}: the diff does not apply", problem, ((rel, None),))
+        how = " (replaces the earlier edit of it)" if earlier is not None else ""
     if new == old:
         return _error(call, f"Edit {rel}: no change", "the diff changes nothing", ((rel, None),))
     unified = unified_diff(rel, old, new)
     edit = ProposedEdit(path=rel, old_text=old, new_text=new, diff=unified, blocks=1)
     first = next((int(m.group(1)) for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)", unified, re.MULTILINE)), None)
-    return ToolResult(name=call.name, kind="edit", title=f"Edit {rel}", ok=True,
-                      text=f"proposed: the diff applies to {rel}; the user reviews it (applied only if approved)",
+    return ToolResult(name=call.name, kind="edit", title=f"Edit {rel}{how}", ok=True,
+                      text=f"proposed: the diff applies to {rel}{how}; the user reviews it (applied only if approved)",
                       locations=((rel, first),), edit=edit)
 
 

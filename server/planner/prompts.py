@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["PromptTexts", "load_prompts", "tool_definitions"]
+__all__ = ["PromptTexts", "declared_parameters", "load_prompts", "tool_definitions"]
 
 
 class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,6 +37,14 @@ class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
 def tool_definitions(prompts: PromptTexts) -> list[dict[str, Any]]:
     """The tool schemas as chat templates take them (OpenAI style: ``{"type": "function", "function": ...}``)."""
     return [{"type": "function", "function": msgspec.json.decode(line)} for line in prompts.tools.splitlines()]
+
+
+def declared_parameters() -> dict[str, dict[str, Any]]:
+    """name -> parameters schema of each tool as ``tools.json`` declares it: the properties in the order written
+    there (the order the models write arguments in), where the prompt's text sorts every key. A grammar that
+    generates a call follows this order (a JSON-schema grammar keeps its properties' order)."""
+    tools = msgspec.json.decode(_read("tools.json").encode())
+    return {str(tool["name"]): dict(tool.get("parameters") or {}) for tool in tools}
 
 
 def _read(name: str) -> str:

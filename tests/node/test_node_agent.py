@@ -100,6 +100,47 @@ async def test_an_agent_turn_reads_proposes_an_edit_and_answers(node: Node, tmp_
     assert script.tools == [True] * 4  # every step of a tool-enabled turn carries the tool-call grammar
 
 
+async def test_a_turn_offers_one_edit_per_file_however_many_times_it_edits_it(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 1.5B edits a file, then edits it again: the second diff is written against the first's result, and
+    the turn offers one edit of the file holding both (two edits of one file from its old text would clash)."""
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    more = "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,3 @@\n def helper(x):\n     return x + 1\n+# checked\n"
+    scripted(monkeypatch, call("propose_edit", path="util.py", diff=FIX),
+             call("propose_edit", path="util.py", diff=more), "Both changes are proposed.")
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Make helper add one and mark it checked."),
+                              on_event)
+    [proposed] = outcome.edits.edits
+    assert proposed.old_text == UTIL and proposed.new_text == "def helper(x):\n    return x + 1\n# checked\n"
+    ended = [e.tool for e in events if e.kind == "tool" and e.tool is not None and e.tool.status != "in_progress"]
+    assert [(t.title, t.edit_index) for t in ended] == [("Edit util.py", 0),
+                                                        ("Edit util.py on top of the earlier edit", 0)]
+
+
+async def test_a_question_that_only_asks_to_see_gets_no_edit(node: Node, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked to show a to-do file, the 1.5B went on to do its first item: that edit is not run, and the answer
+    is asked for again in text (under the answer grammar)."""
+    from contenox.node.agent import ANSWER_GRAMMAR, asks_only_to_read
+
+    assert asks_only_to_read("Show me the contents of notes/todo.txt.")
+    assert not asks_only_to_read("Show me how to fix helper.") and not asks_only_to_read("Fix helper: add one.")
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL, "todo.txt": "1. Make helper add one.\n"})
+    script = scripted(monkeypatch, call("read_file", path="todo.txt"), call("propose_edit", path="util.py", diff=FIX),
+                      "todo.txt says: 1. Make helper add one.")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Show me the contents of todo.txt."))
+    assert outcome.text == "todo.txt says: 1. Make helper add one." and outcome.tool_steps == 1
+    assert outcome.edits.edits == () and (repo / "util.py").read_text() == UTIL
+    assert script.grammars[-1] == ANSWER_GRAMMAR
+    assert any("proposed an edit after 1 tool step(s) where the question asks for none" in n
+               for n in outcome.explain.notes)
+
+
 async def test_limits_and_cancel_end_an_agent_turn_cleanly(node: Node, tmp_path: Path, agent_home: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo(tmp_path / "repo", {"util.py": UTIL})

@@ -96,6 +96,27 @@ def test_propose_edit_checks_the_diff_against_the_current_text(ws: Workspace) ->
     assert grown.ok and grown.edit is not None and "    x = int(x)\n    return x - 1" in grown.edit.new_text
 
 
+def test_a_second_edit_of_a_file_builds_on_the_first_or_replaces_it(ws: Workspace) -> None:
+    """One edit per file per turn, from the file as it is: a further change composes with the earlier one; a
+    new version of the same change (it no longer applies on top of it) replaces it."""
+    first = run_tool(call("propose_edit", path="util.py", diff=(
+        "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper(x):\n-    return x - 1\n+    return x + 1\n")),
+        ws, max_chars=4000)
+    assert first.edit is not None
+    pending = {"util.py": first.edit}
+    further = run_tool(call("propose_edit", path="util.py", diff=(
+        "--- a/util.py\n+++ b/util.py\n@@ -5,2 +5,2 @@\n def unused():\n-    return 0\n+    return 1\n")),
+        ws, max_chars=4000, pending=pending)
+    assert further.ok and further.edit is not None and "on top of the earlier edit" in further.title
+    assert further.edit.old_text == UTIL and further.edit.new_text == UTIL.replace("x - 1", "x + 1").replace(
+        "return 0", "return 1")
+    again = run_tool(call("propose_edit", path="util.py", diff=(
+        "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper(x):\n-    return x - 1\n+    return x + 2\n")),
+        ws, max_chars=4000, pending=pending)
+    assert again.ok and again.edit is not None and "replaces the earlier edit" in again.title
+    assert again.edit.old_text == UTIL and again.edit.new_text == UTIL.replace("x - 1", "x + 2")
+
+
 def test_the_node_tools_are_the_schemas_the_parser_checks() -> None:
     schemas = tool_schemas()
     assert sorted(schemas) == ["find_symbol", "list_files", "propose_edit", "read_file", "run_command", "search"]

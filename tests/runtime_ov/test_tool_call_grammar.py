@@ -5,11 +5,14 @@ an answer that writes no trigger is untouched."""
 
 from __future__ import annotations
 
+import itertools
+import json
 from collections.abc import Iterator
 
 import pytest
 
 from contenox.node.agent import tool_call_grammar, tool_schemas
+from contenox.planner.prompts import declared_parameters
 from contenox.planner.toolcalls import parse_tool_calls
 from contenox.runtime_ov import EngineLike, EngineOptions, GenerateRequest, InstalledModel, start_engine
 
@@ -32,6 +35,41 @@ def test_the_grammar_names_declared_tools_only() -> None:
         assert any(t.endswith(f'"name": "{name}"') for t in grammar.triggers)
     assert all('"name": "' in t for t in grammar.triggers)  # never a bare fence: a JSON example stays free
     assert all(any(tag.begin.startswith(t) for t in grammar.triggers) for tag in grammar.tags)
+
+
+def test_a_call_s_arguments_may_come_in_any_order_and_its_integers_are_bounded() -> None:
+    """A JSON-schema grammar keeps its schema's property order; the models write arguments in the tool's declared
+    order or the prompt's sorted one, so each tool's schema is every order of its properties."""
+    for tag in tool_call_grammar().tags:
+        name = tag.begin.split('"name": "')[1].split('"')[0]
+        declared = declared_parameters()[name]["properties"]
+        schema = json.loads(tag.schema)
+        branches = schema.get("anyOf", [schema])
+        assert {tuple(b["properties"]) for b in branches} == set(itertools.permutations(declared))
+        for branch in branches:
+            assert branch["additionalProperties"] is False
+            assert branch.get("required", []) == declared_parameters()[name].get("required", [])
+            for spec in branch["properties"].values():
+                if spec["type"] == "integer":
+                    assert spec["minimum"] == 1 and spec["maximum"] < 10**7
+
+
+@pytest.mark.parametrize(("question", "tool", "arguments"), [
+    ("Read lines 5 to 9 of src/app.py.", "read_file", {"path": "src/app.py", "start_line": 5, "end_line": 9}),
+    ("Search the workspace for TODO, at most 5 results.", "search", {"pattern": "TODO", "limit": 5})])
+def test_the_grammar_keeps_every_argument_the_model_writes(engine: EngineLike, question: str, tool: str,
+                                                           arguments: dict[str, object]) -> None:
+    """The 0.5B writes these calls whole when free; under the grammar (lazy and required) each keeps all its
+    arguments. Under the schema's one (sorted) order the grammar had cut ``end_line`` after ``start_line``."""
+    text = engine.tokenizer.apply_chat_template([{"role": "user", "content": question}],
+                                                tools=[{"type": "function", "function": {"name": n, "parameters": p}}
+                                                       for n, p in declared_parameters().items()])
+    ids = engine.tokenizer.encode(text)
+    for grammar in (None, tool_call_grammar(), tool_call_grammar(required=True)):
+        final = engine.generate(GenerateRequest(session_id="args", token_ids=ids, max_new_tokens=64,
+                                                tool_calls=grammar), timeout=300)
+        parsed = parse_tool_calls(final.text, tool_schemas())
+        assert [(c.name, c.arguments) for c in parsed.calls] == [(tool, arguments)], (grammar, final.text)
 
 
 def test_a_call_is_generated_under_its_tool_s_schema(engine: EngineLike) -> None:
