@@ -129,6 +129,18 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
     return list(found.values())[:limit]
 
 
+def _failure(command: str, failing_output: str, test_code: str, *, tail_chars: int, test_note: str) -> list[str]:
+    """The parts of a focused prompt that say why the check fails: the test when known, the output's tail."""
+    tail = failing_output.strip()
+    if len(tail) > tail_chars:
+        tail = "...\n" + tail[-tail_chars:]
+    parts = []
+    if test_code.strip():
+        parts.append(f"The failing test{test_note}:\n```python\n{test_code.rstrip()}\n```")
+    parts.append(f"`{command}` fails:\n```\n{tail}\n```")
+    return parts
+
+
 _LOCALIZE_LINES = 40
 _LOCALIZE_CHARS = 9000
 
@@ -137,13 +149,7 @@ def localize_prompt(candidates: list[tuple[Place, str]], command: str, failing_o
     """The user message of a localization (Agentless's second step, done by the model): the failing check, the
     test, and the places found, numbered, each with its code (its first 40 lines; all of them within ~9k
     characters). The answer is a number (:func:`~contenox.verify.grammar.choice_grammar`)."""
-    tail = failing_output.strip()
-    if len(tail) > 2000:
-        tail = "...\n" + tail[-2000:]
-    parts = []
-    if test_code.strip():
-        parts.append(f"The failing test:\n```python\n{test_code.rstrip()}\n```")
-    parts.append(f"`{command}` fails:\n```\n{tail}\n```")
+    parts = _failure(command, failing_output, test_code, tail_chars=2000, test_note="")
     budget = _LOCALIZE_CHARS // max(1, len(candidates))
     for number, (place, code) in enumerate(candidates, 1):
         lines = code.rstrip().splitlines()
@@ -158,13 +164,7 @@ def localize_prompt(candidates: list[tuple[Place, str]], command: str, failing_o
 
 def focus_prompt(place: Place, code: str, command: str, failing_output: str, test_code: str = "") -> str:
     """The user message of a focused repair: why it fails, the test when known, the function to rewrite."""
-    tail = failing_output.strip()
-    if len(tail) > 2500:
-        tail = "...\n" + tail[-2500:]
-    parts = []
-    if test_code.strip():
-        parts.append(f"The failing test (leave it as it is):\n```python\n{test_code.rstrip()}\n```")
-    parts.append(f"`{command}` fails:\n```\n{tail}\n```")
+    parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)")
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
     parts.append(f"Rewrite `{place.name}` so that the check passes. Reply with the whole corrected function in one "
                  "```python code block.")
