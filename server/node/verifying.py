@@ -180,7 +180,7 @@ DrawFocused = Callable[[str, str, int, str], Awaitable[list[Draft]]]
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
-_POOL = 6
+_POOL = 8
 """Places a localization offers the model (``[verify] localize``)."""
 """Places a round's sampled candidates are spread over."""
 Emit = Callable[[TurnEvent], Awaitable[None]]
@@ -359,11 +359,11 @@ class VerifyJob:
             spans = [(a, b) for p, a, b in self.locate(function) if p == path and (not line or a <= line <= b)]
             if spans:
                 test_code = "\n".join(text.splitlines()[spans[0][0] - 1:spans[0][1]])
-        how = "found along the failing run"
+        how = ["found along the failing run"] * 2
         if localize and len(found) > 2:
-            found, how = await self._localized(found, command, baseline.output or self.request.terminal, test_code)
+            found, how[0] = await self._localized(found, command, baseline.output or self.request.terminal, test_code)
         found = found[:2]
-        self._places = tuple(f"{p.name} ({p.path}:{p.start}-{p.end}, {p.why}; {how})" for p in found)
+        self._places = tuple(f"{p.name} ({p.path}:{p.start}-{p.end}, {p.why}; {why})" for p, why in zip(found, how, strict=False))
         out: list[tuple[Draft, str]] = []
         for place in found:
             source = self.read(place.path)

@@ -67,16 +67,20 @@ def _span(locate: Locate, name: str, path: str, line: int | None = None) -> tupl
 
 
 def _add_called(found: dict[tuple[str, str], Place], names: list[str], caller: str, test: str, locate: Locate,
-                limit: int) -> list[Place]:
+                limit: int, caller_path: str = "") -> list[Place]:
     """The project's definitions of ``names`` (what ``caller`` calls) added to ``found`` up to ``limit``; the new
-    ones. A name defined in more than two places, only in tests, or not in the project, is passed over."""
+    ones. A name defined in more than two places is narrowed to those in the caller's own file (a method the
+    caller's class calls on itself: itsdangerous defines ``unsign`` once in signer.py and three times in
+    timed.py); one still ambiguous, only in tests, or not in the project, is passed over."""
     added: list[Place] = []
     for name in dict.fromkeys(names):
         if len(found) >= limit:
             break
-        if name in _IGNORED or name in (test, caller):
+        if name in _IGNORED or name in (test, caller) or name[:1].isupper():  # a class (an exception raised)
             continue
         defs = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES]
+        if len(defs) > 2:
+            defs = [d for d in defs if d[0] == caller_path]
         if not defs or len(defs) > 2:  # not the project's, or too ambiguous to guess
             continue
         for p, a, b in defs:  # (a method two classes define: both are candidates' places)
@@ -123,7 +127,7 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
                     source = read(called.path)
                     if source:
                         calls = _CALL.findall("\n".join(source.splitlines()[called.start:called.end]))
-                        following += _add_called(found, calls, called.name, function, locate, limit)
+                        following += _add_called(found, calls, called.name, function, locate, limit, called.path)
                 frontier = following
             _add_called(found, _CALL.findall(body), function, function, locate, limit)
     return list(found.values())[:limit]

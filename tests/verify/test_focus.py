@@ -103,18 +103,19 @@ def test_what_the_called_function_calls_comes_next(tmp_path: Path) -> None:
 
 def test_two_calls_deep_past_functions_defined_twice(tmp_path: Path) -> None:
     """its-bug-key-rotation's shape: the test asserts ``validate``, which calls ``unsign``, which calls
-    ``verify_signature`` (the bug); ``validate`` and ``unsign`` are each defined in two classes. One hop fills the
-    places with the four before the bug; two hops reach it."""
+    ``verify_signature`` (the bug); ``validate`` is defined in two classes, ``unsign`` three times (each caller
+    gets its own file's). One hop stops before the bug; two hops reach it."""
     (tmp_path / "tests").mkdir()
     signer = ("class Signer:\n    def validate(self, v):\n        return self.unsign(v)\n\n"
               "    def unsign(self, v):\n        return self.verify_signature(v)\n\n"
               "    def verify_signature(self, v):\n        return False\n")
     timed = ("class Timed:\n    def validate(self, v):\n        return self.unsign(v)\n\n"
-             "    def unsign(self, v):\n        return v\n")
+             "    def unsign(self, v):\n        return v\n\n    def unsign(self, v, t):\n        return v\n")
     (tmp_path / "signer.py").write_text(signer)
     (tmp_path / "timed.py").write_text(timed)
     (tmp_path / "tests" / "test_s.py").write_text("def test_keys(s):\n    assert s.validate(1)\n")
-    defs = {"validate": [("signer.py", 2, 3), ("timed.py", 2, 3)], "unsign": [("signer.py", 5, 6), ("timed.py", 5, 6)],
+    defs = {"validate": [("signer.py", 2, 3), ("timed.py", 2, 3)],
+            "unsign": [("signer.py", 5, 6), ("timed.py", 5, 6), ("timed.py", 8, 9)],  # three: each caller's own
             "verify_signature": [("signer.py", 8, 9)], "test_keys": [("tests/test_s.py", 1, 2)]}
     output = "tests/test_s.py:2: in test_keys\n    assert s.validate(1)\nE   assert False\n"
 
@@ -122,9 +123,9 @@ def test_two_calls_deep_past_functions_defined_twice(tmp_path: Path) -> None:
         return [f"{p.name}@{p.path}" for p in places([output], [tmp_path], lambda n: defs.get(n, []),
                                                      lambda p: (tmp_path / p).read_text(), **kw)]
 
-    assert "verify_signature@signer.py" not in found(limit=6)
-    assert found(limit=6, hops=2) == ["validate@signer.py", "validate@timed.py", "unsign@signer.py", "unsign@timed.py",
-                                      "verify_signature@signer.py"]
+    assert "verify_signature@signer.py" not in found(limit=8)
+    assert found(limit=8, hops=2) == ["validate@signer.py", "validate@timed.py", "unsign@signer.py", "unsign@timed.py",
+                                      "unsign@timed.py", "verify_signature@signer.py"]
 
 
 def test_the_localization_prompt_numbers_the_places_and_its_answer_is_a_number() -> None:
