@@ -179,8 +179,8 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """When the turn's candidates fail, localize the failing run to up to two functions and draw candidates from
     a short prompt per function (the failing output, the test, the function to rewrite), as Agentless does."""
     localize: bool = True
-    """Before the focused prompts, the model picks the function to rewrite among up to eight places found along
-    the failing test's calls (two calls deep), as Agentless localizes with the model; off: the first two found."""
+    """Before the focused prompts, the model picks the function to rewrite among up to ten places found along
+    the failing test's calls (three calls deep), as Agentless localizes with the model; off: the first two found."""
 
 
 class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -180,7 +180,7 @@ DrawFocused = Callable[[str, str, int, str], Awaitable[list[Draft]]]
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
-_POOL = 8
+_POOL = 10
 """Places a localization offers the model (``[verify] localize``)."""
 """Places a round's sampled candidates are spread over."""
 Emit = Callable[[TurnEvent], Awaitable[None]]
@@ -350,7 +350,7 @@ class VerifyJob:
         outputs, roots = [baseline.output, self.request.terminal], [self.scratch.tree, self.root]
         localize = self.config.localize
         found = places(outputs, roots, self.locate, self.read, limit=_POOL if localize else 2,
-                       hops=2 if localize else 1)
+                       hops=3 if localize else 1)
         tests = failing_test_frames(baseline.output, self.scratch.tree) or failing_test_frames(self.request.terminal, self.root)
         test_code = ""
         if tests:

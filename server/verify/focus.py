@@ -32,6 +32,7 @@ _IGNORED = set(dir(builtins)) | set(keyword.kwlist) | {"assert", "self", "cls", 
 LOCALIZE_SYSTEM = ("You are a careful Python developer finding a bug. You are shown a failing check and the project "
                    "functions it runs through, numbered. Reply with the number of the one function that must change "
                    "for the check to pass.")
+_TRIVIAL_LINES = 2
 _MAX_LINES = 80
 """A definition longer than this is not rewritten whole (the model would drop lines)."""
 
@@ -81,6 +82,8 @@ def _add_called(found: dict[tuple[str, str], Place], names: list[str], caller: s
         defs = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES]
         if len(defs) > 2:
             defs = [d for d in defs if d[0] == caller_path]
+        if caller != test:  # a call further down: a one- or two-line accessor (peek, has_next) is passed over
+            defs = [d for d in defs if d[2] - d[1] >= _TRIVIAL_LINES]
         if not defs or len(defs) > 2:  # not the project's, or too ambiguous to guess
             continue
         for p, a, b in defs:  # (a method two classes define: both are candidates' places)
@@ -103,7 +106,7 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
                 continue
             span = _span(locate, frame.function, frame.path, frame.line)
             if span and span[1] - span[0] < _MAX_LINES:
-                found.setdefault((frame.path, frame.function), Place(
+                found.setdefault((frame.path, f"{frame.function}@{span[0]}"), Place(
                     path=frame.path, name=frame.function, start=span[0], end=span[1], why="frame of the failing run"))
     for output, root in zip(outputs, roots, strict=True):
         for path, line, function in failing_test_frames(output, root):
@@ -119,17 +122,18 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
 
             # what the failing line calls first (``assert signer.validate(signed)``), then what that calls in turn,
             # ``hops`` calls deep (a bug often sits calls further than the assertion: its-bug-key-rotation's is in
-            # validate -> unsign -> verify_signature), then the rest of the test.
-            frontier = _add_called(found, _CALL.findall(failing), function, function, locate, limit)
-            for _ in range(hops):
-                following: list[Place] = []
-                for called in frontier:
-                    source = read(called.path)
-                    if source:
-                        calls = _CALL.findall("\n".join(source.splitlines()[called.start:called.end]))
-                        following += _add_called(found, calls, called.name, function, locate, limit, called.path)
-                frontier = following
-            _add_called(found, _CALL.findall(body), function, function, locate, limit)
+            # validate -> unsign -> verify_signature), then what the rest of the test calls, as deep (dotenv's
+            # failing line is ``assert list(result) == expected``: the call is on the line before).
+            for code in (failing, body):
+                frontier = _add_called(found, _CALL.findall(code), function, function, locate, limit)
+                for _ in range(hops):
+                    following: list[Place] = []
+                    for called in frontier:
+                        source = read(called.path)
+                        if source:
+                            calls = _CALL.findall("\n".join(source.splitlines()[called.start:called.end]))
+                            following += _add_called(found, calls, called.name, function, locate, limit, called.path)
+                    frontier = following
     return list(found.values())[:limit]
 
 

@@ -88,11 +88,11 @@ def test_what_the_called_function_calls_comes_next(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "signer.py").write_text(
         "def sign(v):\n    return v\n\n\ndef validate(v):\n    return verify_signature(v) and len(v)\n\n\n"
-        "def verify_signature(v):\n    return False\n")
+        "def verify_signature(v):\n    ok = False\n    return ok\n")
     (tmp_path / "tests" / "test_s.py").write_text(
         "from signer import sign, validate\n\n\ndef test_keys():\n    signed = sign(1)\n    assert validate(signed)\n")
     defs = {"sign": [("signer.py", 1, 2)], "validate": [("signer.py", 5, 6)],
-            "verify_signature": [("signer.py", 9, 10)], "test_keys": [("tests/test_s.py", 4, 6)]}
+            "verify_signature": [("signer.py", 9, 11)], "test_keys": [("tests/test_s.py", 4, 6)]}
     output = "tests/test_s.py:6: in test_keys\n    assert validate(signed)\nE   assert False\n"
     found = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text())
     assert [(p.name, p.why) for p in found] == [("validate", "called by test_keys"),
@@ -104,19 +104,23 @@ def test_what_the_called_function_calls_comes_next(tmp_path: Path) -> None:
 def test_two_calls_deep_past_functions_defined_twice(tmp_path: Path) -> None:
     """its-bug-key-rotation's shape: the test asserts ``validate``, which calls ``unsign``, which calls
     ``verify_signature`` (the bug); ``validate`` is defined in two classes, ``unsign`` three times (each caller
-    gets its own file's). One hop stops before the bug; two hops reach it."""
+    gets its own file's); a two-line accessor further down (``peek``) is passed over. One hop stops before the
+    bug; two hops reach it."""
     (tmp_path / "tests").mkdir()
     signer = ("class Signer:\n    def validate(self, v):\n        return self.unsign(v)\n\n"
-              "    def unsign(self, v):\n        return self.verify_signature(v)\n\n"
-              "    def verify_signature(self, v):\n        return False\n")
+              "    def unsign(self, v):\n        v = self.peek(v)\n        return self.verify_signature(v)\n\n"
+              "    def verify_signature(self, v):\n        ok = False\n        return ok\n\n"
+              "    def peek(self, v):\n        return v\n")
     timed = ("class Timed:\n    def validate(self, v):\n        return self.unsign(v)\n\n"
-             "    def unsign(self, v):\n        return v\n\n    def unsign(self, v, t):\n        return v\n")
+             "    def unsign(self, v):\n        v = v\n        return v\n\n"
+             "    def unsign(self, v, t):\n        v = v\n        return v\n")
     (tmp_path / "signer.py").write_text(signer)
     (tmp_path / "timed.py").write_text(timed)
     (tmp_path / "tests" / "test_s.py").write_text("def test_keys(s):\n    assert s.validate(1)\n")
     defs = {"validate": [("signer.py", 2, 3), ("timed.py", 2, 3)],
-            "unsign": [("signer.py", 5, 6), ("timed.py", 5, 6), ("timed.py", 8, 9)],  # three: each caller's own
-            "verify_signature": [("signer.py", 8, 9)], "test_keys": [("tests/test_s.py", 1, 2)]}
+            "unsign": [("signer.py", 5, 7), ("timed.py", 5, 7), ("timed.py", 9, 11)],  # three: each caller's own
+            "verify_signature": [("signer.py", 9, 11)], "peek": [("signer.py", 13, 14)],  # a two-line accessor
+            "test_keys": [("tests/test_s.py", 1, 2)]}
     output = "tests/test_s.py:2: in test_keys\n    assert s.validate(1)\nE   assert False\n"
 
     def found(**kw: int) -> list[str]:
