@@ -67,19 +67,29 @@ def _span(locate: Locate, name: str, path: str, line: int | None = None) -> tupl
     return min(spans, key=lambda s: s[1] - s[0]) if spans else None
 
 
+def _stub(read: Read | None, path: str, end: int) -> bool:
+    """A definition whose last line is ``...`` or ends ``: ...`` (a ``typing.overload`` signature, a protocol's
+    method): nothing to fix there."""
+    lines = ((read(path) if read else None) or "").splitlines()
+    last = lines[end - 1].strip() if 0 < end <= len(lines) else ""
+    return last == "..." or last.endswith(": ...")
+
+
 def _add_called(found: dict[tuple[str, str], Place], names: list[str], caller: str, test: str, locate: Locate,
-                limit: int, caller_path: str = "") -> list[Place]:
+                limit: int, caller_path: str = "", read: Read | None = None) -> list[Place]:
     """The project's definitions of ``names`` (what ``caller`` calls) added to ``found`` up to ``limit``; the new
     ones. A name defined in more than two places is narrowed to those in the caller's own file (a method the
     caller's class calls on itself: itsdangerous defines ``unsign`` once in signer.py and three times in
-    timed.py); one still ambiguous, only in tests, or not in the project, is passed over."""
+    timed.py, two of them overload stubs, which are never places); one still ambiguous, only in tests, or not in
+    the project, is passed over."""
     added: list[Place] = []
     for name in dict.fromkeys(names):
         if len(found) >= limit:
             break
         if name in _IGNORED or name in (test, caller) or name[:1].isupper():  # a class (an exception raised)
             continue
-        defs = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES]
+        defs = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES
+                and not _stub(read, p, b)]
         if len(defs) > 2:
             defs = [d for d in defs if d[0] == caller_path]
         if caller != test:  # a call further down: a one- or two-line accessor (peek, has_next) is passed over
@@ -125,14 +135,15 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
             # validate -> unsign -> verify_signature), then what the rest of the test calls, as deep (dotenv's
             # failing line is ``assert list(result) == expected``: the call is on the line before).
             for code in (failing, body):
-                frontier = _add_called(found, _CALL.findall(code), function, function, locate, limit)
+                frontier = _add_called(found, _CALL.findall(code), function, function, locate, limit, read=read)
                 for _ in range(hops):
                     following: list[Place] = []
                     for called in frontier:
                         source = read(called.path)
                         if source:
                             calls = _CALL.findall("\n".join(source.splitlines()[called.start:called.end]))
-                            following += _add_called(found, calls, called.name, function, locate, limit, called.path)
+                            following += _add_called(found, calls, called.name, function, locate, limit, called.path,
+                                                     read)
                     frontier = following
     return list(found.values())[:limit]
 

@@ -113,12 +113,13 @@ def test_two_calls_deep_past_functions_defined_twice(tmp_path: Path) -> None:
               "    def peek(self, v):\n        return v\n")
     timed = ("class Timed:\n    def validate(self, v):\n        return self.unsign(v)\n\n"
              "    def unsign(self, v):\n        v = v\n        return v\n\n"
-             "    def unsign(self, v, t):\n        v = v\n        return v\n")
+             "    def unsign(self, v, t): ...\n\n    def unsign(self, v, t, u):\n        v = v\n        return v\n")
     (tmp_path / "signer.py").write_text(signer)
     (tmp_path / "timed.py").write_text(timed)
     (tmp_path / "tests" / "test_s.py").write_text("def test_keys(s):\n    assert s.validate(1)\n")
     defs = {"validate": [("signer.py", 2, 3), ("timed.py", 2, 3)],
-            "unsign": [("signer.py", 5, 7), ("timed.py", 5, 7), ("timed.py", 9, 11)],  # three: each caller's own
+            "unsign": [("signer.py", 5, 7), ("timed.py", 5, 7), ("timed.py", 9, 9),  # four: each caller's own,
+                       ("timed.py", 11, 13)],  # never a stub (``def unsign(self, v, t): ...``, an overload)
             "verify_signature": [("signer.py", 9, 11)], "peek": [("signer.py", 13, 14)],  # a two-line accessor
             "test_keys": [("tests/test_s.py", 1, 2)]}
     output = "tests/test_s.py:2: in test_keys\n    assert s.validate(1)\nE   assert False\n"
@@ -128,6 +129,9 @@ def test_two_calls_deep_past_functions_defined_twice(tmp_path: Path) -> None:
                                                      lambda p: (tmp_path / p).read_text(), **kw)]
 
     assert "verify_signature@signer.py" not in found(limit=8)
+    assert [(p.name, p.start) for p in places([output], [tmp_path], lambda n: defs.get(n, []),
+                                                  lambda p: (tmp_path / p).read_text(), limit=8, hops=2)
+            if p.path == "timed.py"] == [("validate", 2), ("unsign", 5), ("unsign", 11)]
     assert found(limit=8, hops=2) == ["validate@signer.py", "validate@timed.py", "unsign@signer.py", "unsign@timed.py",
                                       "unsign@timed.py", "verify_signature@signer.py"]
 
