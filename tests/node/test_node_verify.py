@@ -180,8 +180,8 @@ async def test_a_focused_prompt_of_the_localized_function_draws_the_fix(
     assert "focused prompt" in "\n".join(outcome.explain.notes)
 
 
-CHAIN = ("def total(x):\n    return scale(x) + shift(x)\n\n\ndef scale(x):\n    return x * 1\n\n\n"
-         "def shift(x):\n    return clamp(x + 1)\n\n\ndef clamp(x):\n    return min(x, 0)\n")
+CHAIN = ("def total(x):\n    y = scale(x)\n    return y + shift(x)\n\n\ndef scale(x):\n    y = x * 1\n    return y\n\n\n"
+         "def shift(x):\n    y = clamp(x + 1)\n    return y\n\n\ndef clamp(x):\n    y = min(x, 0)\n    return y\n")
 
 
 async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
@@ -195,7 +195,7 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
     right = "```python\ndef clamp(x):\n    return x\n```"
     script = scripted(monkeypatch, "The sum is off.", "no idea", "no idea", "no idea", "4", right,
                       "```python\ndef clamp(x):\n    return 0\n```", "no idea", "no idea",
-                      *["```python\ndef total(x):\n    return 3\n```"] * 4)
+                      *["```python\ndef total(x):\n    return 0\n```"] * 4)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_total fails. Fix it.", terminal=terminal,
                                           env=env, verify=True))
@@ -204,12 +204,12 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
     localizing = script.requests[3]
     assert localizing["grammar"] == 'root ::= "4" | "3" | "2" | "1"' and localizing["sampling"] is None
     asked = (await node.engine()).tokenizer.decode(localizing["ids"])
-    assert "[1] `total` in util.py" in asked and "[4] `clamp` in util.py (lines 13-14)" in asked
+    assert "[1] `total` in util.py" in asked and "[4] `clamp` in util.py (lines 16-18)" in asked
     assert [p.split(" (")[0] for p in report.places] == ["clamp", "total"]  # the pick, then the first found
     assert "picked by the model of 4 found" in report.places[0]
     assert all('"def clamp(x):\\n"' in r["grammar"] for r in script.requests[4:8])
     assert "+    return x" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
-    assert any(n.startswith("focused place 1: clamp (util.py:13-14") for n in outcome.explain.notes)
+    assert any(n.startswith("focused place 1: clamp (util.py:16-18") for n in outcome.explain.notes)
 
 
 async def test_consent_is_asked_once_and_remembered(node: Node, tmp_path: Path,
