@@ -461,9 +461,11 @@ class Node:
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
         verification = None
         agent_steps = len(steps)
-        if self.config.verify.enabled and asks_for_change(request.prompt, edits) and (not steps or edits.edits):
+        if self.config.verify.enabled and asks_for_change(request.prompt, edits):
             # an agent turn verifies what it proposed, in the same scratch copy and under the same consent as
-            # its commands; its sampled and repair candidates are drawn after its steps (they saw the results)
+            # its commands; its sampled and repair candidates are drawn after its steps (they saw the results).
+            # One asked for a change whose own edit did not apply verifies too: its candidates are the change
+            # (the 1.5B's diff "changed nothing" and its answer then said no change was needed)
             verification, final, edits, repairs = await self._verify(engine, state, workspace, request, turn_plan,
                                                                      final, edits, max_new, on_event, commands,
                                                                      steps)
