@@ -111,8 +111,8 @@ def tool_policy_digest() -> str:
     """What a tool-enabled turn shows and constrains the model with: the prompts (the system and tool-policy
     texts, the tool definitions, the tool check's questions), the check's and the text-only grammars, the
     requests refused before any model is asked, and the call grammar (the forms it triggers on, each tool's
-    argument schema as generated). A certification
-    records it: one made under other texts or grammars no longer says how the model behaves here."""
+    argument schema as generated). A certification records it: one made under other texts or grammars no longer
+    says how the model behaves here."""
     import hashlib
 
     from contenox.planner import toolcheck
