@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from contenox.node.verifying import ScratchCommands
     from contenox.runtime_ov import ToolCallGrammar
 
-__all__ = ["ANSWER_GRAMMAR", "CallMarkupFilter", "asks_only_to_read", "call_shaped", "run_step",
+__all__ = ["ANSWER_GRAMMAR", "CallMarkupFilter", "call_shaped", "run_step",
            "tool_call_grammar", "tool_policy_digest", "tool_schemas"]
 
 _CALL_FORMS = (  # (opening up to the name, between the name and the arguments, closing), as the models space them
@@ -48,21 +48,6 @@ _CALL_FORMS = (  # (opening up to the name, between the name and the arguments, 
 def tool_schemas() -> dict[str, dict[str, Any]]:
     """name -> parameters schema of the node's tools (what the parser checks calls against)."""
     return schemas_of([d["function"] for d in tool_definitions(load_prompts())])
-
-
-_READ_ONLY = re.compile(r"^\s*(?:please\s+)?(?:show(?: me)?|print|display|open|read|what(?:'s| is| are| does| do)?|"
-                        r"where|which|who|why|how (?:does|do|is|are)|explain|describe|summari[sz]e|list|find|"
-                        r"tell me)\b", re.IGNORECASE)
-_CHANGE_WORDS = re.compile(r"\b(?:fix|change|rename|refactor|implement|add|update|correct|patch|repair|modify|edit|"
-                           r"replace|remove|delete|write|create|make|propose|should)\b", re.IGNORECASE)
-
-
-def asks_only_to_read(question: str) -> bool:
-    """The question only asks to see, find or explain ("Show me the contents of notes/todo.txt.", "Where is helper
-    defined?") and names no change: its turn's tools propose no edit. (The 1.5B, shown a to-do file it was asked
-    to show, went on to do the to-do's first item as a ``propose_edit``; told in a tool result that no edit was
-    asked for, it then answered that the file did not exist.)"""
-    return bool(_READ_ONLY.match(question)) and not _CHANGE_WORDS.search(question)
 
 
 _LARGEST_INTEGER = 999_999

@@ -32,7 +32,6 @@ from contenox.node import backend
 from contenox.node.agent import (
     ANSWER_GRAMMAR,
     CallMarkupFilter,
-    asks_only_to_read,
     call_shaped,
     run_step,
     tool_schemas,
@@ -63,6 +62,7 @@ from contenox.node.verifying import (
     ScratchCommands,
     VerifyJob,
     asks_for_change,
+    asks_only_to_read,
     strip_edit_blocks,
     verification_error,
 )

@@ -57,7 +57,8 @@ from contenox.verify.focus import (
     places,
 )
 
-__all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "consent", "strip_edit_blocks"]
+__all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "consent",
+           "strip_edit_blocks"]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,21 @@ def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
     """A turn verifies when its answer proposes a change, or its question asks for one or is about a bug or a
     failure (the failing run's fix is what the user needs, even when the answer only explains it)."""
     return bool(edits.edits) or bool(_CHANGE.search(prompt))
+
+
+_READ_ONLY = re.compile(r"^\s*(?:please\s+)?(?:show(?: me)?|print|display|open|read|what(?:'s| is| are| does| do)?|"
+                        r"where|which|who|why|how (?:does|do|is|are)|explain|describe|summari[sz]e|list|find|"
+                        r"tell me)\b", re.IGNORECASE)
+_MAKING = re.compile(r"\b(?:make|write|create|delete)\b", re.IGNORECASE)
+
+
+def asks_only_to_read(prompt: str) -> bool:
+    """The question only asks to see, find or explain ("Show me the contents of notes/todo.txt.", "Where is helper
+    defined?") and asks for no change (:func:`asks_for_change`'s words, or make/write/create/delete): its agent
+    turn proposes no edit. (The 1.5B, shown a to-do file it was asked to show, went on to do the to-do's first
+    item as a ``propose_edit``; told in a tool result that no edit was asked for, it answered that the file did
+    not exist.)"""
+    return bool(_READ_ONLY.match(prompt)) and not _CHANGE.search(prompt) and not _MAKING.search(prompt)
 
 
 def strip_edit_blocks(text: str) -> str:
@@ -180,9 +196,9 @@ DrawFocused = Callable[[str, str, int, str], Awaitable[list[Draft]]]
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
+"""Places a round's sampled candidates are spread over."""
 _POOL = 10
 """Places a localization offers the model (``[verify] localize``)."""
-"""Places a round's sampled candidates are spread over."""
 Emit = Callable[[TurnEvent], Awaitable[None]]
 
 
@@ -297,8 +313,8 @@ class VerifyJob:
             status="passed" if passed else "failed", baseline=baseline.outcome,
             command=command.command, command_source=command.source,
             command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
-            rounds=rounds, places=self._places, decode_s=round(greedy.decode_s + self._decode_s, 2), apply_s=round(self._apply_s, 2),
-            check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2))
+            rounds=rounds, places=self._places, decode_s=round(greedy.decode_s + self._decode_s, 2),
+            apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2))
         return report, chosen, step_at[chosen.draft.round]
 
     async def _baseline(self, command: CheckCommand) -> CheckRun:
@@ -363,7 +379,8 @@ class VerifyJob:
         if localize and len(found) > 2:
             found, how[0] = await self._localized(found, command, baseline.output or self.request.terminal, test_code)
         found = found[:2]
-        self._places = tuple(f"{p.name} ({p.path}:{p.start}-{p.end}, {p.why}; {why})" for p, why in zip(found, how, strict=False))
+        self._places = tuple(f"{p.name} ({p.path}:{p.start}-{p.end}, {p.why}; {why})"
+                             for p, why in zip(found, how, strict=False))
         out: list[tuple[Draft, str]] = []
         for place in found:
             source = self.read(place.path)

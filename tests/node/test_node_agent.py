@@ -126,7 +126,8 @@ async def test_a_question_that_only_asks_to_see_gets_no_edit(node: Node, tmp_pat
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Asked to show a to-do file, the 1.5B went on to do its first item: that edit is not run, and the answer
     is asked for again in text (under the answer grammar)."""
-    from contenox.node.agent import ANSWER_GRAMMAR, asks_only_to_read
+    from contenox.node.agent import ANSWER_GRAMMAR
+    from contenox.node.verifying import asks_only_to_read
 
     assert asks_only_to_read("Show me the contents of notes/todo.txt.")
     assert not asks_only_to_read("Show me how to fix helper.") and not asks_only_to_read("Fix helper: add one.")
