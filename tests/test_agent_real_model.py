@@ -146,9 +146,11 @@ async def test_an_acp_session_gets_an_edit_and_a_command_behind_permission(home:
     assert any("util.py" in title and "reject" in ids for title, ids in asked)  # the edit, behind permission
     assert any(ids in (["allow", "deny"], ["apply", "reject"]) for _, ids in asked)  # a command, behind permission
     assert (repo / "util.py").read_text(encoding="utf-8") == make_repo_util()  # rejected: untouched
-    # the change is checked in the scratch copy: the model's own command after an edit of its that applied, or
-    # (its diff not applying, as the 1.5B's often do not) the turn's verification, after the check's permission
-    assert any("scratch copy" in t or t.startswith("check candidate") for t in titles), titles
+    # the model's own edit applied (its diff, drawn again under the file's lines where its first did not apply)
+    # and its own command ran on it in the scratch copy, after the check's permission, and passed
+    done = [str(u.title) for u in updates if u.status == "completed" and u.title]
+    assert "Edit util.py" in done, titles
+    assert any("scratch copy" in t and "(exit code 0)" in t for t in done), titles
 
 
 def make_repo_util() -> str:
@@ -167,7 +169,6 @@ def test_contenox_ask_verify_runs_the_models_command_on_its_edit_in_the_scratch_
     print(done.stdout[-4000:])
     assert done.returncode == 0, done.stderr
     called = [line for line in done.stdout.splitlines() if line.startswith(("· ", "✗ "))]  # a call: done, failed
-    assert any("Edit util.py" in line for line in called), called
-    # checked in the scratch copy: the model's command on its edit, or the turn's verification (as above)
-    assert any("scratch copy" in line for line in called) or "verified: `" in done.stdout, done.stdout
+    assert "· Edit util.py" in called, called  # the model's own edit, applied (as above)
+    assert any(line.startswith("· ") and "scratch copy" in line and "(exit code 0)" in line for line in called), called
     assert (repo / "util.py").read_text(encoding="utf-8") == make_repo_util()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -33,6 +34,8 @@ from contenox.node.agent import (
     ANSWER_GRAMMAR,
     CallMarkupFilter,
     call_shaped,
+    edit_call_rest,
+    edit_window,
     run_step,
     tool_schemas,
 )
@@ -57,6 +60,7 @@ from contenox.node.persist import sweep_temp_files
 from contenox.node.queue import TurnQueue
 from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
+from contenox.node.tools import run_tool
 from contenox.node.verifying import (
     Draft,
     ScratchCommands,
@@ -88,6 +92,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from contenox.planner import Chunk, Explain, Planner, TurnPlan
+    from contenox.planner.toolcalls import ParsedAnswer
     from contenox.runtime_ov import EngineLike, FinalEvent
     from contenox.verify import ConsentStore, Verification
     from contenox.workspace import RelatedHit, SymbolInfo, Workspace
@@ -140,6 +145,20 @@ def _unchanged(answer: str) -> bool:
     """An answer whose edit blocks all replace lines with the same lines (a change that changes nothing)."""
     blocks = parse_edit_blocks(answer)
     return bool(blocks) and all(block.search.strip() == block.replace.strip() for block in blocks)
+
+
+_PATH_ARGUMENT = re.compile(r'"path"\s*:\s*"([^"\\]+)"')
+_DIFF_HEADER = re.compile(r"[-+]{3} (?:[ab]/)?([^\s\\\"]+)")
+
+
+def _relpath(workspace: Workspace, path: object) -> str | None:
+    """``path`` relative to the workspace, or None (not a string, or outside it)."""
+    if not isinstance(path, str) or not path.strip():
+        return None
+    try:
+        return workspace.relpath(path)
+    except ContenoxError:
+        return None
 
 
 def _called(answer: str) -> list[str]:
@@ -664,6 +683,10 @@ class Node:
             await _emit(on_event, event)
 
         current = markup or CallMarkupFilter()
+        ids = plan.token_ids  # what ``final`` was drawn from
+        redrawn = False
+        seen: dict[str, tuple[int, int]] = {}
+        """(first, last) line of each file the turn's ``read_file`` calls showed (where a redrawn edit may look)."""
         made: set[str] = set()
         """The calls made since the turn's last proposed edit (name and arguments): one made again is not run
         twice."""
@@ -693,6 +716,11 @@ class Node:
                 if rest := current.rest(final.text):
                     await _emit(on_event, TurnEvent(kind="chunk", text=rest))
                 break
+            if not redrawn and (again := await self._redraw_edit(engine, state, workspace, ids, final, parsed, edits,
+                                                                 seen, max_new, notes)) is not None:
+                final, redrawn = again, True
+                continue
+            redrawn = False
             calls = [msgspec.json.encode([c.name, c.arguments], order="sorted").decode() for c in parsed.calls]
             stop = ""
             if len(steps) >= limits.max_steps or time.monotonic() - started > limits.max_seconds:
@@ -715,6 +743,11 @@ class Node:
                                         emit=emit, edits=edits, commands=commands, scratch=scratch))
             if edits != proposed:  # a new or newer edit changes what a command shows: the same command may run again
                 made = set(calls)
+            for call in parsed.calls:
+                if call.name == "read_file" and (rel := _relpath(workspace, call.arguments.get("path"))):
+                    seen.pop(rel, None)  # the most recently read last
+                    start, end = call.arguments.get("start_line"), call.arguments.get("end_line")
+                    seen[rel] = (start if isinstance(start, int) else 1, end if isinstance(end, int) else 10**6)
             ids = await asyncio.to_thread(planner.step_ids, plan, steps)
             cached = engine.predict_cached(ids)
             await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids),
@@ -727,6 +760,67 @@ class Node:
             notes.append(f"agent turn: {len(steps)} tool step(s) ({names}); time to first token per step: "
                          + ", ".join(f"{t:.0f} ms" for t in ttfts))
         return final
+
+    async def _redraw_edit(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, ids: list[int],
+                           final: FinalEvent, parsed: ParsedAnswer, edits: list[ProposedEdit],
+                           seen: dict[str, tuple[int, int]], max_new: int, notes: list[str]) -> FinalEvent | None:
+        """The answer's ``propose_edit`` call drawn again when its diff of an existing file does not apply, changes
+        nothing or does not parse (cut at the token limit): the answer up to the call's opening is kept, and the
+        rest of the call is generated (greedy, after it) held to the file's own lines (a window of a long file:
+        :func:`~contenox.node.agent.edit_window`) and to a change (:mod:`contenox.verify.grammar`). None: no such
+        call, or the redraw failed. Not at once: a grammar of a file's lines compiles per file (0.35 s for 200
+        lines here, more as files grow), and every step that might edit would pay it; the redraw pays it only
+        for an edit that failed. The 1.5B's first diffs failed with context from memory, line numbers copied
+        from a read, a hunk of context alone, and blank context lines to the token limit."""
+        call = next((c for c in parsed.calls if c.name == "propose_edit"), None)
+        pending = {edit.path: edit for edit in edits}
+        if call is not None:
+            tried = await asyncio.to_thread(run_tool, call, workspace, max_chars=self.config.tools.max_result_chars,
+                                            pending=pending)
+            if not tried.unapplied:
+                return None
+            rel = _relpath(workspace, call.arguments.get("path"))
+            diff, why = str(call.arguments.get("diff", "")), tried.text.removeprefix("error: ")
+        elif any(error.startswith("propose_edit:") for error in parsed.errors):
+            diff = final.text.replace("\\n", "\n")  # the cut call's diff, roughly: what it meant to change
+            named = _PATH_ARGUMENT.search(diff) or _DIFF_HEADER.search(diff)
+            rel = _relpath(workspace, named.group(1)) if named else next(reversed(seen), None)
+            why = next(e for e in parsed.errors if e.startswith("propose_edit:")).removeprefix("propose_edit: ")
+        else:
+            return None
+        if rel is None:
+            return None
+        try:
+            text = await asyncio.to_thread(workspace.read_text, rel)
+        except ContenoxError:
+            return None
+        files = [(rel, edit_window(text, diff, seen.get(rel)))]
+        earlier = pending.get(rel)
+        if earlier is not None and earlier.new_text not in (None, text):
+            files.append((rel, edit_window(earlier.new_text or "", diff, seen.get(rel))))
+        rest = edit_call_rest(final.text, tuple(files))
+        if rest is None:
+            return None
+        head, grammar = rest
+        started = time.monotonic()
+        try:
+            prompt = list(ids) + await asyncio.to_thread(engine.tokenizer.encode, head)
+            handle = backend.submit(engine, state.session_id, prompt, max_new, grammar=grammar, report_prefill=False)
+            try:
+                again = await handle.result()
+            except asyncio.CancelledError:
+                handle.cancel()
+                raise
+        except EngineCrashed:
+            raise
+        except ContenoxError as exc:
+            log.warning("edit not drawn again: %s", exc.message)
+            return None
+        lines = sum(len(window.splitlines()) for _, window in files)
+        notes.append(f"the model's edit of {rel}: {why}; its call was drawn again with the diff's context and "
+                     f"removed lines held to the file's own lines ({lines} line(s)) and to a change, in "
+                     f"{time.monotonic() - started:.1f} s")
+        return msgspec.structs.replace(again, text=head + again.text)
 
     async def _needs_tool(self, engine: EngineLike, planner: Planner, question: str) -> Verdict:
         """The tool check (:mod:`contenox.planner.toolcheck`): a request the node refuses to carry out takes no

@@ -44,6 +44,9 @@ class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
     locations: tuple[tuple[str, int | None], ...] = ()
     """(workspace-relative path, 1-based line or None) the call touched."""
     edit: ProposedEdit | None = None
+    unapplied: bool = False
+    """A ``propose_edit`` whose diff does not apply or changes nothing (the node may draw it again, held to the
+    file's lines: :meth:`contenox.node.Node._agent_steps`)."""
 
 
 def kind_of(name: str) -> ToolKind:
@@ -59,10 +62,10 @@ def cut(text: str, max_chars: int) -> str:
     return f"{kept}\n[... cut: the result has {len(text):,} characters, {max_chars:,} shown]"
 
 
-def _error(call: ToolCall, title: str, message: str, locations: tuple[tuple[str, int | None], ...] = ()
-           ) -> ToolResult:
+def _error(call: ToolCall, title: str, message: str, locations: tuple[tuple[str, int | None], ...] = (),
+           *, unapplied: bool = False) -> ToolResult:
     return ToolResult(name=call.name, kind=_KINDS.get(call.name, "other"), title=title, ok=False,
-                      text=f"error: {message}", locations=locations)
+                      text=f"error: {message}", locations=locations, unapplied=unapplied)
 
 
 def _int(arguments: dict[str, Any], key: str) -> int | None:
@@ -173,10 +176,10 @@ def _propose_edit(call: ToolCall, workspace: Workspace, earlier: ProposedEdit | 
     if new is None:
         new, problem = _apply(rel, old, diff)
         if new is None:
-            return _error(call, f"Edit {rel}: the diff does not apply", problem, ((rel, None),))
+            return _error(call, f"Edit {rel}: the diff does not apply", problem, ((rel, None),), unapplied=True)
         how = " (replaces the earlier edit of it)" if earlier is not None else ""
     if new == old:
-        return _error(call, f"Edit {rel}: no change", "the diff changes nothing", ((rel, None),))
+        return _error(call, f"Edit {rel}: no change", "the diff changes nothing", ((rel, None),), unapplied=True)
     unified = unified_diff(rel, old, new)
     edit = ProposedEdit(path=rel, old_text=old, new_text=new, diff=unified, blocks=1)
     first = next((int(m.group(1)) for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)", unified, re.MULTILINE)), None)

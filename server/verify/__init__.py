@@ -8,7 +8,7 @@ decides; nothing here touches the engine or the user's files.
 
 from contenox.verify.command import CheckCommand, command_from_terminal, resolve_check_command
 from contenox.verify.consent import Consent, ConsentStore
-from contenox.verify.grammar import choice_grammar, edit_block_grammar, function_grammar
+from contenox.verify.grammar import choice_grammar, diff_call_grammar, edit_block_grammar, function_grammar
 from contenox.verify.localize import Frame, frames, is_test_path
 from contenox.verify.report import CandidateResult, Verification, changed_lines, failing_tests
 from contenox.verify.runner import CheckRun, run_check
@@ -27,6 +27,7 @@ __all__ = [
     "changed_lines",
     "choice_grammar",
     "command_from_terminal",
+    "diff_call_grammar",
     "edit_block_grammar",
     "failing_tests",
     "frames",

@@ -9,8 +9,9 @@ never an invented format, and its SEARCH part is always text the file holds, in 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
-__all__ = ["choice_grammar", "edit_block_grammar", "function_grammar"]
+__all__ = ["choice_grammar", "diff_call_grammar", "edit_block_grammar", "function_grammar"]
 
 _MAX_LINES = 400
 """Lines of ``text`` the SEARCH may draw from (a target longer than this offers its first lines only)."""
@@ -56,3 +57,81 @@ def function_grammar(first_line: str) -> str:
 def choice_grammar(count: int) -> str:
     """EBNF of an answer that is one of the numbers 1..``count`` and nothing else (a localization's pick)."""
     return "root ::= " + " | ".join(_literal(str(i)) for i in range(count, 0, -1))
+
+
+_DIFF_MAX_LINES = 2000
+"""Lines of a file a ``propose_edit`` diff may draw its context and removed lines from (its first lines beyond)."""
+_JSON_CHAR = r'([^"\\\x00-\x1f] | "\\" ["\\/bfrt] | "\\u" [0-9a-fA-F]{4})'
+"""One character of a JSON string's text that is not a line break (``\\n`` ends a diff line)."""
+
+
+_HUNKS = 8
+_HUNK_LINES = 40
+_NEW_FILE_LINES = 400
+_NL = "\\n"
+"""A line break as a JSON string holds it (backslash, ``n``)."""
+
+
+def _json_text(text: str) -> str:
+    """``text`` as it stands inside a JSON string (what the model writes)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _diff_rules(k: int, path: str, text: str) -> list[str]:
+    """The rules of a unified diff of ``path`` (rule ``d{k}``) as JSON string text, whose context (`` ``) and
+    removed (``-``) lines are lines of ``text`` and whose added (``+``) lines are free; each hunk changes
+    something (a hunk of context alone is no edit: the 1.5B wrote one). The lines are a set, not a chain of
+    consecutive lines (which is what ``git apply`` then checks): a chain compiles in time growing faster than
+    the file (15 s for 800 lines here) and crashed the grammar compiler on a 1,100-line file."""
+    lines = sorted({line for line in text.splitlines()[:_DIFF_MAX_LINES]})
+    p = _json_text(path)
+    kept = [line for line in lines if line]
+    return [
+        f"d{k} ::= h{k}? hunk{k}{{1,{_HUNKS}}}",
+        f"h{k} ::= {_literal(f'diff --git a/{p} b/{p}{_NL}')}? "
+        f"({_literal(f'--- a/{p}{_NL}+++ b/{p}{_NL}')} | {_literal(f'--- {p}{_NL}+++ {p}{_NL}')})",
+        f"hunk{k} ::= at same{k}{{0,{_HUNK_LINES}}} change{k} (same{k} | change{k}){{0,{_HUNK_LINES}}}",
+        f'same{k} ::= " " line{k} nl' + (' | " "? nl' if len(kept) < len(lines) else ""),
+        f'change{k} ::= "-" line{k}? nl | plus',
+        f"line{k} ::= " + (" | ".join(_literal(_json_text(line)) for line in kept) or '""'),
+    ]
+
+
+def diff_call_grammar(files: Sequence[tuple[str, str]], before: str = "", after: str = "") -> str:
+    """EBNF (root rule ``root``): ``before``, a ``propose_edit`` call's arguments (``{"path": ..., "diff": ...}``
+    in either order, as JSON), ``after``. The diff edits one of ``files`` ((path, text); a path may come twice,
+    e.g. as the file is and as the turn's earlier edit left it) with lines the file holds: no context from
+    memory, no line numbers copied from a ``read_file`` result, no diff that changes nothing, none that runs on
+    (the 1.5B's did all four); at most eight hunks of 2 x 40 lines. (A line's length is not bounded: a bounded
+    repetition of characters costs 2.5 s of grammar compilation here; of rules, nothing measurable.) A new file
+    (a diff from ``/dev/null``, adding lines only) may take any path."""
+    nl = _literal(_NL)
+    rules: list[str] = []
+    path_first = ['name q sep key_diff new']
+    diff_first = ['new q sep key_path name']
+    for k, (path, text) in enumerate(files):
+        if not text.strip():
+            continue
+        rules += _diff_rules(k, path, text)
+        name = _literal(_json_text(path))
+        path_first.append(f"{name} q sep key_diff d{k}")
+        diff_first.append(f"d{k} q sep key_path {name}")
+    return "\n".join([
+        f"root ::= {_literal(before)} args {_literal(after)}" if before or after else "root ::= args",
+        'args ::= "{" ws (key_path (' + " | ".join(path_first) + ") | key_diff (" + " | ".join(diff_first)
+        + ')) q ws "}"',
+        f"key_path ::= {_literal(chr(34) + 'path' + chr(34))} ws {_literal(':')} ws q",
+        f"key_diff ::= {_literal(chr(34) + 'diff' + chr(34))} ws {_literal(':')} ws q",
+        f"sep ::= ws {_literal(',')} ws",
+        f"q ::= {_literal(chr(34))}",
+        f'new ::= ({_literal("--- /dev/null" + _NL + "+++ b/")} name {nl})? {_literal("@@ -0,0 +1")} '
+        f'({_literal(",")} num)? {_literal(" @@" + _NL)} plus{{1,{_NEW_FILE_LINES}}}',
+        "name ::= ch+",
+        *rules,
+        f'at ::= "@@ -" num ("," num)? " +" num ("," num)? " @@" (" " ch*)? {nl}',
+        f'plus ::= "+" ch* {nl}',
+        f"nl ::= {nl}",
+        "num ::= [0-9]{1,6}",
+        "ws ::= [ \\n\\t]{0,16}",
+        f"ch ::= {_JSON_CHAR}",
+    ])

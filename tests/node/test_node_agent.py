@@ -273,3 +273,59 @@ async def test_a_call_of_no_declared_tool_after_the_results_is_answered_again_in
     events.clear()
     shown = await node.turn(TurnRequest(root=str(repo), prompt="Show helper fixed to add one."), on_event)
     assert shown.text == code and "".join(e.text for e in events if e.kind == "chunk").endswith(code)
+
+
+FROM_MEMORY = ("--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper(x):\n-    return x-1\n+    return x+1\n")
+"""The 1.5B's kind of diff: its context written from memory (spacing the file does not have), so it does not apply."""
+
+
+def _rest(name: str, **arguments: object) -> str:
+    """What follows a call's opening in the native markup (``<tool_call>\\n{"name": "..."``)."""
+    import json
+
+    return call(name, **arguments).split(json.dumps(name), 1)[1]
+
+
+async def test_an_edit_that_does_not_apply_is_drawn_again_held_to_the_file_s_lines(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's diff does not apply: the call is drawn again from its opening on (the text before it kept),
+    under a grammar of the file's own lines; the redrawn edit is what the turn proposes, and explain says so."""
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    script = scripted(monkeypatch, "I will fix it.\n" + call("propose_edit", path="util.py", diff=FROM_MEMORY),
+                      _rest("propose_edit", path="util.py", diff=FIX), "helper now adds one.")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Fix helper: it should add one."))
+    [proposed] = outcome.edits.edits
+    assert proposed.new_text == UTIL.replace("x - 1", "x + 1")
+    first, redraw = script.prompts[:2]
+    head = "I will fix it.\n<tool_call>\n" + '{"name": "propose_edit"'
+    tokenizer = node.workspace(str(repo)).planner.tokenizer  # type: ignore[union-attr]
+    assert redraw == first + tokenizer.encode(head)  # the answer up to the call's opening, kept
+    grammar = script.grammars[-2]
+    assert '"    return x - 1"' in grammar and '"def helper(x):"' in grammar  # the file's own lines
+    assert script.tools[1] is False  # the redraw is under its own grammar alone
+    notes = outcome.explain.notes
+    assert any(n.startswith("the model's edit of util.py: ") and "drawn again" in n and "(2 line(s))" in n
+               for n in notes), notes
+    after = tokenizer.decode_raw(script.prompts[2])  # the step as the thread holds it: the redrawn call
+    assert head + _rest("propose_edit", path="util.py", diff=FIX) in after and "x-1" not in after
+
+
+async def test_a_redrawn_edit_that_still_fails_goes_to_the_model_as_a_tool_error(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One redraw per step: its failure is the step's result, and the model answers from it."""
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    script = scripted(monkeypatch, call("propose_edit", path="util.py", diff=FROM_MEMORY),
+                      _rest("propose_edit", path="util.py", diff=FROM_MEMORY), "The edit did not apply.")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Fix helper: it should add one."))
+    assert outcome.text == "The edit did not apply." and not outcome.edits.edits
+    assert len(script.prompts) == 3 and outcome.tool_steps == 1
+
+
+async def test_no_redraw_for_an_edit_that_applies_or_a_file_that_does_not_exist(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    script = scripted(monkeypatch, call("propose_edit", path="util.py", diff=FIX),
+                      call("propose_edit", path="nope.py", diff=FROM_MEMORY.replace("util.py", "nope.py")), "Done.")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Fix helper: it should add one."))
+    assert outcome.text == "Done." and len(script.prompts) == 3
+    assert not any("drawn again" in n for n in outcome.explain.notes)

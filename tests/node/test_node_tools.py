@@ -79,12 +79,16 @@ def test_propose_edit_checks_the_diff_against_the_current_text(ws: Workspace) ->
     stale = diff.replace("-    return x - 1", "-    return x * 2")
     refused = run_tool(call("propose_edit", path="util.py", diff=stale), ws, max_chars=4000)
     assert not refused.ok and refused.edit is None and refused.text.startswith("error: ")
+    assert refused.unapplied  # the node may draw it again under the file's lines
+    nothing = "--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper(x):\n     return x - 1\n"
+    same = run_tool(call("propose_edit", path="util.py", diff=nothing), ws, max_chars=4000)
+    assert not same.ok and same.unapplied and "changes nothing" in same.text
     new_file = ("--- /dev/null\n+++ b/docs/notes.md\n@@ -0,0 +1,1 @@\n+hello\n")
     created = run_tool(call("propose_edit", path="docs/notes.md", diff=new_file), ws, max_chars=4000)
     assert created.ok and created.edit is not None and created.edit.old_text is None
     assert created.edit.new_text == "hello\n"
     outside = run_tool(call("propose_edit", path="/etc/hosts", diff=diff), ws, max_chars=4000)
-    assert not outside.ok and "outside" in outside.text
+    assert not outside.ok and "outside" in outside.text and not outside.unapplied
     # a hunk that only adds lines, under context the file does not hold, is refused (the 1.5B's own diff split
     # a docstring: with no context to match it would land at its line number whatever it says)
     adrift = ("--- a/util.py\n+++ b/util.py\n@@ -1,3 +1,3 @@\n def helper(x):\n     \"\"\"Add one.\n"
@@ -166,3 +170,33 @@ def test_a_fenced_call_is_held_back_and_a_json_example_released_once_text_follow
     held = len(intro) + len("Like this:\n")
     assert "".join(pieces[:(held + len(call)) // 7]) == example[:held]  # held while it could be the last thing
     assert "".join(pieces) == example and not markup.in_call  # text followed: an example, streamed whole
+
+
+def test_a_redrawn_edit_sees_a_short_file_whole_and_a_window_of_a_long_one() -> None:
+    from contenox.node.agent import edit_window
+
+    short = "".join(f"line {n}\n" for n in range(1, 51))
+    assert edit_window(short, "") == short
+    long = "".join(f"line {n}\n" for n in range(1, 1001))
+    # the 1.5B's diff with line numbers copied from a read: the window is around what it meant
+    meant = edit_window(long, "@@ -600 +600 @@\n   600  line 600\n-  601  line 601\n+line 601b\n")
+    kept = meant.splitlines()
+    assert "line 600" in kept and "line 530" in kept and "line 670" in kept and "line 400" not in kept
+    assert len(kept) <= 161
+    # context the file does not hold: the part the model read, else the file's first lines
+    read = edit_window(long, "-nothing like it\n", seen=(300, 320)).splitlines()
+    assert read[0] == "line 300" and read[-1] == "line 320"
+    assert edit_window(long, "-nothing like it\n").splitlines()[0] == "line 1"
+
+
+def test_the_rest_of_an_edit_call_is_drawn_in_the_form_the_model_opened_it() -> None:
+    from contenox.node.agent import edit_call_rest
+
+    answer = 'I will fix it.\n```json\n{\n  "name": "propose_edit",\n  "arguments": {"diff": "x"}}\n```'
+    rest = edit_call_rest(answer, (("util.py", UTIL),))
+    assert rest is not None
+    head, grammar = rest
+    assert head == 'I will fix it.\n```json\n{\n  "name": "propose_edit"'
+    assert grammar.startswith('root ::= ",\\n  \\"arguments\\": " args "\\n}\\n```"'), grammar[:80]
+    assert '"    return x - 1"' in grammar  # the file's lines
+    assert edit_call_rest('```json\n{"name": "read_file", "arguments": {}}\n```', (("util.py", UTIL),)) is None

@@ -10,7 +10,7 @@ import pytest
 
 from contenox.runtime_ov import EngineOptions, GenerateRequest, InstalledModel, Sampling, start_engine
 from contenox.runtime_ov.remote import EngineLike
-from contenox.verify import edit_block_grammar, function_grammar
+from contenox.verify import diff_call_grammar, edit_block_grammar, function_grammar
 
 pytestmark = pytest.mark.slow
 
@@ -65,3 +65,37 @@ def test_an_answer_after_tool_results_opens_with_neither_an_object_nor_a_code_bl
                                           max_new_tokens=16, sampling=Sampling(temperature=0.8, top_p=0.95, seed=seed),
                                           grammar=ANSWER_GRAMMAR)).wait(300)
     assert final.text and final.text[0] not in "`{[ \n", final.text
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_a_redrawn_propose_edit_call_edits_real_lines_and_changes_something(engine: EngineLike, seed: int) -> None:
+    """The rest of a ``propose_edit`` call after its opening (contenox.node.Node._redraw_edit), sampled from the
+    test model under the grammar: whatever it writes is a call the parser reads, whose diff's context and
+    removed lines are lines of the file and which changes something (or, cut at the token limit, a prefix of one)."""
+    import json
+
+    from contenox.node.agent import tool_schemas
+    from contenox.planner.toolcalls import parse_tool_calls
+
+    head = '<tool_call>\n{"name": "propose_edit"'
+    grammar = diff_call_grammar([("util.py", SOURCE)], ', "arguments": ', "}\n</tool_call>")
+    final = engine.submit(GenerateRequest(session_id="g", token_ids=_ids(engine) + engine.tokenizer.encode(head),
+                                          max_new_tokens=160, sampling=Sampling(temperature=0.8, top_p=0.95, seed=seed),
+                                          grammar=grammar)).wait(300)
+    text = head + final.text
+    assert final.text.startswith(', "arguments": {'), final.text
+    if final.finish_reason == "length":
+        return  # cut: what it wrote is the grammar's prefix (the shape is checked on the complete ones)
+    [parsed] = parse_tool_calls(text, tool_schemas()).calls
+    diff = str(parsed.arguments["diff"])
+    if parsed.arguments["path"] != "util.py":  # the other choice: a new file, added lines only
+        assert all(line[:1] in "+@-" for line in diff.splitlines()), diff
+        return
+    body = [line for line in diff.splitlines() if not line.startswith(("--- ", "+++ ", "diff --git", "@@"))]
+    assert any(line[:1] in "+-" for line in body), diff  # a change
+    for line in body:
+        if line[:1] in (" ", "-"):
+            assert line[1:] in SOURCE.splitlines(), (line, diff)
+        else:
+            assert line == "" or line.startswith("+"), (line, diff)
+    json.dumps(parsed.arguments)
