@@ -148,6 +148,9 @@ class ToolsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     require_call: bool = True
     """On the check's yes, the turn's first answer must be a call (OpenAI's ``tool_choice: "required"``, as
     llama.cpp and vLLM constrain it): small models otherwise answer "I cannot see your files" in prose."""
+    redraw_edits: bool = True
+    """A ``propose_edit`` whose diff does not apply, changes nothing or is cut off is drawn again once, from the
+    call's opening on, held to the file's own lines and to a change (false: its error goes to the model as is)."""
     ignore_certification: bool = False
     """Give the model the tools whether or not it passed ``contenox certify``: only ``contenox eval --mode agent``
     sets it, in its private node's config (a user's node never should)."""

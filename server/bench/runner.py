@@ -110,6 +110,10 @@ def main(config: Config, argv: list[str]) -> int:
         from contenox.bench.candidates import main as candidates
 
         return candidates(config, argv[1:])
+    if argv[:1] == ["edits"]:
+        from contenox.bench.edits import main as edits
+
+        return edits(config, argv[1:])
     if argv[:1] == ["toolcalls"]:
         from contenox.bench.toolcalls import main as toolcalls
 

@@ -716,8 +716,9 @@ class Node:
                 if rest := current.rest(final.text):
                     await _emit(on_event, TurnEvent(kind="chunk", text=rest))
                 break
-            if not redrawn and (again := await self._redraw_edit(engine, state, workspace, ids, final, parsed, edits,
-                                                                 seen, max_new, notes)) is not None:
+            again = None if redrawn or not limits.redraw_edits else await self._redraw_edit(
+                engine, state, workspace, ids, final, parsed, edits, seen, max_new, notes)
+            if again is not None:
                 final, redrawn = again, True
                 continue
             redrawn = False
