@@ -83,6 +83,19 @@ def test_contenox_ask_shows_the_model_s_own_tool_call_and_answers_from_its_resul
     assert "agent turn: " in notes and "read_file" in notes, notes
 
 
+def test_contenox_ask_shows_the_model_s_own_search(home: NodeHome, tmp_path: Path) -> None:
+    """A question about where a name is defined: the model's own search call (``find_symbol`` or ``search``),
+    printed as a tool line, and an answer from its result."""
+    repo = _repo(tmp_path / "repo")
+    done = subprocess.run([PYTHON, "-m", "contenox", "ask", "--no-verify", "--cwd", str(repo),
+                           "Where is `helper` defined in this repository?"], env=home.env, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    called = [line for line in done.stdout.splitlines() if line.startswith("· ")]
+    assert any(line.startswith(("· Find helper", "· Search")) for line in called), done.stdout
+    assert "util.py" in done.stdout
+
+
 async def test_an_acp_session_gets_the_model_s_tool_call_as_a_tool_call_update(home: NodeHome,
                                                                                tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo")

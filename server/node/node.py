@@ -685,6 +685,9 @@ class Node:
         current = markup or CallMarkupFilter()
         ids = plan.token_ids  # what ``final`` was drawn from
         redrawn = False
+        redrawn_files: set[str] = set()
+        """Files whose edit was drawn again this turn: once per file (a redrawn call cut at the token limit, step
+        after step, cost the 1.5B five redraws of 45 s in one turn)."""
         seen: dict[str, tuple[int, int]] = {}
         """(first, last) line of each file the turn's ``read_file`` calls showed (where a redrawn edit may look)."""
         made: set[str] = set()
@@ -717,7 +720,7 @@ class Node:
                     await _emit(on_event, TurnEvent(kind="chunk", text=rest))
                 break
             again = None if redrawn or not limits.redraw_edits else await self._redraw_edit(
-                engine, state, workspace, ids, final, parsed, edits, seen, max_new, notes)
+                engine, state, workspace, ids, final, parsed, edits, seen, max_new, notes, redrawn_files)
             if again is not None:
                 final, redrawn = again, True
                 continue
@@ -764,14 +767,15 @@ class Node:
 
     async def _redraw_edit(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, ids: list[int],
                            final: FinalEvent, parsed: ParsedAnswer, edits: list[ProposedEdit],
-                           seen: dict[str, tuple[int, int]], max_new: int, notes: list[str]) -> FinalEvent | None:
+                           seen: dict[str, tuple[int, int]], max_new: int, notes: list[str],
+                           redrawn_files: set[str]) -> FinalEvent | None:
         """The answer's ``propose_edit`` call drawn again when its diff of an existing file does not apply, changes
         nothing or does not parse (cut at the token limit): the answer up to the call's opening is kept, and the
         rest of the call is generated (greedy, after it) held to the file's own lines (a window of a long file:
         :func:`~contenox.node.agent.edit_window`) and to a change (:mod:`contenox.verify.grammar`). None: no such
-        call, or the redraw failed. Not at once: a grammar of a file's lines compiles per file (0.35 s for 200
-        lines here, more as files grow), and every step that might edit would pay it; the redraw pays it only
-        for an edit that failed. The 1.5B's first diffs failed with context from memory, line numbers copied
+        call, its file's edit was drawn again already this turn, or the redraw failed. Not at once: a grammar of
+        a file's lines compiles per file (0.35 s for 200 lines here, more as files grow), and every step that
+        might edit would pay it; the redraw pays it only for an edit that failed. The 1.5B's first diffs failed with context from memory, line numbers copied
         from a read, a hunk of context alone, and blank context lines to the token limit."""
         call = next((c for c in parsed.calls if c.name == "propose_edit"), None)
         pending = {edit.path: edit for edit in edits}
@@ -789,7 +793,7 @@ class Node:
             why = next(e for e in parsed.errors if e.startswith("propose_edit:")).removeprefix("propose_edit: ")
         else:
             return None
-        if rel is None:
+        if rel is None or rel in redrawn_files:
             return None
         try:
             text = await asyncio.to_thread(workspace.read_text, rel)
@@ -803,6 +807,7 @@ class Node:
         if rest is None:
             return None
         head, grammar = rest
+        redrawn_files.add(rel)
         started = time.monotonic()
         try:
             prompt = list(ids) + await asyncio.to_thread(engine.tokenizer.encode, head)

@@ -65,8 +65,12 @@ _JSON_CHAR = r'([^"\\\x00-\x1f] | "\\" ["\\/bfrt] | "\\u" [0-9a-fA-F]{4})'
 """One character of a JSON string's text that is not a line break (``\\n`` ends a diff line)."""
 
 
-_HUNKS = 8
-_HUNK_LINES = 40
+_HUNKS = 4
+_CONTEXT = 8
+"""Context lines in a row at most (the 1.5B's redrawn calls copied whole functions as context, and blank context
+lines, to the token limit)."""
+_CHANGED = 40
+_RUNS = 6
 _NEW_FILE_LINES = 400
 _NL = "\\n"
 """A line break as a JSON string holds it (backslash, ``n``)."""
@@ -90,7 +94,7 @@ def _diff_rules(k: int, path: str, text: str) -> list[str]:
         f"d{k} ::= h{k}? hunk{k}{{1,{_HUNKS}}}",
         f"h{k} ::= {_literal(f'diff --git a/{p} b/{p}{_NL}')}? "
         f"({_literal(f'--- a/{p}{_NL}+++ b/{p}{_NL}')} | {_literal(f'--- {p}{_NL}+++ {p}{_NL}')})",
-        f"hunk{k} ::= at same{k}{{0,{_HUNK_LINES}}} change{k} (same{k} | change{k}){{0,{_HUNK_LINES}}}",
+        f"hunk{k} ::= at same{k}{{0,{_CONTEXT}}} (change{k}{{1,{_CHANGED}}} same{k}{{0,{_CONTEXT}}}){{1,{_RUNS}}}",
         f'same{k} ::= " " line{k} nl' + (' | " "? nl' if len(kept) < len(lines) else ""),
         f'change{k} ::= "-" line{k}? nl | plus',
         f"line{k} ::= " + (" | ".join(_literal(_json_text(line)) for line in kept) or '""'),
@@ -102,7 +106,8 @@ def diff_call_grammar(files: Sequence[tuple[str, str]], before: str = "", after:
     in either order, as JSON), ``after``. The diff edits one of ``files`` ((path, text); a path may come twice,
     e.g. as the file is and as the turn's earlier edit left it) with lines the file holds: no context from
     memory, no line numbers copied from a ``read_file`` result, no diff that changes nothing, none that runs on
-    (the 1.5B's did all four); at most eight hunks of 2 x 40 lines. (A line's length is not bounded: a bounded
+    (the 1.5B's did all four); at most four hunks, each at most eight context lines in a row and six runs of at most
+    40 changed lines. (A line's length is not bounded: a bounded
     repetition of characters costs 2.5 s of grammar compilation here; of rules, nothing measurable.) A new file
     (a diff from ``/dev/null``, adding lines only) may take any path."""
     nl = _literal(_NL)

@@ -329,3 +329,16 @@ async def test_no_redraw_for_an_edit_that_applies_or_a_file_that_does_not_exist(
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Fix helper: it should add one."))
     assert outcome.text == "Done." and len(script.prompts) == 3
     assert not any("drawn again" in n for n in outcome.explain.notes)
+
+
+async def test_a_file_s_edit_is_drawn_again_once_a_turn(node: Node, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The redrawn call still fails and the model edits the file again: that edit's error goes to the model as
+    is (the 1.5B's redrawn calls, cut at the token limit step after step, cost five redraws in one turn)."""
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    script = scripted(monkeypatch, call("propose_edit", path="util.py", diff=FROM_MEMORY),
+                      _rest("propose_edit", path="util.py", diff=FROM_MEMORY),
+                      call("propose_edit", path="util.py", diff=FROM_MEMORY.replace("x+1", "x+2")), "It failed.")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Fix helper: it should add one."))
+    assert outcome.text == "It failed." and outcome.tool_steps == 2 and len(script.prompts) == 4
+    assert sum("drawn again" in n for n in outcome.explain.notes) == 1
