@@ -242,7 +242,7 @@ class VerifyJob:
     # -- when ------------------------------------------------------------------------------------
     def command(self) -> CheckCommand | None:
         return resolve_check_command(self.root, terminal=self.request.terminal, configured=self.config.command,
-                                     paths=self.paths)
+                                     paths=self.paths, request=self.request.prompt)
 
     async def consented(self, command: CheckCommand) -> str | None:
         """None when the command may run, else why not (in words)."""

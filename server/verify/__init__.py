@@ -6,7 +6,12 @@ an edit of real lines (:mod:`grammar`) and the typed report (:mod:`report`). The
 decides; nothing here touches the engine or the user's files.
 """
 
-from contenox.verify.command import CheckCommand, command_from_terminal, resolve_check_command
+from contenox.verify.command import (
+    CheckCommand,
+    command_from_request,
+    command_from_terminal,
+    resolve_check_command,
+)
 from contenox.verify.consent import Consent, ConsentStore
 from contenox.verify.grammar import choice_grammar, diff_call_grammar, edit_block_grammar, function_grammar
 from contenox.verify.localize import Frame, frames, is_test_path
@@ -26,6 +31,7 @@ __all__ = [
     "Verification",
     "changed_lines",
     "choice_grammar",
+    "command_from_request",
     "command_from_terminal",
     "diff_call_grammar",
     "edit_block_grammar",

@@ -1,7 +1,8 @@
 """Which command checks a change, and where it came from.
 
 In this order: the command line of the failing run the turn carries (the terminal output's ``$ …`` line,
-as a user pastes it and the eval's tasks give it), the workspace's own ``.contenox.toml`` (``[verify]
+as a user pastes it and the eval's tasks give it), a test command the request itself names in backticks ("...
+then run `python -m pytest -q tests/test_x.py`": only a test runner's command line), the workspace's own ``.contenox.toml`` (``[verify]
 command``), the node's ``verify.command``, then detection: a pytest configuration runs
 ``python -m pytest -q -x`` on the test files the turn names, a ``package.json`` with a ``test`` script runs
 ``npm test``. No command: no verification, and explain-context says so.
@@ -19,13 +20,18 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["CheckCommand", "command_from_terminal", "resolve_check_command"]
+__all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "resolve_check_command"]
 
 log = logging.getLogger(__name__)
 
-Source = Literal["terminal", "workspace", "config", "detected"]
+Source = Literal["terminal", "request", "workspace", "config", "detected"]
 
 _PROMPT = re.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w@.-]+(?::[~\w/.-]*)?)?\s*[$]\s+(\S.*)$")
+_QUOTED = re.compile(r"`([^`\n]+)`")
+_TEST_RUNNER = re.compile(r"^(?:(?:python3?|uv run|poetry run) (?:-m )?pytest|pytest|tox|nox|npm (?:run )?test|"
+                          r"yarn test|pnpm test|cargo test|go test|make (?:test|check)|ctest)(?:\s|$)")
+"""A command line a request may name as its check: a test runner's, nothing else (a request that names
+`rm -rf build` in backticks names no check command)."""
 _TEST_FILE = re.compile(r"(?:^|/)(?:test_[\w-]+\.py|[\w-]+_test\.py|conftest\.py)$")
 
 
@@ -37,7 +43,8 @@ class CheckCommand(msgspec.Struct, frozen=True, kw_only=True):
     """Where exactly: the file that configured it, what detection found."""
 
     def describe(self) -> str:
-        where = {"terminal": "the failing run in the terminal output", "workspace": ".contenox.toml [verify] command",
+        where = {"terminal": "the failing run in the terminal output", "request": "the request",
+                 "workspace": ".contenox.toml [verify] command",
                  "config": "verify.command in config.toml", "detected": "detected"}[self.source]
         return f"`{self.command}` (from {where}{': ' + self.detail if self.detail else ''})"
 
@@ -51,6 +58,16 @@ def command_from_terminal(terminal: str) -> str | None:
         if match:
             found = match.group(1).strip()
     return found or None
+
+
+def command_from_request(request: str) -> str | None:
+    """The last test runner's command line the request names in backticks; None when it names none."""
+    found = None
+    for match in _QUOTED.finditer(request):
+        line = match.group(1).strip()
+        if _TEST_RUNNER.match(line) and not re.search(r"[;&|<>$]", line):
+            found = line
+    return found
 
 
 def _workspace_command(root: Path) -> str | None:
@@ -92,11 +109,13 @@ def _npm_test(root: Path) -> bool:
 
 
 def resolve_check_command(root: Path, *, terminal: str = "", configured: str = "",
-                          paths: Iterable[str] = ()) -> CheckCommand | None:
+                          paths: Iterable[str] = (), request: str = "") -> CheckCommand | None:
     """The check command for a turn in ``root``; ``paths``: the files the turn's retrieval, diff and edits
-    name (test files among them narrow a detected pytest run)."""
+    name (test files among them narrow a detected pytest run); ``request``: the user's words."""
     if terminal and (line := command_from_terminal(terminal)):
         return CheckCommand(command=line, source="terminal")
+    if request and (line := command_from_request(request)):
+        return CheckCommand(command=line, source="request")
     if command := _workspace_command(root):
         return CheckCommand(command=command, source="workspace", detail=str(root / ".contenox.toml"))
     if configured.strip():

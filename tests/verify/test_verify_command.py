@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contenox.verify import command_from_terminal, resolve_check_command
+from contenox.verify import command_from_request, command_from_terminal, resolve_check_command
 from support.gitrepo import write
 
 RUN = """$ python -m pytest -q tests/test_signer.py
@@ -31,9 +31,21 @@ def test_order_terminal_workspace_config_detected(tmp_path: Path) -> None:
     write(tmp_path, ".contenox.toml", '[verify]\ncommand = "tox -e py"\n')
     own = resolve_check_command(tmp_path, configured="make check")
     assert own is not None and (own.command, own.source) == ("tox -e py", "workspace")
-    first = resolve_check_command(tmp_path, terminal=RUN, configured="make check")
+    asked = "helper is wrong. Fix it, then run `python -m pytest -q tests/test_a.py` to check it."
+    named = resolve_check_command(tmp_path, configured="make check", request=asked)
+    assert named is not None and (named.command, named.source) == ("python -m pytest -q tests/test_a.py", "request")
+    assert "(from the request)" in named.describe()
+    first = resolve_check_command(tmp_path, terminal=RUN, configured="make check", request=asked)
     assert first is not None and first.source == "terminal"
     assert "from the failing run" in first.describe()
+
+
+def test_a_request_names_a_check_command_only_as_a_test_runner_s_command_line() -> None:
+    assert command_from_request("then run `pytest -q h11/tests/test_util.py`.") == "pytest -q h11/tests/test_util.py"
+    assert command_from_request("`npm test` fails; run `cargo test -p core` after") == "cargo test -p core"
+    assert command_from_request("explain `rm -rf build` and `helper(1)`") is None
+    assert command_from_request("run `pytest; rm -rf ~`") is None  # one command line, nothing chained
+    assert command_from_request("no command here") is None
 
 
 def test_npm_and_nothing(tmp_path: Path) -> None:
