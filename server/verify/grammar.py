@@ -85,8 +85,9 @@ def _diff_rules(k: int, path: str, text: str) -> list[str]:
     """The rules of a unified diff of ``path`` (rule ``d{k}``) as JSON string text, whose context (`` ``) and
     removed (``-``) lines are lines of ``text`` and whose added (``+``) lines are free; each hunk changes
     something (a hunk of context alone is no edit: the 1.5B wrote one). The lines are a set, not a chain of
-    consecutive lines (which is what ``git apply`` then checks): a chain compiles in time growing faster than
-    the file (15 s for 800 lines here) and crashed the grammar compiler on a 1,100-line file."""
+    consecutive lines (that they follow each other is what ``git apply`` then checks): a chain, one rule per
+    line leading to the next, was tried first and crashed the grammar compiler (a segfault) on a 1,100-line
+    file."""
     lines = sorted({line for line in text.splitlines()[:_DIFF_MAX_LINES]})
     p = _json_text(path)
     kept = [line for line in lines if line]
@@ -106,10 +107,10 @@ def diff_call_grammar(files: Sequence[tuple[str, str]], before: str = "", after:
     in either order, as JSON), ``after``. The diff edits one of ``files`` ((path, text); a path may come twice,
     e.g. as the file is and as the turn's earlier edit left it) with lines the file holds: no context from
     memory, no line numbers copied from a ``read_file`` result, no diff that changes nothing, none that runs on
-    (the 1.5B's did all four); at most four hunks, each at most eight context lines in a row and six runs of at most
-    40 changed lines. (A line's length is not bounded: a bounded
-    repetition of characters costs 2.5 s of grammar compilation here; of rules, nothing measurable.) A new file
-    (a diff from ``/dev/null``, adding lines only) may take any path."""
+    (the 1.5B's did all four); at most four hunks, each at most eight context lines in a row and six runs of at
+    most 40 changed lines. (A line's length is not bounded: a bounded repetition of characters cost 2.5 s of
+    grammar compilation here; of rules, nothing measurable.) A new file (a diff from ``/dev/null``, adding lines
+    only) may take any path."""
     nl = _literal(_NL)
     rules: list[str] = []
     path_first = ['name q sep key_diff new']
