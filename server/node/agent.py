@@ -224,12 +224,14 @@ Emit = Callable[[TurnEvent], Awaitable[None]]
 async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root: Path, *, step: int,
                    frame_result: Callable[[str], str], max_chars: int, emit: Emit,
                    edits: list[ProposedEdit], commands: CommandHost | None = None,
-                   scratch: ScratchCommands | None = None) -> ToolStep:
+                   scratch: ScratchCommands | None = None, checked: Mapping[int, ToolResult] | None = None
+                   ) -> ToolStep:
     """Run one step's calls in order (off the event loop; a command through ``commands``, the client's
     terminal, or once the turn has proposed an edit, through ``scratch``: in the scratch copy with the edits
     applied), reporting each; rejected calls come back to the model as errors. A proposed edit joins ``edits``
     (the client offers it for review after the turn), one per file: a second edit of a file builds on the first
-    or replaces it (:func:`~contenox.node.tools.run_tool`)."""
+    or replaces it (:func:`~contenox.node.tools.run_tool`). ``checked``: results already had, by the call's index
+    (an edit the node tried before deciding not to draw it again is not tried twice)."""
     results: list[str] = []
     for index, call in enumerate(parsed.calls):
         call_id = f"step{step}-{index}"
@@ -239,6 +241,8 @@ async def run_step(parsed: ParsedAnswer, answer: str, workspace: Workspace, root
         await emit(TurnEvent(kind="tool", tool=started))
         if call.name == "run_command":
             result = await _run_command(call, commands, call_id, root, max_chars, scratch=scratch, edits=edits)
+        elif checked and index in checked:
+            result = checked[index]
         else:
             result = await asyncio.to_thread(run_tool, call, workspace, max_chars=max_chars,
                                              pending={edit.path: edit for edit in edits})

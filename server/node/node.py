@@ -60,7 +60,7 @@ from contenox.node.persist import sweep_temp_files
 from contenox.node.queue import TurnQueue
 from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
-from contenox.node.tools import run_tool
+from contenox.node.tools import ToolResult, run_tool
 from contenox.node.verifying import (
     Draft,
     ScratchCommands,
@@ -719,8 +719,9 @@ class Node:
                 if rest := current.rest(final.text):
                     await _emit(on_event, TurnEvent(kind="chunk", text=rest))
                 break
+            checked: dict[int, ToolResult] = {}
             again = None if redrawn or not limits.redraw_edits else await self._redraw_edit(
-                engine, state, workspace, ids, final, parsed, edits, seen, max_new, notes, redrawn_files)
+                engine, state, workspace, ids, final, parsed, edits, seen, max_new, notes, redrawn_files, checked)
             if again is not None:
                 final, redrawn = again, True
                 continue
@@ -744,7 +745,8 @@ class Node:
             proposed = list(edits)
             steps.append(await run_step(parsed, final.text, workspace, state.root, step=len(steps) + 1,
                                         frame_result=planner.tool_result, max_chars=limits.max_result_chars,
-                                        emit=emit, edits=edits, commands=commands, scratch=scratch))
+                                        emit=emit, edits=edits, commands=commands, scratch=scratch,
+                                        checked=checked))
             if edits != proposed:  # a new or newer edit changes what a command shows: the same command may run again
                 made = set(calls)
             for call in parsed.calls:
@@ -768,20 +770,23 @@ class Node:
     async def _redraw_edit(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, ids: list[int],
                            final: FinalEvent, parsed: ParsedAnswer, edits: list[ProposedEdit],
                            seen: dict[str, tuple[int, int]], max_new: int, notes: list[str],
-                           redrawn_files: set[str]) -> FinalEvent | None:
+                           redrawn_files: set[str], checked: dict[int, ToolResult]) -> FinalEvent | None:
         """The answer's ``propose_edit`` call drawn again when its diff of an existing file does not apply, changes
         nothing or does not parse (cut at the token limit): the answer up to the call's opening is kept, and the
         rest of the call is generated (greedy, after it) held to the file's own lines (a window of a long file:
         :func:`~contenox.node.agent.edit_window`) and to a change (:mod:`contenox.verify.grammar`). None: no such
-        call, its file's edit was drawn again already this turn, or the redraw failed. Not at once: a grammar of
-        a file's lines compiles per file (0.35 s for 200 lines here, more as files grow), and every step that
-        might edit would pay it; the redraw pays it only for an edit that failed. The 1.5B's first diffs failed with context from memory, line numbers copied
-        from a read, a hunk of context alone, and blank context lines to the token limit."""
-        call = next((c for c in parsed.calls if c.name == "propose_edit"), None)
+        call, its file's edit was drawn again already this turn, or the redraw failed (the call's tried result
+        is then left in ``checked``, by its index, for the step to use). Not at once: a grammar of a file's lines
+        compiles per file (0.35 s for 200 lines here, more as files grow), and every step that might edit would
+        pay it; the redraw pays it only for an edit that failed. The 1.5B's first diffs failed with context from
+        memory, line numbers copied from a read, a hunk of context alone, and blank context lines to the token
+        limit."""
+        index, call = next(((i, c) for i, c in enumerate(parsed.calls) if c.name == "propose_edit"), (0, None))
         pending = {edit.path: edit for edit in edits}
         if call is not None:
             tried = await asyncio.to_thread(run_tool, call, workspace, max_chars=self.config.tools.max_result_chars,
                                             pending=pending)
+            checked[index] = tried
             if not tried.unapplied:
                 return None
             rel = _relpath(workspace, call.arguments.get("path"))

@@ -2,8 +2,8 @@
 
 In this order: the command line of the failing run the turn carries (the terminal output's ``$ …`` line,
 as a user pastes it and the eval's tasks give it), a test command the request itself names in backticks ("...
-then run `python -m pytest -q tests/test_x.py`": only a test runner's command line), the workspace's own ``.contenox.toml`` (``[verify]
-command``), the node's ``verify.command``, then detection: a pytest configuration runs
+then run `python -m pytest -q tests/test_x.py`": only a test runner's command line), the workspace's own
+``.contenox.toml`` (``[verify] command``), the node's ``verify.command``, then detection: a pytest configuration runs
 ``python -m pytest -q -x`` on the test files the turn names, a ``package.json`` with a ``test`` script runs
 ``npm test``. No command: no verification, and explain-context says so.
 """

@@ -323,12 +323,18 @@ async def test_a_redrawn_edit_that_still_fails_goes_to_the_model_as_a_tool_error
 
 async def test_no_redraw_for_an_edit_that_applies_or_a_file_that_does_not_exist(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from contenox.node import tools
+
     repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
     script = scripted(monkeypatch, call("propose_edit", path="util.py", diff=FIX),
                       call("propose_edit", path="nope.py", diff=FROM_MEMORY.replace("util.py", "nope.py")), "Done.")
+    tried: list[str] = []
+    real = tools._propose_edit
+    monkeypatch.setattr(tools, "_propose_edit", lambda c, *a: tried.append(str(c.arguments["path"])) or real(c, *a))
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Fix helper: it should add one."))
     assert outcome.text == "Done." and len(script.prompts) == 3
     assert not any("drawn again" in n for n in outcome.explain.notes)
+    assert tried == ["util.py", "nope.py"]  # each edit tried once: the step uses the result the check had
 
 
 async def test_a_file_s_edit_is_drawn_again_once_a_turn(node: Node, tmp_path: Path,
