@@ -202,6 +202,10 @@ class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """A question that uses the anticipated code (it is about the user's place) adds at most this many tokens of
     its own code that was not anticipated, best first (the rest is named in explain-context): every anticipated
     chunk is cached, so what the question adds is what it waits for. 0: no cap."""
+    pointed_only: bool = True
+    """Of its own code, a question about the user's place adds only what it points at (definitions it names,
+    files it names, its failing run's frames, the configuration or export list it asks about); what merely ranks
+    near the place is what the anticipation holds already."""
     piece_tokens: int = 64
     """An anticipation prefills this many tokens per request, so an inline completion waits at most one such
     step behind it (not one of the engine's ``chunk_tokens`` steps); 0: all in one request."""
@@ -209,6 +213,9 @@ class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """Anticipate on battery power too (where the OS reports it; Linux)."""
     focus_ttl_s: float = 900.0
     """A place older than this no longer seeds a question's retrieval."""
+    terminal_ttl_s: float = 600.0
+    """A failing run the editor reported goes with a question that brings none of its own for this long (the
+    editor clears it when the command passes)."""
 
 
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -267,7 +274,8 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.repo_map_delta_tokens", "workspace.debounce_ms", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
                  "anticipate.tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s",
-                 "anticipate.piece_tokens", "anticipate.question_tokens"}
+                 "anticipate.piece_tokens", "anticipate.question_tokens",
+                 "anticipate.terminal_ttl_s"}
 
 
 def contenox_home() -> Path:

@@ -5,8 +5,9 @@ three ways, each in its own private node (a fresh engine, so no mode serves anot
 
 - ``inview``: today's layout. The node has no anticipation; the question carries the place (the open file and
   the cursor line seed retrieval), so its prompt holds the same kind of code as the others'.
-- ``anticipated``: the editor reports the place (``focus``), stays idle for the think time (``--think-s``,
-  10 s), then the question comes. Before the think time, an inline completion at the place is timed while the
+- ``anticipated``: the editor reports the place (``focus``) and, for a task with a failing run, that run's
+  output (as VS Code's terminal does), stays idle for the think time (``--think-s``, 10 s), then the question
+  comes, without the output: the node adds the run the editor reported. Before the think time, an inline completion at the place is timed while the
   anticipation is prefilling (the ``inview`` node times the same completion with nothing running: the cost a
   completion pays for anticipation).
 - ``floor``: the place and the question itself as the prompt box's draft are anticipated and the question
@@ -106,7 +107,8 @@ def _completion(call: Any, tree: Path, place: Place) -> float | None:
 
 def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *, think_s: float
                     ) -> tuple[Place, dict[str, Any], InView]:
-    """What happens before the question in ``mode``: the ask's extra params and the measurements so far."""
+    """What happens before the question in ``mode``: the ask's params that differ (the place, or no terminal
+    output where the editor reported it) and the measurements so far."""
     place = place_of(task, tree)
     where = f"{place.path}:{place.line}"
     call("completion_info", {})  # the model is loaded, as in an editor that asked for completions already
@@ -117,7 +119,9 @@ def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *
     _, before = _workspace_state(call, tree)
     started = time.monotonic()
     draft = task.ask if mode == "floor" else ""
-    call("focus", {"cwd": str(tree), "path": place.path, "line": place.line, "thread": thread, "draft": draft})
+    terminal = task.terminal.strip("\n")
+    call("focus", {"cwd": str(tree), "path": place.path, "line": place.line, "thread": thread, "draft": draft,
+                   "terminal": terminal})
     completion = None
     if mode == "anticipated":  # a completion while the anticipation prefills, then the rest of the think time
         while time.monotonic() - started < think_s and _workspace_state(call, tree)[0] not in ("computing", "warm"):
@@ -128,7 +132,7 @@ def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *
         while time.monotonic() - started < _SETTLE_S and _workspace_state(call, tree)[0] != "warm":
             time.sleep(0.1)
     state, _ = _workspace_state(call, tree)
-    return place, {}, InView(place=where, think_s=think_s if mode == "anticipated" else 0.0,
+    return place, {"terminal": ""} if terminal else {}, InView(place=where, think_s=think_s if mode == "anticipated" else 0.0,
                              warm_before_question=state == "warm", anticipation_state=state,
                              waited_s=round(time.monotonic() - started, 2), completion_ms=completion,
                              completion_during="anticipation" if completion is not None else "",

@@ -162,6 +162,7 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
               think_s: float = 10.0) -> TaskResult:
     selection, open_file, lines = _selection(task, tree)
     view = None
+    extra: dict[str, Any] = {}
     if mode in IN_VIEW_MODES and not retrieval_only:  # the question asked with the must-cite code in view
         _, extra, view = before_question(node.request, mode, task, tree, f"eval-{task.id}", think_s=think_s)
         if selection:  # the place is where the user looks, not a selection sent with the question
@@ -174,7 +175,7 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
            **(task.check.env if task.check is not None else {})}
     loop = _AgentLoop(task, tree, env) if mode == "agent" and not retrieval_only else None
-    result = node.ask({"cwd": str(tree), "prompt": task.ask, "terminal": task.terminal.strip("\n"),
+    result = node.ask({"cwd": str(tree), "prompt": task.ask, "terminal": extra.get("terminal", task.terminal.strip("\n")),
                        "selection": selection, "open_file": open_file,
                        "selection_lines": list(lines) if lines else None, "thread": f"eval-{task.id}",
                        "plan_only": retrieval_only, "env": env,

@@ -91,11 +91,12 @@ def register(ls: ContenoxLanguageServer) -> None:
                 start, _, end, _ = parse_range(params["range"])
                 visible = (start + 1, end + 1)
             draft = param_str(params, "draft", required=False) or ""
+            terminal = param_str(params, "terminal", required=False) or ""
             thread = param_str(params, "thread", required=False) or PANEL_THREAD
             if not uri.startswith("file:"):
                 return
             await node.focus(root_for(ls, uri), file_path(uri), line + 1, visible=visible, thread=thread,
-                             draft=draft, client_id=ls.client_id)
+                             draft=draft, terminal=terminal, client_id=ls.client_id)
         except ContenoxError as exc:
             log.info("%s: %s ignored: %s", ls.client_id, FOCUS, exc.message)
 

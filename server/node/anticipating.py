@@ -1,9 +1,10 @@
 """Anticipated context: the code at the user's place, prefilled while the user reads it.
 
-The editors report where the user is (``Node.focus``: the active file and cursor line, the chat thread, and the
-question being typed, if any). When a workspace's place settles and the engine is idle, the :class:`Anticipator`
+The editors report where the user is (``Node.focus``: the active file and cursor line, the chat thread, the
+question being typed and the last failing command's output, if any). When a workspace's place settles and the engine is idle, the :class:`Anticipator`
 plans the turn a question about that place would get (the same retrieval, seeded by the place, the diff and the
-draft; no question) and prefills it up to the end of its retrieved segment as one BACKGROUND request: a turn or an
+draft and the failing run; no question) and prefills it up to the end of its retrieved segment (of its terminal
+segment, with a failing run) as one BACKGROUND request: a turn or an
 inline completion pauses it at the next chunk, and what it computed stays cached. The question's turn takes the
 anticipation (``take``) and lays its retrieved code out with the anticipated chunks first
 (:func:`contenox.planner.anticipate.layout_retrieved`), so only what the question adds is new.
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from contenox.planner import Chunk, TurnPlan
     from contenox.runtime_ov import EngineLike, RequestHandle
 
-__all__ = ["Anticipation", "Anticipator", "Focus", "on_battery", "pieces"]
+__all__ = ["TERMINAL_CHARS", "Anticipation", "Anticipator", "Focus", "on_battery", "pieces", "reported_run"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,19 @@ _SAME_PLACE_LINES = 5
 """A cursor that moved at most this many lines is still at the same place (no new anticipation)."""
 _IDLE_WAIT_S = 120.0
 """How long an anticipation waits for the engine to be idle before it gives up."""
+TERMINAL_CHARS = 12_000
+"""The most of a reported failing run a focus keeps: its ``$ command`` line and the end of its output."""
+
+
+def reported_run(text: str, limit: int = TERMINAL_CHARS) -> str:
+    """A failing run as an editor reported it, kept to ``limit`` characters: the first line (``$ command``) and
+    the end of the output, the cut named in one line."""
+    text = text.strip("\n")
+    if len(text) <= limit:
+        return text
+    first, _, rest = text.partition("\n")
+    kept = rest[len(rest) - max(0, limit - len(first)):]
+    return f"{first}\n[... {len(rest) - len(kept):,} characters of output cut ...]\n{kept.partition(chr(10))[2]}"
 
 
 class Focus(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,17 +70,30 @@ class Focus(msgspec.Struct, frozen=True, kw_only=True):
     """The chat thread a question would go to ('' : the workspace's last one)."""
     draft: str = ""
     """The question being typed in the chat box, if any."""
+    terminal: str = ""
+    """The last failing command's output the editor saw (``$ command`` first, as a turn's terminal), if any."""
+    terminal_at: float = 0.0
+    """monotonic time the editor first reported this terminal output."""
     client_id: str = ""
     saved: bool = False
     """Reported on a save: the diff changed, anticipate again even at the same place."""
     at: float = 0.0
 
     def place(self) -> str:
-        return f"{self.path}:{self.line}" + (", draft" if self.draft.strip() else "")
+        return (f"{self.path}:{self.line}" + (", draft" if self.draft.strip() else "")
+                + (", failing run" if self.terminal.strip() else ""))
 
     def same_place(self, other: Focus | None) -> bool:
         return (other is not None and not self.saved and other.path == self.path and other.thread == self.thread
-                and other.draft.strip() == self.draft.strip() and abs(other.line - self.line) <= _SAME_PLACE_LINES)
+                and other.draft.strip() == self.draft.strip() and other.terminal == self.terminal
+                and abs(other.line - self.line) <= _SAME_PLACE_LINES)
+
+    def failing_run(self, thread: str, now: float, ttl_s: float) -> str:
+        """The editor's last failing run, for a question of ``thread`` asked at ``now`` that brings none of its
+        own: '' when there is none, it is older than ``ttl_s``, or the place is another thread's."""
+        if not self.terminal.strip() or self.thread not in ("", thread) or now - self.terminal_at > ttl_s:
+            return ""
+        return self.terminal
 
 
 class Anticipation:
@@ -168,6 +195,8 @@ class Anticipator:
             return False
         self._roots[state.key] = state.root
         previous = self._focus.get(state.key)
+        if previous is not None and previous.terminal == focus.terminal:  # the same run: reported when first seen
+            focus = msgspec.structs.replace(focus, terminal_at=previous.terminal_at)
         current = self._current.get(state.key)
         if (previous is not None and focus.same_place(previous) and current is not None
                 and current.state in ("planned", "computing", "warm")):
@@ -268,9 +297,11 @@ class Anticipator:
             return
         plan, chunks = planned
         seg = plan.manifest.segment("retrieved")
-        anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, seg.token_end)
+        # a failing run goes with the question too: prefilled after the code (and the diff before it)
+        end = plan.manifest.segment("terminal").token_end if focus.terminal.strip() else seg.token_end
+        anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, end)
         self._current[state.key] = anticipation
-        prefix = plan.token_ids[: seg.token_end]
+        prefix = plan.token_ids[:end]
         block = max(1, getattr(engine.blocks, "block_size", 1))
         if seg.tokens == 0 or engine.predict_cached(prefix) >= (len(prefix) // block) * block:
             # nothing new to retrieve here (the thread holds it all), or all of it is cached already

@@ -39,7 +39,7 @@ from contenox.node.agent import (
     run_step,
     tool_schemas,
 )
-from contenox.node.anticipating import Anticipator, Focus
+from contenox.node.anticipating import Anticipator, Focus, reported_run
 from contenox.node.completions import Completer
 from contenox.node.contract import (
     AnticipationStatus,
@@ -86,7 +86,7 @@ from contenox.planner.edits import (
 from contenox.planner.journal import ToolStep
 from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
-from contenox.workspace import rename_identifier
+from contenox.workspace import points_at, rename_identifier
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -385,6 +385,12 @@ class Node:
             open_file = None
         selection_lines = request.selection_lines
         focus = self.anticipator.focus_of(state)
+        failing_run = (focus.failing_run(request.thread, time.monotonic(), self.config.anticipate.terminal_ttl_s)
+                       if focus is not None and not request.terminal.strip() else "")
+        if failing_run:  # the question came with none of its own: the one the editor saw goes with it
+            request = msgspec.structs.replace(request, terminal=failing_run)
+            mention_notes.append(f"the terminal's last failing run ({failing_run.splitlines()[0][:120]}), reported "
+                                 "by the editor, went with the question")
         if (open_file is None and focus is not None and focus.thread in ("", request.thread)
                 and time.monotonic() - focus.at <= self.config.anticipate.focus_ttl_s):
             open_file, selection_lines = focus.path, (focus.line, focus.line)
@@ -416,7 +422,9 @@ class Node:
                                                 state=anticipation.state,
                                                 age_s=time.monotonic() - anticipation.planned_at,
                                                 count=lambda chunk: count(chunk_part(chunk)),
-                                                new_tokens=self.config.anticipate.question_tokens)
+                                                new_tokens=self.config.anticipate.question_tokens,
+                                                pointed=(lambda chunk: points_at(chunk.reasons))
+                                                if self.config.anticipate.pointed_only else None)
                 inputs = msgspec.structs.replace(inputs, retrieved=chunks, anticipation=laid)
             if verdict is not None and not verdict.tools:
                 inputs = msgspec.structs.replace(inputs, text_only=True, text_only_why=verdict.why)
@@ -988,19 +996,23 @@ class Node:
 
     # -- anticipated context ---------------------------------------------------------------
     async def focus(self, root: str, path: str, line: int, *, visible: tuple[int, int] | None = None,
-                    thread: str = "", draft: str = "", saved: bool = False, client_id: str = "") -> bool:
+                    thread: str = "", draft: str = "", terminal: str = "", saved: bool = False,
+                    client_id: str = "") -> bool:
         """Where the user is (an editor's active file and 1-based cursor line, the chat thread a question would go
-        to, the question being typed): the code there is anticipated once the place settles and the engine is
-        idle. Returns whether an anticipation was scheduled (False: off, or the same place as before)."""
+        to, the question being typed, the last failing command's output with its ``$ command`` line first): the
+        code there is anticipated once the place settles and the engine is idle, the failing run after it, which
+        then goes with a question that brings no terminal output of its own. Returns whether an anticipation was
+        scheduled (False: off, or the same place as before)."""
         if line < 1:
             raise InvalidRequest(f"line must be >= 1, got {line}", line=line)
         state = self.workspace(root)
         rel = state.relative(path)
         if not (state.root / rel).is_file():
             raise InvalidRequest(f"not a file in the workspace: {path}", path=path)
+        now = time.monotonic()
         return self.anticipator.signal(state, Focus(path=rel, line=line, visible=visible, thread=thread,
-                                                    draft=draft[:2000], client_id=client_id, saved=saved,
-                                                    at=time.monotonic()))
+                                                    draft=draft[:2000], terminal=reported_run(terminal),
+                                                    terminal_at=now, client_id=client_id, saved=saved, at=now))
 
     def watch_anticipation(self, listener: Callable[[str, AnticipationStatus], None]) -> Callable[[], None]:
         """Call ``listener(client_id, status)`` when an anticipation changes state; returns the unsubscribe."""
@@ -1034,7 +1046,8 @@ class Node:
 
             def plan() -> tuple[TurnPlan, list[Chunk]]:
                 inputs = build_inputs(config, workspace, count, root=state.root, prompt=focus.draft, selection=None,
-                                      pins=list(state.record.pins), terminal="", thread=thread, reasons=reasons,
+                                      pins=list(state.record.pins), terminal=focus.terminal, thread=thread,
+                                      reasons=reasons,
                                       open_file=focus.path, selection_lines=(focus.line, focus.line),
                                       map_base=state.map_base)
                 return planner.plan(inputs, predict_cached=engine.predict_cached), list(inputs.retrieved)

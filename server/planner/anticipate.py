@@ -26,7 +26,8 @@ def _key(chunk: Chunk) -> tuple[str, str]:
 
 def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *, place: str = "",
                      state: str = "warm", age_s: float = 0.0, count: Callable[[Chunk], int] | None = None,
-                     new_tokens: int = 0) -> tuple[list[Chunk], AnticipationRecord | None]:
+                     new_tokens: int = 0, pointed: Callable[[Chunk], bool] | None = None
+                     ) -> tuple[list[Chunk], AnticipationRecord | None]:
     """The turn's retrieved chunks: the anticipated ones first, then the question's others, best first.
 
     A question that chose none of the anticipated chunks (byte for byte the same) is not about the place: its
@@ -34,7 +35,10 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
 
     - with ``new_tokens`` (and ``count``, a chunk's prompt tokens), every anticipated chunk is laid out (they are
       cached: they cost context, not prefill) and the question adds its own chunks, best first, up to
-      ``new_tokens`` tokens of code that was not anticipated; the rest is left out and named;
+      ``new_tokens`` tokens of code that was not anticipated; the rest is left out and named; with ``pointed``
+      too, only the chunks the question points at (it names them, their file, their frames; ``pointed`` says
+      which) are added: the anticipated code already holds what merely ranks near the place, and every added
+      token is one the question waits for; the others are named;
     - without (0), anticipated chunks are laid out only while a chunk the question chose follows them, and all
       of the question's own chunks follow.
     """
@@ -50,6 +54,10 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
     laid = {_key(c) for c in first}
     rest = [c for c in question if _key(c) not in laid]
     left_out: list[str] = []
+    unpointed: list[str] = []
+    if capped and pointed is not None:
+        unpointed = [c.id for c in rest if not pointed(c)]
+        rest = [c for c in rest if pointed(c)]
     if capped:
         assert count is not None
         kept_rest: list[Chunk] = []
@@ -73,5 +81,5 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
         used=tuple(c.id for c in first if _key(c) in chosen),
         kept=tuple(c.id for c in first if _key(c) not in chosen),
         dropped=tuple(c.id for c in anticipated[len(first):]), age_s=round(age_s, 1),
-        left_out=tuple(left_out), new_tokens=new_tokens if capped else 0)
+        left_out=tuple(left_out), unpointed=tuple(unpointed), new_tokens=new_tokens if capped else 0)
     return shown + rest, record

@@ -78,6 +78,8 @@ class AnticipatedContext(msgspec.Struct, frozen=True, kw_only=True):
     left_out: int = 0
     """The question's own chunks left out over ``new_cap`` tokens of code not anticipated."""
     new_cap: int = 0
+    unpointed: int = 0
+    """The question's own chunks left out because it does not point at them."""
 
     def summary(self) -> str:
         if not self.used:
@@ -95,6 +97,9 @@ class AnticipatedContext(msgspec.Struct, frozen=True, kw_only=True):
             parts.append(f"{self.left_out} of the question's own chunk(s) left out: the question is about the place, "
                          f"so it adds at most {self.new_cap:,} tokens of code not anticipated (anticipate."
                          "question_tokens)")
+        if self.unpointed:
+            parts.append(f"{self.unpointed} of the question's own chunk(s) it does not point at left out (it names "
+                         "neither them nor their file; anticipate.pointed_only)")
         return line + "; " + ", ".join(parts)
 
 
@@ -114,7 +119,8 @@ def _anticipated_context(manifest: Manifest) -> AnticipatedContext | None:
     return AnticipatedContext(place=record.place, state=record.state, retrieved_tokens=tokens,
                               anticipated_tokens=anticipated, cached_tokens=cached, new_tokens=tokens - cached,
                               used=len(record.used), kept=len(record.kept), dropped=len(record.dropped),
-                              left_out=len(record.left_out), new_cap=record.new_tokens)
+                              left_out=len(record.left_out), new_cap=record.new_tokens,
+                              unpointed=len(record.unpointed))
 
 
 class Explain(msgspec.Struct, frozen=True, kw_only=True):

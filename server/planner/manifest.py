@@ -87,6 +87,9 @@ class AnticipationRecord(msgspec.Struct, frozen=True, kw_only=True):
     """Seconds from the anticipation's plan to the question."""
     left_out: tuple[str, ...] = ()
     """The question's own chunks left out: over ``new_tokens`` of code that was not anticipated."""
+    unpointed: tuple[str, ...] = ()
+    """The question's own chunks left out because it does not point at them (only the ranking found them near
+    what it names or the place; ``[anticipate] pointed_only``)."""
     new_tokens: int = 0
     """The cap on the question's own code beside the anticipated (``[anticipate] question_tokens``; 0: none)."""
 

@@ -23,6 +23,7 @@ from contenox.workspace._model import (
     SymbolLocation,
 )
 from contenox.workspace._rename import rename_identifier
+from contenox.workspace._retrieve import points_at
 from contenox.workspace._state import INSTRUCTION_FILES
 from contenox.workspace._workspace import Workspace
 
@@ -43,5 +44,6 @@ __all__ = [
     "SymbolInfo",
     "SymbolLocation",
     "Workspace",
+    "points_at",
     "rename_identifier",
 ]

@@ -25,7 +25,7 @@ from contenox.workspace._reach import asks_about_config, config_hits, export_hit
 from contenox.workspace._scorers import Hit, bm25_hits, graph_hits, is_secondary, is_test, mention_hits
 from contenox.workspace._state import FileState
 
-__all__ = ["RRF_K", "Retriever"]
+__all__ = ["RRF_K", "Retriever", "points_at"]
 
 RRF_K = 60
 WEIGHTS = {"defines": 3.0, "exports": 2.0, "config": 2.0, "graph": 1.5, "uses": 1.0, "bm25": 1.0, "near": 1.0,
@@ -52,6 +52,14 @@ LARGE_SHARE = 4
 """A chunk over ``budget / LARGE_SHARE`` tokens that the question does not point at (name it, its frames, its
 selection or diff, its path) is cut to its best window of that size."""
 _STRONG = ("defines ", "stack trace line ", "line ", "selected", "in the diff", "path mentioned")
+_POINTED = (*_STRONG, "configuration", "project configuration", "exports of ")
+
+
+def points_at(reasons: Collection[str]) -> bool:
+    """Whether the query points at a chunk retrieval found for these reasons: it names the definition, the file,
+    a line or a frame in it, selects it or changed it, or asks about the configuration or export list it is;
+    not when only the ranking found it (words in common, a neighbour in the graph, a use of a named symbol)."""
+    return any(reason.startswith(_POINTED) for reason in reasons)
 _ABOUT_TESTS = re.compile(r"\btests?\b|\btest_\w+|\w+_test\b|\bspec\b", re.IGNORECASE)
 _ABOUT_EXAMPLES = re.compile(r"\b(?:docs?|documentation|examples?|samples?|demos?|fuzz\w*)\b", re.IGNORECASE)
 

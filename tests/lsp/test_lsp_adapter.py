@@ -338,12 +338,12 @@ async def test_focus_reaches_the_node_and_its_anticipation_comes_back(conn: tupl
     c, node = conn
     uri = (workspace / "util.py").as_uri()
     c.peer.notify("contenox/focus", {"uri": uri, "line": 4, "thread": "panel-x", "draft": "why",
-                                     "range": {"start": {"line": 0, "character": 0}, "end": {"line": 20, "character": 0}}})
+                                     "terminal": "$ pytest\nFAILED", "range": {"start": {"line": 0, "character": 0}, "end": {"line": 20, "character": 0}}})
     c.peer.notify("contenox/focus", {"uri": uri})  # no line: refused quietly (a notification has no reply)
     c.peer.notify("contenox/focus", {"uri": "untitled:Untitled-1", "line": 0})  # not a file: nothing to anticipate
     await c.peer.request("contenox/threads", {})  # the notifications before it were handled
-    assert [(f["path"], f["line"], f["thread"], f["draft"], f["visible"]) for f in node.focuses] == [
-        (str(workspace / "util.py"), 5, "panel-x", "why", (1, 21))]
+    assert [(f["path"], f["line"], f["thread"], f["draft"], f["visible"], f["terminal"]) for f in node.focuses] == [
+        (str(workspace / "util.py"), 5, "panel-x", "why", (1, 21), "$ pytest\nFAILED")]
     client = node.focuses[0]["client_id"]
     node.anticipated("another-client", AnticipationStatus(root=str(workspace), path="util.py", state="warm", tokens=9))
     node.anticipated(client, AnticipationStatus(root=str(workspace), path="util.py", state="warm", tokens=120,

@@ -114,3 +114,45 @@ async def test_anticipation_off_in_the_config(home: Path, repo: Path) -> None:
         assert node.anticipator.status()["workspaces"] == {}
     finally:
         await node.close()
+
+
+FAILING_RUN = ("$ python -m pytest -q tests/test_transfer.py\n"
+               "F\n"
+               "    def test_transfer_all():\n"
+               '  File "bank/transfer.py", line 10, in transfer_all\n'
+               "    transfer(src, dst, src.balance)\n"
+               '  File "bank/accounts.py", line 13, in withdraw\n'
+               "    raise ValueError('insufficient funds')\n"
+               "E   ValueError: insufficient funds\n"
+               "1 failed in 0.02s")
+
+
+async def test_a_failing_run_the_editor_saw_is_prefilled_and_goes_with_the_question(home: Path, repo: Path) -> None:
+    write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[anticipate]\ndelay_ms = 50\n"
+                       "quiet_ms = 0\n")
+    node = Node(load_config(home))
+    try:
+        await node.engine()
+        assert await node.focus(str(repo), "bank/transfer.py", 9, thread="t", terminal=FAILING_RUN + "\n")
+        status = await _settled(node)
+        (entry,) = status["workspaces"].values()  # type: ignore[attr-defined]
+        assert entry["state"] == "warm" and entry["place"] == "bank/transfer.py:9, failing run"
+        # the code and the run after it were computed: more than the code alone
+        assert status["prefilled_tokens"] > status["prefilled_code_tokens"] + 60
+
+        outcome = await node.turn(TurnRequest(root=str(repo), prompt="Why does this fail?", max_new_tokens=8,
+                                              thread="t"))
+        explain = outcome.explain
+        segments = {s.kind: s for s in explain.segments}
+        block = node._engine.blocks.block_size  # type: ignore[union-attr]
+        # the question brought no output: the run the editor reported went with it, computed already
+        assert segments["terminal"].tokens > 60 and segments["terminal"].cached >= segments["terminal"].tokens - block
+        assert any("failing run ($ python -m pytest -q tests/test_transfer.py), reported by the editor" in note
+                   for note in explain.notes)
+        assert any(r.startswith("stack trace line") for c in explain.retrieved for r in c.reasons)
+        # a question of another thread does not get it
+        other = await node.turn(TurnRequest(root=str(repo), prompt="Why does this fail?", max_new_tokens=8,
+                                            thread="cli"))
+        assert {s.kind: s for s in other.explain.segments}["terminal"].tokens == 0
+    finally:
+        await node.close()

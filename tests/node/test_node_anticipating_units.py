@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contenox.node.anticipating import Focus, on_battery, pieces
+from contenox.node.anticipating import Focus, on_battery, pieces, reported_run
 
 
 def test_a_place_is_the_same_within_a_few_lines_of_the_same_file_thread_and_draft() -> None:
@@ -17,6 +17,28 @@ def test_a_place_is_the_same_within_a_few_lines_of_the_same_file_thread_and_draf
     assert not Focus(path="a.py", line=40, thread="t", saved=True).same_place(here)  # the diff changed
     assert not Focus(path="a.py", line=40).same_place(None)
     assert Focus(path="a.py", line=40, draft="why").place() == "a.py:40, draft"
+    run = "$ pytest -q\nFAILED test_a.py::test_x"
+    assert not Focus(path="a.py", line=40, thread="t", terminal=run).same_place(here)  # a failing run came
+    assert Focus(path="a.py", line=40, terminal=run).place() == "a.py:40, failing run"
+
+
+def test_a_reported_failing_run_goes_with_a_question_of_its_thread_while_it_is_fresh() -> None:
+    run = "$ pytest -q\nFAILED test_a.py::test_x"
+    focus = Focus(path="a.py", line=40, thread="t", terminal=run, terminal_at=100.0)
+    assert focus.failing_run("t", now=150.0, ttl_s=600.0) == run
+    assert focus.failing_run("other", now=150.0, ttl_s=600.0) == ""  # another thread's place
+    assert focus.failing_run("t", now=800.0, ttl_s=600.0) == ""  # too old
+    assert Focus(path="a.py", line=40, thread="t").failing_run("t", now=1.0, ttl_s=600.0) == ""  # none reported
+    assert Focus(path="a.py", line=40, terminal=run).failing_run("any", now=1.0, ttl_s=600.0) == run  # no thread
+
+
+def test_a_long_failing_run_keeps_its_command_line_and_the_end_of_its_output() -> None:
+    output = "\n".join(f"line {n}" for n in range(5000))
+    kept = reported_run(f"$ pytest -q\n{output}\n", limit=2000)
+    assert len(kept) <= 2100 and kept.startswith("$ pytest -q\n[... ")
+    assert "characters of output cut ...]" in kept and kept.endswith("line 4999")
+    assert kept.splitlines()[2].startswith("line ")  # the cut falls between lines
+    assert reported_run("$ make\nboom\n") == "$ make\nboom"  # short: as it came
 
 
 def _supply(root: Path, name: str, kind: str, online: str | None = None) -> None:

@@ -72,3 +72,31 @@ def test_the_explain_line_names_what_the_cap_left_out() -> None:
                               cached_tokens=1984, new_tokens=516, used=3, kept=2, dropped=0, left_out=4,
                               new_cap=512).summary()
     assert "4 of the question's own chunk(s) left out" in line and "at most 512 tokens" in line
+
+
+def test_a_question_about_the_place_adds_only_the_code_it_points_at() -> None:
+    a, b = chunk("a.py:1-5"), chunk("b.py:1-5")
+    named = chunk("x.py:1-9", "x" * 40, reason="defines parse (mentioned)")
+    ranked = chunk("y.py:1-9", "y" * 30, reason="BM25 rank 2")
+    frame = chunk("z.py:1-9", "z" * 30, reason="stack trace line 4")
+    question = [ranked, chunk("a.py:1-5", reason="selected"), named, frame]
+    laid, record = layout_retrieved(question, [a, b], place="a.py:3", count=lambda ch: len(ch.text),
+                                    new_tokens=512, pointed=lambda ch: not ch.reasons[0].startswith("BM25"))
+    assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "x.py:1-9", "z.py:1-9"]
+    assert record is not None and record.unpointed == ("y.py:1-9",) and record.left_out == ()
+    # without the rule the ranked chunk is added too (best first, within the cap)
+    laid, record = layout_retrieved(question, [a, b], place="a.py:3", count=lambda ch: len(ch.text),
+                                    new_tokens=512)
+    assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "y.py:1-9", "x.py:1-9", "z.py:1-9"]
+    assert record is not None and record.unpointed == ()
+    # a question about something else keeps all of its own retrieval, pointed at or not
+    other = [ranked, named]
+    assert layout_retrieved(other, [a, b], count=lambda ch: len(ch.text), new_tokens=512,
+                            pointed=lambda ch: False)[0] == other
+
+
+def test_the_explain_line_names_what_the_question_did_not_point_at() -> None:
+    line = AnticipatedContext(place="a.py:3", state="warm", retrieved_tokens=2100, anticipated_tokens=2000,
+                              cached_tokens=2000, new_tokens=100, used=3, kept=2, dropped=0, unpointed=5,
+                              new_cap=512).summary()
+    assert "5 of the question's own chunk(s) it does not point at left out" in line

@@ -207,9 +207,10 @@ class FakeNode:
         return {"pid": 0, "clients": 0}
 
     async def focus(self, root: str, path: str, line: int, *, visible: tuple[int, int] | None = None,
-                    thread: str = "", draft: str = "", saved: bool = False, client_id: str = "") -> bool:
+                    thread: str = "", draft: str = "", terminal: str = "", saved: bool = False,
+                    client_id: str = "") -> bool:
         self.focuses.append({"root": root, "path": path, "line": line, "visible": visible, "thread": thread,
-                             "draft": draft, "client_id": client_id})
+                             "draft": draft, "terminal": terminal, "client_id": client_id})
         return True
 
     def watch_anticipation(self, listener: Callable[[str, AnticipationStatus], None]) -> Callable[[], None]:

@@ -185,3 +185,16 @@ def test_an_inflected_word_finds_the_code_word_it_inflects(ws: Workspace) -> Non
 def test_a_plain_word_finds_the_class_it_names(ws: Workspace) -> None:
     result = ask(ws, "how is a user made?")
     assert any(c.name == "User" and "defines User (mentioned)" in c.reasons for c in result.chunks)
+
+
+def test_points_at_tells_what_the_question_names_from_what_only_ranked(ws: Workspace) -> None:
+    from contenox.workspace import points_at
+
+    result = ask(ws, "Where is format_name defined and who calls it?")
+    named = next(c for c in result.chunks if c.name == "format_name")
+    assert points_at(named.reasons)
+    users = [c for c in result.chunks if c.reasons and all(r.startswith(("mentions ", "BM25", "graph", "calls"))
+                                                          for r in c.reasons)]
+    assert users and not any(points_at(c.reasons) for c in users)  # found by use or ranking alone
+    assert points_at(("stack trace line 4",)) and points_at(("path mentioned",))
+    assert points_at(("project configuration",)) and points_at(("exports of app",))

@@ -1,6 +1,7 @@
 // Anticipated context (issue 29): tell the node where the user is — the active file, the cursor's line, the
-// visible range, the chat thread and what is being typed in the chat's prompt box — with `contenox/focus`, so it
-// can prefill the code a question about that place would retrieve before the question is asked.
+// visible range, the chat thread, what is being typed in the chat's prompt box and the last command that failed
+// in the terminal — with `contenox/focus`, so it can prefill the code a question about that place would retrieve
+// (and the failing output) before the question is asked.
 //
 // FocusTracker holds the rule (debounce, then send only when the place changed enough) with injected timers and
 // an injected send, so the unit tests drive it without VS Code; trackEditors and followChat feed it from the
@@ -16,6 +17,8 @@ export const FOCUS_DEBOUNCE_MS = 750;
 export const DRAFT_DEBOUNCE_MS = 600;
 /** A cursor (or the top of the visible range) that moved by at most this many lines is the same place. */
 export const LINE_SLACK = 5;
+/** The most of a failing command's output sent: its end (where the error is). */
+export const TERMINAL_CHARS = 12_000;
 
 /** Key of the `contenox` configuration section that turns anticipation off. */
 export const ANTICIPATE_SETTING = 'anticipate.enabled';
@@ -28,12 +31,13 @@ export function readAnticipateEnabled(config: Pick<vscode.WorkspaceConfiguration
 
 /**
  * Whether `next` is worth sending after `last` (the last focus sent): always on a save or when nothing was sent
- * yet; otherwise when the file, the thread or the draft changed, or the cursor line or the top of the visible
+ * yet; otherwise when the file, the thread, the draft or the failing run changed, or the cursor line or the top of the visible
  * range moved by more than LINE_SLACK lines (a cursor moving within the same few lines is the same place).
  */
 export function shouldSendFocus(last: FocusParams | undefined, next: FocusParams, saved = false): boolean {
   if (saved || last === undefined) return true;
   if (last.uri !== next.uri || last.thread !== next.thread || (last.draft ?? '') !== (next.draft ?? '')) return true;
+  if ((last.terminal ?? '') !== (next.terminal ?? '')) return true;
   if (Math.abs(last.line - next.line) > LINE_SLACK) return true;
   const before = last.range?.start.line;
   const after = next.range?.start.line;
@@ -64,6 +68,7 @@ export class FocusTracker implements vscode.Disposable {
   thread: () => string | undefined = () => undefined;
   private editor: EditorFocus | undefined;
   private draft = '';
+  private terminal = '';
   private last: FocusParams | undefined;
   private saved = false;
   private timer: unknown;
@@ -97,6 +102,13 @@ export class FocusTracker implements vscode.Disposable {
     this.schedule(DRAFT_DEBOUNCE_MS);
   }
 
+  /** A command failed in the terminal (`text`: failingRun's), or the one that failed passed (''). */
+  terminalChanged(text: string): void {
+    if (text === this.terminal) return;
+    this.terminal = text;
+    this.schedule(FOCUS_DEBOUNCE_MS);
+  }
+
   /** The draft was sent as a question: the box is empty, and that alone is not worth a focus. */
   draftSent(): void {
     this.draft = '';
@@ -127,6 +139,7 @@ export class FocusTracker implements vscode.Disposable {
       ...(this.editor.range ? { range: this.editor.range } : {}),
       ...(thread ? { thread } : {}),
       ...(this.draft ? { draft: this.draft } : {}),
+      ...(this.terminal ? { terminal: this.terminal } : {}),
     };
   }
 
@@ -200,4 +213,108 @@ export function followChat(tracker: FocusTracker, session: ChatSession): void {
     tracker.threadChanged();
   };
   session.onDraft = (text, sent) => (sent ? tracker.draftSent() : tracker.draftChanged(text));
+}
+
+// -- the terminal's failing runs ------------------------------------------------------------------------------
+// VS Code's shell integration (1.93+) reports each command a terminal runs, its output and its exit code. The
+// API is read where the running VS Code has it (the extension supports older ones, which report nothing).
+
+/** A command run in a terminal with shell integration (the part of vscode.TerminalShellExecution used here). */
+export interface ShellExecution {
+  readonly commandLine: { readonly value: string };
+  readonly cwd?: vscode.Uri;
+  read(): AsyncIterable<string>;
+}
+
+/** Where shell executions start and end (vscode.window on VS Code 1.93+). */
+export interface ShellEvents {
+  onDidStartTerminalShellExecution?: vscode.Event<{ readonly execution: ShellExecution }>;
+  onDidEndTerminalShellExecution?: vscode.Event<{ readonly execution: ShellExecution; readonly exitCode: number | undefined }>;
+}
+
+// eslint-disable-next-line no-control-regex
+const TERMINAL_CONTROLS = /\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]|\r(?!\n)/g;
+
+/** A terminal's output as text: colour codes, shell-integration marks and carriage returns removed. */
+export function plainTerminalText(raw: string): string {
+  return raw.replace(TERMINAL_CONTROLS, '').replace(/\r\n/g, '\n');
+}
+
+/** A failing run as the node takes it: the `$ command` line, then the end of its output (at most `limit`
+ * characters in all; a cut is said on the line after the command, and falls between lines). */
+export function failingRun(commandLine: string, output: string, limit = TERMINAL_CHARS): string {
+  const head = `$ ${commandLine.trim()}`;
+  const text = plainTerminalText(output).replace(/\s+$/, '');
+  if (head.length + 1 + text.length <= limit) return `${head}\n${text}`;
+  const tail = text.slice(text.length - Math.max(0, limit - head.length - 60));
+  const kept = tail.slice(tail.indexOf('\n') + 1);
+  return `${head}\n[... ${(text.length - kept.length).toLocaleString('en-US')} characters of output cut ...]\n${kept}`;
+}
+
+/**
+ * Follows the terminal's commands: one that fails (exit code other than 0) becomes the tracker's failing run,
+ * and the same command passing later clears it. Output is read as it comes, its last TERMINAL_CHARS kept.
+ * `inWorkspace` says whether a command's folder (when known) belongs to the workspace.
+ */
+export class TerminalRuns implements vscode.Disposable {
+  private readonly reading = new Map<ShellExecution, { text: string; done: Promise<void> }>();
+  private failing: string | undefined;
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly tracker: Pick<FocusTracker, 'terminalChanged'>,
+    events: ShellEvents,
+    private readonly inWorkspace: (cwd: vscode.Uri) => boolean = () => true,
+  ) {
+    if (events.onDidStartTerminalShellExecution) {
+      this.subscriptions.push(events.onDidStartTerminalShellExecution((e) => this.started(e.execution)));
+    }
+    if (events.onDidEndTerminalShellExecution) {
+      this.subscriptions.push(events.onDidEndTerminalShellExecution((e) => void this.ended(e.execution, e.exitCode)));
+    }
+  }
+
+  /** Whether the running VS Code reports terminal commands at all. */
+  static available(events: ShellEvents): boolean {
+    return typeof events.onDidStartTerminalShellExecution === 'function'
+      && typeof events.onDidEndTerminalShellExecution === 'function';
+  }
+
+  private started(execution: ShellExecution): void {
+    if (execution.cwd && !this.inWorkspace(execution.cwd)) return;
+    const entry = { text: '', done: Promise.resolve() };
+    entry.done = (async () => {
+      try {
+        for await (const data of execution.read()) {
+          entry.text = (entry.text + data).slice(-2 * TERMINAL_CHARS);
+        }
+      } catch {
+        // the terminal went away: what was read stays
+      }
+    })();
+    this.reading.set(execution, entry);
+  }
+
+  /** A command ended; resolves once its outcome reached the tracker. */
+  async ended(execution: ShellExecution, exitCode: number | undefined): Promise<void> {
+    const entry = this.reading.get(execution);
+    if (!entry) return;
+    this.reading.delete(execution);
+    // the stream ends with the command; wait a little for its last data, never for long
+    await Promise.race([entry.done, new Promise((r) => setTimeout(r, 500))]);
+    const command = execution.commandLine.value.trim();
+    if (!command || exitCode === undefined) return; // no command line or no exit code: nothing known
+    if (exitCode !== 0) {
+      this.failing = command;
+      this.tracker.terminalChanged(failingRun(command, entry.text));
+    } else if (command === this.failing) {
+      this.failing = undefined;
+      this.tracker.terminalChanged('');
+    }
+  }
+
+  dispose(): void {
+    this.subscriptions.forEach((s) => s.dispose());
+    this.reading.clear();
+  }
 }

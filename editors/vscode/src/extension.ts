@@ -11,7 +11,9 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { ALLOW_CHECK, allowCheckAfterAsking, editorAsk } from './allowCheck';
-import { FocusTracker, followChat, readAnticipateEnabled, trackEditors } from './anticipate';
+import {
+  FocusTracker, TerminalRuns, followChat, readAnticipateEnabled, trackEditors, type ShellEvents,
+} from './anticipate';
 import { ChatPanel } from './chatPanel';
 import {
   RUN_COMMAND,
@@ -162,6 +164,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   followChat(focus, panel.session);
   context.subscriptions.push(focus, trackEditors(focus));
+  // The last command that failed in a terminal of the workspace (shell integration, VS Code 1.93+) goes with it.
+  context.subscriptions.push(new TerminalRuns(focus, vscode.window as unknown as ShellEvents,
+    (cwd) => vscode.workspace.getWorkspaceFolder(cwd) !== undefined));
   context.subscriptions.push(
     // The chat panel open when the window closed comes back with it (activation: onWebviewPanel:contenox.chat).
     vscode.window.registerWebviewPanelSerializer(ChatPanel.viewType, {

@@ -266,6 +266,9 @@ export interface FocusParams {
   thread?: string;
   /** What the user is typing in the chat panel's prompt box, when it is not empty. */
   draft?: string;
+  /** The last command that failed in the integrated terminal (`$ command` line, then its output's end), until it
+   * passes: the node prefills it after the code and adds it to a question that brings no output of its own. */
+  terminal?: string;
 }
 
 export const ANTICIPATION_STATES = ['computing', 'warm', 'idle', 'off'] as const;

@@ -4,8 +4,9 @@ import * as fs from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
 import {
-  ANTICIPATE_SETTING, DRAFT_DEBOUNCE_MS, FOCUS_DEBOUNCE_MS, FocusTracker, LINE_SLACK, editorFocus, followChat,
-  readAnticipateEnabled, shouldSendFocus, trackEditors, type EditorFocus, type Timers,
+  ANTICIPATE_SETTING, DRAFT_DEBOUNCE_MS, FOCUS_DEBOUNCE_MS, FocusTracker, LINE_SLACK, TerminalRuns, editorFocus,
+  failingRun, followChat, plainTerminalText, readAnticipateEnabled, shouldSendFocus, trackEditors, type EditorFocus,
+  type ShellEvents, type ShellExecution, type Timers,
 } from '../../src/anticipate';
 import { ChatPanel } from '../../src/chatPanel';
 import type { ChatBackend } from '../../src/chatSession';
@@ -335,5 +336,98 @@ describe('contenox.anticipate.enabled', () => {
     expect(readAnticipateEnabled(config(undefined))).toBe(true);
     expect(readAnticipateEnabled(config(false))).toBe(false);
     expect(readAnticipateEnabled(config('no'))).toBe(true);
+  });
+});
+
+describe('the terminal feeds the tracker its failing runs', () => {
+  /** A shell execution whose output the test writes, then ends. */
+  function execution(command: string, cwd?: string) {
+    const chunks: string[] = [];
+    let finish: () => void = () => undefined;
+    const ended = new Promise<void>((r) => { finish = r; });
+    const exec: ShellExecution = {
+      commandLine: { value: command },
+      ...(cwd ? { cwd: mock.Uri.file(cwd) as unknown as vscode.Uri } : {}),
+      read: async function* () {
+        await ended;
+        yield* chunks;
+      },
+    };
+    return { exec, write: (s: string) => chunks.push(s), finish };
+  }
+
+  function follow(inWorkspace?: (cwd: vscode.Uri) => boolean) {
+    const start = new mock.EventEmitter<{ execution: ShellExecution }>();
+    const end = new mock.EventEmitter<{ execution: ShellExecution; exitCode: number | undefined }>();
+    const seen: string[] = [];
+    const events: ShellEvents = {
+      onDidStartTerminalShellExecution: start.event as unknown as ShellEvents['onDidStartTerminalShellExecution'],
+      onDidEndTerminalShellExecution: end.event as unknown as ShellEvents['onDidEndTerminalShellExecution'],
+    };
+    const runs = new TerminalRuns({ terminalChanged: (text) => seen.push(text) }, events, inWorkspace);
+    const run = async (command: string, output: string, exitCode: number | undefined, cwd?: string) => {
+      const e = execution(command, cwd);
+      start.fire({ execution: e.exec });
+      e.write(output);
+      e.finish();
+      await runs.ended(e.exec, exitCode); // (what the end event starts; awaited here)
+    };
+    return { runs, run, seen };
+  }
+
+  it('a failing command becomes the failing run, colour codes and shell marks removed; passing clears it', async () => {
+    const { run, seen } = follow();
+    await run('pytest -q tests/test_x.py', '\x1b]633;C\x07\x1b[31mF\x1b[0m\r\nE   assert 1 == 2\r\n1 failed\r\n', 1);
+    expect(seen).toEqual(['$ pytest -q tests/test_x.py\nF\nE   assert 1 == 2\n1 failed']);
+    await run('ls', 'a b c\n', 0); // another command passing: the failing run stays
+    expect(seen).toHaveLength(1);
+    await run('git status', 'fatal: not a git repository\n', undefined); // no exit code known: nothing said
+    expect(seen).toHaveLength(1);
+    await run('pytest -q tests/test_x.py', '1 passed\n', 0);
+    expect(seen.at(-1)).toBe('');
+  });
+
+  it('a command run outside the workspace is not followed', async () => {
+    const { run, seen } = follow((cwd) => cwd.fsPath.startsWith('/ws'));
+    await run('make', 'boom\n', 2, '/elsewhere');
+    expect(seen).toEqual([]);
+    await run('make', 'boom\n', 2, '/ws/sub');
+    expect(seen).toEqual(['$ make\nboom']);
+  });
+
+  it('a long output keeps its end, the cut said, between lines', () => {
+    const output = Array.from({ length: 4000 }, (_, n) => `line ${n}`).join('\n');
+    const text = failingRun('pytest', output, 2000);
+    expect(text.length).toBeLessThanOrEqual(2000);
+    expect(text.split('\n')[0]).toBe('$ pytest');
+    expect(text.split('\n')[1]).toMatch(/^\[\.\.\. [\d,]+ characters of output cut \.\.\.\]$/);
+    expect(text.split('\n')[2]).toMatch(/^line \d+$/);
+    expect(text.endsWith('line 3999')).toBe(true);
+    expect(plainTerminalText('a\x1b[1;32mb\x1b[0m\rc\r\n')).toBe('abc\n');
+  });
+
+  it('the failing run goes out with the place, and again when it clears', () => {
+    const { t, timers, sent } = tracker();
+    t.editorChanged(at(12));
+    timers.advance(FOCUS_DEBOUNCE_MS);
+    t.terminalChanged('$ pytest\nFAILED');
+    timers.advance(FOCUS_DEBOUNCE_MS);
+    expect(sent.at(-1)).toEqual({ uri: URI, line: 12, range: range(0, 40), terminal: '$ pytest\nFAILED' });
+    t.editorChanged(at(13)); // the same place: not resent, the run still with it
+    timers.advance(FOCUS_DEBOUNCE_MS);
+    expect(sent).toHaveLength(2);
+    t.terminalChanged('');
+    timers.advance(FOCUS_DEBOUNCE_MS);
+    expect(sent.at(-1)).not.toHaveProperty('terminal');
+    expect(shouldSendFocus({ uri: URI, line: 1, terminal: 'a' }, { uri: URI, line: 1, terminal: 'b' })).toBe(true);
+  });
+
+  it('is available only where VS Code reports shell executions', () => {
+    expect(TerminalRuns.available({})).toBe(false);
+    const e = new mock.EventEmitter<never>();
+    expect(TerminalRuns.available({
+      onDidStartTerminalShellExecution: e.event as unknown as ShellEvents['onDidStartTerminalShellExecution'],
+      onDidEndTerminalShellExecution: e.event as unknown as ShellEvents['onDidEndTerminalShellExecution'],
+    })).toBe(true);
   });
 });
