@@ -114,6 +114,10 @@ def main(config: Config, argv: list[str]) -> int:
         from contenox.bench.edits import main as edits
 
         return edits(config, argv[1:])
+    if argv[:1] == ["anticipation"]:
+        from contenox.bench.anticipation import main as anticipation
+
+        return anticipation(config, argv[1:])
     if argv[:1] == ["toolcalls"]:
         from contenox.bench.toolcalls import main as toolcalls
 

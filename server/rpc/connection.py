@@ -3,7 +3,7 @@
 Methods: ``ask {cwd, prompt, pins?, terminal?, selection?, open_file?, selection_lines?, thread?, plan_only?,
 max_new_tokens?}`` streams ``chunk {text}`` (and ``state {state}``) notifications, then answers ``{text,
 finish_reason, explain, files_in_prompt}``; ``explain {cwd}``; ``status {}``;
-``stop {}``; ``pin``/``unpin {cwd, path}``; ``focus {cwd, path, line, thread?, draft?, terminal?}`` (where the user is:
+``stop {}``; ``pin``/``unpin {cwd, path}``; ``focus {cwd, path, line, thread?, draft?, terminal?, saved?}`` (where the user is:
 its code is anticipated); ``$/cancelRequest {id}``. Requests run concurrently; bad
 frames, bad JSON, unknown methods and invalid params get JSON-RPC errors and the connection lives on.
 When the client goes away its running turns are cancelled. An ``ask`` with ``run_commands: true`` (a CLI on a
@@ -262,7 +262,8 @@ class RpcConnection:
         return msgspec.to_builtins(await self.node.complete(request))
 
     async def _focus(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        """Where the user is: {cwd, path, line (1-based), thread?, draft?, terminal?}; answers {scheduled}."""
+        """Where the user is: {cwd, path, line (1-based), thread?, draft?, terminal?, saved? (the file was just saved:
+        anticipate again at the same place)}; answers {scheduled}."""
         line = params.get("line")
         if not isinstance(line, int) or isinstance(line, bool) or line < 1:
             raise InvalidRequest("param 'line' must be a 1-based line number", param="line")
@@ -270,7 +271,7 @@ class RpcConnection:
                                           thread=_str_param(params, "thread", required=False) or "main",
                                           draft=_str_param(params, "draft", required=False),
                                           terminal=_str_param(params, "terminal", required=False),
-                                          client_id=self.client_id)
+                                          saved=params.get("saved") is True, client_id=self.client_id)
         return {"scheduled": scheduled}
 
     async def _completion_info(self, msg_id: Any, params: dict[str, Any]) -> Any:
