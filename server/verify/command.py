@@ -96,6 +96,9 @@ def _has_pytest(root: Path) -> str | None:
             continue
     if (root / "tests").is_dir() and any((root / "tests").rglob("test_*.py")):
         return "tests/test_*.py"
+    for package in sorted(p for p in root.iterdir() if p.is_dir() and (p / "__init__.py").is_file()):
+        if (package / "tests").is_dir() and any((package / "tests").glob("test_*.py")):  # tests inside the package
+            return f"{package.name}/tests/test_*.py"
     return None
 
 

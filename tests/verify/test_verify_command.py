@@ -60,3 +60,14 @@ def test_npm_and_nothing(tmp_path: Path) -> None:
 def test_broken_workspace_config_is_ignored(tmp_path: Path) -> None:
     write(tmp_path, ".contenox.toml", "[verify\ncommand = ")
     assert resolve_check_command(tmp_path, configured="make check") is not None
+
+
+def test_tests_inside_the_package_are_detected(tmp_path: Path) -> None:
+    write(tmp_path, "h11/__init__.py", "")
+    write(tmp_path, "h11/_util.py", "def f():\n    return 1\n")
+    assert resolve_check_command(tmp_path) is None  # a package without tests
+    write(tmp_path, "h11/tests/test_util.py", "def test_f():\n    pass\n")
+    found = resolve_check_command(tmp_path, paths=["h11/_util.py", "h11/tests/test_util.py"])
+    assert found is not None and found.source == "detected"
+    assert found.command == "python -m pytest -q -x h11/tests/test_util.py"
+    assert found.detail == "pytest (h11/tests/test_*.py), the turn's test files"
