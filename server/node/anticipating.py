@@ -53,8 +53,12 @@ def reported_run(text: str, limit: int = TERMINAL_CHARS) -> str:
     if len(text) <= limit:
         return text
     first, _, rest = text.partition("\n")
+    if len(first) >= limit // 2:  # no command line worth keeping whole: the end of it all
+        first, rest = "$ (command line cut)", text
     kept = rest[len(rest) - max(0, limit - len(first)):]
-    return f"{first}\n[... {len(rest) - len(kept):,} characters of output cut ...]\n{kept.partition(chr(10))[2]}"
+    if "\n" in kept:  # the cut falls between lines
+        kept = kept.partition("\n")[2]
+    return f"{first}\n[... {len(rest) - len(kept):,} characters of output cut ...]\n{kept}"
 
 
 class Focus(msgspec.Struct, frozen=True, kw_only=True):

@@ -39,6 +39,9 @@ def test_a_long_failing_run_keeps_its_command_line_and_the_end_of_its_output() -
     assert "characters of output cut ...]" in kept and kept.endswith("line 4999")
     assert kept.splitlines()[2].startswith("line ")  # the cut falls between lines
     assert reported_run("$ make\nboom\n") == "$ make\nboom"  # short: as it came
+    one_line = reported_run("x" * 5000, limit=1000)
+    assert len(one_line) <= 1100 and one_line.startswith("$ (command line cut)\n[... ")
+    assert one_line.endswith("x" * 900)
 
 
 def _supply(root: Path, name: str, kind: str, online: str | None = None) -> None:
