@@ -3,8 +3,8 @@
 The editors report where the user is (``Node.focus``: the active file and cursor line, the chat thread, the
 question being typed and the last failing command's output, if any). When a workspace's place settles and the engine is idle, the :class:`Anticipator`
 plans the turn a question about that place would get (the same retrieval, seeded by the place, the diff and the
-draft and the failing run; no question) and prefills it up to the end of its retrieved segment (of its terminal
-segment, with a failing run) as one BACKGROUND request: a turn or an
+draft and the failing run; no question) and prefills it up to the end of its retrieved segment (the diff and the
+failing run come before it) as one BACKGROUND request: a turn or an
 inline completion pauses it at the next chunk, and what it computed stays cached. The question's turn takes the
 anticipation (``take``) and lays its retrieved code out with the anticipated chunks first
 (:func:`contenox.planner.anticipate.layout_retrieved`), so only what the question adds is new.
@@ -300,12 +300,10 @@ class Anticipator:
         if planned is None:
             return
         plan, chunks = planned
-        seg = plan.manifest.segment("retrieved")
-        # a failing run goes with the question too: prefilled after the code (and the diff before it)
-        end = plan.manifest.segment("terminal").token_end if focus.terminal.strip() else seg.token_end
-        anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, end)
+        seg = plan.manifest.segment("retrieved")  # (the diff and a failing run come before it)
+        anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, seg.token_end)
         self._current[state.key] = anticipation
-        prefix = plan.token_ids[:end]
+        prefix = plan.token_ids[: seg.token_end]
         block = max(1, getattr(engine.blocks, "block_size", 1))
         if seg.tokens == 0 or engine.predict_cached(prefix) >= (len(prefix) // block) * block:
             # nothing new to retrieve here (the thread holds it all), or all of it is cached already

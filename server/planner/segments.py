@@ -1,10 +1,11 @@
 """The twelve segments of a turn, rendered as text parts that tokenize independently.
 
-Order: system, tools, policy, instructions, repo_map, pins, history, map_delta, retrieved, diff,
-terminal, user. The first six form the system message; history holds the thread's earlier turns as
+Order: system, tools, policy, instructions, repo_map, pins, history, map_delta, diff, terminal,
+retrieved, user: what changes less often first, so the diff and a failing run known before the question (and
+prefilled with the code anticipated at the user's place) stay cached when the question adds code of its own. The first six form the system message; history holds the thread's earlier turns as
 user/assistant messages, each user message exactly as it was sent (the thread is append-only:
 what a turn entered never moves or changes, so the next turn's prefill starts where this one
-ended); map_delta (definitions changed since the base repo map), retrieved, diff, terminal and user
+ended); map_delta (definitions changed since the base repo map), diff, terminal, retrieved and user
 form the last user message, which becomes the thread's next entry. A rebased thread starts with a summary of its older turns, at the end of the system
 message. Chat-template pieces sit at the edges of segments.
 
@@ -41,10 +42,10 @@ __all__ = [
 ]
 
 SegmentKind = Literal["system", "tools", "policy", "instructions", "repo_map", "pins", "history", "map_delta",
-                      "retrieved", "diff", "terminal", "user"]
+                      "diff", "terminal", "retrieved", "user"]
 SEGMENT_KINDS: tuple[SegmentKind, ...] = ("system", "tools", "policy", "instructions", "repo_map", "pins",
-                                          "history", "map_delta", "retrieved", "diff", "terminal", "user")
-TURN_KINDS = ("map_delta", "retrieved", "diff", "terminal", "user")
+                                          "history", "map_delta", "diff", "terminal", "retrieved", "user")
+TURN_KINDS = ("map_delta", "diff", "terminal", "retrieved", "user")
 """The segments of the last user message: together they become the thread's entry for this turn."""
 
 CacheClass = Literal["highest", "high", "medium", "low"]
@@ -212,10 +213,7 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, too
     delta = draft.map_delta.strip("\n")
     segs.append(RenderedSegment(kind="map_delta", parts=(
         "# Repository map changes since the map above\n" + _fence(delta),) if delta.strip() else ()))
-    retrieved = _retrieved_parts(not delta.strip(), draft)
-    segs.append(RenderedSegment(kind="retrieved", parts=retrieved,
-                                items=tuple((c.id, c.text) for c in draft.retrieved)))
-    first = not retrieved and not delta.strip()
+    first = not delta.strip()
     diff = draft.diff.strip("\n")
     if diff.strip():
         segs.append(RenderedSegment(kind="diff", parts=(_section(first, "# Current diff\n" + _fence(diff, "diff")),)))
@@ -229,6 +227,10 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, too
         first = False
     else:
         segs.append(RenderedSegment(kind="terminal", parts=()))
+    retrieved = _retrieved_parts(first, draft)
+    segs.append(RenderedSegment(kind="retrieved", parts=retrieved,
+                                items=tuple((c.id, c.text) for c in draft.retrieved)))
+    first = first and not retrieved
     user: list[str] = []
     selection = draft.selection.strip("\n")
     if selection.strip():

@@ -14,6 +14,11 @@ from contenox.eval import RepoSpec, TaskSet, git, materialize
 
 # What every machine must build from the pinned archives (fixed author, committer and dates).
 EXPECTED_COMMITS = {
+    "cachetools": {
+        "v8.0.0": "e8aed8217bf57b456e69894fc04cff0f6bd3b697",
+        "v8.0.1": "fee0cc208021bbca76e69819b38cd1b07b535ef5",
+        "v8.0.2": "72b2e9b142d5dbe9ca43de2837e3f2860598eb12",
+    },
     "itsdangerous": {
         "v2.0.1": "fba5ddd15954a5e0013022707ff53f21558e8041",
         "v2.1.2": "71f7426fa4b26b2f649d46110cd24327ef6fc6b7",
@@ -54,7 +59,7 @@ def _commits(repo: Path) -> dict[str, str]:
     return {tag: git(repo, "rev-parse", f"{tag}^{{commit}}").strip() for tag in tags}
 
 
-def test_the_set_uses_six_repositories_one_of_them_javascript(task_set: TaskSet) -> None:
+def test_the_set_uses_seven_repositories_one_of_them_javascript(task_set: TaskSet) -> None:
     assert {spec.name for spec in task_set.repos} == set(EXPECTED_COMMITS)
     assert {spec.source for spec in task_set.repos} == {"pypi", "npm"}
     assert all(len(spec.versions) >= 3 for spec in task_set.repos)

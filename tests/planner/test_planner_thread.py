@@ -36,9 +36,12 @@ def test_ids_equal_the_template_rendering_with_retrieved_code_and_a_selection(ma
     plan = planner.plan(_turn(retrieved=(A, B), selection="    src.balance -= amount\n"))
     assert plan.token_ids == tokenizer.encode(tokenizer.apply_chat_template(plan.messages))
     entry = plan.messages[-1]["content"]
-    assert entry.startswith("# Code for this question (retrieved from the workspace)\n\n## bank/accounts.py:8-11 "
-                            "(Account.deposit)\n```python\nclass Account:")
-    assert entry.index("# Current diff") < entry.index("# Terminal output") < entry.index("# Selected code")
+    assert entry.startswith("# Current diff\n```diff\ndiff --git a/bank/transfer.py")
+    assert ("\n\n# Code for this question (retrieved from the workspace)\n\n## bank/accounts.py:8-11 "
+            "(Account.deposit)\n```python\nclass Account:") in entry
+    # what is known before the question first: the diff, the failing run, then the question's code
+    assert (entry.index("# Current diff") < entry.index("# Terminal output") < entry.index("# Code for this question")
+            < entry.index("# Selected code"))
     assert entry.endswith("\n\nWhy does test_transfer fail when the amount is larger than the balance?\n\n"
                           + load_prompts().answer)
     assert plan.user == entry  # what the thread records is exactly what was sent
@@ -47,7 +50,7 @@ def test_ids_equal_the_template_rendering_with_retrieved_code_and_a_selection(ma
         (A.id, "new", A.reasons), (B.id, "new", B.reasons)]
     assert all(c.tokens > 0 for c in chunks)
     assert plan.manifest.segment("retrieved").tokens == sum(c.tokens for c in chunks) + len(
-        tokenizer.encode("# Code for this question (retrieved from the workspace)"))
+        tokenizer.encode("\n\n# Code for this question (retrieved from the workspace)"))
 
 
 def test_next_turn_starts_with_the_last_turns_ids_and_references_chunks_it_holds(make_planner, tokenizer):

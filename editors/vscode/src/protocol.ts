@@ -10,8 +10,8 @@ export interface ChatParams { chatId: string; prompt: string; uri?: string; rang
 
 /** The prompt's segments, in prompt order (server/planner/segments.py SEGMENT_KINDS). */
 export const SEGMENT_KINDS = [
-  'system', 'tools', 'policy', 'instructions', 'repo_map', 'pins', 'history', 'map_delta', 'retrieved', 'diff',
-  'terminal', 'user',
+  'system', 'tools', 'policy', 'instructions', 'repo_map', 'pins', 'history', 'map_delta', 'diff', 'terminal',
+  'retrieved', 'user',
 ] as const;
 export type SegmentKind = (typeof SEGMENT_KINDS)[number];
 

@@ -47,7 +47,7 @@ describe('workspace locations', () => {
 describe('Explain guards', () => {
   it('knows the twelve segment kinds in prompt order', () => {
     expect(SEGMENT_KINDS).toEqual(['system', 'tools', 'policy', 'instructions', 'repo_map', 'pins', 'history',
-      'map_delta', 'retrieved', 'diff', 'terminal', 'user']);
+      'map_delta', 'diff', 'terminal', 'retrieved', 'user']);
   });
   it('accepts the full shape, with and without citations', () => {
     expect(isExplain(EXPLAIN)).toBe(true);
