@@ -1,10 +1,10 @@
 """Anticipated context: the code at the user's place, prefilled while the user reads it.
 
 The editors report where the user is (``Node.focus``: the active file and cursor line, the chat thread, the
-question being typed and the last failing command's output, if any). When a workspace's place settles and the engine is idle, the :class:`Anticipator`
-plans the turn a question about that place would get (the same retrieval, seeded by the place, the diff and the
-draft and the failing run; no question) and prefills it up to the end of its retrieved segment (the diff and the
-failing run come before it) as one BACKGROUND request: a turn or an
+question being typed and the last failing command's output, if any). When a workspace's place settles and the
+engine is idle, the :class:`Anticipator` plans the turn a question about that place would get (the same
+retrieval, seeded by the place, the diff, the draft and the failing run; no question) and prefills it up to the
+end of its retrieved segment (the diff and the failing run come before it) as one BACKGROUND request: a turn or an
 inline completion pauses it at the next chunk, and what it computed stays cached. The question's turn takes the
 anticipation (``take``) and lays its retrieved code out with the anticipated chunks first
 (:func:`contenox.planner.anticipate.layout_retrieved`), so only what the question adds is new.
