@@ -36,6 +36,13 @@ def repo(tmp_path: Path) -> Path:
     return gitrepo.make_repo(tmp_path / "repo", FILES)
 
 
+def _node(home: Path) -> Node:
+    """A node on the test model whose anticipation starts at once (no place delay, no typing pause)."""
+    write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[anticipate]\ndelay_ms = 50\n"
+                       "quiet_ms = 0\n")
+    return Node(load_config(home))
+
+
 async def _settled(node: Node, timeout: float = 120.0) -> dict[str, object]:
     """The node's anticipation status once no anticipation is planned or computing."""
     deadline = time.monotonic() + timeout
@@ -49,9 +56,7 @@ async def _settled(node: Node, timeout: float = 120.0) -> dict[str, object]:
 
 
 async def test_the_code_at_the_cursor_is_prefilled_before_the_question(home: Path, repo: Path) -> None:
-    write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[anticipate]\ndelay_ms = 50\n"
-                       "quiet_ms = 0\n")
-    node = Node(load_config(home))
+    node = _node(home)
     seen: list[tuple[str, AnticipationStatus]] = []
     node.watch_anticipation(lambda client, status: seen.append((client, status)))
     try:
@@ -91,9 +96,7 @@ async def test_the_code_at_the_cursor_is_prefilled_before_the_question(home: Pat
 
 
 async def test_a_question_in_another_thread_ignores_the_anticipation(home: Path, repo: Path) -> None:
-    write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[anticipate]\ndelay_ms = 50\n"
-                       "quiet_ms = 0\n")
-    node = Node(load_config(home))
+    node = _node(home)
     try:
         await node.engine()
         await node.focus(str(repo), "bank/transfer.py", 5, thread="panel", client_id="editor-1")
@@ -128,9 +131,7 @@ FAILING_RUN = ("$ python -m pytest -q tests/test_transfer.py\n"
 
 
 async def test_a_failing_run_the_editor_saw_is_prefilled_and_goes_with_the_question(home: Path, repo: Path) -> None:
-    write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[anticipate]\ndelay_ms = 50\n"
-                       "quiet_ms = 0\n")
-    node = Node(load_config(home))
+    node = _node(home)
     try:
         await node.engine()
         assert await node.focus(str(repo), "bank/transfer.py", 9, thread="t", terminal=FAILING_RUN + "\n")
