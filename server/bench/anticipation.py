@@ -31,8 +31,8 @@ from typing import Any
 import msgspec
 
 from contenox.bench.replay import first_parent_commits
-from contenox.client import call
-from contenox.config import Config, load_config, render_config
+from contenox.client import PrivateNode
+from contenox.config import Config
 
 __all__ = ["QUESTION", "first_change", "main", "run_session"]
 
@@ -62,39 +62,16 @@ def first_change(diff: str) -> tuple[str, int, int] | None:
     return None
 
 
-class _Node:
-    """A private node for the session: its own home (sharing the model store) and socket directory."""
+class _Node(PrivateNode):
+    """The session's private node (``bench/anticipation-<model>``): anticipation on, no tools, no verification."""
 
     def __init__(self, base: Config, model: str, max_new_tokens: int) -> None:
-        home = base.root / "bench" / f"anticipation-{model}"
-        home.mkdir(parents=True, exist_ok=True)
-        models = home / "models"
-        if not models.exists():
-            models.symlink_to(base.models_dir.resolve(), target_is_directory=True)
-        self.sockets = tempfile.mkdtemp(prefix="cx-anticipation-")
-        config = msgspec.structs.replace(
+        super().__init__(base, f"bench/anticipation-{model}", msgspec.structs.replace(
             base, model=msgspec.structs.replace(base.model, default=model),
             anticipate=msgspec.structs.replace(base.anticipate, enabled=True),
             tools=msgspec.structs.replace(base.tools, enabled=False),
             verify=msgspec.structs.replace(base.verify, enabled=False),
-            engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens),
-            node=msgspec.structs.replace(base.node, socket_dir=self.sockets, idle_exit_s=300.0))
-        (home / "config.toml").write_text(render_config(config), encoding="utf-8")
-        self.config = load_config(home)
-
-    def request(self, method: str, params: dict[str, Any]) -> Any:
-        return call(self.config, method, params)[1]
-
-    def ask(self, params: dict[str, Any]) -> tuple[Any, float | None]:
-        started = time.perf_counter()
-        first: list[float] = []
-
-        def heard(method: str, _value: Any) -> None:
-            if method == "chunk" and not first:
-                first.append((time.perf_counter() - started) * 1000.0)
-
-        _, result = call(self.config, "ask", params, on_notification=heard)
-        return result, (round(first[0], 1) if first else None)
+            engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens)))
 
     def counters(self) -> tuple[int, int]:
         anticipate = (self.request("status", {}) or {}).get("anticipate") or {}
@@ -109,13 +86,6 @@ class _Node:
             if not any(s in ("scheduled", "planned", "computing") for s in states):
                 return
             time.sleep(0.2)
-
-    def close(self) -> None:
-        try:
-            call(self.config, "stop", start=False)
-        except Exception:  # already gone
-            pass
-        shutil.rmtree(self.sockets, ignore_errors=True)
 
 
 def run_session(base: Config, model: str, repo: Path, commits: str, *, steps: int, pace_s: float, ask_every: int,
@@ -151,10 +121,10 @@ def run_session(base: Config, model: str, repo: Path, commits: str, *, steps: in
                                       "place": f"{path}:{after}"}
             if ask_every > 0 and number % ask_every == 0:
                 time.sleep(pace_s / 2)  # reading the change over before asking
-                result, ttft = node.ask({"cwd": cwd, "prompt": QUESTION.format(path=path), "thread": "session",
-                                         "max_new_tokens": max_new_tokens})
+                result = node.ask({"cwd": cwd, "prompt": QUESTION.format(path=path), "thread": "session",
+                                   "max_new_tokens": max_new_tokens})
                 explain = (result or {}).get("explain") or {}
-                record.update(question=True, ttft_ms=ttft, anticipated=explain.get("anticipated"),
+                record.update(question=True, ttft_ms=node.first_chunk_ms, anticipated=explain.get("anticipated"),
                               prompt_tokens=(explain.get("totals") or {}).get("tokens"))
                 node.settle()  # the answer's thread is anticipated again before the user moves on
             else:

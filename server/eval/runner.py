@@ -28,8 +28,8 @@ from typing import Any
 
 import msgspec
 
-from contenox.client import call
-from contenox.config import Config, load_config, render_config
+from contenox.client import PrivateNode
+from contenox.config import Config
 from contenox.eval.checkout import checkout
 from contenox.eval.in_view import IN_VIEW_MODES, after_question, before_question
 from contenox.eval.prepare import prepare
@@ -48,16 +48,9 @@ Progress = Callable[[str], None]
 
 
 class EvalNode:
-    """A private node for one eval mode: its own home (sharing the model store) and socket directory."""
+    """A private node for one eval mode (:class:`~contenox.client.PrivateNode` in ``eval/<model>-<mode>``)."""
 
     def __init__(self, base: Config, model: str, mode: str, *, max_new_tokens: int) -> None:
-        home = base.root / "eval" / f"{model}-{mode}"
-        home.mkdir(parents=True, exist_ok=True)
-        models = home / "models"
-        if not models.exists():
-            base.models_dir.mkdir(parents=True, exist_ok=True)
-            models.symlink_to(base.models_dir.resolve(), target_is_directory=True)
-        self._sockets = tempfile.mkdtemp(prefix="cx-eval-")
         planner = (msgspec.structs.replace(base.planner, retrieval_tokens=0) if mode == "baseline"
                    else base.planner)
         anticipate = msgspec.structs.replace(
@@ -69,36 +62,25 @@ class EvalNode:
             # the tool loop only in agent mode: the other modes are one answer each (a certified model, such as
             # the 1.5B with its shipped certification, would otherwise make every mode an agent turn)
             tools=msgspec.structs.replace(base.tools, enabled=mode == "agent", ignore_certification=mode == "agent"),
-            engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens), anticipate=anticipate,
-            node=msgspec.structs.replace(base.node, socket_dir=self._sockets, idle_exit_s=300.0))
-        (home / "config.toml").write_text(render_config(config), encoding="utf-8")
-        self.config = load_config(home)
-        self.first_chunk_ms: float | None = None
+            engine=msgspec.structs.replace(base.engine, max_new_tokens=max_new_tokens), anticipate=anticipate)
+        self._node = PrivateNode(base, f"eval/{model}-{mode}", config)
+        self.config = self._node.config
+
+    @property
+    def first_chunk_ms(self) -> float | None:
         """The last ``ask``'s time to its first streamed chunk, as the client saw it."""
+        return self._node.first_chunk_ms
 
     def ask(self, params: dict[str, Any], loop: _AgentLoop | None = None) -> Any:
-        self.first_chunk_ms = None
-        started = time.perf_counter()
-
-        def heard(method: str, value: Any) -> None:
-            if method == "chunk" and self.first_chunk_ms is None:
-                self.first_chunk_ms = round((time.perf_counter() - started) * 1000.0, 1)
-            if loop is not None:
-                loop.heard(method, value)
-
-        _, result = call(self.config, "ask", params, on_notification=heard,
-                         on_request=loop.asked if loop else None)
-        return result
+        return self._node.ask(params, on_notification=loop.heard if loop else None,
+                              on_request=loop.asked if loop else None)
 
     def request(self, method: str, params: dict[str, Any]) -> Any:
         """Any other request of the node's rpc (``focus``, ``status``, ``complete``)."""
-        _, result = call(self.config, method, params)
-        return result
+        return self._node.request(method, params)
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            call(self.config, "stop", start=False)
-        shutil.rmtree(self._sockets, ignore_errors=True)
+        self._node.close()
 
 
 def _selection(task: Task, tree: Path) -> tuple[str, str | None, tuple[int, int] | None]:
