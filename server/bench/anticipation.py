@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,7 @@ class _Node(PrivateNode):
 
 
 def run_session(base: Config, model: str, repo: Path, commits: str, *, steps: int, pace_s: float, ask_every: int,
-                max_new_tokens: int = 96, say: Any = print) -> dict[str, Any]:
+                max_new_tokens: int = 96, say: Callable[[str], object] = print) -> dict[str, Any]:
     node = _Node(base, model, max_new_tokens)
     work = Path(tempfile.mkdtemp(prefix="cx-session-"))
     clone = work / "repo"
