@@ -179,11 +179,14 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Sampled candidates are generated under a grammar: an edit block whose SEARCH lines are the target
     file's real lines."""
     focused: bool = True
-    """When the turn's candidates fail, localize the failing run to up to two functions and draw candidates from
-    a short prompt per function (the failing output, the test, the function to rewrite), as Agentless does."""
+    """When the turn's candidates fail, localize the failing run to functions and draw candidates from a short
+    prompt per function (the failing output, the test, the function to rewrite), as Agentless does."""
+    places: int = 4
+    """Functions a focused round tries in turn (the model's pick first, then the order found), stopping at the
+    first whose candidate passes; each costs a short prompt and ``candidates`` answers."""
     localize: bool = True
     """Before the focused prompts, the model picks the function to rewrite among up to ten places found along
-    the failing test's calls (three calls deep), as Agentless localizes with the model; off: the first two found."""
+    the failing test's calls (three calls deep), as Agentless localizes with the model; off: the places as found."""
 
 
 class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -18,7 +18,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from pathlib import Path
 
 import msgspec
@@ -285,8 +286,12 @@ class VerifyJob:
                 for draft in drafts:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
                 if not any(t.result.outcome == "passed" for t in tried):
-                    for draft, place in await self._focused(command, baseline):
-                        tried.append(await self._try(draft, None, command, len(tried) + 1, prefix=place))
+                    async with aclosing(self._focused(command, baseline)) as batches:
+                        async for batch in batches:  # place by place, until one passes
+                            for draft, place in batch:
+                                tried.append(await self._try(draft, None, command, len(tried) + 1, prefix=place))
+                            if any(t.result.outcome == "passed" for t in tried):
+                                break
             rounds = 0
             repaired: set[int] = set()
             while not any(t.result.outcome == "passed" for t in tried) and rounds < self.config.rounds:
@@ -357,15 +362,17 @@ class VerifyJob:
                 targets[path] = text
         return [edit_block_grammar(path, text) for path, text in list(targets.items())[:_TARGETS]]
 
-    async def _focused(self, command: CheckCommand, baseline: CheckRun) -> list[tuple[Draft, str]]:
-        """The Agentless split: the failing run localized to up to two functions, and for each a short prompt (the
-        failing output, the test, the function) whose candidates rewrite that function alone. (draft, the path
-        line its answer is read under)."""
+    async def _focused(self, command: CheckCommand, baseline: CheckRun) -> AsyncIterator[list[tuple[Draft, str]]]:
+        """The Agentless split: the failing run localized to up to ``[verify] places`` functions, and for each in
+        turn a short prompt (the failing output, the test, the function) whose candidates rewrite that function
+        alone; yields each place's (draft, the path line its answer is read under), so the caller stops at the
+        first place whose candidate passes."""
         if self.draw_focused is None or not self.config.focused:
-            return []
+            return
         outputs, roots = [baseline.output, self.request.terminal], [self.scratch.tree, self.root]
         localize = self.config.localize
-        found = places(outputs, roots, self.locate, self.read, limit=_POOL if localize else 2,
+        limit = max(1, self.config.places)
+        found = places(outputs, roots, self.locate, self.read, limit=max(_POOL, limit) if localize else limit,
                        hops=3 if localize else 1)
         tests = failing_test_frames(baseline.output, self.scratch.tree) or failing_test_frames(self.request.terminal, self.root)
         test_code = ""
@@ -375,17 +382,14 @@ class VerifyJob:
             spans = [(a, b) for p, a, b in self.locate(function) if p == path and (not line or a <= line <= b)]
             if spans:
                 test_code = "\n".join(text.splitlines()[spans[0][0] - 1:spans[0][1]])
-        how = ["found along the failing run"] * 2
+        how = ["found along the failing run"] * len(found)
         if localize and len(found) > 2:
             found, how[0] = await self._localized(found, command, baseline.output or self.request.terminal, test_code)
-        found = found[:2]
-        self._places = tuple(f"{p.name} ({p.path}:{p.start}-{p.end}, {p.why}; {why})"
-                             for p, why in zip(found, how, strict=False))
-        out: list[tuple[Draft, str]] = []
-        for place in found:
+        for place, why in zip(found[:limit], how, strict=False):
             source = self.read(place.path)
             if not source:
                 continue
+            self._places = (*self._places, f"{place.name} ({place.path}:{place.start}-{place.end}, {place.why}; {why})")
             code = "\n".join(source.splitlines()[place.start - 1:place.end])
             user = focus_prompt(place, code, command.command, baseline.output or self.request.terminal, test_code)
             began = time.monotonic()
@@ -394,8 +398,7 @@ class VerifyJob:
                 drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates, grammar)
             finally:
                 self._decode_s += time.monotonic() - began
-            out += [(msgspec.structs.replace(d, arm="focused"), place.path) for d in drafts]
-        return out
+            yield [(msgspec.structs.replace(d, arm="focused"), place.path) for d in drafts]
 
     async def _localized(self, found: list[Place], command: CheckCommand, failing_output: str,
                          test_code: str) -> tuple[list[Place], str]:

@@ -205,11 +205,34 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
     assert localizing["grammar"] == 'root ::= "4" | "3" | "2" | "1"' and localizing["sampling"] is None
     asked = (await node.engine()).tokenizer.decode(localizing["ids"])
     assert "[1] `total` in util.py" in asked and "[4] `clamp` in util.py (lines 16-18)" in asked
-    assert [p.split(" (")[0] for p in report.places] == ["clamp", "total"]  # the pick, then the first found
+    assert [p.split(" (")[0] for p in report.places] == ["clamp"]  # the pick passed: no other place is drawn
     assert "picked by the model of 4 found" in report.places[0]
-    assert all('"def clamp(x):\\n"' in r["grammar"] for r in script.requests[4:8])
+    assert all('"def clamp(x):\\n"' in r["grammar"] for r in script.requests[4:8]) and len(script.requests) == 8
     assert "+    return x" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
     assert any(n.startswith("focused place 1: clamp (util.py:16-18") for n in outcome.explain.notes)
+
+
+async def test_the_places_are_tried_in_turn_until_one_passes(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pick's candidates all fail: the next place found is drawn, and the round stops at its passing one."""
+    repo = make_repo(tmp_path / "repo", {"util.py": CHAIN, "tests/test_util.py": (
+        "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
+                "tests/test_util.py:5: in test_total\n    assert total(1) == 3\nE   assert 1 == 3\n1 failed in 0.01s")
+    script = scripted(monkeypatch, "The sum is off.", "no idea", "no idea", "no idea", "4",
+                      *["```python\ndef clamp(x):\n    return 0\n```"] * 4,
+                      "```python\ndef total(x):\n    return 3\n```", *["no idea"] * 3, *["no idea"] * 12)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_total fails. Fix it.", terminal=terminal,
+                                          env=env, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert [p.split(" (")[0] for p in report.places] == ["clamp", "total"]  # the pick, then the first found
+    assert [c.outcome for c in report.candidates if c.arm == "focused"] == ["failed"] * 4 + [
+        "passed", "no_edit", "no_edit", "no_edit"]
+    assert len(script.requests) == 12  # turn 4, the pick, two places of 4: the remaining places are not drawn
+    assert all('"def total(x):\\n"' in r["grammar"] for r in script.requests[8:12])
+    assert "+    return 3" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
 
 
 async def test_consent_is_asked_once_and_remembered(node: Node, tmp_path: Path,
