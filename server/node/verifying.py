@@ -18,7 +18,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
 
@@ -362,7 +362,7 @@ class VerifyJob:
                 targets[path] = text
         return [edit_block_grammar(path, text) for path, text in list(targets.items())[:_TARGETS]]
 
-    async def _focused(self, command: CheckCommand, baseline: CheckRun) -> AsyncIterator[list[tuple[Draft, str]]]:
+    async def _focused(self, command: CheckCommand, baseline: CheckRun) -> AsyncGenerator[list[tuple[Draft, str]], None]:
         """The Agentless split: the failing run localized to up to ``[verify] places`` functions, and for each in
         turn a short prompt (the failing output, the test, the function) whose candidates rewrite that function
         alone; yields each place's (draft, the path line its answer is read under), so the caller stops at the
