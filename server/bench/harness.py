@@ -18,6 +18,7 @@ import msgspec
 
 from contenox.config import Config
 from contenox.planner import Pin, Planner, PlannerInputs, TurnPlan
+from contenox.planner.turn import finish
 from contenox.runtime_ov import Engine, EngineOptions, FinalEvent, GenerateRequest, InstalledModel, TokenEvent
 from contenox.runtime_ov.reference import BarePipeline, BareRun
 
@@ -86,7 +87,7 @@ class Harness:
         if final is None:  # pragma: no cover - the handle raises instead
             raise RuntimeError("engine request ended without a final event")
         ms = ((first or time.perf_counter()) - started) * 1000.0
-        self.planner.record(plan, final.metrics, answer_text=final.text)
+        finish(self.planner, plan, final.text, final.metrics)  # recorded as a node's turn is (no workspace)
         return TurnRun(token_ids=plan.token_ids, ms=ms, plan_ms=plan_ms, final=final,
                        predicted_cached=plan.manifest.predicted_cached_tokens)
 

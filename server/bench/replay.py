@@ -3,8 +3,8 @@
 Each commit becomes one step in a scratch clone (the user's repository and working tree are only
 read): the clone's HEAD is the commit's first parent and its working tree and index hold the
 commit, so the workspace's diff is exactly that change. Per step the workspace index is refreshed
-and a turn "Review this change." runs the node's way (``contenox.planner.build_inputs`` ->
-planner -> engine), with the first changed file as the selection. Beside it, on the same engine,
+and a turn "Review this change." runs the node's way (``contenox.planner.turn.prepare`` -> engine ->
+``finish``), with the first changed file as the selection. Beside it, on the same engine,
 the naive ordering of generic chat clients: a timestamp in the system prompt and the volatile
 material (diff, open file) ahead of the stable context, the whole prompt tokenized as one string.
 """
@@ -120,26 +120,21 @@ class Replayer:
         return final
 
     def contenox_turn(self, sha: str, subject: str, prompt: str = PROMPT) -> ReplayTurn:
-        from contenox.planner import build_inputs, change_reasons
+        from contenox.planner import change_reasons
+        from contenox.planner.turn import Question, finish, prepare
 
         events = self.ws.refresh()
         rel, text = self._open_file()
-        selection = f"{rel}\n{text}" if text else None
-
-        def count(text: str) -> int:
-            return len(self.engine.tokenizer.encode(text))
-
-        inputs = build_inputs(self.config.planner, self.ws, count, root=self.clone, prompt=prompt,
-                              selection=selection, pins=(), terminal="", thread="replay",
-                              reasons=change_reasons(events), map_base=self.map_base)
-        plan = self.planner.plan(inputs, predict_cached=self.engine.predict_cached)
+        question = Question(prompt=prompt, thread="replay", selection=f"{rel}\n{text}" if text else None)
+        plan = prepare(self.planner, self.ws, question, root=self.clone, reasons=change_reasons(events),
+                       map_base=self.map_base, predict_cached=self.engine.predict_cached, config=self.config.planner)
         final = asyncio.run(self._run(plan.token_ids, "replay-contenox"))
-        explain = self.planner.record(plan, final.metrics, answer_text=final.text)
-        rebased = self.planner.next_prefix(plan)
+        end = finish(self.planner, plan, final.text, final.metrics)
+        explain, rebased = end.explain, end.rebased
         if rebased:  # the node re-warms a rebased thread in the background, between the user's turns
             asyncio.run(self.engine.warm("replay-contenox", rebased))
         self.history_user = plan.user
-        self.retrieved_code = "\n\n".join(f"{c.id} ({c.name}):\n{c.text}" for c in inputs.retrieved)
+        self.retrieved_code = "\n\n".join(f"{c.id} ({c.name}):\n{c.text}" for c in plan.retrieved)
         m = final.metrics
         segs = explain.segments
         reusable = plan.manifest.segment("history").token_end

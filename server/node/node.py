@@ -73,9 +73,8 @@ from contenox.node.verifying import (
 from contenox.node.verifying import describe as describe_verification
 from contenox.node.verifying import skipped as skipped_verification
 from contenox.node.warming import Warmer
-from contenox.node.workspaces import WorkspaceState, unpinnable
+from contenox.node.workspaces import WorkspaceState
 from contenox.planner import toolcheck
-from contenox.planner.anticipate import layout_retrieved
 from contenox.planner.edits import (
     ProposedEdit,
     ProposedEdits,
@@ -84,8 +83,8 @@ from contenox.planner.edits import (
     propose_edits,
 )
 from contenox.planner.journal import ToolStep
-from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
+from contenox.planner.turn import Anticipated, Question, finish, prepare
 from contenox.workspace import points_at, rename_identifier
 
 if TYPE_CHECKING:
@@ -355,30 +354,20 @@ class Node:
             state.reconcile_turns(state.planner.turns)
         return state.planner
 
-    async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
-                        on_event: EventCallback | None, commands: CommandHost | None = None) -> TurnOutcome:
-        from contenox.planner import build_inputs
-        from contenox.planner.citations import check_citations
-
-        engine = await self.engine()
-        workspace, reasons = await self._index(state, on_event)
-        planner = self._planner(state, engine)
-        pins = list(state.record.pins)
-        # files mentioned for this turn only are turn material (in its message, entered into the thread once), not
-        # pins: a pin that comes and goes would change everything after the pins segment on the next turn
-        mention_notes = list(request.notes)
+    def _question(self, state: WorkspaceState, request: TurnRequest) -> tuple[TurnRequest, Question, Focus | None]:
+        """The request as the planner's question: the files mentioned for this turn (turn material, in its
+        message and entered into the thread once, not pins: a pin that comes and goes would change everything
+        after the pins segment on the next turn), and what the editor reported (its place seeds retrieval; its
+        last failing run goes with a question that brings none). The request, with that run when it goes."""
+        notes = list(request.notes)
         wanted: list[str] = []
         for path in request.pins:
             try:
                 wanted.append(state.relative(path))
             except PathOutsideWorkspace:  # a note, never a failed turn
-                mention_notes.append(f"mentioned {path}: outside the workspace {state.root}, left out")
-        pinned_files = set(pins)  # a whole-file pin is its path (range and outline pins carry a suffix)
-        mentions = [rel for rel in dict.fromkeys(wanted) if rel not in pinned_files]
-
-        def count(text: str) -> int:
-            return len(engine.tokenizer.encode(text))
-
+                notes.append(f"mentioned {path}: outside the workspace {state.root}, left out")
+        pinned_files = set(state.record.pins)  # a whole-file pin is its path (range and outline pins carry a suffix)
+        mentions = tuple(rel for rel in dict.fromkeys(wanted) if rel not in pinned_files)
         try:
             open_file = state.relative(request.open_file) if request.open_file else None
         except ContenoxError:  # an editor file outside the workspace seeds nothing
@@ -389,47 +378,25 @@ class Node:
                        if focus is not None and not request.terminal.strip() else "")
         if failing_run:  # the question came with none of its own: the one the editor saw goes with it
             request = msgspec.structs.replace(request, terminal=failing_run)
-            mention_notes.append(f"the terminal's last failing run ({failing_run.splitlines()[0][:120]}), reported "
-                                 "by the editor, went with the question")
+            notes.append(f"the terminal's last failing run ({failing_run.splitlines()[0][:120]}), reported "
+                         "by the editor, went with the question")
         if (open_file is None and focus is not None and focus.thread in ("", request.thread)
                 and time.monotonic() - focus.at <= self.config.anticipate.focus_ttl_s):
             open_file, selection_lines = focus.path, (focus.line, focus.line)
-            mention_notes.append(f"the editor's place {focus.path}:{focus.line} seeded retrieval (the question came "
-                                 "from the chat with that file in view)")
-        anticipation = self.anticipator.take(state, request.thread, keep=request.plan_only)
+            notes.append(f"the editor's place {focus.path}:{focus.line} seeded retrieval (the question came "
+                         "from the chat with that file in view)")
+        question = Question(prompt=request.prompt, thread=request.thread, selection=request.selection,
+                            terminal=request.terminal, open_file=open_file, selection_lines=selection_lines,
+                            mentions=mentions, notes=tuple(notes))
+        return request, question, focus
 
-        def plan() -> TurnPlan:
-            usable: list[str] = []
-            notes = list(mention_notes)
-            for rel in mentions:  # (here, off the event loop: the check reads the file)
-                if (state.root / rel).is_dir():
-                    usable.append(f"{rel.rstrip('/')}/" if rel not in ("", ".") else "./")
-                    continue
-                why = unpinnable(state.root / rel, self.config.workspace.max_file_bytes)
-                if why:
-                    notes.append(f"mentioned {rel}: {why}, left out")
-                else:
-                    usable.append(rel)
-            inputs = build_inputs(self.config.planner, workspace, count, root=state.root, prompt=request.prompt,
-                                  selection=request.selection, pins=pins, terminal=request.terminal,
-                                  thread=request.thread, reasons=reasons, open_file=open_file,
-                                  selection_lines=selection_lines, map_base=state.map_base,
-                                  mentions=usable)
-            if notes:
-                inputs = msgspec.structs.replace(inputs, notes=(*notes, *inputs.notes))
-            if anticipation is not None:
-                chunks, laid = layout_retrieved(inputs.retrieved, anticipation.chunks, place=anticipation.focus.place(),
-                                                state=anticipation.state,
-                                                age_s=time.monotonic() - anticipation.planned_at,
-                                                count=lambda chunk: count(chunk_part(chunk)),
-                                                new_tokens=self.config.anticipate.question_tokens,
-                                                pointed=(lambda chunk: points_at(chunk.reasons))
-                                                if self.config.anticipate.pointed_only else None)
-                inputs = msgspec.structs.replace(inputs, retrieved=chunks, anticipation=laid)
-            if verdict is not None and not verdict.tools:
-                inputs = msgspec.structs.replace(inputs, text_only=True, text_only_why=verdict.why)
-            return planner.plan(inputs, predict_cached=engine.predict_cached)
-
+    async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
+                        on_event: EventCallback | None, commands: CommandHost | None = None) -> TurnOutcome:
+        engine = await self.engine()
+        workspace, reasons = await self._index(state, on_event)
+        planner = self._planner(state, engine)
+        request, question, focus = self._question(state, request)
+        taken = self.anticipator.take(state, request.thread, keep=request.plan_only)
         pending = self._rewarming.get(state.session_id)
         if pending is not None:  # its prefix is already queued in the engine: plan once it is cached
             await pending.wait()
@@ -437,7 +404,17 @@ class Node:
         verdict = await self._needs_tool(engine, planner, request.prompt) if checked else None
         text_only = verdict is not None and not verdict.tools
         require_call = checked and not text_only and self.config.tools.require_call  # the check said yes
-        turn_plan = await asyncio.to_thread(plan)
+        if verdict is not None and text_only:
+            question = msgspec.structs.replace(question, text_only=True, text_only_why=verdict.why)
+        settings = self.config.anticipate
+        anticipated = None if taken is None else Anticipated(
+            chunks=tuple(taken.chunks), place=taken.focus.place(), state=taken.state,
+            age_s=time.monotonic() - taken.planned_at, new_tokens=settings.question_tokens,
+            pointed=(lambda chunk: points_at(chunk.reasons)) if settings.pointed_only else None)
+        turn_plan = await asyncio.to_thread(
+            prepare, planner, workspace, question, root=state.root, pins=list(state.record.pins), reasons=reasons,
+            map_base=state.map_base, predict_cached=engine.predict_cached, anticipated=anticipated,
+            max_file_bytes=self.config.workspace.max_file_bytes)
         state.pending_reasons.clear()
         if request.plan_only:
             return TurnOutcome(text="", finish_reason="planned", explain=planner.preview(turn_plan),
@@ -497,26 +474,18 @@ class Node:
                                                                      final, edits, max_new, on_event, commands,
                                                                      steps)
             steps = [*steps, *repairs]
-        citations = await asyncio.to_thread(check_citations, final.text, workspace)
-        explain = planner.record(turn_plan, measured, answer_text=final.text, citations=citations, steps=steps,
-                                 finish_reason=final.finish_reason)
-        if step_notes:
-            explain = msgspec.structs.replace(explain, notes=(*explain.notes, *step_notes))
-        if verification is not None:
-            explain = msgspec.structs.replace(explain, notes=(*explain.notes, *describe_verification(verification)))
-        if edits.notes:
-            explain = msgspec.structs.replace(explain, notes=(*explain.notes, *edits.notes))
-        if final.finish_reason == "repetition":
-            explain = msgspec.structs.replace(explain, notes=(
-                *explain.notes, "answer stopped: it began repeating itself; the repeats were dropped"))
+        notes = [*step_notes, *(describe_verification(verification) if verification is not None else ()),
+                 *edits.notes]
+        end = await asyncio.to_thread(finish, planner, turn_plan, final.text, measured, workspace, steps=steps,
+                                      finish_reason=final.finish_reason, notes=notes)
+        explain = end.explain
         state.record_turn(explain)
         profile = engine.profile
         self.store.save_prefix(state.key, SavedPrefix(model=profile.id, model_digest=profile.model_digest,
                                                       tokenizer_digest=profile.tokenizer_digest,
-                                                      ids=turn_plan.resume_prefix()))
-        rebased = await asyncio.to_thread(planner.next_prefix, turn_plan)
-        if rebased and self._warmer is not None:  # the next turn rebases the thread: have it cached by then
-            self._spawn(self._warmer.warm(state.session_id, rebased, f"thread {request.thread} rebased"),
+                                                      ids=end.resume_prefix))
+        if end.rebased and self._warmer is not None:  # the next turn rebases the thread: have it cached by then
+            self._spawn(self._warmer.warm(state.session_id, end.rebased, f"thread {request.thread} rebased"),
                         "node-rebase-warm")
         log.info("turn %s of %s (%s): %s tokens, %s cached, ttft %s ms, %s", explain.turn, state.root,
                  request.client_id, explain.totals.tokens, explain.totals.cached, explain.ttft_ms,
@@ -1029,8 +998,6 @@ class Node:
     async def _anticipation_plan(self, state: WorkspaceState, focus: Focus) -> tuple[TurnPlan, list[Chunk]] | None:
         """The turn a question at ``focus`` would get, without the question (the draft stands for it, if any):
         planned the way ``_run_turn`` plans, so its prefix is the question's, byte for byte."""
-        from contenox.planner import build_inputs
-
         engine = self._engine
         if engine is None:
             return None
@@ -1041,16 +1008,13 @@ class Node:
             thread = focus.thread or (last.thread if last is not None else "main")
             config = msgspec.structs.replace(self.config.planner, retrieval_tokens=self.config.anticipate.tokens)
 
-            def count(text: str) -> int:
-                return len(engine.tokenizer.encode(text))
-
             def plan() -> tuple[TurnPlan, list[Chunk]]:
-                inputs = build_inputs(config, workspace, count, root=state.root, prompt=focus.draft, selection=None,
-                                      pins=list(state.record.pins), terminal=focus.terminal, thread=thread,
-                                      reasons=reasons,
-                                      open_file=focus.path, selection_lines=(focus.line, focus.line),
-                                      map_base=state.map_base)
-                return planner.plan(inputs, predict_cached=engine.predict_cached), list(inputs.retrieved)
+                question = Question(prompt=focus.draft, thread=thread, terminal=focus.terminal, open_file=focus.path,
+                                    selection_lines=(focus.line, focus.line))
+                planned = prepare(planner, workspace, question, root=state.root, pins=list(state.record.pins),
+                                  reasons=reasons, map_base=state.map_base, predict_cached=engine.predict_cached,
+                                  config=config)
+                return planned, list(planned.retrieved)
 
             return await asyncio.to_thread(plan)
 

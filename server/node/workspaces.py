@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,40 +12,13 @@ import msgspec
 from contenox.errors import InvalidRequest, PathOutsideWorkspace
 from contenox.node.store import WorkspaceRecord, WorkspaceStore
 from contenox.planner.map_base import MapBase
+from contenox.planner.turn import unpinnable
 
 if TYPE_CHECKING:
     from contenox.planner import Explain, Planner
     from contenox.workspace import Workspace
 
 __all__ = ["WorkspaceState"]
-
-
-def unpinnable(path: Path, max_bytes: int) -> str:
-    """Why ``path`` cannot be pinned ('' when it can): it must be a regular UTF-8 text file within the cap.
-    Never opens anything but a regular file (a FIFO would block)."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        return "no such file"
-    except OSError as exc:
-        return f"unreadable ({exc.strerror or exc})"
-    if stat.S_ISDIR(info.st_mode):
-        return "a directory, not a file"
-    if not stat.S_ISREG(info.st_mode):
-        return "not a regular file (a FIFO, socket or device)"
-    if info.st_size > max_bytes:
-        return f"{info.st_size} bytes, over the workspace.max_file_bytes cap of {max_bytes}"
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return f"unreadable ({exc.strerror or exc})"
-    if b"\0" in data[:8192]:
-        return "a binary file"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"not UTF-8 text (invalid byte at offset {exc.start})"
-    return ""
 
 
 class WorkspaceState:

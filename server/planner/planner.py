@@ -23,7 +23,7 @@ from contenox.errors import OverContext
 from contenox.planner.budget import fit_budget
 from contenox.planner.chat_frame import ChatFrame, ToolFrame, derive_chat_frame, derive_tool_frame
 from contenox.planner.explain import Citations, Explain, explain_from_manifest
-from contenox.planner.inputs import PlannerInputs, as_pin, split_pin
+from contenox.planner.inputs import Chunk, PlannerInputs, as_pin, split_pin
 from contenox.planner.journal import Journal, ThreadEntry, ToolStep, TurnRecord, slim
 from contenox.planner.manifest import ChunkRecord, Identity, Manifest, SegmentRecord, invalidation_reasons
 from contenox.planner.prompts import PromptTexts, load_prompts, tool_definitions
@@ -73,6 +73,9 @@ class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
     """The user's own words (what a replayed thread shows)."""
     entry: ThreadEntry = msgspec.field(default_factory=lambda: ThreadEntry())
     """What the turn enters into its thread (recorded as is)."""
+    retrieved: tuple[Chunk, ...] = ()
+    """The code retrieval chose for the turn, best first, before budget fitting (``manifest.chunks``: what went
+    in)."""
 
     def stable_prefix(self) -> list[int]:
         """Ids of the stable segments (system .. pins): what the cache policy keeps warm."""
@@ -206,7 +209,7 @@ class Planner:
                             base=_base(records, inputs.thread, len(draft.history)))
         return TurnPlan(token_ids=token_ids, manifest=manifest, user=entry_of(rendered),
                         prompt=(inputs.prompt or inputs.user).strip(), entry=entry,
-                        messages=messages_of(self.prompts, draft, rendered))
+                        messages=messages_of(self.prompts, draft, rendered), retrieved=tuple(inputs.retrieved))
 
     def _fit(self, draft: Draft, inputs: PlannerInputs) -> None:
         """Budget fitting, keeping every referenced chunk in the prompt: a chunk whose holding turn was
