@@ -302,8 +302,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
                          on_notification=on_notification, on_request=on_request)
     finally:
         view.close()
-    if args.json:
-        print(msgspec.json.encode(result).decode())
+    if args.json:  # the diffs, not the files' whole texts (those are for --apply)
+        shown = {**result, "edits": [{k: v for k, v in e.items() if k not in ("old_text", "new_text")}
+                                     for e in result.get("edits") or []]}
+        print(msgspec.json.encode(shown).decode())
     else:
         print("\n")
         if result.get("finish_reason") == "length":
@@ -366,24 +368,35 @@ def _print_edits(result: dict[str, Any]) -> None:
 
 
 def _apply_edits(root: Path, edits: list[dict[str, Any]]) -> int:
-    """Apply the proposed diffs to the workspace with ``git apply`` (checked first: all or nothing)."""
-    import subprocess
-    import tempfile
+    """Apply the proposed edits to the workspace, all or none: each file must still hold the text its edit was
+    made from (the one applier, :func:`contenox.answer.edits.apply_edit`); each is written atomically, keeping
+    its permissions."""
+    from contenox.answer.edits import ProposedEdit, apply_edit
+    from contenox.errors import StaleEdit
+    from contenox.node.persist import write_atomic
 
-    patch = "".join(edit["diff"] for edit in edits)
-    with tempfile.NamedTemporaryFile("w", suffix=".patch", delete=False, encoding="utf-8") as fh:
-        fh.write(patch)
-    try:
-        for check in (True, False):
-            cmd = ["git", "apply", *(["--check"] if check else []), fh.name]
-            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                print(f"contenox: ask --apply: the edits do not apply to {root}: {done.stderr.strip()}",
-                      file=sys.stderr)
-                return 1
-    finally:
-        os.unlink(fh.name)
-    print(f"applied edits to {', '.join(edit['path'] for edit in edits)}", file=sys.stderr)
+    planned: list[tuple[Path, str]] = []
+    for raw in edits:
+        edit = msgspec.convert(raw, ProposedEdit)
+        path = (root / edit.path).resolve()
+        problem = ""
+        try:
+            if not path.is_relative_to(root.resolve()):
+                problem = f"{edit.path} is outside the workspace"
+            else:
+                current = path.read_text(encoding="utf-8") if path.exists() else None
+                planned.append((path, apply_edit(edit, current)))
+        except StaleEdit as exc:
+            problem = exc.message
+        except (OSError, UnicodeDecodeError) as exc:
+            problem = f"cannot read {edit.path}: {exc}"
+        if problem:
+            print(f"contenox: ask --apply: the edits do not apply to {root}: {problem}; nothing was written",
+                  file=sys.stderr)
+            return 1
+    for path, text in planned:
+        write_atomic(path, text.encode("utf-8"), keep_mode=True)
+    print(f"applied edits to {', '.join(str(edit['path']) for edit in edits)}", file=sys.stderr)
     return 0
 
 
@@ -641,7 +654,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--thread", default="cli", metavar="NAME",
                    help="conversation thread in this workspace (default: cli; the editors keep their own)")
     s.add_argument("--apply", action="store_true",
-                   help="apply the answer's proposed edits to the working tree (git apply; all or nothing)")
+                   help="apply the answer's proposed edits to the working tree (all or nothing: each file must "
+                        "still hold the text its edit was made from)")
     s.add_argument("--explain", action="store_true",
                    help="the explain-context table under the answer (default: a one-line cache summary)")
     s.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None,

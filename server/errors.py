@@ -32,6 +32,7 @@ __all__ = [
     "ProfileMismatch",
     "RepositoryError",
     "ServingError",
+    "StaleEdit",
     "TokenizerMismatch",
     "VerifyError",
     "WorkspaceError",
@@ -214,6 +215,13 @@ class VerifyError(ContenoxError):
 
     code = -32025
     kind = "verify_error"
+
+
+class StaleEdit(ContenoxError):
+    """A proposed edit was not applied: its file no longer holds the text the edit was made from."""
+
+    code = -32028
+    kind = "stale_edit"
 
 
 class InvalidRequest(ContenoxError):

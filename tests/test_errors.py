@@ -34,6 +34,7 @@ STABLE = {
     "VerifyError": (-32025, "verify_error"),
     "ServingError": (-32026, "serving_error"),
     "TokenizerMismatch": (-32027, "tokenizer_mismatch"),
+    "StaleEdit": (-32028, "stale_edit"),
     "InvalidRequest": (-32602, "invalid_request"),
     "Cancelled": (-32800, "cancelled"),
 }

@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +27,10 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from contenox.answer.edits import ProposedEdit, apply_edit, first_changed_line
+from contenox.errors import StaleEdit
 from contenox.node.contract import CommandResult, ToolActivity
-from contenox.planner.edits import ProposedEdit
+from contenox.node.persist import write_atomic
 
 __all__ = ["ClientTerminal", "offer_edits", "report_tool"]
 
@@ -38,29 +38,6 @@ log = logging.getLogger(__name__)
 
 _OPTIONS = [PermissionOption(option_id="apply", name="Apply", kind="allow_once"),
             PermissionOption(option_id="reject", name="Reject", kind="reject_once")]
-
-
-def _first_changed_line(edit: ProposedEdit) -> int:
-    old = (edit.old_text or "").splitlines()
-    new = edit.new_text.splitlines()
-    for number, (a, b) in enumerate(zip(old, new, strict=False), 1):
-        if a != b:
-            return number
-    return min(len(old), len(new)) + 1
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 async def _current_text(conn: Client, session_id: str, path: Path, client_reads: bool) -> str | None:
@@ -78,12 +55,14 @@ async def _current_text(conn: Client, session_id: str, path: Path, client_reads:
 async def _apply(conn: Client, session_id: str, path: Path, edit: ProposedEdit, fs: Any) -> str | None:
     """Write the edit; the reason it was not written, or None."""
     current = await _current_text(conn, session_id, path, bool(getattr(fs, "read_text_file", False)))
-    if current != edit.old_text:
-        return f"{edit.path} changed since the edit was proposed; ask again"
+    try:
+        text = apply_edit(edit, current)
+    except StaleEdit as exc:
+        return exc.message
     if getattr(fs, "write_text_file", False):
-        await conn.write_text_file(session_id=session_id, path=str(path), content=edit.new_text)
+        await conn.write_text_file(session_id=session_id, path=str(path), content=text)
     else:
-        _write_atomic(path, edit.new_text)
+        await asyncio.to_thread(write_atomic, path, text.encode("utf-8"), keep_mode=True)
     return None
 
 
@@ -97,7 +76,7 @@ async def offer_edits(conn: Client, session_id: str, root: str, turn: int, edits
         path = Path(root, edit.path)
         title = f"{'Create' if edit.old_text is None else 'Edit'} {edit.path}"
         diff = tool_diff_content(str(path), edit.new_text, edit.old_text)
-        location = ToolCallLocation(path=str(path), line=_first_changed_line(edit))
+        location = ToolCallLocation(path=str(path), line=first_changed_line(edit))
         await conn.session_update(session_id, start_tool_call(
             call_id, title, kind="edit", status="pending", content=[diff], locations=[location],
             raw_input={"path": edit.path, "diff": edit.diff}))

@@ -2,7 +2,7 @@
 
 80 prompts, each rendered with the model's own chat template, the node's tool policy and its tool schemas (the way
 the template renders tools, as a tool-enabled turn carries them), answered greedily under the node's tool-call
-grammar (as a turn runs), and read with the node's parser (:mod:`contenox.planner.toolcalls`):
+grammar (as a turn runs), and read with the node's parser (:mod:`contenox.answer.toolcalls`):
 - 43 that need a tool: single calls of each tool, an integer argument, multi-step tasks (their first call), and
   wrong-tool temptations (a symbol to find, not a file to read);
 - 37 that need none: general questions, code to write from scratch, requests no tool can serve (refusals), JSON
@@ -23,8 +23,8 @@ from typing import Any
 
 import msgspec
 
+from contenox.answer.toolcalls import parse_tool_calls, schemas_of
 from contenox.planner.prompts import load_prompts
-from contenox.planner.toolcalls import parse_tool_calls, schemas_of
 from contenox.runtime_ov.certification import Certification
 
 __all__ = ["SUITE", "certify"]

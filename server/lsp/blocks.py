@@ -14,8 +14,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from contenox.answer.blocks import named_path
+from contenox.answer.edits import ProposedEdit
+from contenox.answer.resolve import defined_names, whole_file_edit
 from contenox.errors import ContenoxError, InvalidRequest
-from contenox.planner.edits import ProposedEdit, defined_names, named_path, whole_file_edit
 
 from .documents import document, param_str, root_for, uri_of
 from .server import ContenoxLanguageServer

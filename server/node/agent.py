@@ -2,7 +2,7 @@
 out of the answer text, and one step's calls run and reported.
 
 The loop itself is :meth:`contenox.node.Node._agent_steps`: after each answer the parser
-(:mod:`contenox.planner.toolcalls`) reads its calls; each is run here, reported as a
+(:mod:`contenox.answer.toolcalls`) reads its calls; each is run here, reported as a
 :class:`~contenox.node.contract.ToolActivity` (started, then completed or failed) and its result is framed as the
 template frames a tool message; the step (the answer with its calls, and the results) is appended to the turn,
 so the next step's prefill is only the results.
@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from contenox.answer.edits import ProposedEdit
+from contenox.answer.toolcalls import ParsedAnswer, ToolCall, schemas_of, streamable
 from contenox.node.command_guard import refusal
 from contenox.node.contract import CommandHost, ToolActivity, TurnEvent
 from contenox.node.tools import ToolResult, cut, kind_of, run_tool
-from contenox.planner.edits import ProposedEdit
 from contenox.planner.journal import ToolStep
 from contenox.planner.prompts import declared_parameters, load_prompts, tool_definitions
-from contenox.planner.toolcalls import ParsedAnswer, ToolCall, schemas_of, streamable
 from contenox.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def tool_policy_digest() -> str:
 
 class CallMarkupFilter:
     """The answer text to stream: everything before its first tool call, in any form the parser reads
-    (:func:`~contenox.planner.toolcalls.streamable`). Text that could be the start of a call is held back until
+    (:func:`~contenox.answer.toolcalls.streamable`). Text that could be the start of a call is held back until
     it is clearly not (a code block that is no call, a JSON example with text after it); from a call on, the
     step's text is not streamed (its calls are shown as tool activity instead)."""
 

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from contenox.answer.fim_trim import trim_completion
 from contenox.config import CompletionConfig
 from contenox.errors import ContenoxError
 from contenox.node.contract import CompletionInfo, CompletionOutcome, CompletionRequest
@@ -27,7 +28,6 @@ from contenox.planner.fim import (
     fim_support,
     identifiers_near,
 )
-from contenox.planner.fim_trim import trim_completion
 
 if TYPE_CHECKING:
     from contenox.node.workspaces import WorkspaceState

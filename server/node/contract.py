@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
+from contenox.answer.edits import ProposedEdits
 from contenox.config import Config
-from contenox.planner.edits import ProposedEdits
 from contenox.planner.explain import Explain
 from contenox.verify import Verification
 

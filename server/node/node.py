@@ -18,6 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from contenox.answer.blocks import parse_edit_blocks
+from contenox.answer.edits import ProposedEdit, ProposedEdits
+from contenox.answer.renames import propagate_renames
+from contenox.answer.repetition import RepetitionGuard
+from contenox.answer.resolve import propose_edits
 from contenox.buildinfo import build_id
 from contenox.config import Config
 from contenox.errors import (
@@ -58,7 +63,6 @@ from contenox.node.contract import (
 from contenox.node.paths import workspace_key, workspace_root
 from contenox.node.persist import sweep_temp_files
 from contenox.node.queue import TurnQueue
-from contenox.node.repetition import RepetitionGuard
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
 from contenox.node.tools import ToolResult, run_tool
 from contenox.node.verifying import (
@@ -75,13 +79,6 @@ from contenox.node.verifying import skipped as skipped_verification
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState
 from contenox.planner import toolcheck
-from contenox.planner.edits import (
-    ProposedEdit,
-    ProposedEdits,
-    parse_edit_blocks,
-    propagate_renames,
-    propose_edits,
-)
 from contenox.planner.journal import ToolStep
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
@@ -90,8 +87,8 @@ from contenox.workspace import points_at, rename_identifier
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from contenox.answer.toolcalls import ParsedAnswer
     from contenox.planner import Chunk, Explain, Planner, TurnPlan
-    from contenox.planner.toolcalls import ParsedAnswer
     from contenox.runtime_ov import EngineLike, FinalEvent
     from contenox.verify import ConsentStore, Verification
     from contenox.workspace import RelatedHit, SymbolInfo, Workspace
@@ -162,7 +159,7 @@ def _relpath(workspace: Workspace, path: object) -> str | None:
 
 def _called(answer: str) -> list[str]:
     """The tool names an answer called (for the explain note)."""
-    from contenox.planner.toolcalls import parse_tool_calls
+    from contenox.answer.toolcalls import parse_tool_calls
 
     return [call.name for call in parse_tool_calls(answer, tool_schemas()).calls]
 
@@ -647,7 +644,7 @@ class Node:
         """Run the answer's tool calls and answer again with their results, step by step, until an answer
         with no call or a limit (steps, wall time); the final answer. ``steps``, ``edits`` and ``notes``
         are filled in as it goes. ``read_only``: the question only asks to see or explain (no edit is proposed)."""
-        from contenox.planner.toolcalls import parse_tool_calls
+        from contenox.answer.toolcalls import parse_tool_calls
 
         planner = state.planner
         assert planner is not None

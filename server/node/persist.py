@@ -35,15 +35,19 @@ def read_json(path: Path, type_: type[T]) -> T | None:
         return None
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` all at once (durable before the rename)."""
+def write_atomic(path: Path, data: bytes, *, keep_mode: bool = False) -> None:
+    """Replace ``path`` with ``data`` all at once (durable before the rename). ``keep_mode``: a user's file
+    keeps its permissions (a new one gets 0644), where state files get the process's default."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    mode = (path.stat().st_mode & 0o777 if path.exists() else 0o644) if keep_mode else None
     try:
         with tmp.open("wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

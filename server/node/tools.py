@@ -12,17 +12,15 @@ never written by the node itself. Results over ``max_chars`` are cut, and the cu
 from __future__ import annotations
 
 import re
-import subprocess
-import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
+from contenox.answer.edits import ProposedEdit, first_changed_line, unified_diff
+from contenox.answer.toolcalls import ToolCall
+from contenox.answer.udiff import apply_unified_diff
 from contenox.errors import ContenoxError
-from contenox.planner.edits import ProposedEdit, unified_diff
-from contenox.planner.toolcalls import ToolCall
 from contenox.workspace import Workspace
 
 __all__ = ["ToolKind", "ToolResult", "cut", "kind_of", "run_tool"]
@@ -30,7 +28,6 @@ __all__ = ["ToolKind", "ToolResult", "cut", "kind_of", "run_tool"]
 ToolKind = Literal["read", "search", "edit", "execute", "other"]
 _KINDS: dict[str, ToolKind] = {"read_file": "read", "list_files": "read", "search": "search",
                                "find_symbol": "search", "propose_edit": "edit", "run_command": "execute"}
-_GIT_TIMEOUT_S = 20
 
 
 class ToolResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -171,10 +168,10 @@ def _propose_edit(call: ToolCall, workspace: Workspace, earlier: ProposedEdit | 
     new: str | None = None
     how = ""
     if earlier is not None:
-        new, _ = _apply(rel, earlier.new_text, diff)
+        new, _ = apply_unified_diff(rel, earlier.new_text, diff)
         how = " on top of the earlier edit" if new is not None else ""
     if new is None:
-        new, problem = _apply(rel, old, diff)
+        new, problem = apply_unified_diff(rel, old, diff)
         if new is None:
             return _error(call, f"Edit {rel}: the diff does not apply", problem, ((rel, None),), unapplied=True)
         how = " (replaces the earlier edit of it)" if earlier is not None else ""
@@ -182,52 +179,8 @@ def _propose_edit(call: ToolCall, workspace: Workspace, earlier: ProposedEdit | 
         return _error(call, f"Edit {rel}: no change", "the diff changes nothing", ((rel, None),), unapplied=True)
     unified = unified_diff(rel, old, new)
     edit = ProposedEdit(path=rel, old_text=old, new_text=new, diff=unified, blocks=1)
-    first = next((int(m.group(1)) for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)", unified, re.MULTILINE)), None)
     return ToolResult(name=call.name, kind="edit", title=f"Edit {rel}{how}", ok=True,
                       text=f"proposed: the diff applies to {rel}{how}; the user reviews it (applied only if approved)",
-                      locations=((rel, first),), edit=edit)
+                      locations=((rel, first_changed_line(edit)),), edit=edit)
 
 
-def _apply(rel: str, old: str | None, diff: str) -> tuple[str | None, str]:
-    """``diff`` applied to ``old`` (None: no such file) by ``git apply`` in a scratch folder: the new text, or
-    None and git's reason. Paths with and without the ``a/``/``b/`` prefixes are accepted, hunk line counts are
-    recounted, and a hunk whose context git will not anchor (models often write one context line before and none
-    after) is tried with less context (``-C1``, then ``-C0``: the removed lines must still match). The user
-    reviews the change as it comes out, recomputed from the two texts, not the model's diff."""
-    with tempfile.TemporaryDirectory(prefix="contenox-edit-") as scratch:
-        target = Path(scratch) / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if old is not None:
-            target.write_text(old, encoding="utf-8")
-        patch = Path(scratch) / ".contenox.patch"
-        patch.write_text(diff, encoding="utf-8")
-        reason = ""
-        # less context only where removed lines anchor every hunk: a hunk that only adds lines has nothing else
-        # to place it (with -C0 its lines land at its line number whatever its context says: the 1.5B's
-        # docstring-splitting insertion came out as a diff that "applied")
-        fallbacks: tuple[tuple[str, ...], ...] = (("-C1",), ("-C0",)) if _anchored(diff) else ()
-        for strip in ("-p1", "-p0"):
-            for context in ((), *fallbacks):
-                options = [strip, "--recount", *context, str(patch)]
-                check = subprocess.run(["git", "apply", "--check", *options], cwd=scratch, capture_output=True,
-                                       text=True, timeout=_GIT_TIMEOUT_S)
-                if check.returncode != 0:
-                    reason = reason or _last_line(check.stderr) or "git apply refused the diff"
-                    continue
-                subprocess.run(["git", "apply", *options], cwd=scratch, capture_output=True, text=True,
-                               timeout=_GIT_TIMEOUT_S, check=True)
-                if not target.exists():
-                    return None, f"the diff does not change {rel}"
-                return target.read_text(encoding="utf-8"), ""
-        return None, reason
-
-
-def _anchored(diff: str) -> bool:
-    """Every hunk of ``diff`` removes a line (what git must find in the file, with or without context)."""
-    hunks = re.split(r"^@@[^\n]*@@[^\n]*\n", diff, flags=re.MULTILINE)[1:]
-    return bool(hunks) and all(re.search(r"^-(?!--)", hunk, re.MULTILINE) for hunk in hunks)
-
-
-def _last_line(text: str) -> str:
-    lines = [line.removeprefix("error: ") for line in text.strip().splitlines()]
-    return lines[-1] if lines else ""

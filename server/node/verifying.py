@@ -24,10 +24,10 @@ from pathlib import Path
 
 import msgspec
 
+from contenox.answer.edits import ProposedEdit, ProposedEdits
 from contenox.config import VerifyConfig
 from contenox.errors import ContenoxError, VerifyError
 from contenox.node.contract import CommandResult, ConsentAsker, ToolActivity, TurnEvent, TurnRequest
-from contenox.planner.edits import ProposedEdit, ProposedEdits
 from contenox.planner.journal import ToolStep
 from contenox.verify import (
     CandidateResult,

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from contenox.answer.citations import Citations
 from contenox.planner.manifest import ChunkRecord, Manifest
 
 __all__ = ["AnticipatedContext", "Citations", "Explain", "ExplainSegment", "ExplainTotals", "cache_facts", "explain_from_manifest",
@@ -31,33 +32,6 @@ class ExplainTotals(msgspec.Struct, frozen=True, kw_only=True):
     cached: int
     new: int
     hit_pct: float
-
-
-class Citations(msgspec.Struct, frozen=True, kw_only=True):
-    """The files, symbols and line ranges an answer names, checked against the workspace."""
-
-    files_real: tuple[str, ...] = ()
-    files_unknown: tuple[str, ...] = ()
-    """Paths the answer names that are not in the workspace (invented, or outside it)."""
-    symbols_real: tuple[str, ...] = ()
-    symbols_unknown: tuple[str, ...] = ()
-    """Code names the answer presents as the workspace's that nothing in it defines or uses."""
-    lines_unknown: tuple[str, ...] = ()
-    """``path:line`` references past the end of their file."""
-
-    @property
-    def real(self) -> int:
-        return len(self.files_real) + len(self.symbols_real)
-
-    @property
-    def unknown(self) -> int:
-        return len(self.files_unknown) + len(self.symbols_unknown) + len(self.lines_unknown)
-
-    def summary(self) -> str:
-        """``cited: N real, M unknown`` and the unknown names (the invented ones)."""
-        text = f"cited: {self.real} real, {self.unknown} unknown"
-        flagged = [*self.files_unknown, *self.symbols_unknown, *self.lines_unknown]
-        return text + (" (" + ", ".join(flagged[:8]) + (" ..." if len(flagged) > 8 else "") + ")" if flagged else "")
 
 
 class AnticipatedContext(msgspec.Struct, frozen=True, kw_only=True):

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from contenox.answer.citations import check_citations
 from contenox.planner.anticipate import layout_retrieved
-from contenox.planner.citations import check_citations
 from contenox.planner.explain import Explain
 from contenox.planner.inputs import Chunk, build_inputs
 from contenox.planner.journal import ToolStep

@@ -234,8 +234,8 @@ class RpcConnection:
         outcome = await self.node.turn(request, on_event, _ClientCommands(self) if runs is True else None)
         return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain.to_json(),
                 "files_in_prompt": list(outcome.files_in_prompt), "output_tokens": outcome.output_tokens,
-                "edits": [{"path": e.path, "diff": e.diff, "new_file": e.old_text is None, "blocks": e.blocks}
-                          for e in outcome.edits.edits],
+                "edits": [{"path": e.path, "diff": e.diff, "new_file": e.old_text is None, "blocks": e.blocks,
+                           "old_text": e.old_text, "new_text": e.new_text} for e in outcome.edits.edits],
                 "edit_problems": list(outcome.edits.problems),
                 "verification": (msgspec.to_builtins(outcome.verification)
                                  if outcome.verification is not None else None)}

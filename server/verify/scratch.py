@@ -20,7 +20,8 @@ from pathlib import Path
 
 import msgspec
 
-from contenox.errors import VerifyError
+from contenox.answer.edits import apply_edit
+from contenox.errors import StaleEdit, VerifyError
 
 __all__ = ["EditLike", "ScratchTree", "python_env"]
 
@@ -138,10 +139,12 @@ class ScratchTree:
         self.reset()
         edits = list(edits)
         for edit in edits:
-            if self.read(edit.path) != edit.old_text:
+            try:
+                text = apply_edit(edit, self.read(edit.path))
+            except StaleEdit:
                 self.reset()
                 return f"{edit.path} does not hold the text the edit was made from"
-            self._write(edit.path, edit.new_text)
+            self._write(edit.path, text)
             self._applied.append(edit)
         return None
 

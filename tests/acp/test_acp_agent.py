@@ -21,8 +21,8 @@ from acp.schema import (
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from contenox.acp import serve_connection
 from contenox.acp.sessions import title_of
+from contenox.answer.edits import ProposedEdit, ProposedEdits, unified_diff
 from contenox.jsonrpc import MAX_MESSAGE_BYTES as MAX_LINE_BYTES
-from contenox.planner.edits import ProposedEdit, ProposedEdits, unified_diff
 from contenox.verify import CandidateResult, Verification
 from support.acp_recorder import Recorder
 from support.lsp_fake_node import FakeNode

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import pytest
 
 from contenox import cli
+from contenox.answer.toolcalls import schemas_of
 from contenox.config import load_config
 from contenox.eval.certify import HELD_OUT, SUITE, Case, certify
 from contenox.planner.prompts import load_prompts
-from contenox.planner.toolcalls import schemas_of
 from contenox.planner.toolcheck import GRAMMAR, KIND_GRAMMAR, TEXT_ONLY_GRAMMAR, request_refusal
 from contenox.runtime_ov import FinalEvent, GenerateRequest, InstalledModel, ModelStore, RequestMetrics
 from contenox.runtime_ov.certification import CERTIFICATION_FILE, read_certification

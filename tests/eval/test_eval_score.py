@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from contenox.answer.resolve import propose_edits
 from contenox.eval import TaskSet, checkout
 from contenox.eval.report import EvalReport, TaskResult, VerifiedTask, render_table, summarize
 from contenox.eval.score import (
@@ -15,7 +16,6 @@ from contenox.eval.score import (
     recall,
     symbols_named,
 )
-from contenox.planner.edits import propose_edits
 
 
 def _task(task_set: TaskSet, task_id: str):

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from contenox.answer.resolve import whole_file_edit
 from contenox.lsp import serve_connection
-from contenox.planner.edits import whole_file_edit
 from contenox.workspace import SymbolInfo, SymbolLocation
 from support.lsp_fake_node import FakeNode
 from support.lsp_rpc_peer import RpcPeer

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from contenox.answer.edits import ProposedEdit
+from contenox.answer.toolcalls import ParsedAnswer, ToolCall
 from contenox.node.agent import run_step
 from contenox.node.command_guard import refusal
 from contenox.node.contract import CommandResult, TurnEvent
-from contenox.planner.edits import ProposedEdit
-from contenox.planner.toolcalls import ParsedAnswer, ToolCall
 
 
 @pytest.mark.parametrize("command", [

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from contenox.answer.toolcalls import ToolCall, parse_tool_calls
 from contenox.config import WorkspaceConfig
 from contenox.node.agent import CallMarkupFilter, tool_schemas
 from contenox.node.tools import run_tool
-from contenox.planner.toolcalls import ToolCall, parse_tool_calls
 from contenox.workspace import Workspace
 from support.gitrepo import make_repo
 
@@ -72,7 +72,7 @@ def test_propose_edit_checks_the_diff_against_the_current_text(ws: Workspace) ->
     proposed = run_tool(call("propose_edit", path="util.py", diff=diff), ws, max_chars=4000)
     assert proposed.ok and proposed.kind == "edit" and proposed.edit is not None
     assert proposed.edit.new_text == UTIL.replace("x - 1", "x + 1") and proposed.edit.old_text == UTIL
-    assert proposed.locations == (("util.py", 1),) and "the user reviews it" in proposed.text
+    assert proposed.locations == (("util.py", 2),) and "the user reviews it" in proposed.text
     assert (ws.root / "util.py").read_text() == UTIL  # proposed, never written by the node
     wrong_counts = diff.replace("@@ -1,2 +1,2 @@", "@@ -1,5 +1,7 @@")  # models miscount: recounted
     assert run_tool(call("propose_edit", path="util.py", diff=wrong_counts), ws, max_chars=4000).ok

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from contenox.answer.edits import ProposedEdit, ProposedEdits
 from contenox.node.verifying import asks_for_change, strip_edit_blocks
-from contenox.planner.edits import ProposedEdit, ProposedEdits
 
 EDIT = ProposedEdits(edits=(ProposedEdit(path="a.py", old_text="x = 1\n", new_text="x = 2\n", diff="d", blocks=1),))
 

@@ -74,8 +74,8 @@ def test_a_redrawn_propose_edit_call_edits_real_lines_and_changes_something(engi
     removed lines are lines of the file and which changes something (or, cut at the token limit, a prefix of one)."""
     import json
 
+    from contenox.answer.toolcalls import parse_tool_calls
     from contenox.node.agent import tool_schemas
-    from contenox.planner.toolcalls import parse_tool_calls
 
     head = '<tool_call>\n{"name": "propose_edit"'
     grammar = diff_call_grammar([("util.py", SOURCE)], ', "arguments": ', "}\n</tool_call>")

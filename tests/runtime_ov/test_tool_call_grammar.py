@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from contenox.answer.toolcalls import parse_tool_calls
 from contenox.node.agent import tool_call_grammar, tool_schemas
 from contenox.planner.prompts import declared_parameters
-from contenox.planner.toolcalls import parse_tool_calls
 from contenox.runtime_ov import EngineLike, EngineOptions, GenerateRequest, InstalledModel, start_engine
 
 pytestmark = pytest.mark.slow

@@ -10,6 +10,9 @@ from typing import Any
 
 import msgspec
 
+from contenox.answer.edits import ProposedEdits
+from contenox.answer.renames import propagate_renames
+from contenox.answer.resolve import propose_edits
 from contenox.config import Config
 from contenox.errors import Cancelled, ModelNotFound, OverContext
 from contenox.node.contract import (
@@ -27,7 +30,6 @@ from contenox.node.contract import (
     TurnRequest,
 )
 from contenox.planner import Citations, Explain, ExplainSegment, ExplainTotals
-from contenox.planner.edits import ProposedEdits, propagate_renames, propose_edits
 from contenox.verify import Verification
 from contenox.workspace import RelatedHit, SymbolInfo, SymbolLocation, rename_identifier
 

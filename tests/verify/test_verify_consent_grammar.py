@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from contenox.planner.edits import parse_edit_blocks
+from contenox.answer.blocks import parse_edit_blocks
 from contenox.verify import ConsentStore, edit_block_grammar
 
 

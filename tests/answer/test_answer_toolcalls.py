@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from contenox.answer.toolcalls import ToolCall, parse_tool_calls, schemas_of, streamable
 from contenox.planner.prompts import load_prompts
-from contenox.planner.toolcalls import ToolCall, parse_tool_calls, schemas_of, streamable
 
 SCHEMAS = schemas_of([json.loads(line) for line in load_prompts().tools.splitlines()])
 

@@ -13,9 +13,37 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from contenox.planner.explain import Citations
+import msgspec
 
-__all__ = ["WorkspaceFacts", "check_citations", "cited_paths", "cited_symbols"]
+__all__ = ["Citations", "WorkspaceFacts", "check_citations", "cited_paths", "cited_symbols"]
+
+
+class Citations(msgspec.Struct, frozen=True, kw_only=True):
+    """The files, symbols and line ranges an answer names, checked against the workspace."""
+
+    files_real: tuple[str, ...] = ()
+    files_unknown: tuple[str, ...] = ()
+    """Paths the answer names that are not in the workspace (invented, or outside it)."""
+    symbols_real: tuple[str, ...] = ()
+    symbols_unknown: tuple[str, ...] = ()
+    """Code names the answer presents as the workspace's that nothing in it defines or uses."""
+    lines_unknown: tuple[str, ...] = ()
+    """``path:line`` references past the end of their file."""
+
+    @property
+    def real(self) -> int:
+        return len(self.files_real) + len(self.symbols_real)
+
+    @property
+    def unknown(self) -> int:
+        return len(self.files_unknown) + len(self.symbols_unknown) + len(self.lines_unknown)
+
+    def summary(self) -> str:
+        """``cited: N real, M unknown`` and the unknown names (the invented ones)."""
+        text = f"cited: {self.real} real, {self.unknown} unknown"
+        flagged = [*self.files_unknown, *self.symbols_unknown, *self.lines_unknown]
+        return text + (" (" + ", ".join(flagged[:8]) + (" ..." if len(flagged) > 8 else "") + ")" if flagged else "")
+
 
 _EXT = r"(?:py|pyi|js|mjs|cjs|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cxx|md|toml|json|cfg|ini|yaml|yml|txt|rst)"
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\." + _EXT + r")(?::(\d+)(?:[-–](\d+))?)?(?![\w/])")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contenox.planner.fim_trim import MAX_LINES, trim_completion
+from contenox.answer.fim_trim import MAX_LINES, trim_completion
 
 
 def test_code_after_the_cursor_on_its_line_keeps_the_completion_to_that_line() -> None:

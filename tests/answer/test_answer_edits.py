@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from contenox.planner.edits import parse_edit_blocks, propose_edits, unified_diff
+from contenox.answer.blocks import parse_edit_blocks
+from contenox.answer.edits import unified_diff
+from contenox.answer.resolve import propose_edits
 
 SIGNER = '''class Signer:
     def validate(self, value):

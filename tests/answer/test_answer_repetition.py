@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contenox.node.repetition import RepetitionGuard
+from contenox.answer.repetition import RepetitionGuard
 
 
 def _feed(text: str, step: int = 7) -> RepetitionGuard:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from contenox.answer.citations import check_citations, cited_paths, cited_symbols
 from contenox.config import WorkspaceConfig
-from contenox.planner.citations import check_citations, cited_paths, cited_symbols
 from contenox.workspace import Workspace
 
 FILES = {

@@ -1,0 +1,343 @@
+"""An answer's changes resolved against the workspace: :func:`propose_edits`.
+
+Each edit block (:mod:`contenox.answer.blocks`) is resolved against the file's current text (editor buffers
+first). A block with no usable path is resolved in the one file whose text holds its search lines. An empty
+search creates a new file (or appends to an existing one). What resolves becomes one unified diff per file, made
+from the real text, so it applies by construction; what does not is a named problem ("search text not found in
+src/x.py"), never dropped.
+
+Small models also answer "here is the updated code": a fenced block holding whole definitions. A block
+whose every top-level definition (a function, method or class, found by its first line) is a complete one
+(no ``...`` placeholder) replaces the definitions of the same names, located through the workspace's
+symbol index (``locate``); a path named on the line before the block picks among same-named ones. A class
+with placeholders stands for its members: each complete method in it replaces that method. Quoted code that
+equals the file's changes nothing and proposes nothing. When the question or the answer speaks of a rename, a
+definition quoted whole under a new name rewrites the one in the named file whose body it repeats.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+from collections.abc import Callable, Iterable
+
+import msgspec
+
+from contenox.answer.blocks import SEARCH_LINE, apply_block, parse_edit_blocks, path_in
+from contenox.answer.edits import (
+    DEFINITION_LINE,
+    EditBlock,
+    Located,
+    ProposedEdit,
+    ProposedEdits,
+    definition_name,
+    indent_of,
+    unified_diff,
+)
+
+__all__ = ["defined_names", "propose_edits", "whole_file_edit"]
+
+_PLACEHOLDER = re.compile(r"^\s*(?:\.\.\.|…|(?:#|//|/\*)\s*(?:\.\.\.|…|rest of|existing|unchanged|other))",
+                          re.IGNORECASE)
+_CODE_FENCE = re.compile(r"^(\s*)(```+|~~~+)[ \t]*([\w+#.-]*)[ \t]*$")
+_CLOSER = re.compile(r"^[}\])]")
+
+
+class _Quoted(msgspec.Struct, frozen=True):
+    """A fenced code block of the answer: the path (and definition name) on the line before it, its lines."""
+
+    path: str | None
+    name: str | None
+    lines: list[str]
+
+
+def _quoted_blocks(answer: str) -> list[_Quoted]:
+    """The answer's fenced code blocks that are not diffs or edit blocks."""
+    lines = answer.splitlines()
+    out: list[_Quoted] = []
+    i = 0
+    while i < len(lines):
+        opening = _CODE_FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        fence, lang = opening.group(2), opening.group(3).lower()
+        j = i + 1
+        while j < len(lines) and not (lines[j].strip().startswith(fence) and not lines[j].strip().strip(fence[0])):
+            j += 1
+        body = lines[i + 1:j]
+        before = next((lines[b] for b in range(i - 1, max(-1, i - 3), -1) if lines[b].strip()), "")
+        name = re.search(r"\(([A-Za-z_$][\w$.]*)\)\s*:?\s*$", before.strip().strip("*#`"))
+        if lang not in ("diff", "patch", "udiff") and not any(SEARCH_LINE.match(line) for line in body):
+            out.append(_Quoted(path=path_in(before), name=name.group(1) if name else None, lines=body))
+        i = j + 1
+    return out
+
+
+def _segments(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """(name, lines) of each definition at the lines' outermost indentation, with the decorators before it
+    and the closing brackets after it; other statements at that level end a definition."""
+    nonblank = [line for line in lines if line.strip()]
+    if not nonblank:
+        return []
+    base = min(len(indent_of(line)) for line in nonblank)
+    segments: list[tuple[str, list[str]]] = []
+    current: tuple[str, list[str]] | None = None
+    decorators: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if current is not None:
+                current[1].append(line)
+            continue
+        if len(indent_of(line)) > base:
+            if current is not None:
+                current[1].append(line)
+            continue
+        name = definition_name(line)
+        if name is not None:
+            if current is not None:
+                segments.append(current)
+            current, decorators = (name, [*decorators, line]), []
+        elif line.strip().startswith("@"):
+            if current is not None:
+                segments.append(current)
+                current = None
+            decorators.append(line)
+        elif current is not None and _CLOSER.match(line.strip()):
+            current[1].append(line)
+        else:
+            if current is not None:
+                segments.append(current)
+            current, decorators = None, []
+    if current is not None:
+        segments.append(current)
+    return [(name, _trim(body)) for name, body in segments]
+
+
+def _trim(lines: list[str]) -> list[str]:
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return lines
+
+
+def _complete(lines: list[str]) -> bool:
+    return not any(_PLACEHOLDER.match(line) for line in lines)
+
+
+class _Replacement(msgspec.Struct, frozen=True):
+    path: str
+    start: int
+    """0-based index of the first replaced line."""
+    end: int
+    """0-based index past the last replaced line."""
+    lines: list[str]
+
+
+def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read: Callable[[str], str | None],
+                  problems: list[str], renaming: bool = False) -> list[_Replacement]:
+    """The definitions a quoted block replaces, against the files' current text; with ``renaming`` (the answer
+    speaks of a rename) a definition quoted under a new name may rewrite the one it renames."""
+    def places(name: str, within: Located | None = None) -> list[Located]:
+        found = locate(name)
+        if within is not None:
+            found = [f for f in found if f[0] == within[0] and within[1] <= f[1] and f[2] <= within[2]]
+        elif quoted.path is not None:
+            hinted = [f for f in found if f[0] == quoted.path or f[0].endswith("/" + quoted.path)]
+            found = hinted or found
+        return found
+
+    out: list[_Replacement] = []
+
+    def replace(name: str, body: list[str], within: Located | None = None) -> None:
+        found = places(name, within)
+        if len(found) != 1:
+            if len(found) > 1:
+                problems.append(f"code block: `{name}` is defined in {len(found)} places; name its file")
+            return
+        path, first, last = found[0]
+        text = read(path)
+        if text is None:
+            return
+        lines = text.splitlines()
+        start, end = first - 1, min(last, len(lines))
+        if body and body[0].lstrip().startswith("@"):
+            while start > 0 and lines[start - 1].lstrip().startswith("@"):
+                start -= 1
+        head = next((line for line in body if not line.lstrip().startswith("@")), body[0])
+        theirs, ours = indent_of(head), indent_of(lines[first - 1]) if first - 1 < len(lines) else ""
+        moved = [ours + line[len(theirs):] if line.startswith(theirs) else (ours + line.lstrip() if line.strip()
+                 else "") for line in body]
+        if moved != lines[start:end]:
+            out.append(_Replacement(path=path, start=start, end=end, lines=moved))
+
+    segments = _segments(quoted.lines)
+    if len(segments) == 1 and quoted.name and _complete(segments[0][1]):  # a chunk header names what it rewrites
+        named = quoted.name.split(".")[-1]
+        if places(named) and named != segments[0][0]:
+            replace(named, segments[0][1])
+            return out
+    for name, body in segments:
+        if _complete(body):
+            renamed = _renamed_from(quoted.path, name, body, read) if renaming and not locate(name) else None
+            replace(renamed or name, body)
+        elif DEFINITION_LINE.match(body[0].strip()) and "class " in body[0]:  # a class with placeholders: its methods
+            home = places(name)
+            if len(home) == 1:
+                outer = len(indent_of(body[0]))
+                inner = [line for line in body[1:] if not line.strip() or len(indent_of(line)) > outer]
+                for member, member_body in _segments(inner):
+                    if _complete(member_body):
+                        replace(member, member_body, within=home[0])
+    return out
+
+
+def _renamed_from(path: str | None, name: str, body: list[str], read: Callable[[str], str | None]) -> str | None:
+    """The definition of the file at ``path`` that a quoted definition of the new name ``name`` rewrites: "here is
+    the renamed function" quotes it whole under its new name. The one definition there of the same kind whose
+    following lines are the quoted body (a ``difflib`` ratio of at least 0.9 once the new name in the body is
+    read as the old one), else None: a new function that merely resembles an old one is not a rename."""
+    text = read(path) if path is not None else None
+    head = next((line for line in body if not line.lstrip().startswith("@")), "")
+    want = [line.strip() for line in body[body.index(head) + 1:] if line.strip()] if head else []
+    if text is None or not want:
+        return None
+    keyword = head.strip().split(name)[0]
+    lines = text.splitlines()
+    found: list[tuple[float, str]] = []
+    for i, line in enumerate(lines):
+        other = definition_name(line)
+        if other is None or other == name or line.strip().split(other)[0] != keyword:
+            continue
+        following = [x.strip() for x in lines[i + 1:i + 1 + 3 * len(want)] if x.strip()][:len(want)]
+        quoted = re.sub(rf"(?<![\w$]){re.escape(name)}(?![\w$])", other, "\n".join(want))
+        ratio = difflib.SequenceMatcher(a=quoted, b="\n".join(following), autojunk=False).ratio()
+        if ratio >= 0.9:
+            found.append((ratio, other))
+    found.sort(reverse=True)
+    if not found or (len(found) > 1 and found[1][0] == found[0][0]):
+        return None
+    return found[0][1]
+
+
+def _apply_replacements(text: str, replacements: list[_Replacement]) -> str | None:
+    """``text`` with the replacements made (bottom up); None when two overlap."""
+    lines = text.splitlines()
+    ordered = sorted(replacements, key=lambda r: r.start, reverse=True)
+    for later, earlier in itertools.pairwise(ordered):
+        if earlier.end > later.start:
+            return None
+    for r in ordered:
+        lines[r.start:r.end] = r.lines
+    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+
+def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterable[str],
+                  locate: Callable[[str], list[Located]] | None = None, shown: Iterable[str] = (),
+                  question: str = "") -> ProposedEdits:
+    """The answer's edits resolved against the workspace: ``read(path)`` is a file's current text (None: no
+    such file), ``paths`` the workspace's files (to find a block's file by its text, or by a name the model
+    shortened), ``locate(name)`` where a definition of that name is (for quoted whole definitions), ``shown``
+    the files whose code the prompt held: a block without a usable path is looked for there (the model copies
+    lines it saw; a large workspace is not read file by file after every answer), else in ``paths``;
+    ``question`` what the answer answers (a rename asked for lets a definition quoted under a new name rename)."""
+    blocks = parse_edit_blocks(answer)
+    quoted = _quoted_blocks(answer) if locate is not None else []
+    renaming = re.search(r"\brenam", question + "\n" + answer, re.IGNORECASE) is not None
+    if not blocks and not quoted:
+        return ProposedEdits()
+    known = list(paths)
+    holder_paths = list(shown) or known
+    texts: dict[str, str | None] = {}
+    original: dict[str, str | None] = {}
+    counts: dict[str, int] = {}
+    problems: list[str] = []
+
+    def current(path: str) -> str | None:
+        if path not in texts:
+            texts[path] = original[path] = read(path)
+        return texts[path]
+
+    by_path: dict[str, list[_Replacement]] = {}
+    for code in quoted:
+        assert locate is not None
+        for replacement in _replacements(code, locate, current, problems, renaming):
+            by_path.setdefault(replacement.path, []).append(replacement)
+    for path, replacements in by_path.items():
+        updated = _apply_replacements(current(path) or "", replacements)
+        if updated is None:
+            problems.append(f"{path}: code blocks rewrite overlapping definitions")
+            continue
+        texts[path] = updated
+        counts[path] = len(replacements)
+
+    def resolve_path(block: EditBlock) -> str | None:
+        if block.path is not None:
+            if block.path in known or current(block.path) is not None:
+                return block.path
+            suffix = [p for p in known if p.endswith("/" + block.path)]
+            if len(suffix) == 1:
+                return suffix[0]
+            if not block.search.strip():
+                return block.path  # a new file
+        return holder(block)
+
+    def holder(block: EditBlock) -> str | None:
+        if not block.search.strip():
+            return None
+        holders = [p for p in holder_paths if (text := current(p)) is not None and apply_block(text, block) is not None]
+        return holders[0] if len(holders) == 1 else None
+
+    for number, block in enumerate(blocks, 1):
+        resolved = resolve_path(block)
+        if resolved is None:
+            named = f" ({block.path})" if block.path else ""
+            problems.append(f"edit block {number}{named}: no workspace file holds its search lines")
+            continue
+        path = resolved
+        text = current(path)
+        updated = apply_block(text or "", block) if text is not None or not block.search.strip() else None
+        if updated is None and (other := holder(block)) is not None:  # the file was misnamed or not repeated
+            path, updated = other, apply_block(current(other) or "", block)
+        if updated is None:
+            problems.append(f"edit block {number}: its search lines are not in {path}")
+            continue
+        texts[path] = updated
+        counts[path] = counts.get(path, 0) + 1
+    edits = []
+    for path, count in counts.items():
+        new = texts[path] or ""
+        diff = unified_diff(path, original[path], new)
+        if diff:
+            edits.append(ProposedEdit(path=path, old_text=original[path], new_text=new, diff=diff, blocks=count))
+        else:
+            problems.append(f"{path}: the edit blocks change nothing")
+    return ProposedEdits(edits=tuple(edits), problems=tuple(problems))
+
+
+def defined_names(code: str) -> list[str]:
+    """The names of the definitions at a code block's outermost level, in order (once each)."""
+    return list(dict.fromkeys(name for name, _ in _segments(code.splitlines())))
+
+
+def whole_file_edit(path: str, old: str | None, code: str) -> ProposedEdit | None:
+    """``code`` as the whole new text of ``path`` (``old`` None: a new file), when it is one: no ``...``
+    placeholder, and for an existing file every definition at its outermost level still there and at least 60% of
+    its lines with its first line or half its lines kept (a whole rewrite of a file, not a snippet of it, nor a
+    block that would drop a definition it does not show). None when it is not, or changes nothing."""
+    new = code if code.endswith("\n") or not code else code + "\n"
+    lines = [line for line in new.splitlines() if line.strip()]
+    if not lines or not _complete(lines):
+        return None
+    if old is not None:
+        before = [line for line in old.splitlines() if line.strip()]
+        if before:
+            if len(lines) < 0.6 * len(before) or not set(defined_names(old)) <= set(defined_names(new)):
+                return None
+            same_start = before[0].strip() == lines[0].strip()
+            kept = difflib.SequenceMatcher(a=[x.strip() for x in before], b=[x.strip() for x in lines],
+                                           autojunk=False).ratio()
+            if not same_start and kept < 0.5:
+                return None
+    diff = unified_diff(path, old, new)
+    return ProposedEdit(path=path, old_text=old, new_text=new, diff=diff, blocks=1) if diff else None
