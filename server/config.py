@@ -125,7 +125,6 @@ class CompletionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
 class WorkspaceConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     max_file_bytes: int = 1_000_000
-    debounce_ms: int = 150
     max_files_outside_git: int = 20_000
     """Outside a git repository (no .gitignore'd build trees to lean on) the walk stops after this many files,
     nearest the root first, and every turn says so."""
@@ -270,11 +269,11 @@ _POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_token
              "tools.max_steps", "tools.max_result_chars", "verify.candidates", "verify.timeout_s",
              "verify.max_output_chars"}
 _POSITIVE_FLOAT = {"engine.repetition_penalty", "tools.max_seconds", "engine.timeout_s"}
-_RETIRED = {"planner.align_blocks"}
+_RETIRED = {"planner.align_blocks", "workspace.debounce_ms"}
 """Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "node.idle_exit_s", "planner.output_reserve",
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
-                 "planner.repo_map_delta_tokens", "workspace.debounce_ms", "completion.context_tokens",
+                 "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
                  "anticipate.tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s",
                  "anticipate.piece_tokens", "anticipate.question_tokens",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from contenox.config import Config, config_path, contenox_home, load_config, render_config
+from contenox.config import CompletionConfig, Config, config_path, contenox_home, load_config, render_config
 from contenox.errors import ConfigError
 
 
@@ -60,14 +60,20 @@ def test_bad_value_warns_naming_key_and_default(tmp_path: Path, caplog: pytest.L
 
 
 def test_out_of_range_value_uses_default(tmp_path: Path) -> None:
-    _write(tmp_path, "[engine]\nchunk_tokens = 0\n[workspace]\ndebounce_ms = -5\n")
+    _write(tmp_path, "[engine]\nchunk_tokens = 0\n[completion]\ncontext_tokens = -5\n")
     config = load_config(tmp_path)
     assert config.engine.chunk_tokens == 256
-    assert config.workspace.debounce_ms == 150
+    assert config.completion.context_tokens == CompletionConfig().context_tokens
     assert config.warnings == (
         "engine.chunk_tokens: must be > 0, got 0; using default 256",
-        "workspace.debounce_ms: must be >= 0, got -5; using default 150",
+        f"completion.context_tokens: must be >= 0, got -5; using default {CompletionConfig().context_tokens}",
     )
+
+
+def test_a_retired_key_is_read_and_dropped_without_a_warning(tmp_path: Path) -> None:
+    _write(tmp_path, "[workspace]\ndebounce_ms = 150\n[planner]\nalign_blocks = true\n")
+    config = load_config(tmp_path)
+    assert config.warnings == () and not hasattr(config.workspace, "debounce_ms")
 
 
 def test_unknown_key_and_section_are_named_and_ignored(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ from acp.schema import (
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_plan
 from contenox.errors import Cancelled, ContenoxError, InvalidRequest
 from contenox.node.contract import NodePort, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.tasks import TaskSet
 from contenox.planner import render_markdown
 
 from .edits import ClientTerminal, offer_edits, report_tool
@@ -119,7 +120,7 @@ class ContenoxAgent:
         self._starting: set[str] = set()
         """Sessions whose prompt is being set up (its turn not yet running): a cancel then is remembered."""
         self._early_cancel: set[str] = set()
-        self._background: set[asyncio.Task[None]] = set()
+        self._background = TaskSet()
         self._conn: Client | None = None
         self._client_capabilities: Any = None
 
@@ -270,9 +271,7 @@ class ContenoxAgent:
 
     def _after_reply(self, coro: Any) -> None:
         """Run ``coro`` after the current response is queued (session updates must follow session/new)."""
-        task = asyncio.get_running_loop().create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(coro)
 
     async def _advertise(self, session_id: str) -> None:
         await self.conn.session_update(session_id, AvailableCommandsUpdate(

@@ -60,10 +60,11 @@ from contenox.node.contract import (
     TurnOutcome,
     TurnRequest,
 )
-from contenox.node.paths import workspace_key, workspace_root
+from contenox.node.paths import workspace_dir, workspace_key, workspace_root, workspaces_dir
 from contenox.node.persist import sweep_temp_files
 from contenox.node.queue import TurnQueue
 from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
+from contenox.node.tasks import TaskSet
 from contenox.node.tools import ToolResult, run_tool
 from contenox.node.verifying import (
     Draft,
@@ -193,7 +194,7 @@ class Node:
         self._restart_reason: str | None = None
         """Set when a request failed inside the engine: the engine may be unusable, so the next turn starts a
         fresh one (a failed native request can leave the pipeline broken for every later request)."""
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = TaskSet()
         self._warm = {"done": 0, "total": 0}
         self._closed = False
         self.completer = Completer(config.completion, self.engine, self._open_index)
@@ -233,7 +234,7 @@ class Node:
 
         if state.workspace is None:
             await _emit(on_event, TurnEvent(kind="state", state="indexing"))
-            cache_dir = self.config.state_dir / "workspaces" / state.key / "index"
+            cache_dir = workspace_dir(self.config, state.key) / "index"
 
             def open_and_overlay() -> Workspace:
                 ws = backend.open_workspace(self.config, state.root, cache_dir)
@@ -347,7 +348,7 @@ class Node:
         """The workspace's planner, made on first use (with the loaded model's tokenizer)."""
         if state.planner is None:
             state.planner = backend.make_planner(self.config, engine,
-                                                 self.config.state_dir / "workspaces" / state.key)
+                                                 workspace_dir(self.config, state.key))
             state.reconcile_turns(state.planner.turns)
         return state.planner
 
@@ -565,7 +566,7 @@ class Node:
     def _scratch_folder(self, state: WorkspaceState) -> Path:
         """The workspace's one scratch copy: verification's candidates and an agent turn's commands after an
         edit are checked there (one at a time: a workspace runs one turn at a time)."""
-        return self.config.state_dir / "workspaces" / state.key / "scratch"
+        return workspace_dir(self.config, state.key) / "scratch"
 
     def _consents(self) -> ConsentStore:
         from contenox.verify import ConsentStore as Store
@@ -892,9 +893,7 @@ class Node:
         return final
 
     def _spawn(self, coro: Any, name: str) -> None:
-        task = asyncio.get_running_loop().create_task(coro, name=name)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(coro, name)
 
     # -- queries ---------------------------------------------------------------------------
     async def explain(self, root: str) -> Explain | None:
@@ -906,7 +905,7 @@ class Node:
         from contenox.planner import Journal
 
         state = self.workspace(root)
-        journal = Journal(self.config.state_dir / "workspaces" / state.key)
+        journal = Journal(workspace_dir(self.config, state.key))
         records = await asyncio.to_thread(journal.load)
         return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer, explain=r.explain,
                          finish_reason=r.finish_reason) for r in records if r.thread == thread]
@@ -916,7 +915,7 @@ class Node:
         from contenox.planner import Journal
 
         state = self.workspace(root)
-        records = await asyncio.to_thread(Journal(self.config.state_dir / "workspaces" / state.key).load)
+        records = await asyncio.to_thread(Journal(workspace_dir(self.config, state.key)).load)
         found: dict[str, list[Any]] = {}
         for record in records:
             found.setdefault(record.thread, []).append(record)
@@ -1085,7 +1084,7 @@ class Node:
         interrupted atomic writes, in the folders written that way (not the large tag caches beside them)."""
         for folder in ("node", "acp"):
             sweep_temp_files(self.config.state_dir / folder)
-        for scratch in (self.config.state_dir / "workspaces").glob("*/scratch"):  # a check a killed node left
+        for scratch in workspaces_dir(self.config).glob("*/scratch"):  # a check a killed node left
             log.info("removing the scratch copy %s left by an earlier node", scratch)
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -1122,10 +1121,7 @@ class Node:
         if self._closed:
             return
         self._closed = True
-        for task in list(self._background):
-            task.cancel()
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._background.close()
         await self.anticipator.close()
         if self._warmer is not None:
             await self._warmer.close()

@@ -17,8 +17,10 @@ __all__ = [
     "socket_dir",
     "socket_path",
     "spawn_lock_path",
+    "workspace_dir",
     "workspace_key",
     "workspace_root",
+    "workspaces_dir",
 ]
 
 _MAX_SUN_PATH = 107
@@ -84,3 +86,13 @@ def workspace_key(root: Path) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-.")[:40] or "root"
     digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:12]
     return f"{slug}-{digest}"
+
+
+def workspaces_dir(config: Config) -> Path:
+    """Where each workspace's planner state lives (its journal, index, scratch copy), one folder per key."""
+    return config.state_dir / "workspaces"
+
+
+def workspace_dir(config: Config, key: str) -> Path:
+    """The workspace's folder (``key``: :func:`workspace_key`): ``journal``, ``index/``, ``scratch/``."""
+    return workspaces_dir(config) / key

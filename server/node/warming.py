@@ -9,12 +9,12 @@ warm-ups are 1-token BACKGROUND requests (``engine.warm``); a failed warm-up is 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from contenox.errors import ContenoxError
+from contenox.node.tasks import TaskSet
 
 if TYPE_CHECKING:
     from contenox.planner import CachePolicy, WarmOrder
@@ -31,7 +31,7 @@ class Warmer:
 
         self.engine = engine
         self.policy: CachePolicy = CachePolicy(engine.blocks)
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = TaskSet()
         self.warmed = 0
 
     async def warm(self, session_id: str, token_ids: Sequence[int], reason: str = "") -> bool:
@@ -61,16 +61,11 @@ class Warmer:
     def spawn(self, orders: Sequence[WarmOrder]) -> None:
         if not orders:
             return
-        task = asyncio.get_running_loop().create_task(self._run(list(orders)), name="node-warm")
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(self._run(list(orders)), "node-warm")
 
     async def _run(self, orders: list[WarmOrder]) -> None:
         for order in orders:
             await self.warm(order.session_id, order.token_ids, order.reason)
 
     async def close(self) -> None:
-        for task in list(self._background):
-            task.cancel()
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._background.close()
