@@ -8,6 +8,8 @@ the stable ``code`` and the ``kind`` name; the CLI prints ``message`` on one lin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import cache
 from typing import Any, ClassVar
 
 __all__ = [
@@ -57,6 +59,17 @@ class ContenoxError(Exception):
     def to_dict(self) -> dict[str, Any]:
         """The structured form sent to clients and written by ``--json``."""
         return {"code": self.code, "kind": self.kind, "message": self.message, "details": self.details}
+
+    @staticmethod
+    def from_wire(data: Mapping[str, Any]) -> ContenoxError | None:
+        """The error a :meth:`to_dict` form describes (from the engine process, or a node's JSON-RPC error data),
+        as its own class found by ``kind``; None when the kind is not one of this module's (the caller keeps
+        the wire's code and kind: a newer node's error, a server's)."""
+        cls = _by_kind().get(str(data.get("kind", "")))
+        if cls is None:
+            return None
+        raw = data.get("details")
+        return cls(str(data.get("message", "")) or cls.__name__, **(raw if isinstance(raw, dict) else {}))
 
 
 class ConfigError(ContenoxError):
@@ -229,3 +242,10 @@ class InvalidRequest(ContenoxError):
 
     code = -32602
     kind = "invalid_request"
+
+
+@cache
+def _by_kind() -> dict[str, type[ContenoxError]]:
+    """This module's errors by ``kind`` (unique: a test holds them stable)."""
+    found = (globals()[name] for name in __all__)
+    return {cls.kind: cls for cls in found if isinstance(cls, type) and issubclass(cls, ContenoxError)}

@@ -1,6 +1,7 @@
 """A client process's side of the node: connect (starting the daemon on demand) and speak ``rpc``.
 
-Prints nothing: the CLI (:mod:`contenox.cli`) presents what comes back. Errors the node answers are
+Prints nothing: the CLI (:mod:`contenox.cli`) presents what comes back. An error the node answers is raised as
+its own class (:meth:`ContenoxError.from_wire`, by ``kind``); one of a kind this build does not know is a
 :class:`RemoteError` with the node's ``kind`` and ``code``.
 """
 
@@ -151,7 +152,9 @@ class NodeClient:
             if message.get("id") not in (msg_id, None):
                 continue
             if "error" in message:
-                raise RemoteError(message["error"])
+                error = message["error"]
+                data = error.get("data") or {}
+                raise ContenoxError.from_wire({**data, "message": error.get("message", "")}) or RemoteError(error)
             return message.get("result")
 
 
@@ -238,6 +241,6 @@ def switch_node_model(config: Config, name: str) -> str | None:
     it). What happened, for the user; None when no node runs."""
     try:
         answered, _ = call(config, "use_model", {"name": name}, start=False)
-    except RemoteError as exc:
+    except ContenoxError as exc:
         return f"the running node keeps its model for now: {exc.message}"
     return f"the running node now serves {name} (loaded with the next question)" if answered else None

@@ -304,7 +304,7 @@ class Anticipator:
         anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, seg.token_end)
         self._current[state.key] = anticipation
         prefix = plan.token_ids[: seg.token_end]
-        block = max(1, getattr(engine.blocks, "block_size", 1))
+        block = max(1, engine.blocks.block_size)
         if seg.tokens == 0 or engine.predict_cached(prefix) >= (len(prefix) // block) * block:
             # nothing new to retrieve here (the thread holds it all), or all of it is cached already
             anticipation.state = "warm"

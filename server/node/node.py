@@ -251,10 +251,10 @@ class Node:
     # -- engine ----------------------------------------------------------------------------
     async def engine(self) -> EngineLike:
         """The engine, started on first use (model pulled if needed), and again after its process died."""
-        if self._engine is not None and getattr(self._engine, "alive", True) and self._restart_reason is None:
+        if self._engine is not None and self._engine.alive and self._restart_reason is None:
             return self._engine
         async with self._engine_lock:
-            if self._engine is not None and (self._restart_reason or not getattr(self._engine, "alive", True)):
+            if self._engine is not None and (self._restart_reason or not self._engine.alive):
                 await self._drop_crashed_engine()
             if self._engine is None:
                 self._engine_state = "loading"
@@ -314,7 +314,7 @@ class Node:
     async def _drop_crashed_engine(self) -> None:
         crashed, self._engine = self._engine, None
         self._engine_restarts += 1
-        self._last_crash = (getattr(crashed, "crash_reason", None) or self._restart_reason
+        self._last_crash = ((crashed.crash_reason if crashed is not None else None) or self._restart_reason
                             or "the engine process ended")
         self._restart_reason = None
         log.warning("engine restart %d after: %s", self._engine_restarts, self._last_crash)
@@ -1065,9 +1065,8 @@ class Node:
             "uptime_s": round(time.time() - self.started, 1),
             "clients": self.clients,
             "model": {"name": self.config.model.default, "state": self._engine_state, "error": self._engine_error},
-            "engine": {"process": self.config.engine.process, "pid": getattr(self._engine, "pid", os.getpid())
-                       if self._engine is not None else None,
-                       "alive": bool(self._engine is not None and getattr(self._engine, "alive", True)),
+            "engine": {"process": self.config.engine.process, "pid": self._engine.pid if self._engine is not None else None,
+                       "alive": bool(self._engine is not None and self._engine.alive),
                        "restarts": self._engine_restarts, "last_crash": self._last_crash},
             "workspaces": workspaces,
             "sessions": [{"session_id": w["session_id"], "root": w["root"], "turns": w["turns"]}

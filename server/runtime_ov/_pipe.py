@@ -13,7 +13,6 @@ from typing import IO, Any
 
 import msgspec
 
-from contenox import errors as _errors
 from contenox.errors import ContenoxError, EngineError
 
 __all__ = ["FrameWriter", "error_from", "error_to", "read_frame"]
@@ -56,14 +55,13 @@ class FrameWriter:
 
 
 def error_to(exc: ContenoxError) -> dict[str, Any]:
-    return {"type": type(exc).__name__, "message": exc.message, "details": msgspec.to_builtins(exc.details)}
+    return {**exc.to_dict(), "details": msgspec.to_builtins(exc.details)}
 
 
 def error_from(data: dict[str, Any]) -> ContenoxError:
     """The error the engine process raised, as the same ContenoxError class (EngineError if unknown)."""
-    cls = getattr(_errors, str(data.get("type", "")), None)
-    if not (isinstance(cls, type) and issubclass(cls, ContenoxError)):
-        cls = EngineError
+    known = ContenoxError.from_wire(data)
+    if known is not None:
+        return known
     raw = data.get("details")
-    details: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    return cls(str(data.get("message", "engine error")), **details)
+    return EngineError(str(data.get("message", "engine error")), **(raw if isinstance(raw, dict) else {}))

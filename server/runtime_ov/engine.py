@@ -17,6 +17,7 @@ import asyncio
 import heapq
 import itertools
 import logging
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -162,6 +163,11 @@ class Engine:
     def alive(self) -> bool:
         """False once closed or refused: the node starts a new engine on its next turn."""
         return self.refused is None and not self._closing
+
+    @property
+    def pid(self) -> int:
+        """The process the model runs in: this one."""
+        return os.getpid()
 
     def _refuse(self, error: ContenoxError) -> None:
         """The weights failed their check: fail what is queued, stop what runs (ending with ``error``), and

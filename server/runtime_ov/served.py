@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import threading
 from collections.abc import Awaitable
 from typing import TypeVar
@@ -125,6 +126,11 @@ class ServedEngine(ForwardingEngine):
     @property
     def alive(self) -> bool:
         return not self._closing and self._thread.is_alive()
+
+    @property
+    def pid(self) -> int:
+        """The process the requests are made from (the model runs in the serving engine)."""
+        return os.getpid()
 
     def close(self) -> None:
         """Cancel what runs (closing its streams), then the connections and the loop thread."""
