@@ -728,7 +728,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("bench_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_bench)
 
-    s = sub.add_parser("certify", help="the tool-call certification suite on a model (issue 14)")
+    s = sub.add_parser("certify", help="the tool-call certification suite on a model (its safety bar and reach)")
     s.add_argument("model", help="an installed model (contenox model list)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--out", help="also write the result as <date>-certify-<model>.json in this directory")

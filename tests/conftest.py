@@ -8,13 +8,17 @@ The model cache lives under ``.cache/test-home`` in the repository (override wit
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from contenox.config import Config
 from contenox.runtime_ov.store import InstalledModel, ModelStore
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
+from support.nodekit import RawConnection, kill_node, write_config
 
 pytest.register_assert_rewrite("support")  # the shared kits' asserts (tests/support) report like the tests'
 
@@ -59,3 +63,30 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, default_model: Install
     (root / "config.toml").write_text(TEST_CONFIG, encoding="utf-8")
     monkeypatch.setenv("CONTENOX_HOME", str(root))
     yield root
+
+
+# -- a private node (the node, daemon, rpc, client and bench suites) ----------------------------------
+@pytest.fixture
+def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A short XDG_RUNTIME_DIR (Unix socket paths are limited to 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="cx-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(path))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def node_config(home: Path, runtime_dir: Path) -> Iterator[Config]:
+    """A CONTENOX_HOME with the real model and small turns; the node started from it is killed at the end."""
+    config = write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[node]\nidle_exit_s = 600\n")
+    yield config
+    kill_node(config)
+
+
+@pytest.fixture
+def raw(node_config: Config) -> Iterator[RawConnection]:
+    conn = RawConnection(node_config)
+    yield conn
+    conn.close()
+
+

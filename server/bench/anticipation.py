@@ -1,4 +1,4 @@
-"""``contenox bench anticipation``: what anticipated context costs in a replayed editing session (issue 29).
+"""``contenox bench anticipation``: what anticipated context costs in a replayed editing session.
 
 A real history replayed at a user's pace on a private node. For each commit, in a scratch clone whose HEAD and
 working tree are the commit's first parent, the user opens the first changed source file at its first changed

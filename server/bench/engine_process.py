@@ -1,6 +1,6 @@
 """``contenox bench engine-process``: the engine on a thread of the node vs in its own process, one run.
 
-For each mode, on the same model and token ids (issue 15's targets):
+For each mode, on the same model and token ids (the targets of moving the engine out of the node):
 - **loop lag during a long prefill**: an asyncio ticker (5 ms sleeps) runs on the caller's loop while an
   uncached ``--prompt-tokens`` prefill runs; its lateness (p50 / p99 / max) is what a hover or a status
   request in another window waits. The prefill's own figures give one chunk's compute time.

@@ -1,5 +1,5 @@
 """Fuzzing the node's three protocols with a fixed seed: the node must answer bad input with structured errors,
-keep the connection usable and never crash (issue 16's campaign, kept as a suite).
+keep the connection usable and never crash (the first fault campaign, kept as a suite).
 
 :func:`fuzz_protocol` opens one connection of ``protocol`` (``rpc``, ``lsp``: Content-Length frames; ``acp``:
 newline-delimited JSON) to a running node and sends ``count`` messages drawn from a seeded generator: random JSON

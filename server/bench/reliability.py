@@ -1,4 +1,4 @@
-"""``contenox bench reliability``: issue 16's fault campaign as a reproducible report.
+"""``contenox bench reliability``: the fault campaign (load, cancels, fuzz, relay fuzz, memory) as a reproducible report.
 
 Against a private real node (its own home and socket, the model given, 4-token answers):
 - **load**: ``--windows`` LSP windows hovering their own functions and ``--threads`` ACP sessions asking short
@@ -258,8 +258,8 @@ def _bad_inputs(config: Config, repo: Path, scratch: Path) -> dict[str, Any]:
 
 
 _STATUS_BOUND_S = 2.0
-"""How long ``status`` may take while a bad file is being read (before issue 28's fix it never answered on a
-FIFO): generous for a loaded machine."""
+"""How long ``status`` may take while a bad file is being read (before the second fault campaign's fix it never answered
+on a FIFO): generous for a loaded machine."""
 _SPAN = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}
 _UNOPENED: list[tuple[str, str, Any]] = [
     ("hover", "textDocument/hover", lambda uri: {"textDocument": {"uri": uri},

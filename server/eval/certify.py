@@ -99,7 +99,7 @@ def _suite() -> tuple[Case, ...]:
 
 
 def _fresh() -> list[Case]:
-    """20 prompts written for the tolerant parser and the grammar (issue 27): JSON examples and code that names a
+    """20 prompts written for the tolerant parser and the grammar of fenced-JSON calls: JSON examples and code that names a
     tool, where no call is wanted, and multi-step tasks whose first step is a call."""
     json_examples = ["Show me an example JSON object describing a user with a name and an email.",
                      "What does a JSON-RPC 2.0 request look like? Give one example.",
@@ -179,7 +179,7 @@ HELD_OUT = tuple(
         "Give an example of a JSON tool call that lists files.")])
 """Prompts not in the suite, reported on their own: ``held-out``, 22 written when the tool check was added (after
 it was tuned on the suite); ``held-out-2``, 16 written before the required call and the check's second question
-were measured (issue 27)."""
+were measured."""
 
 
 def _matches(arguments: dict[str, Any], expect: dict[str, Any]) -> bool:

@@ -1,4 +1,4 @@
-"""Questions about the code in view: the eval modes that measure anticipated context (issue 29).
+"""Questions about the code in view: the eval modes that measure anticipated context.
 
 Each task's question is asked with its must-cite file open at the definition the task names (the *place*),
 three ways, each in its own private node (a fresh engine, so no mode serves another's cache):

@@ -1,4 +1,4 @@
-"""Retrieval of files that hold no definition the question names (issue 29): project configuration, a package's
+"""Retrieval of files that hold no definition the question names: project configuration, a package's
 export list, modules two hops from the question's code, files the question's code names by path; and long
 chunks cut to the part that fits. Each test is a small real git repository shaped like the held-out misses."""
 

@@ -1,4 +1,4 @@
-"""The node's three protocols fuzzed with a fixed seed (issue 16's campaign, kept as a suite): every probe after
+"""The node's three protocols fuzzed with a fixed seed (the first fault campaign, kept as a suite): every probe after
 a fuzzed message is answered on the same connection, fuzzed requests get structured errors, the node lives."""
 
 from __future__ import annotations
