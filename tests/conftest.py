@@ -18,9 +18,10 @@ import pytest
 from contenox.config import Config
 from contenox.runtime_ov.store import InstalledModel, ModelStore
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
-from support.nodekit import RawConnection, kill_node, write_config
 
 pytest.register_assert_rewrite("support")  # the shared kits' asserts (tests/support) report like the tests'
+
+from support.nodekit import RawConnection, kill_node, write_config  # noqa: E402 (after the rewrite hook)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEST_MODEL = "smollm2-135m"

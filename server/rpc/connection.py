@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -35,16 +36,77 @@ METHOD_NOT_FOUND = ErrorCode.METHOD_NOT_FOUND
 INVALID_PARAMS = ErrorCode.INVALID_PARAMS
 INTERNAL_ERROR = ErrorCode.INTERNAL_ERROR
 
-Handler = Callable[[Any, dict[str, Any]], Awaitable[Any]]
+Handler = Callable[[Any, Any], Awaitable[Any]]
+"""``(request id, params decoded as the route's type)`` -> the result."""
 
 
-def _str_param(params: dict[str, Any], name: str, *, required: bool = True) -> str:
-    value = params.get(name)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str) or (required and not value):
-        raise InvalidRequest(f"param {name!r} must be a non-empty string", param=name)
-    return value
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+LineNumber = Annotated[int, msgspec.Meta(ge=1)]
+
+
+class NoParams(msgspec.Struct, kw_only=True):
+    """Methods that take nothing (what a client sends anyway is ignored)."""
+
+
+class CwdParams(msgspec.Struct, kw_only=True):
+    cwd: NonEmpty
+
+
+class PathParams(msgspec.Struct, kw_only=True):
+    cwd: NonEmpty
+    path: NonEmpty
+
+
+class HistoryParams(msgspec.Struct, kw_only=True):
+    cwd: NonEmpty
+    thread: NonEmpty
+
+
+class NameParams(msgspec.Struct, kw_only=True):
+    name: NonEmpty
+
+
+class AskParams(msgspec.Struct, kw_only=True):
+    cwd: NonEmpty
+    prompt: NonEmpty
+    pins: list[str] | None = None
+    terminal: str | None = None
+    selection: str | None = None
+    open_file: str | None = None
+    selection_lines: tuple[LineNumber, LineNumber] | None = None
+    thread: str | None = None
+    plan_only: bool = False
+    max_new_tokens: Annotated[int, msgspec.Meta(gt=0)] | None = None
+    verify: bool | None = None
+    """True: consented for this question; False: never run a check; None: ask (or not, when nobody can be asked)."""
+    env: dict[str, str] | None = None
+    run_commands: bool = False
+    """A CLI on a terminal, where the user can be asked: an agent turn's commands come back as ``run_command``."""
+
+
+class FocusParams(msgspec.Struct, kw_only=True):
+    cwd: NonEmpty
+    path: NonEmpty
+    line: LineNumber
+    thread: str | None = None
+    draft: str | None = None
+    terminal: str | None = None
+    saved: bool = False
+    """The file was just saved: anticipate again at the same place."""
+
+
+_MISSING = re.compile(r"missing required field `(\w+)`")
+_AT = re.compile(r"at `\$\.(\w+)")
+
+
+def decode_params(params: dict[str, Any], kind: type[Any]) -> Any:
+    """``params`` as ``kind`` (decoded once, before the handler runs); a :class:`InvalidRequest` naming the
+    param otherwise."""
+    try:
+        return msgspec.convert(params, type=kind)
+    except msgspec.ValidationError as exc:
+        found = _MISSING.search(str(exc)) or _AT.search(str(exc))
+        raise InvalidRequest(f"invalid params: {exc}", **({"param": found.group(1)} if found else {})) from exc
 
 
 class RpcConnection:
@@ -60,12 +122,15 @@ class RpcConnection:
         self._asked: dict[str, asyncio.Future[Any]] = {}
         """This node's requests to the client (``run_command``), by id, until answered."""
         self._asked_ids = 0
-        self._handlers: dict[str, Handler] = {
-            "ask": self._ask, "explain": self._explain, "status": self._status, "stop": self._stop,
-            "pin": self._pin, "unpin": self._unpin, "pins": self._pins,
-            "models": self._models, "use_model": self._use_model, "threads": self._threads, "history": self._history,
-            "complete": self._complete, "completion_info": self._completion_info, "focus": self._focus,
+        self._routes: dict[str, tuple[type[Any], Handler]] = {
+            "ask": (AskParams, self._ask), "explain": (CwdParams, self._explain), "status": (NoParams, self._status),
+            "stop": (NoParams, self._stop), "pin": (PathParams, self._pin), "unpin": (PathParams, self._unpin),
+            "pins": (CwdParams, self._pins), "models": (NoParams, self._models),
+            "use_model": (NameParams, self._use_model), "threads": (CwdParams, self._threads),
+            "history": (HistoryParams, self._history), "complete": (dict, self._complete),
+            "completion_info": (NoParams, self._completion_info), "focus": (FocusParams, self._focus),
         }
+        """The protocol's surface: method -> (its params' type, decoded once before the handler runs; handler)."""
 
     async def send(self, data: bytes) -> None:
         async with self._write_lock:
@@ -160,20 +225,21 @@ class RpcConnection:
         if msg_id in self._tasks:
             await self.send(error_frame(msg_id, INVALID_REQUEST, "duplicate request id", "invalid_request"))
             return
-        handler = self._handlers.get(method)
-        if handler is None:
+        route = self._routes.get(method)
+        if route is None:
             await self.send(error_frame(msg_id, METHOD_NOT_FOUND, f"unknown method {method!r}", "method_not_found"))
             return
         if not isinstance(params, dict):
             await self.send(error_frame(msg_id, INVALID_PARAMS, "params must be an object", "invalid_request"))
             return
-        task = asyncio.get_running_loop().create_task(self._run(msg_id, handler, params), name=f"rpc-{method}")
+        task = asyncio.get_running_loop().create_task(self._run(msg_id, route, params), name=f"rpc-{method}")
         self._tasks[msg_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(msg_id, None))
 
-    async def _run(self, msg_id: Any, handler: Handler, params: dict[str, Any]) -> None:
+    async def _run(self, msg_id: Any, route: tuple[type[Any], Handler], params: dict[str, Any]) -> None:
+        kind, handler = route
         try:
-            result = await handler(msg_id, params)
+            result = await handler(msg_id, decode_params(params, kind))
         except ContenoxError as exc:
             frame = error_frame(msg_id, exc.code, exc.message, exc.kind, exc.details)
         except asyncio.CancelledError:
@@ -189,35 +255,13 @@ class RpcConnection:
             pass
 
     # -- methods ---------------------------------------------------------------------------
-    async def _ask(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        pins = params.get("pins") or []
-        if not isinstance(pins, list) or not all(isinstance(p, str) for p in pins):
-            raise InvalidRequest("param 'pins' must be a list of paths", param="pins")
-        max_new = params.get("max_new_tokens")
-        if max_new is not None and (not isinstance(max_new, int) or isinstance(max_new, bool) or max_new <= 0):
-            raise InvalidRequest("param 'max_new_tokens' must be a positive integer", param="max_new_tokens")
-        lines = params.get("selection_lines")
-        if lines is not None and not (isinstance(lines, list) and len(lines) == 2
-                                      and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in lines)):
-            raise InvalidRequest("param 'selection_lines' must be [first, last] line numbers", param="selection_lines")
-        plan_only = params.get("plan_only", False)
-        if not isinstance(plan_only, bool):
-            raise InvalidRequest("param 'plan_only' must be a boolean", param="plan_only")
-        verify = params.get("verify")
-        if verify is not None and not isinstance(verify, bool):
-            raise InvalidRequest("param 'verify' must be a boolean", param="verify")
-        env = params.get("env")
-        if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str)
-                                                                  for k, v in env.items())):
-            raise InvalidRequest("param 'env' must be an object of strings", param="env")
-        request = TurnRequest(root=_str_param(params, "cwd"), prompt=_str_param(params, "prompt"),
-                              verify=verify, env=env,
-                              client_id=self.client_id, pins=tuple(pins),
-                              terminal=_str_param(params, "terminal", required=False), max_new_tokens=max_new,
-                              selection=_str_param(params, "selection", required=False) or None,
-                              open_file=_str_param(params, "open_file", required=False) or None,
-                              selection_lines=(lines[0], lines[1]) if lines else None,
-                              thread=_str_param(params, "thread", required=False) or "main", plan_only=plan_only)
+    async def _ask(self, msg_id: Any, params: AskParams) -> Any:
+        lines = params.selection_lines
+        request = TurnRequest(root=params.cwd, prompt=params.prompt, verify=params.verify, env=params.env,
+                              client_id=self.client_id, pins=tuple(params.pins or ()), terminal=params.terminal or "",
+                              max_new_tokens=params.max_new_tokens, selection=params.selection or None,
+                              open_file=params.open_file or None, selection_lines=(lines[0], lines[1]) if lines else None,
+                              thread=params.thread or "main", plan_only=params.plan_only)
 
         async def on_event(event: TurnEvent) -> None:
             if event.kind == "chunk":
@@ -230,8 +274,7 @@ class RpcConnection:
                                             **({"done": event.done, "total": event.total}
                                                if event.kind == "progress" else {})})
 
-        runs = params.get("run_commands", False)
-        outcome = await self.node.turn(request, on_event, _ClientCommands(self) if runs is True else None)
+        outcome = await self.node.turn(request, on_event, _ClientCommands(self) if params.run_commands else None)
         return {"text": outcome.text, "finish_reason": outcome.finish_reason, "explain": outcome.explain.to_json(),
                 "files_in_prompt": list(outcome.files_in_prompt), "output_tokens": outcome.output_tokens,
                 "edits": [{"path": e.path, "diff": e.diff, "new_file": e.old_text is None, "blocks": e.blocks,
@@ -240,65 +283,56 @@ class RpcConnection:
                 "verification": (msgspec.to_builtins(outcome.verification)
                                  if outcome.verification is not None else None)}
 
-    async def _explain(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        explain = await self.node.explain(_str_param(params, "cwd"))
+    async def _explain(self, msg_id: Any, params: CwdParams) -> Any:
+        explain = await self.node.explain(params.cwd)
         return None if explain is None else explain.to_json()
 
-    async def _threads(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        return [msgspec.to_builtins(t) for t in await self.node.threads(_str_param(params, "cwd"))]
+    async def _threads(self, msg_id: Any, params: CwdParams) -> Any:
+        return [msgspec.to_builtins(t) for t in await self.node.threads(params.cwd)]
 
-    async def _history(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        exchanges = await self.node.history(_str_param(params, "cwd"), _str_param(params, "thread"))
-        return [msgspec.to_builtins(e) for e in exchanges]
+    async def _history(self, msg_id: Any, params: HistoryParams) -> Any:
+        return [msgspec.to_builtins(e) for e in await self.node.history(params.cwd, params.thread)]
 
     async def _complete(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        """An inline completion: {cwd, path, text, line, character, repo_context?, use_cache?} (0-based)."""
-        try:
-            request = msgspec.convert({**{k: v for k, v in params.items() if k != "cwd"},
-                                       "root": _str_param(params, "cwd"), "client_id": self.client_id},
-                                      type=CompletionRequest)
-        except msgspec.ValidationError as exc:
-            raise InvalidRequest(f"complete: {exc}") from exc
+        """An inline completion: {cwd, path, text, line, character, repo_context?, use_cache?} (0-based): the
+        node's own :class:`CompletionRequest`, with ``cwd`` as its root."""
+        cwd = decode_params(params, CwdParams).cwd
+        request = decode_params({**{k: v for k, v in params.items() if k != "cwd"}, "root": cwd,
+                                 "client_id": self.client_id}, CompletionRequest)
         return msgspec.to_builtins(await self.node.complete(request))
 
-    async def _focus(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        """Where the user is: {cwd, path, line (1-based), thread?, draft?, terminal?, saved? (the file was just saved:
-        anticipate again at the same place)}; answers {scheduled}."""
-        line = params.get("line")
-        if not isinstance(line, int) or isinstance(line, bool) or line < 1:
-            raise InvalidRequest("param 'line' must be a 1-based line number", param="line")
-        scheduled = await self.node.focus(_str_param(params, "cwd"), _str_param(params, "path"), line,
-                                          thread=_str_param(params, "thread", required=False) or "main",
-                                          draft=_str_param(params, "draft", required=False),
-                                          terminal=_str_param(params, "terminal", required=False),
-                                          saved=params.get("saved") is True, client_id=self.client_id)
+    async def _focus(self, msg_id: Any, params: FocusParams) -> Any:
+        """Where the user is (its code is anticipated); answers {scheduled}."""
+        scheduled = await self.node.focus(params.cwd, params.path, params.line, thread=params.thread or "main",
+                                          draft=params.draft or "", terminal=params.terminal or "",
+                                          saved=params.saved, client_id=self.client_id)
         return {"scheduled": scheduled}
 
-    async def _completion_info(self, msg_id: Any, params: dict[str, Any]) -> Any:
+    async def _completion_info(self, msg_id: Any, params: NoParams) -> Any:
         return msgspec.to_builtins(await self.node.completion_info())
 
-    async def _status(self, msg_id: Any, params: dict[str, Any]) -> Any:
+    async def _status(self, msg_id: Any, params: NoParams) -> Any:
         return await self.node.status()
 
-    async def _stop(self, msg_id: Any, params: dict[str, Any]) -> Any:
+    async def _stop(self, msg_id: Any, params: NoParams) -> Any:
         asyncio.get_running_loop().call_later(0.05, self.request_stop)
         return {"stopping": True}
 
-    async def _pin(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        return {"pins": list(await self.node.pin(_str_param(params, "cwd"), _str_param(params, "path")))}
+    async def _pin(self, msg_id: Any, params: PathParams) -> Any:
+        return {"pins": list(await self.node.pin(params.cwd, params.path))}
 
-    async def _models(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        return msgspec.to_builtins(await self.node.models())
+    async def _unpin(self, msg_id: Any, params: PathParams) -> Any:
+        return {"pins": list(await self.node.unpin(params.cwd, params.path))}
 
-    async def _use_model(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        return msgspec.to_builtins(await self.node.use_model(_str_param(params, "name")))
-
-    async def _pins(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        root, pins = await self.node.pins(_str_param(params, "cwd"))
+    async def _pins(self, msg_id: Any, params: CwdParams) -> Any:
+        root, pins = await self.node.pins(params.cwd)
         return {"root": root, "pins": list(pins)}
 
-    async def _unpin(self, msg_id: Any, params: dict[str, Any]) -> Any:
-        return {"pins": list(await self.node.unpin(_str_param(params, "cwd"), _str_param(params, "path")))}
+    async def _models(self, msg_id: Any, params: NoParams) -> Any:
+        return msgspec.to_builtins(await self.node.models())
+
+    async def _use_model(self, msg_id: Any, params: NameParams) -> Any:
+        return msgspec.to_builtins(await self.node.use_model(params.name))
 
 
 class _ClientCommands:
