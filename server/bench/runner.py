@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import os
 import sys
 import tempfile
@@ -101,35 +102,19 @@ def _paths(out_dir: Path, model: str, suffix: str = "") -> tuple[Path, Path]:
     return out_dir / f"{stem}.json", out_dir / f"{stem}.png"
 
 
+SUBCOMMANDS = {"reliability": "reliability", "candidates": "candidates", "edits": "edits",
+               "anticipation": "anticipation", "toolcalls": "toolcalls", "remote": "remote",
+               "engine-process": "engine_process"}
+"""``contenox bench NAME ...``: each its own module's ``main(config, argv)``; without one of these names the
+default report (``bench --quick``, ``bench replay``: :func:`~contenox.bench.options.parse_bench_args`). The eval
+repositories' completions bench is ``contenox bench completions`` (in :mod:`contenox.eval`: it reads the eval's
+tasks)."""
+
+
 def main(config: Config, argv: list[str]) -> int:
-    if argv[:1] == ["reliability"]:
-        from contenox.bench.reliability import main as reliability
-
-        return reliability(config, argv[1:])
-    if argv[:1] == ["candidates"]:
-        from contenox.bench.candidates import main as candidates
-
-        return candidates(config, argv[1:])
-    if argv[:1] == ["edits"]:
-        from contenox.bench.edits import main as edits
-
-        return edits(config, argv[1:])
-    if argv[:1] == ["anticipation"]:
-        from contenox.bench.anticipation import main as anticipation
-
-        return anticipation(config, argv[1:])
-    if argv[:1] == ["toolcalls"]:
-        from contenox.bench.toolcalls import main as toolcalls
-
-        return toolcalls(config, argv[1:])
-    if argv[:1] == ["remote"]:
-        from contenox.bench.remote import main as remote
-
-        return remote(config, argv[1:])
-    if argv[:1] == ["engine-process"]:
-        from contenox.bench.engine_process import main as engine_process
-
-        return engine_process(config, argv[1:])
+    if argv[:1] and argv[0] in SUBCOMMANDS:
+        module = importlib.import_module(f"contenox.bench.{SUBCOMMANDS[argv[0]]}")
+        return int(module.main(config, argv[1:]))
     opts = parse_bench_args(argv)
     store = ModelStore(config.models_dir)
     model = store.get(opts.model)
