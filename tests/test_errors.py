@@ -102,9 +102,9 @@ def test_an_error_comes_back_from_the_wire_as_its_own_class() -> None:
     assert type(back) is errors_module.ModelNotFound and back.message == "no model x" and back.details == {"model": "x"}
     assert ContenoxError.from_wire({"kind": "newer_kind", "message": "?"}) is None  # the caller keeps the wire's
     from contenox.client import RemoteError
-    from contenox.runtime_ov._pipe import error_from, error_to
+    from contenox.runtime_ov._pipe import WireError, error_from, error_to
 
     assert type(error_from(error_to(errors_module.EngineBusy("busy")))) is errors_module.EngineBusy
-    assert type(error_from({"kind": "unknown", "message": "boom"})) is errors_module.EngineError
+    assert type(error_from(WireError(kind="unknown", message="boom"))) is errors_module.EngineError
     remote = RemoteError({"code": -32999, "message": "new", "data": {"kind": "newer_kind", "details": {}}})
     assert remote.to_dict()["kind"] == "newer_kind" and remote.to_dict()["code"] == -32999

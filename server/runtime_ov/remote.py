@@ -25,24 +25,38 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from contenox.errors import ContenoxError, EngineBusy, EngineCrashed, EngineError, OverBatch
 from contenox.runtime_ov._forwarding import ForwardingEngine
-from contenox.runtime_ov._pipe import FrameWriter, error_from, read_frame
+from contenox.runtime_ov._pipe import (
+    Beat,
+    Cancel,
+    Close,
+    Fail,
+    Failed,
+    Final,
+    FrameWriter,
+    FromEngine,
+    Prefill,
+    Ready,
+    Refused,
+    RequestStarted,
+    Start,
+    Submit,
+    Token,
+    error_from,
+    read_frame,
+)
 from contenox.runtime_ov.block_model import BlockModel
 from contenox.runtime_ov.engine import Engine, check_fits, vocab_size
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.requests import (
-    FinalEvent,
     Forward,
     GenerateRequest,
-    PrefillEvent,
     RequestHandle,
-    TokenEvent,
 )
 from contenox.runtime_ov.served import ServedEngine
 from contenox.runtime_ov.store import InstalledModel
@@ -73,16 +87,16 @@ class RemoteEngine(ForwardingEngine):
     """One model loaded in a child process. Create with :meth:`start`; ``close()`` when done."""
 
     def __init__(self, model: InstalledModel, options: EngineOptions, tokenizer: Tokenizer,
-                 process: subprocess.Popen[bytes], ready: dict[str, Any], *, hang_s: float = HANG_S) -> None:
+                 process: subprocess.Popen[bytes], ready: Ready, *, hang_s: float = HANG_S) -> None:
         self.model = model
         self.profile: Profile = model.profile
         self.options = options
         self.tokenizer = tokenizer
         self.vocab_size = vocab_size(model.weights)
-        self.device = str(ready.get("device", ""))
-        self.pid = int(ready.get("pid", process.pid))
-        self.num_kv_blocks = int(ready["num_kv_blocks"])
-        self.kv_bytes_per_token = int(ready["kv_bytes_per_token"])
+        self.device = ready.device
+        self.pid = ready.pid
+        self.num_kv_blocks = ready.num_kv_blocks
+        self.kv_bytes_per_token = ready.kv_bytes_per_token
         self.blocks = BlockModel(self.num_kv_blocks, model.profile.cache_block_size)
         self.crash_reason: str | None = None
         """Why the process ended while in use (None while it runs, or after a clean close), or why it refuses."""
@@ -118,8 +132,8 @@ class RemoteEngine(ForwardingEngine):
             stderr=None, start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert process.stdin is not None and process.stdout is not None
         try:
-            FrameWriter(process.stdin).send({"op": "start", "models_dir": str(Path(model.path).parent),
-                                             "model": model.name, "options": msgspec.to_builtins(options)})
+            FrameWriter(process.stdin).send(Start(models_dir=str(Path(model.path).parent), model=model.name,
+                                                  options=options))
             ready = cls._await_ready(process)
         except BaseException:
             process.kill()
@@ -131,10 +145,11 @@ class RemoteEngine(ForwardingEngine):
         return engine
 
     @staticmethod
-    def _await_ready(process: subprocess.Popen[bytes]) -> dict[str, Any]:
+    def _await_ready(process: subprocess.Popen[bytes]) -> Ready:
         assert process.stdout is not None
-        result: list[dict[str, Any] | None] = []
-        reader = threading.Thread(target=lambda: result.append(read_frame(process.stdout)), daemon=True)  # type: ignore[arg-type]
+        result: list[FromEngine | None] = []
+        reader = threading.Thread(target=lambda: result.append(read_frame(process.stdout, FromEngine)),  # type: ignore[arg-type]
+                                  daemon=True)
         reader.start()
         reader.join(_START_TIMEOUT_S)
         message = result[0] if result else None
@@ -142,10 +157,10 @@ class RemoteEngine(ForwardingEngine):
             code = process.poll()
             raise EngineCrashed(f"the engine process {_describe_exit(code) if code is not None else 'did not start'} "
                                 "while loading the model", exit_code=code)
-        if message.get("ev") == "failed":
-            raise error_from(message.get("error") or {})
-        if message.get("ev") != "ready":
-            raise EngineError(f"the engine process sent {message.get('ev')!r} instead of ready")
+        if isinstance(message, Failed):
+            raise error_from(message.error)
+        if not isinstance(message, Ready):
+            raise EngineError(f"the engine process sent {type(message).__name__} instead of Ready")
         return message
 
     @property
@@ -160,7 +175,7 @@ class RemoteEngine(ForwardingEngine):
         for handle in inflight:
             handle.cancel()
         with contextlib.suppress(OSError, ValueError):
-            self._out.send({"op": "close"})
+            self._out.send(Close())
         try:
             self._process.wait(_CLOSE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -197,7 +212,7 @@ class RemoteEngine(ForwardingEngine):
             handle = RequestHandle(request, next(self._ids), loop, self._cancel, forward)
             self._inflight[handle.request_id] = handle
         try:
-            self._out.send({"op": "submit", "id": handle.request_id, "request": msgspec.to_builtins(request)})
+            self._out.send(Submit(id=handle.request_id, request=request))
         except (OSError, ValueError) as exc:
             with self._lock:
                 self._inflight.pop(handle.request_id, None)
@@ -206,57 +221,53 @@ class RemoteEngine(ForwardingEngine):
 
     def _cancel(self, handle: RequestHandle) -> None:
         with contextlib.suppress(OSError, ValueError):
-            self._out.send({"op": "cancel", "id": handle.request_id})
+            self._out.send(Cancel(id=handle.request_id))
 
 
     # -- pipe ---------------------------------------------------------------------------------
     def _read(self) -> None:
         try:
-            while (message := read_frame(self._stdout)) is not None:
+            while (message := read_frame(self._stdout, FromEngine)) is not None:
                 self._dispatch(message)
         except (OSError, ValueError, msgspec.DecodeError, ContenoxError) as exc:
             log.warning("engine pipe broke: %s", exc)
         self._ended(None)
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        kind = message.get("ev")
-        if kind == "beat":
+    def _dispatch(self, message: FromEngine) -> None:
+        if isinstance(message, Beat):
             self._last_beat = time.monotonic()
             return
-        if kind == "refused":  # the weights failed their check: not alive, so the node's next turn restarts it
-            error = error_from(message.get("error") or {})
+        if isinstance(message, Refused):  # the weights failed their check: not alive, so the node's next turn restarts it
+            error = error_from(message.error)
             with self._lock:
                 self.refused, self.crash_reason = error, error.message
             log.error("engine process %d refuses %s: %s", self.pid, self.model.name, error.message)
             return
+        if not isinstance(message, (RequestStarted, Token, Prefill, Final, Fail)):
+            return  # (a second Ready or Failed: nothing to route)
         with self._lock:
-            handle = self._inflight.get(int(message.get("id", 0)))
+            handle = self._inflight.get(message.id)
         if handle is None:
             return
-        if kind == "started":
-            handle.started(int(message["run_index"]))
-        elif kind == "token":
-            handle.emit(msgspec.convert(message["event"], TokenEvent))
-        elif kind == "prefill":
-            handle.emit(msgspec.convert(message["event"], PrefillEvent))
-        elif kind == "final":
-            final = msgspec.convert(message["event"], FinalEvent)
-            committed = message.get("committed")
-            if committed:
-                self.blocks.commit(committed[0], occupied_tokens=int(committed[1]))
-            run_index = message.get("run_index")
-            handle.run_index = int(run_index) if isinstance(run_index, int) else None
+        if isinstance(message, RequestStarted):
+            handle.started(message.run_index)
+        elif isinstance(message, (Token, Prefill)):
+            handle.emit(message.event)
+        elif isinstance(message, Final):
+            if message.committed:
+                self.blocks.commit(message.committed[0], occupied_tokens=message.committed[1])
+            handle.run_index = message.run_index
             with self._lock:
                 self._inflight.pop(handle.request_id, None)
                 self._done += 1
                 if handle.request.session_id:
                     self._sessions.add(handle.request.session_id)
-            handle.finish(final)
-        elif kind == "fail":
+            handle.finish(message.event)
+        else:
             with self._lock:
                 self._inflight.pop(handle.request_id, None)
                 self._done += 1
-            handle.fail(error_from(message.get("error") or {}))
+            handle.fail(error_from(message.error))
 
     def _watch(self) -> None:
         while self._process.poll() is None and not self._closing:

@@ -11,27 +11,43 @@ import pytest
 
 from contenox.errors import ChecksumMismatch, EngineCrashed, EngineError, OverContext
 from contenox.runtime_ov import EngineOptions, GenerateRequest, InstalledModel, RemoteEngine
-from contenox.runtime_ov._pipe import FrameWriter, error_from, error_to, read_frame
+from contenox.runtime_ov._pipe import (
+    Beat,
+    FrameWriter,
+    FromEngine,
+    Submit,
+    Token,
+    WireError,
+    error_from,
+    error_to,
+    read_frame,
+)
+from contenox.runtime_ov.requests import TokenEvent
 
 
-def test_frames_round_trip_and_a_torn_frame_is_the_end() -> None:
+def test_frames_round_trip_typed_and_a_torn_frame_is_the_end() -> None:
     buffer = io.BytesIO()
     writer = FrameWriter(buffer)
-    writer.send({"ev": "token", "id": 3, "event": {"token_ids": [1, 2], "text": "hé"}})
-    writer.send({"ev": "beat"})
+    token = Token(id=3, event=TokenEvent(token_ids=[1, 2], text="hé"))
+    writer.send(token)
+    writer.send(Beat())
     data = buffer.getvalue()
     stream = io.BytesIO(data)
-    assert read_frame(stream) == {"ev": "token", "id": 3, "event": {"token_ids": [1, 2], "text": "hé"}}
-    assert read_frame(stream) == {"ev": "beat"}
-    assert read_frame(stream) is None
-    assert read_frame(io.BytesIO(data[:-3])) is not None and read_frame(io.BytesIO(data[:5])) is None
+    assert read_frame(stream, FromEngine) == token
+    assert read_frame(stream, FromEngine) == Beat()
+    assert read_frame(stream, FromEngine) is None
+    assert read_frame(io.BytesIO(data[:-3]), FromEngine) is not None
+    assert read_frame(io.BytesIO(data[:5]), FromEngine) is None
+    writer.send(Submit(id=1, request=GenerateRequest(session_id="s", token_ids=[1])))
+    with pytest.raises(EngineError, match="not a message"):  # a node -> engine message read as an engine's
+        read_frame(io.BytesIO(buffer.getvalue()[len(data):]), FromEngine)
 
 
 def test_errors_cross_the_pipe_as_their_own_class() -> None:
     over = error_from(error_to(OverContext("too long by 5", over_by=5, limit=8192)))
     assert isinstance(over, OverContext) and over.message == "too long by 5" and over.details["over_by"] == 5
     assert isinstance(error_from(error_to(ChecksumMismatch("flipped"))), ChecksumMismatch)
-    unknown = error_from({"type": "SystemExit", "message": "nope"})
+    unknown = error_from(WireError(kind="system_exit", message="nope"))
     assert type(unknown) is EngineError and unknown.message == "nope"
 
 
