@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's replay gate: >= 30 consecutive commits of two real repositories of different languages, each turn
+# The replay gate: >= 30 consecutive commits of two real repositories of different languages, each turn
 # "Review this change." through the node's turn assembly, the naive ordering beside it and each turn's
 # suffix-only floor. Repositories: this repository's own history (the 30 commits up to 1ffd0f4, the first
 # build; COMMITS=A..B for others; Python) and semver's npm release history
