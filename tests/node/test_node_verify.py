@@ -214,7 +214,9 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
 
 async def test_the_places_are_tried_in_turn_until_one_passes(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pick's candidates all fail: the next place found is drawn, and the round stops at its passing one."""
+    """The pick's candidates all fail: the next place found is drawn, and the round stops at its passing one
+    (with three places allowed, the third is not drawn)."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=3))
     repo = make_repo(tmp_path / "repo", {"util.py": CHAIN, "tests/test_util.py": (
         "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
