@@ -80,7 +80,7 @@ from contenox.node.verifying import skipped as skipped_verification
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState
 from contenox.planner import toolcheck
-from contenox.planner.journal import ToolStep
+from contenox.planner.journal import Journal, ToolStep
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
 from contenox.workspace import points_at, rename_identifier
@@ -224,7 +224,7 @@ class Node:
         if state is None:
             key = workspace_key(resolved)
             record = self.store.load(key) or self.store.new_record(resolved, key)
-            state = WorkspaceState(resolved, record, self.store)
+            state = WorkspaceState(resolved, record, self.store, workspace_dir(self.config, key))
             self._workspaces[str(resolved)] = state
         return state
 
@@ -234,7 +234,7 @@ class Node:
 
         if state.workspace is None:
             await _emit(on_event, TurnEvent(kind="state", state="indexing"))
-            cache_dir = workspace_dir(self.config, state.key) / "index"
+            cache_dir = state.folder / "index"
 
             def open_and_overlay() -> Workspace:
                 ws = backend.open_workspace(self.config, state.root, cache_dir)
@@ -347,9 +347,7 @@ class Node:
     def _planner(self, state: WorkspaceState, engine: EngineLike) -> Planner:
         """The workspace's planner, made on first use (with the loaded model's tokenizer)."""
         if state.planner is None:
-            state.planner = backend.make_planner(self.config, engine,
-                                                 workspace_dir(self.config, state.key))
-            state.reconcile_turns(state.planner.turns)
+            state.planner = backend.make_planner(self.config, engine, state.folder)
         return state.planner
 
     def _question(self, state: WorkspaceState, request: TurnRequest) -> tuple[TurnRequest, Question, Focus | None]:
@@ -477,7 +475,7 @@ class Node:
         end = await asyncio.to_thread(finish, planner, turn_plan, final.text, measured, workspace, steps=steps,
                                       finish_reason=final.finish_reason, notes=notes)
         explain = end.explain
-        state.record_turn(explain)
+        state.record_turn()
         profile = engine.profile
         self.store.save_prefix(state.key, SavedPrefix(model=profile.id, model_digest=profile.model_digest,
                                                       tokenizer_digest=profile.tokenizer_digest,
@@ -566,7 +564,7 @@ class Node:
     def _scratch_folder(self, state: WorkspaceState) -> Path:
         """The workspace's one scratch copy: verification's candidates and an agent turn's commands after an
         edit are checked there (one at a time: a workspace runs one turn at a time)."""
-        return workspace_dir(self.config, state.key) / "scratch"
+        return state.folder / "scratch"
 
     def _consents(self) -> ConsentStore:
         from contenox.verify import ConsentStore as Store
@@ -898,24 +896,21 @@ class Node:
     # -- queries ---------------------------------------------------------------------------
     async def explain(self, root: str) -> Explain | None:
         """The explain of the workspace's last turn (persisted across restarts), or None."""
-        return self.workspace(root).record.last_explain
+        state = self.workspace(root)
+        return await asyncio.to_thread(state.last_explain)
 
     async def history(self, root: str, thread: str) -> list[Exchange]:
         """The recorded turns of ``thread``, oldest first, from the planner's journal."""
-        from contenox.planner import Journal
-
         state = self.workspace(root)
-        journal = Journal(workspace_dir(self.config, state.key))
+        journal = state.journal
         records = await asyncio.to_thread(journal.load)
         return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer, explain=r.explain,
                          finish_reason=r.finish_reason) for r in records if r.thread == thread]
 
     async def threads(self, root: str) -> list[ThreadInfo]:
         """The workspace's threads from the planner's journal, most recently used first."""
-        from contenox.planner import Journal
-
         state = self.workspace(root)
-        records = await asyncio.to_thread(Journal(workspace_dir(self.config, state.key)).load)
+        records = await asyncio.to_thread(state.journal.load)
         found: dict[str, list[Any]] = {}
         for record in records:
             found.setdefault(record.thread, []).append(record)
@@ -1050,7 +1045,8 @@ class Node:
         known = {str(s.root): s.summary() for s in self._workspaces.values()}
         for record in self.store.load_all():
             known.setdefault(record.root, {"root": record.root, "key": record.key, "session_id": record.session_id,
-                                           "turns": record.turns, "pins": list(record.pins),
+                                           "turns": Journal(workspace_dir(self.config, record.key)).count(),
+                                           "pins": list(record.pins),
                                            "last_used": record.last_used, "indexed": False, "busy": None})
         workspaces = sorted(known.values(), key=lambda w: w["last_used"], reverse=True)
         cache: Any = None
@@ -1089,7 +1085,8 @@ class Node:
 
     def start_rewarm(self) -> None:
         """Re-warm the stable prefixes of persisted sessions in the background (after a restart)."""
-        records = [r for r in self.store.load_all() if r.turns][:_REWARM_LIMIT]
+        records = [r for r in self.store.load_all() if Journal(workspace_dir(self.config, r.key)).count()]
+        records = records[:_REWARM_LIMIT]
         if not records:
             return
         self._warm = {"done": 0, "total": len(records)}

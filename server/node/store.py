@@ -14,7 +14,6 @@ from pathlib import Path
 import msgspec
 
 from contenox.node.persist import read_json, write_atomic
-from contenox.planner.explain import Explain
 
 __all__ = ["SavedPrefix", "WorkspaceRecord", "WorkspaceStore"]
 
@@ -29,10 +28,10 @@ class WorkspaceRecord(msgspec.Struct, frozen=True, kw_only=True):
     key: str
     session_id: str
     pins: tuple[str, ...] = ()
-    turns: int = 0
     created: float = 0.0
     last_used: float = 0.0
-    last_explain: Explain | None = None
+    """(The turn count and the last explain are the journal's: ``planner.Journal``; older records' copies of
+    them are read and dropped.)"""
 
 
 class SavedPrefix(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,6 +11,7 @@ import msgspec
 
 from contenox.errors import InvalidRequest, PathOutsideWorkspace
 from contenox.node.store import WorkspaceRecord, WorkspaceStore
+from contenox.planner.journal import Journal
 from contenox.planner.map_base import MapBase
 from contenox.planner.turn import unpinnable
 
@@ -24,10 +25,14 @@ __all__ = ["WorkspaceState"]
 class WorkspaceState:
     """Mutable per-workspace state; every mutation is persisted through the store at once."""
 
-    def __init__(self, root: Path, record: WorkspaceRecord, store: WorkspaceStore) -> None:
+    def __init__(self, root: Path, record: WorkspaceRecord, store: WorkspaceStore, folder: Path) -> None:
         self.root = root
         self.record = record
         self.store = store
+        self.folder = folder
+        """The workspace's planner state (``paths.workspace_dir``): its journal, index, scratch copy."""
+        self.journal = Journal(folder)
+        """The turns, as the planner recorded them: the one home of the count and the last explain."""
         self.lock = asyncio.Lock()
         """Held for a whole turn: two clients' turns on one workspace never interleave (serialized)."""
         self.workspace: Workspace | None = None
@@ -110,23 +115,28 @@ class WorkspaceState:
             self.update(pins=kept)
         return self.record.pins
 
-    def record_turn(self, explain: Explain) -> None:
-        """A turn finished: count it and keep its explain (the planner's journal holds the turn itself and
-        numbers it, so a count left behind by a node killed between the two writes is put right here)."""
-        self.update(turns=max(self.record.turns + 1, explain.turn), last_used=time.time(), last_explain=explain)
+    def record_turn(self) -> None:
+        """A turn finished (the planner's journal holds it, numbered, and its explain): the workspace was used."""
+        self.update(last_used=time.time())
 
-    def reconcile_turns(self, journal_turns: int) -> None:
-        """The count as the journal has it (a node killed after the journal's append, before this record's
-        write, left it one short)."""
-        if journal_turns > self.record.turns:
-            self.update(turns=journal_turns)
+    @property
+    def turns(self) -> int:
+        """The workspace's turn count: the journal's (the loaded planner's, else the journal file's)."""
+        return self.planner.turns if self.planner is not None else self.journal.count()
+
+    def last_explain(self) -> Explain | None:
+        """The last turn's explain, from the journal (persisted across restarts)."""
+        if self.planner is not None:
+            return self.planner.last_explain()
+        last = self.journal.last()
+        return last.explain if last is not None else None
 
     def summary(self) -> dict[str, Any]:
         return {
             "root": str(self.root),
             "key": self.key,
             "session_id": self.session_id,
-            "turns": self.record.turns,
+            "turns": self.turns,
             "pins": list(self.record.pins),
             "last_used": self.record.last_used,
             "indexed": self.workspace is not None,

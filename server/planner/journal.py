@@ -141,6 +141,28 @@ class Journal:
             records.append(record)
         return records
 
+    def _lines(self) -> list[bytes]:
+        try:
+            return [line for line in self.path.read_bytes().splitlines() if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def count(self) -> int:
+        """How many turns the journal holds: its whole lines (a record is one JSON object; a line a killed node
+        tore does not end with its closing brace), nothing decoded: the workspace's turn count."""
+        return sum(1 for line in self._lines() if line.rstrip().endswith(b"}"))
+
+    def last(self) -> TurnRecord | None:
+        """The last readable turn (decoded from the end: a torn last line is passed over), or None."""
+        for line in reversed(self._lines()):
+            try:
+                record = self._decoder.decode(line)
+            except msgspec.DecodeError:
+                continue
+            if record.v == JOURNAL_VERSION:
+                return record
+        return None
+
     def append(self, record: TurnRecord) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = self._encoder.encode(record) + b"\n"

@@ -276,16 +276,17 @@ class Planner:
         return self.tool_frame.result(text) if self.tool_frame else text
 
     def record(self, plan: TurnPlan, metrics: MetricsLike | None, answer_text: str,
-               citations: Citations | None = None, steps: Sequence[ToolStep] = (), finish_reason: str = ""
-               ) -> Explain:
-        """Persist the turn (manifest, measurement, answer, its tool steps, what it cites, how it ended); its
-        explain."""
+               citations: Citations | None = None, steps: Sequence[ToolStep] = (), finish_reason: str = "",
+               notes: Sequence[str] = ()) -> Explain:
+        """Persist the turn (manifest, measurement, answer, its tool steps, what it cites, how it ended, and
+        ``notes``: what the turn's later steps found, appended to its explain's); its explain."""
         measured = getattr(metrics, "measured_recomputed_tokens", None) if metrics is not None else None
         ttft = getattr(metrics, "ttft_ms", None) if metrics is not None else None
         explain = explain_from_manifest(plan.manifest, measured_recomputed_tokens=measured, ttft_ms=ttft,
                                         cache_evidence=getattr(metrics, "cache_evidence", "steps"),
                                         server_cached_tokens=getattr(metrics, "server_cached_tokens", None))
-        explain = msgspec.structs.replace(explain, citations=citations)
+        explain = msgspec.structs.replace(explain, citations=citations,
+                                          notes=(*explain.notes, *notes) if notes else explain.notes)
         with self._lock:
             turn = len(self._records) + 1
             manifest = plan.manifest if plan.manifest.turn == turn else msgspec.structs.replace(plan.manifest,

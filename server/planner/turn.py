@@ -163,9 +163,7 @@ def finish(planner: Planner, plan: TurnPlan, answer: str, metrics: MetricsLike |
     without one), the turn recorded with its tool steps and ``notes`` (what the turn's later steps found: the
     tool loop, the verification, the edits), and the prefixes to persist and warm."""
     citations = check_citations(answer, workspace) if workspace is not None else None
-    explain = planner.record(plan, metrics, answer_text=answer, citations=citations, steps=steps,
-                             finish_reason=finish_reason)
     extra = [*notes, *([REPETITION_NOTE] if finish_reason == "repetition" else [])]
-    if extra:
-        explain = msgspec.structs.replace(explain, notes=(*explain.notes, *extra))
+    explain = planner.record(plan, metrics, answer_text=answer, citations=citations, steps=steps,
+                             finish_reason=finish_reason, notes=extra)
     return TurnEnd(explain=explain, resume_prefix=plan.resume_prefix(), rebased=planner.next_prefix(plan))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from contenox.config import WorkspaceConfig
-from contenox.planner import Planner
+from contenox.planner import Journal, Planner
 from contenox.planner.turn import Anticipated, Question, finish, prepare, unpinnable
 from contenox.workspace import Workspace
 from support.gitrepo import make_repo
@@ -68,10 +68,16 @@ def test_finish_records_the_turn_with_its_citations_and_notes(ws: Workspace,
     assert "calc.py" in end.explain.citations.files_real and "nowhere.py" in end.explain.citations.files_unknown
     assert end.explain.notes[-2:] == ("verified: no", "answer stopped: it began repeating itself; the repeats were "
                                                       "dropped")
+    assert planner.last_explain() == end.explain  # journaled with its notes: the one home of the last explain
+    journal = Journal(planner.state_dir)
+    assert journal.count() == 1 and journal.last() is not None and journal.last().explain == end.explain
     assert end.resume_prefix == plan.token_ids[: plan.manifest.segment("history").token_end]
     assert end.rebased is None  # one short turn: the next one does not rebase the thread
     again = finish(planner, prepare(planner, ws, Question(prompt="And sub?"), root=ws.root), "sub.", None)
     assert again.explain.turn == 2 and again.explain.citations is None  # no workspace: no citations checked
+    with journal.path.open("ab") as fh:  # a node killed mid-append leaves a torn line: passed over
+        fh.write(b'{"v": 1, "tur')
+    assert journal.count() == 2 and journal.last() is not None and journal.last().turn == 2
 
 
 def test_unpinnable_names_why_a_file_cannot_go_in(tmp_path: Path) -> None:
