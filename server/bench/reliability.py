@@ -377,8 +377,10 @@ def _crashes(config: Config, repo: Path) -> dict[str, Any]:
         try:
             call(config, "ask", {"cwd": str(repo), "prompt": "Write a long story.", "max_new_tokens": 300},
                  on_notification=heard)
-        except Exception as exc:  # the structured error the killed engine produces
-            errors.append(getattr(exc, "remote_kind", "") or type(exc).__name__)
+        except ContenoxError as exc:  # the structured error the killed engine produces (its kind, as the node sent it)
+            errors.append(str(exc.to_dict()["kind"]))
+        except Exception as exc:
+            errors.append(type(exc).__name__)
 
     turn = threading.Thread(target=long_turn)
     turn.start()
