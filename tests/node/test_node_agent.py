@@ -72,7 +72,7 @@ async def test_an_agent_turn_reads_proposes_an_edit_and_answers(node: Node, tmp_
     read, edit, outside = ended
     assert (read.kind, read.title, read.locations) == ("read", "Read util.py", ((str(repo / "util.py"), None),))
     assert "    2      return x - 1" in read.output
-    assert (edit.kind, edit.edit_index, edit.locations) == ("edit", 0, ((str(repo / "util.py"), 1),))
+    assert (edit.kind, edit.edit_index, edit.locations) == ("edit", 0, ((str(repo / "util.py"), 2),))
     assert outside.output.startswith("error: ") and "outside" in outside.output
     assert isinstance(read, ToolActivity)
     # the edit is proposed for review, not written
