@@ -595,7 +595,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     engine = start_engine(model, msgspec.structs.replace(options, cache_size_gb=min(options.cache_size_gb, 1.0)),
                           process=False)
     try:
-        result = certify(engine, check=config.tools.check, require_call=config.tools.require_call)
+        result = certify(engine, check=config.tools.check, require_call=config.tools.require_call, full=args.full)
     finally:
         engine.close()
     encoded = msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n"
@@ -609,6 +609,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
         return 0
     verdict = "CERTIFIED for tool calls" if result.certified else "not certified: tools stay off for this model"
     print(f"{model.name}: {verdict}")
+    if result.stopped:
+        print(f"  {result.stopped} (--full runs every case)")
     print(f"  valid calls {result.valid_calls}/{result.tool_cases} ({100 * result.valid_call_rate:.0f}%, "
           f"needs >= {100 * result.thresholds['valid_call_rate_min']:.0f}%)")
     print(f"  false calls {result.false_calls}/{result.cases - result.tool_cases} "
@@ -732,6 +734,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("model", help="an installed model (contenox model list)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--out", help="also write the result as <date>-certify-<model>.json in this directory")
+    s.add_argument("--full", action="store_true",
+                   help="run every case even once the model can no longer be certified (its full figures)")
     s.set_defaults(func=cmd_certify)
 
     s = sub.add_parser("eval", help="the coding-context eval gate (bench/eval): recall, citations, pass rate")

@@ -17,6 +17,7 @@ with every answer, and shown by ``contenox model list``.
 from __future__ import annotations
 
 import json
+import math
 import time
 from datetime import date
 from typing import Any
@@ -27,7 +28,7 @@ from contenox.answer.toolcalls import parse_tool_calls, schemas_of
 from contenox.planner.prompts import load_prompts
 from contenox.runtime_ov.certification import Certification
 
-__all__ = ["SUITE", "certify"]
+__all__ = ["SUITE", "certify", "out_of_reach"]
 
 VALID_MIN = 0.80
 FALSE_MAX = 0.04
@@ -193,11 +194,30 @@ def _matches(arguments: dict[str, Any], expect: dict[str, Any]) -> bool:
     return True
 
 
-def certify(engine: Any, *, check: bool = True, require_call: bool = False) -> Certification:
+def out_of_reach(answers: list[dict[str, Any]]) -> str:
+    """Why no answers to the rest of the suite could still certify the model ('' while they could): more failed
+    tool cases, false calls or malformed calls than the whole suite allows."""
+    tool_total = sum(1 for c in SUITE if c.tool is not None)
+    plain_total = len(SUITE) - tool_total
+    failed = sum(1 for a in answers if a["expected"] is not None and not a["ok"])
+    false = sum(1 for a in answers if a["expected"] is None and not a["ok"])
+    malformed = sum(1 for a in answers if a["errors"])
+    if failed > tool_total - math.ceil(VALID_MIN * tool_total):
+        return f"{failed} of {tool_total} tool cases failed: a valid-call rate of {VALID_MIN:.0%} is out of reach"
+    if false > math.floor(FALSE_MAX * plain_total):
+        return f"{false} false calls: more than {FALSE_MAX:.0%} of {plain_total} plain cases"
+    if malformed > math.floor(MALFORMED_MAX * len(SUITE)):
+        return f"{malformed} malformed calls: more than {MALFORMED_MAX:.0%} of {len(SUITE)} cases"
+    return ""
+
+
+def certify(engine: Any, *, check: bool = True, require_call: bool = False, full: bool = False) -> Certification:
     """Run the suite on ``engine`` (the Engine surface) and score it. ``check``: put each case to the tool check
     first, as a tool-enabled turn does (``[tools] check``); a no answers it in text, with the text-only line after
     the question and the text-only grammar instead of the call grammar, and any call it still writes counts all the
-    same. ``require_call``: a yes makes the answer a call (``[tools] require_call``), as a turn's first step."""
+    same. ``require_call``: a yes makes the answer a call (``[tools] require_call``), as a turn's first step.
+    The suite stops once the model can no longer be certified (:func:`out_of_reach`, named in ``stopped``; the rates
+    are then over the cases run, and the held-out prompts are not asked) unless ``full``."""
     from contenox.node.agent import tool_call_grammar, tool_policy_digest
     from contenox.planner import toolcheck
     from contenox.runtime_ov import GenerateRequest
@@ -248,8 +268,15 @@ def certify(engine: Any, *, check: bool = True, require_call: bool = False) -> C
         return (sum(a["ok"] for a in tool), len(tool), sum(not a["ok"] for a in plain), len(plain),
                 sum(1 for a in answers if a["errors"]))
 
-    answers = [run(case) for case in SUITE]
-    held = [run(case) for case in HELD_OUT]
+    answers: list[dict[str, Any]] = []
+    stopped = ""
+    for case in SUITE:
+        answers.append(run(case))
+        stopped = "" if full else out_of_reach(answers)
+        if stopped:
+            stopped = f"stopped after {len(answers)} of {len(SUITE)} cases: {stopped}"
+            break
+    held = [] if stopped else [run(case) for case in HELD_OUT]
     valid, tool_cases, false, plain, malformed = score(answers)
     by_kind: dict[str, list[int]] = {}
     for a in answers:
@@ -258,7 +285,7 @@ def certify(engine: Any, *, check: bool = True, require_call: bool = False) -> C
         tally[1] += 1
     examples = [{k: a[k] for k in ("kind", "prompt", "expected", "errors")} | {"answer": a["answer"][:300]}
                 for a in answers if not a["ok"]][:12]
-    valid_rate, false_rate, malformed_rate = valid / tool_cases, false / plain, malformed / len(SUITE)
+    valid_rate, false_rate, malformed_rate = valid / max(tool_cases, 1), false / max(plain, 1), malformed / len(answers)
     h_valid, h_tool, h_false, h_plain, h_malformed = score(held)
     held_by_set = {kind: dict(zip(("valid_calls", "tool_cases", "false_calls", "plain_cases", "malformed_calls"),
                                   score([a for a in held if a["kind"] == kind]), strict=True))
@@ -266,7 +293,8 @@ def certify(engine: Any, *, check: bool = True, require_call: bool = False) -> C
     safe = false_rate <= FALSE_MAX and malformed_rate <= MALFORMED_MAX
     profile = engine.profile
     return Certification(
-        model=engine.model.name, model_digest=profile.model_digest, date=date.today().isoformat(), cases=len(SUITE),
+        model=engine.model.name, model_digest=profile.model_digest, date=date.today().isoformat(), cases=len(answers),
+        suite_cases=len(SUITE), stopped=stopped,
         tool_cases=tool_cases, valid_calls=valid, valid_call_rate=round(valid_rate, 4), false_calls=false,
         false_call_rate=round(false_rate, 4), schema_errors=sum(len(a["errors"]) for a in answers),
         malformed_calls=malformed, malformed_call_rate=round(malformed_rate, 4), safe=safe,
@@ -275,5 +303,5 @@ def certify(engine: Any, *, check: bool = True, require_call: bool = False) -> C
                     "malformed_call_rate_max": MALFORMED_MAX}, by_kind=by_kind,
         seconds=round(time.monotonic() - started, 1), examples=examples, answers=answers + held, tool_check=check,
         require_call=check and require_call, policy_digest=tool_policy_digest(),
-        held_out={"valid_calls": h_valid, "tool_cases": h_tool, "false_calls": h_false, "plain_cases": h_plain,
-                  "malformed_calls": h_malformed, "by_set": held_by_set})
+        held_out={} if stopped else {"valid_calls": h_valid, "tool_cases": h_tool, "false_calls": h_false,
+                                     "plain_cases": h_plain, "malformed_calls": h_malformed, "by_set": held_by_set})

@@ -60,6 +60,10 @@ class Certification(msgspec.Struct, frozen=True, kw_only=True):
     policy_digest: str = ""
     """What the model was shown and constrained with (:func:`contenox.node.agent.tool_policy_digest`); a
     certification under other prompts or grammars no longer holds (empty: made before it was recorded)."""
+    suite_cases: int = 0
+    """The suite's size (``cases`` is how many ran: fewer when ``stopped``)."""
+    stopped: str = ""
+    """Why the suite stopped before its end (the model could no longer be certified), or '' when every case ran."""
     reference: bool = False
     """Made on the reference machine and shipped with contenox (not run on this machine)."""
 

@@ -14,7 +14,7 @@ import pytest
 from contenox import cli
 from contenox.answer.toolcalls import schemas_of
 from contenox.config import load_config
-from contenox.eval.certify import HELD_OUT, SUITE, Case, certify
+from contenox.eval.certify import HELD_OUT, SUITE, Case, certify, out_of_reach
 from contenox.planner.prompts import load_prompts
 from contenox.planner.toolcheck import GRAMMAR, KIND_GRAMMAR, TEXT_ONLY_GRAMMAR, request_refusal
 from contenox.runtime_ov import FinalEvent, GenerateRequest, InstalledModel, ModelStore, RequestMetrics
@@ -101,13 +101,29 @@ CUT = '```json\n{"name": "read_file", "arguments": {"path": "src/'
 ])
 def test_safety_and_reach_decide_certification(answer: Callable[[Case], str], safe: bool, certified: bool) -> None:
     engine = _Engine(answer)
-    result = certify(engine, check=False)
+    result = certify(engine, check=False, full=True)
     assert (result.safe, result.certified) == (safe, certified)
     assert result.cases == 80 and len(result.answers) == 80 + len(HELD_OUT) and not result.tool_check
+    assert not result.stopped
     assert all(r.tool_calls is not None for r in engine.requests)  # answered under the tool-call grammar
     assert max(r.max_new_tokens for r in engine.requests) >= 512
     [system] = engine.tokenizer.systems  # the node's tool policy, as its tool-enabled turns carry it
     assert system.endswith("\n\n" + load_prompts().tool_policy) and "answer in plain text" in system
+
+
+@pytest.mark.parametrize(("answer", "why"), [
+    (_spoil("single", 9, "I cannot."), "9 of 43 tool cases failed"),
+    (_spoil("refusal", 2, CALL), "2 false calls"),
+    (_spoil("single", 2, CUT), "2 malformed calls"),
+])
+def test_the_suite_stops_once_the_model_can_no_longer_be_certified(answer: Callable[[Case], str], why: str) -> None:
+    stopped = certify(_Engine(answer), check=False)
+    assert stopped.stopped.startswith(f"stopped after {stopped.cases} of 80 cases: {why}")
+    assert not stopped.certified and stopped.suite_cases == 80 and stopped.cases < 80
+    assert len(stopped.answers) == stopped.cases and stopped.held_out == {}  # the held-out prompts not asked
+    assert not stopped.answers[-1]["ok"]  # the case that settled it is the last one run
+    assert out_of_reach(stopped.answers[:-1]) == ""  # and not one case earlier
+    assert certify(_Engine(_right), check=False).stopped == ""  # a model that passes runs every case
 
 
 def test_a_no_from_the_tool_check_answers_in_text_and_a_call_written_anyway_still_counts() -> None:
@@ -186,7 +202,9 @@ def test_smollm2_is_not_certified_and_its_turns_say_so(default_model: InstalledM
     monkeypatch.setenv("CONTENOX_HOME", str(home))
     assert cli.main(["certify", default_model.name, "--json", "--out", str(tmp_path / "out")]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert (result["cases"], result["tool_cases"]) == (80, 43) and result["certified"] is False
+    # stopped once certification was out of reach: the verdict of the whole suite, in a fraction of its time
+    assert result["suite_cases"] == 80 and result["cases"] < 80 and result["certified"] is False
+    assert result["stopped"].startswith(f"stopped after {result['cases']} of 80 cases")
     assert result["valid_call_rate"] < 0.8
     model = ModelStore(load_config(home).models_dir).get(default_model.name)
     kept = read_certification(Path(model.path), model.profile.model_digest)
