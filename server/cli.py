@@ -572,12 +572,32 @@ def cmd_acp(args: argparse.Namespace) -> int:
     return pipe_stdio(_config(args), "acp")
 
 
+def _completion_repos(rest: list[str]) -> list[str]:
+    """``bench completions`` without ``--repo``: the eval set's repositories (``--repos`` names, or the default
+    two), built from their released archives and passed as ``--repo PATH`` (bench does not import the eval)."""
+    from contenox.bench.completions import DEFAULT_REPOS
+
+    names = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    names.add_argument("--repos", default=",".join(DEFAULT_REPOS))
+    ns, kept = names.parse_known_args(rest)
+    if "--repo" in kept or any(a.startswith("--repo=") for a in kept) or "-h" in kept or "--help" in kept:
+        return kept
+    from contenox.eval.prepare import DEFAULT_TASKS_DIR
+    from contenox.eval.repos import materialize
+    from contenox.eval.tasks import load_task_set
+
+    specs = {spec.name: spec for spec in load_task_set([DEFAULT_TASKS_DIR]).repos}
+    unknown = [n for n in ns.repos.split(",") if n not in specs]
+    if unknown:
+        raise SystemExit(f"contenox bench completions: not in the eval set: {', '.join(unknown)} "
+                         f"(known: {', '.join(sorted(specs))})")
+    return kept + [a for n in ns.repos.split(",") for a in ("--repo", str(materialize(specs[n])))]
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     rest = list(getattr(args, "bench_args", []) or [])
-    if rest[:1] == ["completions"]:  # held-out functions of the eval set's repositories: lives in contenox.eval
-        from contenox.eval.completions import main as completions
-
-        return completions(_config(args), rest[1:])
+    if rest[:1] == ["completions"]:
+        args.bench_args = _completion_repos(rest)
     from contenox.bench import run_bench
 
     return run_bench(_config(args), args)

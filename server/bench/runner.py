@@ -104,11 +104,9 @@ def _paths(out_dir: Path, model: str, suffix: str = "") -> tuple[Path, Path]:
 
 SUBCOMMANDS = {"reliability": "reliability", "candidates": "candidates", "edits": "edits",
                "anticipation": "anticipation", "toolcalls": "toolcalls", "remote": "remote",
-               "engine-process": "engine_process"}
+               "engine-process": "engine_process", "completions": "completions"}
 """``contenox bench NAME ...``: each its own module's ``main(config, argv)``; without one of these names the
-default report (``bench --quick``, ``bench replay``: :func:`~contenox.bench.options.parse_bench_args`). The eval
-repositories' completions bench is ``contenox bench completions`` (in :mod:`contenox.eval`: it reads the eval's
-tasks)."""
+default report (``bench --quick``, ``bench replay``: :func:`~contenox.bench.options.parse_bench_args`)."""
 
 
 def main(config: Config, argv: list[str]) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contenox.eval.fim_cases import edit_similarity, extract_cases, score
+from contenox.bench.fim_cases import edit_similarity, extract_cases, score
 
 SOURCE = '''import os
 

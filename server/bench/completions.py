@@ -1,7 +1,7 @@
 """``contenox bench completions``: inline completions on a real node (engine in its own process), one run.
 
 - **quality** (acceptance proxy): held-out functions of real repositories (the eval set's Python repos, built
-  from their released archives; :mod:`contenox.eval.fim_cases`): each body deleted, completed at its first line,
+  from their released archives; :mod:`contenox.bench.fim_cases`): each body deleted, completed at its first line,
   with and without the repo-level context, without the time budget (the whole block the model proposes);
   first-line and whole-block exact match and edit similarity. "as served" scores the same request with the
   time budget (what the editor shows).
@@ -34,14 +34,15 @@ from typing import Any
 
 import msgspec
 
+from contenox.bench.fim_cases import FimCase, extract_cases, score
 from contenox.config import Config
-from contenox.eval.fim_cases import FimCase, extract_cases, score
 from contenox.node import Node
 from contenox.node.contract import CompletionOutcome, CompletionRequest, TurnEvent, TurnRequest
 
 __all__ = ["main"]
 
-_REPOS = ("itsdangerous", "python-dotenv")
+DEFAULT_REPOS = ("itsdangerous", "python-dotenv")
+"""The eval set's repositories the CLI passes when no ``--repo`` is given."""
 
 
 def _median(values: list[float]) -> float | None:
@@ -53,14 +54,6 @@ def _pct(values: list[float], q: float) -> float | None:
         return None
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
-
-
-def _repo_paths(names: list[str]) -> dict[str, Path]:
-    from contenox.eval.repos import materialize
-    from contenox.eval.tasks import load_task_set
-
-    specs = {spec.name: spec for spec in load_task_set([Path("bench/eval/tasks")]).repos}
-    return {name: materialize(specs[name]) for name in names}
 
 
 def _request(case: FimCase, root: Path, **changes: Any) -> CompletionRequest:
@@ -291,7 +284,8 @@ async def _run(config: Config, cases: list[FimCase], roots: dict[str, Path], rep
 def main(config: Config, argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="contenox bench completions", description=__doc__.split("\n")[0])
     p.add_argument("--model", default=config.model.default)
-    p.add_argument("--repos", default=",".join(_REPOS), help="eval-set repositories (bench/eval/tasks)")
+    p.add_argument("--repo", action="append", type=Path, default=[],
+                   help="a Python repository to draw cases from (repeatable; its folder's name names it)")
     p.add_argument("--per-repo", type=int, default=20)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--repeats", type=int, default=3, help="runs of each beside-a-turn measurement")
@@ -302,7 +296,12 @@ def main(config: Config, argv: list[str]) -> int:
     def say(line: str) -> None:
         print(f"[bench completions] {line}", flush=True)
 
-    roots = _repo_paths(ns.repos.split(","))
+    if not ns.repo:
+        p.error("no repositories: pass --repo PATH (contenox bench completions passes the eval set's by default)")
+    missing = [str(r) for r in ns.repo if not r.is_dir()]
+    if missing:
+        p.error(f"not a folder: {', '.join(missing)}")
+    roots = {r.resolve().name: r.resolve() for r in ns.repo}
     cases = [c for name, root in roots.items() for c in extract_cases(name, root, ns.per_repo, ns.seed)]
     say(f"{len(cases)} cases from {', '.join(roots)} on {ns.model}")
     result = asyncio.run(_run(config, cases, roots, ns.repeats, say))
