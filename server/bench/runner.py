@@ -104,7 +104,8 @@ def _paths(out_dir: Path, model: str, suffix: str = "") -> tuple[Path, Path]:
 
 SUBCOMMANDS = {"reliability": "reliability", "candidates": "candidates", "edits": "edits",
                "anticipation": "anticipation", "toolcalls": "toolcalls", "remote": "remote",
-               "engine-process": "engine_process", "completions": "completions"}
+               "engine-process": "engine_process", "completions": "completions", "planner": "planner_micro",
+               "workspace": "workspace_micro", "retrieval": "retrieval_micro"}
 """``contenox bench NAME ...``: each its own module's ``main(config, argv)``; without one of these names the
 default report (``bench --quick``, ``bench replay``: :func:`~contenox.bench.options.parse_bench_args`)."""
 

@@ -15,7 +15,7 @@ def test_given_folders_pass_through_and_eval_names_are_checked(tmp_path: Path) -
     argv = ["completions", "--repo", str(tmp_path), "--per-repo", "2"]
     assert cli._completion_repos(argv) == argv  # a folder given: nothing materialized
     assert cli._completion_repos(["completions", "--help"]) == ["completions", "--help"]
-    with pytest.raises(SystemExit, match="not in the eval set: nosuchrepo .*known: .*itsdangerous"):
+    with pytest.raises(SystemExit, match=r"not in the eval set: nosuchrepo .*known: .*itsdangerous"):
         cli._completion_repos(["completions", "--repos", "itsdangerous,nosuchrepo"])
 
 

@@ -1,12 +1,12 @@
 """Retrieval bench: plan-time cost of ``Workspace.retrieve`` on a warm index of the Python standard library.
 
-    nice -n 10 .venv/bin/python bench/retrieval_bench.py [--repeat 5] [--budget 3000]
+    nice -n 10 contenox bench retrieval [--repeat 5] [--budget 3000] [--out bench/results]
 
-Copies this interpreter's standard library (as bench/workspace_bench.py does; a plain folder, no git),
+Copies this interpreter's standard library (as ``contenox bench workspace`` does; a plain folder, no git),
 opens it (tags cached under the temp dir), times the first retrieval (which chunks every file and builds
 the BM25 postings), then times ~20 varied questions (mentions, prose, stack traces, a selection, a diff,
 an edit between turns) ``--repeat`` times each on the warm index. Token counts use the real default model's
-tokenizer when present. Writes bench/results/retrieval_bench.json with median / p90 / spread and a hash of
+tokenizer when present. Writes ``<out>/retrieval_bench.json`` with median / p90 / spread and a hash of
 every answer (equal hashes across repeats: deterministic). ``plan_turn_ms`` times a whole planned turn as the
 node plans it (instructions, repo map, diff, retrieval, segments, tokens, manifest) per question.
 """
@@ -16,22 +16,24 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import platform
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import psutil
 
-from contenox.config import WorkspaceConfig
+from contenox.bench.micro import MODEL, token_counter
+from contenox.bench.micro import copy_stdlib as _copy_stdlib
+from contenox.bench.micro import ms as _ms
+from contenox.bench.micro import stats as _stats
+from contenox.config import Config
 from contenox.workspace import RetrievalQuery, Workspace
-from workspace_bench import _copy_stdlib, _ms, _stats, _tokenizer
 
-REPO = Path(__file__).resolve().parents[1]
 TRACE = ('Traceback (most recent call last):\n  File "/usr/lib/python3.11/argparse.py", line 1880, in parse_known_args\n'
          '  File "/usr/lib/python3.11/json/decoder.py", line 353, in raw_decode\n'
          "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n")
@@ -62,18 +64,14 @@ QUESTIONS = [
 ]
 
 
-def _plan_turns(ws: Workspace, root: Path, count: Callable[[str], int], repeat: int) -> tuple[list[float], list[int]]:
+def _plan_turns(config: Config, ws: Workspace, root: Path, count: Callable[[str], int], repeat: int) -> tuple[list[float], list[int]]:
     """A whole planned turn as the node plans it (build_inputs: instructions, repo map, diff, retrieval; then
     Planner.plan: segments, tokens, manifest) per question, on the warm index; [] without the real model."""
-    from contenox.config import PlannerConfig
     from contenox.planner import Planner, build_inputs
     from contenox.runtime_ov.store import ModelStore
     from contenox.runtime_ov.tokenizer import load_tokenizer
-    from workspace_bench import REPO as _repo
-
-    home = Path(os.environ.get("CONTENOX_TEST_HOME", _repo / ".cache" / "test-home"))
     try:
-        model = ModelStore(home / "models").ensure("smollm2-135m")
+        model = ModelStore(config.models_dir).get(MODEL)
     except Exception as exc:  # no model: the retrieval figures stand alone
         print(f"plan_turn skipped: {exc}", file=sys.stderr)
         return [], []
@@ -81,12 +79,12 @@ def _plan_turns(ws: Workspace, root: Path, count: Callable[[str], int], repeat: 
     times: list[float] = []
     tokens: list[int] = []
     with tempfile.TemporaryDirectory(prefix="contenox-plan-bench-") as state:
-        config = PlannerConfig()
+        planner_config = config.planner
         for i, query in enumerate(QUESTIONS):
-            planner = Planner(tokenizer, model.profile, config, Path(state) / f"q{i}", backend_version="bench")
+            planner = Planner(tokenizer, model.profile, planner_config, Path(state) / f"q{i}", backend_version="bench")
             for _ in range(repeat + 1):  # the first warms the planner's token cache for the fixed segments
                 t0 = time.perf_counter()
-                inputs = build_inputs(config, ws, count, root=root, prompt=query.text, selection=query.selection,
+                inputs = build_inputs(planner_config, ws, count, root=root, prompt=query.text, selection=query.selection,
                                       pins=(), terminal=query.terminal, thread="bench", reasons={})
                 plan = planner.plan(inputs)
                 elapsed = time.perf_counter() - t0
@@ -95,19 +93,20 @@ def _plan_turns(ws: Workspace, root: Path, count: Callable[[str], int], repeat: 
     return times, tokens
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(config: Config, argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="contenox bench retrieval", description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--budget", type=int, default=3000)
-    args = parser.parse_args()
-    count, tokenizer = _tokenizer()
+    parser.add_argument("--out", default="bench/results", help="where the JSON report goes")
+    args = parser.parse_args(argv)
+    count, tokenizer = token_counter(config)
     proc = psutil.Process()
     with tempfile.TemporaryDirectory(prefix="contenox-retrieval-bench-") as tmp:
         work = Path(tmp)
         root = _copy_stdlib(work / "stdlib")
-        config = WorkspaceConfig()
+        ws_config = config.workspace
         t0 = time.perf_counter()
-        ws = Workspace.open(root, config, work / "cache")
+        ws = Workspace.open(root, ws_config, work / "cache")
         cold_open = time.perf_counter() - t0
         rss0 = proc.memory_info().rss
         t0 = time.perf_counter()
@@ -120,7 +119,7 @@ def main() -> int:
         status = ws.status()
         chunks = len(ws._retriever.chunks)
         times: list[float] = []
-        per_question: list[dict[str, object]] = []
+        per_question: list[dict[str, Any]] = []
         deterministic = True
         for query in QUESTIONS:
             mine: list[float] = []
@@ -138,7 +137,7 @@ def main() -> int:
                                  "chunks": len(result.chunks), "used": result.used,
                                  "top": [f"{c.id} {c.name} {list(c.reasons)}" for c in result.chunks[:3]],
                                  "hash": sorted(hashes)[0][:16]})
-        plan_times, plan_tokens = _plan_turns(ws, root, count, args.repeat)
+        plan_times, plan_tokens = _plan_turns(config, ws, root, count, args.repeat)
         edit = root / "json" / "decoder.py"
         edit.write_text(edit.read_text() + "\n\ndef bench_added(x):\n    return x\n")
         t0 = time.perf_counter()
@@ -159,13 +158,11 @@ def main() -> int:
         "plan_turn_prompt_tokens_median": sorted(plan_tokens)[len(plan_tokens) // 2] if plan_tokens else None,
         "deterministic": deterministic, "questions": per_question,
     }
-    out = REPO / "bench" / "results" / "retrieval_bench.json"
+    out = Path(args.out) / "retrieval_bench.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps({k: v for k, v in report.items() if k != "questions"}, indent=1))
     for q in per_question:
         print(f"{q['median_ms']:>8} ms  {q['question'][:60]}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

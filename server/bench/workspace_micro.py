@@ -1,13 +1,12 @@
 """Workspace bench: cold index, incremental refresh, repo-map render, RSS and map stability.
 
-    .venv/bin/python bench/workspace_bench.py [--repeat 15] [--ts DIR] [--skip-ts]
+    contenox bench workspace [--repeat 15] [--ts DIR] [--skip-ts] [--out bench/results]
 
 Corpora: a copy of this interpreter's standard library (found with sysconfig; site-packages and
 __pycache__ left out) and, when available, the ``typescript`` npm package (``--ts`` points at a
 directory holding ``node_modules/typescript``; otherwise it is installed with npm into a temp dir).
-Token counts use the real default model's tokenizer (SmolLM2-135M from the test cache or
-$CONTENOX_HOME) when present, else about four characters a token. Prints a table of figures with
-median, p90 and spread, and writes bench/results/workspace_bench.json. Map hashes are recorded:
+Token counts use SmolLM2-135M's tokenizer when it is installed, else about four characters a token. Prints a
+table of figures with median, p90 and spread, and writes ``<out>/workspace_bench.json``. Map hashes are recorded:
 equal hashes for equal inputs mean a deterministic map.
 """
 
@@ -21,10 +20,8 @@ import os
 import platform
 import random
 import shutil
-import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
@@ -32,49 +29,15 @@ from pathlib import Path
 
 import psutil
 
-from contenox.config import WorkspaceConfig
+from contenox.bench.micro import copy_stdlib as _copy_stdlib
+from contenox.bench.micro import ms as _ms
+from contenox.bench.micro import stats as _stats
+from contenox.bench.micro import token_counter
+from contenox.config import Config, WorkspaceConfig
 from contenox.workspace import Workspace
 
-REPO = Path(__file__).resolve().parents[1]
 MENTIONS = ("parse", "Request", "encode", "Thread", "open", "Path", "loads", "Decimal", "socket", "compile",
             "HTTPConnection", "TextIOWrapper", "deque", "Event", "Logger", "sleep")
-
-
-def _tokenizer() -> tuple[Callable[[str], int], str]:
-    candidates = [Path(os.environ.get("CONTENOX_TEST_HOME", REPO / ".cache" / "test-home")),
-                  Path(os.environ.get("CONTENOX_HOME", Path.home() / ".contenox"))]
-    for home in candidates:
-        weights = home / "models" / "smollm2-135m" / "model.gguf"
-        if weights.exists():
-            try:
-                from contenox.runtime_ov.tokenizer import load_tokenizer
-
-                encode = load_tokenizer(weights).encode
-
-                def count(text: str, encode: Callable[[str], list[int]] = encode) -> int:
-                    return len(encode(text))
-
-                return count, f"smollm2-135m ({weights})"
-            except Exception as exc:
-                print(f"tokenizer unavailable ({exc}); using chars/4", file=sys.stderr)
-    return (lambda text: (len(text) + 3) // 4), "chars/4"
-
-
-def _stats(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {"median": statistics.median(ordered), "p90": ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))],
-            "min": ordered[0], "max": ordered[-1], "n": len(ordered)}
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000.0, 3)
-
-
-def _copy_stdlib(dest: Path) -> Path:
-    src = Path(sysconfig.get_paths()["stdlib"])
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("site-packages", "__pycache__", "*.pyc"),
-                    symlinks=True)
-    return dest
 
 
 def _typescript(ts_dir: str | None, work: Path) -> Path | None:
@@ -177,7 +140,7 @@ def bench_corpus(name: str, root: Path, count: Callable[[str], int], repeat: int
     rss = proc.memory_info().rss
 
     rng = random.Random(7)
-    tagged = sorted(p for p in ws._files if ws._files[p].tags is not None and ws._files[p].tags.defs)
+    tagged = sorted(p for p, f in ws._files.items() if (tags := f.tags) is not None and tags.defs)
     hinted: list[float] = []
     full: list[float] = []
     rerender: list[float] = []
@@ -231,29 +194,30 @@ def bench_corpus(name: str, root: Path, count: Callable[[str], int], repeat: int
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(config: Config, argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="contenox bench workspace", description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--ts", help="directory holding node_modules/typescript (skips npm install)")
     parser.add_argument("--skip-ts", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--out", default="bench/results", help="where the JSON report goes")
+    args = parser.parse_args(argv)
     rss_start = psutil.Process().memory_info().rss
-    count, tokenizer = _tokenizer()
-    config = WorkspaceConfig()
+    count, tokenizer = token_counter(config)
+    ws_config = config.workspace
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="contenox-ws-bench-") as tmp:
         work = Path(tmp)
         stdlib = _copy_stdlib(work / "stdlib")
-        results.append(bench_corpus("python-stdlib", stdlib, count, args.repeat, work, config))
+        results.append(bench_corpus("python-stdlib", stdlib, count, args.repeat, work, ws_config))
         ts = None if args.skip_ts else _typescript(args.ts, work)
         if ts is not None:
             corpus = work / "typescript-lib"
             shutil.copytree(ts, corpus)
-            results.append(bench_corpus("typescript-lib", corpus, count, args.repeat, work, config))
+            results.append(bench_corpus("typescript-lib", corpus, count, args.repeat, work, ws_config))
     report = {"bench": "workspace", "tokenizer": tokenizer, "rss_mb_before_tokenizer": round(rss_start / 2**20, 1), "cpus": os.cpu_count(),
               "load_avg": os.getloadavg(), "python": platform.python_version(),
-              "max_file_bytes": config.max_file_bytes, "results": results}
-    out = REPO / "bench" / "results" / "workspace_bench.json"
+              "max_file_bytes": ws_config.max_file_bytes, "results": results}
+    out = Path(args.out) / "workspace_bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     for r in results:
@@ -277,6 +241,3 @@ def main() -> int:
     print(f"\ntokenizer: {tokenizer}; load average {os.getloadavg()}; report: {out}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """Planner bench: planning cost of a ~64k-token turn, cold and when only the user text changed.
 
-    .venv/bin/python bench/planner_bench.py [--tokens 65536] [--repeat 30]
+    contenox bench planner [--tokens 65536] [--repeat 30]
 
-Uses the real default model's tokenizer (SmolLM2-135M from the test cache or $CONTENOX_HOME) with
+Uses SmolLM2-135M's tokenizer (pulled when not installed) with
 its profile's tested context raised to fit the bench turn. Prints a table of cases with median,
 p90 and spread, and the sha256 of the planned ids (equal across runs = deterministic).
 """
@@ -10,7 +10,6 @@ p90 and spread, and the sha256 of the planned ids (equal across runs = determini
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -19,12 +18,11 @@ from pathlib import Path
 
 import msgspec
 
-from contenox.config import PlannerConfig
+from contenox.bench.micro import MODEL
+from contenox.config import Config, PlannerConfig
 from contenox.planner import Pin, Planner, PlannerInputs
 from contenox.runtime_ov.store import ModelStore
 from contenox.runtime_ov.tokenizer import load_tokenizer
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _module(i: int, lines: int) -> str:
@@ -72,13 +70,12 @@ def _stats(samples: list[float]) -> str:
     return f"{statistics.median(ms):9.2f} {p90:9.2f} {spread:8.2f} {len(ms):4d}"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(config: Config, argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="contenox bench planner", description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=65536)
     parser.add_argument("--repeat", type=int, default=30)
-    args = parser.parse_args()
-    home = Path(os.environ.get("CONTENOX_TEST_HOME", REPO / ".cache" / "test-home"))
-    model = ModelStore(home / "models").ensure("smollm2-135m")
+    args = parser.parse_args(argv)
+    model = ModelStore(config.models_dir).ensure(MODEL)
     tokenizer = load_tokenizer(model.weights)
     context = args.tokens + 8192
     profile = msgspec.structs.replace(model.profile, max_tested_context=context)
@@ -122,6 +119,3 @@ def main() -> int:
               f"(one prefill chunk = {256}); padding would cost the same tokens in every prompt")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
