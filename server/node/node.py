@@ -63,7 +63,7 @@ from contenox.node.contract import (
 from contenox.node.paths import workspace_dir, workspace_key, workspace_root, workspaces_dir
 from contenox.node.persist import sweep_temp_files
 from contenox.node.queue import TurnQueue
-from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore
+from contenox.node.store import SavedPrefix, WorkspaceRecord, WorkspaceStore, migrate_legacy
 from contenox.node.tasks import TaskSet
 from contenox.node.tools import ToolResult, run_tool
 from contenox.node.verifying import (
@@ -176,7 +176,7 @@ class _CrashedBeforeOutput(Exception):
 class Node:
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.store = WorkspaceStore(config.state_dir / "node")
+        self.store = WorkspaceStore(workspaces_dir(config))
         self.queue = TurnQueue(max_active=config.engine.max_num_seqs)
         self.clients = 0
         """Open connections, kept by the daemon (shown by ``status``)."""
@@ -1076,9 +1076,12 @@ class Node:
     # -- lifecycle -------------------------------------------------------------------------
     def recover_state(self) -> None:
         """Repair what a node killed mid-write left (run once this node holds the lock): temp files of
-        interrupted atomic writes, in the folders written that way (not the large tag caches beside them)."""
-        for folder in ("node", "acp"):
-            sweep_temp_files(self.config.state_dir / folder)
+        interrupted atomic writes, in the folders written that way (not the large tag caches beside them); and
+        move an earlier layout's workspace records into each workspace's one folder."""
+        migrate_legacy(self.config.state_dir / "node" / "workspaces", workspaces_dir(self.config))
+        sweep_temp_files(self.config.state_dir / "acp")
+        for folder in workspaces_dir(self.config).glob("*/"):  # the records' folder, not index/ beneath it
+            sweep_temp_files(folder, recursive=False)
         for scratch in workspaces_dir(self.config).glob("*/scratch"):  # a check a killed node left
             log.info("removing the scratch copy %s left by an earlier node", scratch)
             shutil.rmtree(scratch, ignore_errors=True)

@@ -54,11 +54,12 @@ def write_atomic(path: Path, data: bytes, *, keep_mode: bool = False) -> None:
         raise
 
 
-def sweep_temp_files(state_dir: Path) -> list[Path]:
+def sweep_temp_files(state_dir: Path, *, recursive: bool = True) -> list[Path]:
     """Remove the temp files of writers killed between write and rename (``.NAME.PID.tmp`` whose PID is
-    gone); the previous version of each file is intact. The files removed."""
+    gone) in ``state_dir`` (and its subfolders when ``recursive``); the previous version of each file is intact.
+    The files removed."""
     removed: list[Path] = []
-    for tmp in state_dir.rglob(".*.tmp"):
+    for tmp in (state_dir.rglob if recursive else state_dir.glob)(".*.tmp"):
         pid = tmp.name.rsplit(".", 2)[-2]
         if not pid.isdigit() or int(pid) == os.getpid() or pid_alive(int(pid)):
             continue

@@ -1,13 +1,17 @@
 """What the node persists per workspace, so a restarted node resumes its sessions.
 
-``$CONTENOX_HOME/state/node/workspaces/<key>/``: ``workspace.json`` (root, session id, pins, the last
-explain) and ``prefix.json`` (the stable prefix to re-warm), each written atomically. The turns
-themselves (questions, answers, manifests) are the planner's journal, the only transcript.
+``$CONTENOX_HOME/state/workspaces/<key>/`` (``paths.workspace_dir``, the workspace's one folder):
+``workspace.json`` (root, session id, pins) and ``prefix.json`` (the stable prefix to re-warm), each written
+atomically, beside the planner's journal ``turns.jsonl`` (the turns themselves: questions, answers, manifests; the
+only transcript), the workspace's ``index/`` and the verification's ``scratch/``. Homes written before this layout
+kept the first two under ``state/node/workspaces/<key>/``: :func:`migrate_legacy` moves them once.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -15,7 +19,7 @@ import msgspec
 
 from contenox.node.persist import read_json, write_atomic
 
-__all__ = ["SavedPrefix", "WorkspaceRecord", "WorkspaceStore"]
+__all__ = ["SavedPrefix", "WorkspaceRecord", "WorkspaceStore", "migrate_legacy"]
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +49,10 @@ class SavedPrefix(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class WorkspaceStore:
+    """The node's records, one per workspace folder under ``base`` (``paths.workspaces_dir``)."""
+
     def __init__(self, base: Path) -> None:
-        self.base = base / "workspaces"
+        self.base = base
 
     def _dir(self, key: str) -> Path:
         return self.base / key
@@ -82,3 +88,29 @@ class WorkspaceStore:
             return []
         return saved.ids
 
+
+
+def migrate_legacy(legacy: Path, base: Path) -> list[str]:
+    """Move the records an earlier layout kept in ``legacy`` (``state/node/workspaces``) into each workspace's one
+    folder under ``base``, then remove ``legacy`` (and its parent when empty). A file already in the new folder
+    wins (it was written later); temp files of interrupted writes are dropped. Returns the keys moved."""
+    if not legacy.is_dir():
+        return []
+    moved = []
+    for old in sorted(child for child in legacy.iterdir() if child.is_dir()):
+        target = base / old.name
+        target.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for name in (_RECORD, _PREFIX):
+            if (old / name).is_file() and not (target / name).exists():
+                os.replace(old / name, target / name)
+        moved.append(old.name)
+        shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(legacy, ignore_errors=True)
+    try:
+        legacy.parent.rmdir()  # state/node: nothing else was kept there
+    except OSError:
+        pass
+    if moved:
+        log.info("moved %d workspace records from %s into their workspace folders under %s", len(moved), legacy,
+                 base)
+    return moved

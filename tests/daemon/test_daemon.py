@@ -63,7 +63,7 @@ def test_state_and_logs_are_private(node_config: Config, tmp_path: Path) -> None
     logs = Path(node_config.logs_dir)
     state = Path(node_config.state_dir)
     record = next(state.rglob("workspace.json"))
-    for path in (logs, logs / "node.log", logs / "node.out", record, record.parent, state / "node"):
+    for path in (logs, logs / "node.log", logs / "node.out", record, record.parent, state / "workspaces"):
         expected = 0o700 if path.is_dir() else 0o600
         assert stat.S_IMODE(path.stat().st_mode) == expected, path
 

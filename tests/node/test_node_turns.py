@@ -98,7 +98,7 @@ def test_ask_streams_then_second_turn_is_cached_and_a_killed_node_resumes(
     # The journal is the turn count's one home: the record holds none. An older record's stale count (one short,
     # as a kill between the journal's append and the record's write once left it) is read and ignored, and the
     # temp file of an atomic write that never reached its rename is swept.
-    [record_path] = (node_config.state_dir / "node" / "workspaces").glob("*/workspace.json")
+    [record_path] = (node_config.state_dir / "workspaces").glob("*/workspace.json")  # beside the journal
     record = msgspec.json.decode(record_path.read_bytes())
     assert "turns" not in record
     record_path.write_bytes(msgspec.json.encode({**record, "turns": 1}))
