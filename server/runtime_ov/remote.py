@@ -24,7 +24,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 import msgspec
 
@@ -51,14 +53,15 @@ from contenox.runtime_ov._pipe import (
 )
 from contenox.runtime_ov.block_model import BlockModel
 from contenox.runtime_ov.engine import Engine, check_fits, vocab_size
+from contenox.runtime_ov.metrics import EngineStats
 from contenox.runtime_ov.options import EngineOptions
 from contenox.runtime_ov.profile import Profile
 from contenox.runtime_ov.requests import (
+    FinalEvent,
     Forward,
     GenerateRequest,
     RequestHandle,
 )
-from contenox.runtime_ov.served import ServedEngine
 from contenox.runtime_ov.store import InstalledModel
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
 
@@ -303,8 +306,38 @@ class RemoteEngine(ForwardingEngine):
             handle.fail(error)
 
 
-EngineLike = Engine | RemoteEngine | ServedEngine
-"""What the node drives: the same surface in-process, in a child process, or over a serving engine's API."""
+class EngineLike(Protocol):
+    """What the node drives: the same surface in-process (:class:`Engine`), in a child process
+    (:class:`RemoteEngine`), or over a serving engine's API (:class:`ServedEngine`)."""
+
+    model: InstalledModel
+    profile: Profile
+    options: Any
+    """The engine's options (:class:`EngineOptions`, or a serving engine's :class:`ServedOptions`)."""
+    tokenizer: Tokenizer
+    blocks: BlockModel
+    """The node's model of the prefix cache's blocks (what a request will find cached)."""
+    device: str
+    crash_reason: str | None
+    """Why the engine ended while in use or refuses every request (None while it serves)."""
+
+    @property
+    def alive(self) -> bool: ...
+
+    @property
+    def pid(self) -> int: ...
+
+    def submit(self, request: GenerateRequest, forward: Forward | None = None) -> RequestHandle: ...
+
+    def generate(self, request: GenerateRequest, timeout: float | None = None) -> FinalEvent: ...
+
+    async def warm(self, session_id: str, token_ids: Sequence[int]) -> FinalEvent: ...
+
+    def predict_cached(self, token_ids: Sequence[int]) -> int: ...
+
+    def stats(self) -> EngineStats: ...
+
+    def close(self) -> None: ...
 
 
 def start_engine(model: InstalledModel, options: EngineOptions, *, process: bool) -> EngineLike:
