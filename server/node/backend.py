@@ -7,6 +7,7 @@ tree-sitter or a model; the types are imported for checking only.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from contenox.runtime_ov import EngineLike, RequestHandle
     from contenox.workspace import Workspace
 
-__all__ = ["load_engine", "make_planner", "open_workspace", "submit", "submit_candidate"]
+__all__ = ["load_engine", "make_planner", "open_workspace", "submit", "submit_candidate", "submit_completion"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,16 @@ def submit_candidate(engine: EngineLike, session_id: str, token_ids: list[int], 
         session_id=session_id, token_ids=token_ids, max_new_tokens=max_new_tokens, priority=Priority.INTERACTIVE,
         sampling=Sampling(temperature=sampling[0], top_p=sampling[1], seed=sampling[2]) if sampling else None,
         grammar=grammar, group=group))
+
+
+def submit_completion(engine: EngineLike, session_id: str, token_ids: list[int], max_new_tokens: int, *,
+                      stops: Sequence[int]) -> RequestHandle:
+    """Submit an inline completion: the engine's most urgent class (it preempts a turn's prefill at the next
+    chunk), stopped at the FIM stop tokens."""
+    from contenox.runtime_ov import GenerateRequest, Priority
+
+    return engine.submit(GenerateRequest(session_id=session_id, token_ids=token_ids, max_new_tokens=max_new_tokens,
+                                         priority=Priority.COMPLETION, stop_token_ids=tuple(stops)))
 
 
 def open_workspace(config: Config, root: Path, cache_dir: Path) -> Workspace:

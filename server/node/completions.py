@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from contenox.runtime_ov import EngineLike, RequestHandle
     from contenox.workspace import Workspace
 
-__all__ = ["Completer"]
+__all__ = ["Completer", "CompletionState"]
 
 _USES = 8
 """Definitions of names near the cursor taken into the context block, nearest first."""
@@ -51,10 +51,12 @@ class _Result:
         self.path, self.prefix, self.suffix, self.text = path, prefix, suffix, text
 
 
-class _WorkspaceCompletions:
-    """One workspace's completion state: its context block, recent places and recent results."""
+class CompletionState:
+    """One workspace's completion state (``WorkspaceState.completions``): its context block, recent places and
+    recent results, for the tokenizer it was counted with (another model's engine starts it afresh)."""
 
-    def __init__(self, config: CompletionConfig, count_tokens: Callable[[str], int]) -> None:
+    def __init__(self, config: CompletionConfig, tokenizer: object, count_tokens: Callable[[str], int]) -> None:
+        self.tokenizer = tokenizer
         self.working_set = WorkingSet(config.context_tokens, count_tokens)
         self.recent_places: deque[tuple[str, int]] = deque(maxlen=_RECENT)
         self.results: deque[_Result] = deque(maxlen=_RESULTS)
@@ -129,7 +131,6 @@ class Completer:
         self._engine = engine
         self._index = index
         self._support: tuple[object, FimSupport] | None = None
-        self._states: dict[str, _WorkspaceCompletions] = {}
         self._running: dict[tuple[str, str], RequestHandle] = {}
         self._latest: dict[tuple[str, str], object] = {}
         """The newest request per (client, file): an older one still preparing its prompt gives way."""
@@ -170,9 +171,9 @@ class Completer:
         def count(text: str) -> int:
             return len(tokenizer.encode(text))
 
-        ws_state = self._states.get(state.key)
-        if ws_state is None:
-            ws_state = self._states[state.key] = _WorkspaceCompletions(self.config, count)
+        ws_state = state.completions
+        if ws_state is None or ws_state.tokenizer is not tokenizer:  # first, or since the model changed
+            ws_state = state.completions = CompletionState(self.config, tokenizer, count)
         window = cursor_window(request.text, request.line, request.character, count,
                                prefix_tokens=self.config.prefix_tokens, suffix_tokens=self.config.suffix_tokens)
         full_prefix = "\n".join([*request.text.split("\n")[:request.line], window.line_prefix])
@@ -204,16 +205,16 @@ class Completer:
 
     async def _generate(self, engine: EngineLike, request: CompletionRequest, rel: str, ids: list[int],
                         window: FimWindow, support: FimSupport, started: float) -> CompletionOutcome:
-        from contenox.runtime_ov import FinalEvent, GenerateRequest, Priority, TokenEvent
+        from contenox.node.backend import submit_completion
+        from contenox.runtime_ov import FinalEvent, TokenEvent
 
         assert support.tokens is not None
         key = (request.client_id, rel)
         if (previous := self._running.pop(key, None)) is not None:
             self._superseded.add(id(previous))
             previous.cancel()
-        handle = engine.submit(GenerateRequest(
-            session_id=f"complete:{request.client_id}", token_ids=ids, max_new_tokens=self.config.max_new_tokens,
-            priority=Priority.COMPLETION, stop_token_ids=support.tokens.stops))
+        handle = submit_completion(engine, f"complete:{request.client_id}", ids, self.config.max_new_tokens,
+                                   stops=support.tokens.stops)
         self._running[key] = handle
         text, ended, first, generated = "", "", 0.0, 0
         budget = self.config.time_budget_ms if request.time_budget_ms is None else request.time_budget_ms

@@ -16,6 +16,7 @@ from contenox.planner.map_base import MapBase
 from contenox.planner.turn import unpinnable
 
 if TYPE_CHECKING:
+    from contenox.node.completions import CompletionState
     from contenox.planner import Explain, Planner
     from contenox.workspace import Workspace
 
@@ -43,6 +44,8 @@ class WorkspaceState:
         self.map_base = MapBase()
         """The workspace's base repo map (shared by its threads), rebuilt deliberately."""
         self.busy_client: str | None = None
+        self.completions: CompletionState | None = None
+        """Inline completions' context block, recent places and results (made by the first completion)."""
         self.pending_reasons: dict[str, str] = {}
         """Why planner segments changed since the last turn (index refreshes between turns), until a turn names
         them."""

@@ -98,6 +98,13 @@ async def test_repeats_and_typing_through_the_suggestion_come_from_recent_result
     through = await fim_node.complete(CompletionRequest(root=str(repo), path="main.py", text="\n".join(lines),
                                                         line=5, character=4 + len(typed)))
     assert (through.text, through.ended) == (first.text[3:], "cached")
+    # the recent results are the workspace's, for the model they came from: another model's engine starts afresh
+    state = fim_node._workspaces[str(repo.resolve())]
+    assert state.completions is not None and state.completions.results
+    state.completions.tokenizer = object()  # as after a switch to another model
+    fresh = await fim_node.complete(_at_body(repo))
+    assert fresh.ended != "cached" and fresh.prompt_tokens > 0
+    assert state.completions.tokenizer is not None and len(state.completions.results) == 1
 
 
 @pytest.mark.slow
