@@ -436,7 +436,10 @@ def cmd_threads(args: argparse.Namespace) -> int:
         elif not turns:
             print(f"no turns in thread {args.name!r} (`contenox threads` lists the threads)")
         for turn in [] if args.json else turns:
-            print(f"## turn {turn['turn']}\n> {turn['user']}\n\n{turn['answer'].strip()}\n")
+            if turn.get("unanswered"):
+                print(f"## not answered\n> {turn['user']}\n\n({turn['unanswered']})\n")
+            else:
+                print(f"## turn {turn['turn']}\n> {turn['user']}\n\n{turn['answer'].strip()}\n")
         return 0
     _, threads = call(_config(args), "threads", {"cwd": cwd})
     if args.json:

@@ -172,7 +172,9 @@ class ContenoxAgent:
         if record is None:
             raise RequestError.resource_not_found(session_id)
         try:
-            exchanges = await self.node.history(record.cwd, _thread(session_id))
+            # answered turns only: the session keeps its own prompts without an answer (also those that never
+            # reached the node: stopped or cut off while the client's buffers were read)
+            exchanges = [e for e in await self.node.history(record.cwd, _thread(session_id)) if not e.unanswered]
         except ContenoxError as exc:
             raise _request_error(exc) from exc
         if any(not u.why for u in record.unanswered):  # a prompt was under way when the node went away

@@ -233,7 +233,8 @@ async def history(ls: ContenoxLanguageServer, params: Any) -> list[dict[str, Any
     exchanges = await ls.node.history(root_for(ls, uri), thread)
     return [{"turn": e.turn, "user": e.user, "answer": e.answer,
              "explain": e.explain.to_json() if e.explain is not None else None,
-             **({"finishReason": e.finish_reason} if e.finish_reason else {})} for e in exchanges]
+             **({"finishReason": e.finish_reason} if e.finish_reason else {}),
+             **({"unanswered": e.unanswered} if e.unanswered else {})} for e in exchanges]
 
 
 @translated

@@ -169,6 +169,9 @@ class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     """The turn's explain-context as recorded (a panel restored after a reload shows its summary again)."""
     finish_reason: str = ""
     """How the answer ended as recorded (``length``, ``repetition``, ...; empty when not known)."""
+    unanswered: str = ""
+    """A question without an answer (``turn`` 0, ``answer`` empty): why (stopped, the error, or cut off by the
+    node going away); empty for an answered turn."""
 
 
 class ThreadInfo(msgspec.Struct, frozen=True, kw_only=True):

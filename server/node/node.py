@@ -45,6 +45,7 @@ from contenox.node.agent import (
     tool_schemas,
 )
 from contenox.node.anticipating import Anticipator, Focus, reported_run
+from contenox.node.asked import Unanswered
 from contenox.node.completions import Completer
 from contenox.node.contract import (
     AnticipationStatus,
@@ -171,6 +172,10 @@ class _CrashedBeforeOutput(Exception):
     def __init__(self, error: EngineCrashed) -> None:
         super().__init__(error.message)
         self.error = error
+
+
+def _unanswered(question: Unanswered) -> Exchange:
+    return Exchange(turn=0, user=question.prompt, answer="", unanswered=question.why)
 
 
 class Node:
@@ -332,17 +337,33 @@ class Node:
         if not request.prompt.strip():
             raise InvalidRequest("empty prompt")
         state = self.workspace(request.root)
-        if state.lock.locked() or self.queue.full():
-            await _emit(on_event, TurnEvent(kind="state", state="queued"))
+        asked = None if request.plan_only else await asyncio.to_thread(state.asked.ask, request.thread,
+                                                                       request.prompt)
+        why = "stopped before the answer was finished"
         try:
+            if state.lock.locked() or self.queue.full():
+                await _emit(on_event, TurnEvent(kind="state", state="queued"))
             async with self.queue.slot(request.client_id, state.key), state.lock:
                 state.busy_client = request.client_id
                 try:
-                    return await self._run_turn(state, request, on_event, commands)
+                    outcome = await self._run_turn(state, request, on_event, commands)
+                    why = ""  # answered: the journal holds it
+                    return outcome
                 finally:
                     state.busy_client = None
         except asyncio.CancelledError:  # while queued, indexing or planning (the engine phase raises its own)
             raise Cancelled("turn cancelled", workspace=str(state.root)) from None
+        except Cancelled:
+            raise
+        except ContenoxError as exc:
+            why = f"{exc.kind}: {exc.message}"
+            raise
+        except Exception as exc:
+            why = f"internal error: {type(exc).__name__}: {exc}"
+            raise
+        finally:
+            if asked is not None:
+                await asyncio.shield(asyncio.to_thread(state.asked.end, asked, why))
 
     def _planner(self, state: WorkspaceState, engine: EngineLike) -> Planner:
         """The workspace's planner, made on first use (with the loaded model's tokenizer)."""
@@ -902,10 +923,15 @@ class Node:
     async def history(self, root: str, thread: str) -> list[Exchange]:
         """The recorded turns of ``thread``, oldest first, from the planner's journal."""
         state = self.workspace(root)
-        journal = state.journal
-        records = await asyncio.to_thread(journal.load)
-        return [Exchange(turn=r.turn, user=r.prompt or r.user, answer=r.answer, explain=r.explain,
-                         finish_reason=r.finish_reason) for r in records if r.thread == thread]
+        records = [r for r in await asyncio.to_thread(state.journal.load) if r.thread == thread]
+        waiting = [u for u in await asyncio.to_thread(state.asked.open, thread) if u.why]  # not the running ones
+        exchanges: list[Exchange] = []
+        for record in records:
+            while waiting and waiting[0].asked_at < record.recorded_at:  # asked before this answer was recorded
+                exchanges.append(_unanswered(waiting.pop(0)))
+            exchanges.append(Exchange(turn=record.turn, user=record.prompt or record.user, answer=record.answer,
+                                      explain=record.explain, finish_reason=record.finish_reason))
+        return exchanges + [_unanswered(u) for u in waiting]
 
     async def threads(self, root: str) -> list[ThreadInfo]:
         """The workspace's threads from the planner's journal, most recently used first."""

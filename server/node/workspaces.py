@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from contenox.errors import InvalidRequest, PathOutsideWorkspace
+from contenox.node.asked import AskedLog
 from contenox.node.store import WorkspaceRecord, WorkspaceStore
 from contenox.planner.journal import Journal
 from contenox.planner.map_base import MapBase
@@ -34,6 +35,8 @@ class WorkspaceState:
         """The workspace's planner state (``paths.workspace_dir``): its journal, index, scratch copy."""
         self.journal = Journal(folder)
         """The turns, as the planner recorded them: the one home of the count and the last explain."""
+        self.asked = AskedLog(folder)
+        """The questions without an answer in the journal (stopped, failed, or cut off), for every client."""
         self.lock = asyncio.Lock()
         """Held for a whole turn: two clients' turns on one workspace never interleave (serialized)."""
         self.workspace: Workspace | None = None

@@ -176,7 +176,10 @@ async def test_limits_and_cancel_end_an_agent_turn_cleanly(node: Node, tmp_path:
     with pytest.raises(Cancelled):
         await task
     history = await node.history(str(repo), "main")  # (one journal: both nodes use this home)
-    assert [h.user for h in history] == ["Where is helper?", "Build it."]  # the cancelled agent turn: nothing
+    # the cancelled agent turn: no answer recorded, the question kept where it was asked, with why
+    assert [(h.user, h.turn, h.answer, h.unanswered) for h in history] == [
+        ("Where is helper?", 1, "helper is in util.py.", ""), ("Build it.", 2, outcome.text, ""),
+        ("List and then think.", 0, "", "stopped before the answer was finished")]
 
 
 async def test_each_step_prefills_only_its_new_results_on_the_real_engine(node: Node, tmp_path: Path,

@@ -259,7 +259,14 @@ export class ChatSession implements vscode.Disposable {
     } catch {
       return; // the node is not there yet: nothing to show
     }
+    let unanswered = 0;
     for (const turn of turns) {
+      if (turn.unanswered) { // asked, never answered: the question where it was asked, and why
+        const chatId = `restored-${this.thread}-unanswered-${++unanswered}`;
+        this.emit({ type: 'start', chatId, prompt: turn.user });
+        this.emit({ type: 'error', chatId, message: `No answer: ${turn.unanswered}` });
+        continue;
+      }
       const chatId = `restored-${this.thread}-${turn.turn}`;
       // The node's record of the turn where it has one (older journals keep no finish reason), else what this
       // extension kept of the answer.

@@ -323,10 +323,12 @@ export const Methods = {
 /** The model the node serves and the installed ones (`contenox/models`, `contenox/useModel`). */
 export interface ModelChoice { current: string; installed: string[] }
 
-/** One recorded turn of a thread (`contenox/history`). */
 /** One recorded turn of a thread (`contenox/history`); a node that sends the turn's explain and finish reason
- * lets a reopened thread show them (otherwise the extension's own record of them is used). */
-export interface Exchange { turn: number; user: string; answer: string; explain?: unknown; finishReason?: string }
+ * lets a reopened thread show them (otherwise the extension's own record of them is used). A question the node
+ * holds no answer for (stopped, failed, or cut off when the node went away) has `unanswered`: why. */
+export interface Exchange {
+  turn: number; user: string; answer: string; explain?: unknown; finishReason?: string; unanswered?: string;
+}
 
 /** The permanent pins of one workspace folder (`contenox/pins`). */
 export interface WorkspacePins { root: string; pins: { path: string; uri: string }[] }

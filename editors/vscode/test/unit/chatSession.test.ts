@@ -275,6 +275,26 @@ describe('ChatSession threads', () => {
 });
 
 describe('ChatSession restores its thread', () => {
+  it('shows a question the node holds no answer for where it was asked, with why', async () => {
+    const { posted, backend } = harness();
+    backend.history = async () => [
+      { turn: 0, user: 'Fix add', answer: '', unanswered: 'stopped before the answer was finished' },
+      { turn: 1, user: 'What is add?', answer: 'It adds.' },
+      { turn: 0, user: 'And sub?', answer: '', unanswered: 'cut off: the node went away before the answer was finished' },
+    ];
+    const session = new ChatSession(backend, (m) => posted.push(m));
+    await session.handleMessage({ type: 'ready' });
+    expect(posted).toEqual([
+      { type: 'start', chatId: 'restored-panel-unanswered-1', prompt: 'Fix add' },
+      { type: 'error', chatId: 'restored-panel-unanswered-1', message: 'No answer: stopped before the answer was finished' },
+      { type: 'start', chatId: 'restored-panel-1', prompt: 'What is add?' },
+      { type: 'done', chatId: 'restored-panel-1', text: 'It adds.', explain: null },
+      { type: 'start', chatId: 'restored-panel-unanswered-2', prompt: 'And sub?' },
+      { type: 'error', chatId: 'restored-panel-unanswered-2',
+        message: 'No answer: cut off: the node went away before the answer was finished' },
+    ]);
+  });
+
   it('shows the recorded turns when the page opens or reloads, for the thread in use', async () => {
     const { posted, backend } = harness();
     const asked: string[] = [];
