@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import threading
 import time
 import uuid
@@ -21,6 +20,7 @@ from typing import Literal
 import msgspec
 
 from contenox.node.persist import write_atomic
+from contenox.planner.journal import append_line
 
 __all__ = ["CUT_OFF", "AskedLog", "Unanswered"]
 
@@ -119,18 +119,4 @@ class AskedLog:
         log.info("%s: kept the %d open question(s), dropped the answered ones", self.path, len(asked))
 
     def _append(self, entry: _Line) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = msgspec.json.encode(entry) + b"\n"
-        try:
-            if self.path.stat().st_size:
-                with self.path.open("rb") as fh:
-                    fh.seek(-1, os.SEEK_END)
-                    if fh.read(1) != b"\n":  # a torn line from a crash: start ours on a fresh line
-                        line = b"\n" + line
-        except FileNotFoundError:
-            pass
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+        append_line(self.path, msgspec.json.encode(entry))

@@ -16,7 +16,7 @@ import msgspec
 from contenox.planner.explain import Explain
 from contenox.planner.manifest import Manifest
 
-__all__ = ["Journal", "ThreadEntry", "ToolStep", "TurnRecord", "slim"]
+__all__ = ["Journal", "ThreadEntry", "ToolStep", "TurnRecord", "append_line", "slim"]
 
 log = logging.getLogger(__name__)
 
@@ -164,15 +164,24 @@ class Journal:
         return None
 
     def append(self, record: TurnRecord) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = self._encoder.encode(record) + b"\n"
-        if self.path.exists() and self.path.stat().st_size:
-            with self.path.open("rb") as fh:
+        append_line(self.path, self._encoder.encode(record))
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line to a private JSON-lines file (created 0600 with its folder); after a line a crash tore,
+    ours starts on a fresh line, so the torn one is the only one lost."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = line + b"\n"
+    try:
+        if path.stat().st_size:
+            with path.open("rb") as fh:
                 fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":  # a torn line from a crash: start ours on a fresh line
-                    line = b"\n" + line
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+                if fh.read(1) != b"\n":
+                    data = b"\n" + data
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
