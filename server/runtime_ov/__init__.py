@@ -23,7 +23,6 @@ from contenox.runtime_ov.requests import (
     ToolCallGrammar,
 )
 from contenox.runtime_ov.served import ServedEngine, ServedOptions
-from contenox.runtime_ov.snapshot import SnapshotInfo, StatefulKV, ensure_ir
 from contenox.runtime_ov.store import InstalledModel, ModelStore
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
 
@@ -47,12 +46,9 @@ __all__ = [
     "Sampling",
     "ServedEngine",
     "ServedOptions",
-    "SnapshotInfo",
-    "StatefulKV",
     "TokenEvent",
     "Tokenizer",
     "ToolCallGrammar",
-    "ensure_ir",
     "load_tokenizer",
     "start_engine",
 ]

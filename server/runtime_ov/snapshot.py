@@ -1,5 +1,9 @@
 """KV snapshots through the stateful low-level API: save a prefix's KV, restore it, continue, branch.
 
+Parked: not part of the engine the node drives (not exported from :mod:`contenox.runtime_ov`); only ``contenox
+bench`` measures it (``bench/snapshots.py``: save and restore beside a re-prefill). It stays in ``runtime_ov``
+because only this package may import OpenVINO; wiring it in waits for an API that seeds the paged cache.
+
 The engine's paged cache cannot be read or written from Python in OpenVINO GenAI 2026.4.1, so
 snapshots use a second, *stateful* compilation of the same model (``core.compile_model`` of its
 IR; ``query_state`` / ``set_state``). A GGUF model is converted to IR once (GenAI's own GGUF
