@@ -19,8 +19,8 @@ from typing import Literal
 
 import msgspec
 
+from contenox.jsonl import append_line
 from contenox.node.persist import write_atomic
-from contenox.planner.journal import append_line
 
 __all__ = ["CUT_OFF", "AskedLog", "Unanswered"]
 

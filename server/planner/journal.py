@@ -8,15 +8,15 @@ mid-write) or a record of another format version is skipped with a warning, neve
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 import msgspec
 
+from contenox.jsonl import append_line
 from contenox.planner.explain import Explain
 from contenox.planner.manifest import Manifest
 
-__all__ = ["Journal", "ThreadEntry", "ToolStep", "TurnRecord", "append_line", "slim"]
+__all__ = ["Journal", "ThreadEntry", "ToolStep", "TurnRecord", "slim"]
 
 log = logging.getLogger(__name__)
 
@@ -165,23 +165,3 @@ class Journal:
 
     def append(self, record: TurnRecord) -> None:
         append_line(self.path, self._encoder.encode(record))
-
-
-def append_line(path: Path, line: bytes) -> None:
-    """Append one line to a private JSON-lines file (created 0600 with its folder); after a line a crash tore,
-    ours starts on a fresh line, so the torn one is the only one lost."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = line + b"\n"
-    try:
-        if path.stat().st_size:
-            with path.open("rb") as fh:
-                fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":
-                    data = b"\n" + data
-    except FileNotFoundError:
-        pass
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
