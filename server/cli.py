@@ -608,7 +608,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_certify(args: argparse.Namespace) -> int:
     """Run the tool-call certification suite on a model; record the result beside it."""
-    from contenox.eval.certify import certify
+    from contenox.certify import certify
     from contenox.runtime_ov import EngineOptions, ModelStore, start_engine
     from contenox.runtime_ov.certification import CERTIFICATION_FILE
 

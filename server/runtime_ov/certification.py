@@ -1,6 +1,6 @@
 """A model's tool-call certification (``contenox certify``), kept beside its weights and profile.
 
-Written by :mod:`contenox.eval.certify`; read by the node to decide whether turns may advertise tools (and to
+Written by :mod:`contenox.certify` (`contenox certify`); read by the node to decide whether turns may advertise tools (and to
 say why not) and by ``contenox model list``. A certification made for other weights is ignored.
 
 A catalog model's weights are the same bytes on every machine (sha256-checked on pull), so the certification

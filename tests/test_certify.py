@@ -13,8 +13,8 @@ import pytest
 
 from contenox import cli
 from contenox.answer.toolcalls import schemas_of
+from contenox.certify import HELD_OUT, SUITE, Case, certify, out_of_reach
 from contenox.config import load_config
-from contenox.eval.certify import HELD_OUT, SUITE, Case, certify, out_of_reach
 from contenox.planner.prompts import load_prompts
 from contenox.planner.toolcheck import GRAMMAR, KIND_GRAMMAR, TEXT_ONLY_GRAMMAR, request_refusal
 from contenox.runtime_ov import FinalEvent, GenerateRequest, InstalledModel, ModelStore, RequestMetrics
