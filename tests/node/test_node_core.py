@@ -101,8 +101,10 @@ async def test_cancelling_a_queued_turn_raises_cancelled(home: Path, repo: Path)
     holder = asyncio.create_task(busy())
     await entered.wait()
     turn = asyncio.create_task(node.turn(TurnRequest(root=str(repo), prompt="hi", client_id="me")))
-    for _ in range(5):
-        await asyncio.sleep(0)
+    for _ in range(200):  # (the question is first recorded as asked, in a thread)
+        if (await node.status())["queue"]["waiting"]:
+            break
+        await asyncio.sleep(0.01)
     assert (await node.status())["queue"]["waiting"] == [{"client": "me", "workspace": key}]
     turn.cancel()
     with pytest.raises(Cancelled):
