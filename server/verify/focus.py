@@ -27,6 +27,16 @@ FOCUS_SYSTEM = ("You are a careful Python developer fixing a bug. You are shown 
                 "block: the same name and signature, every line of it, and nothing else after the block.")
 _FAILED = re.compile(r"^(?:FAILED|ERROR) (?P<path>[^\s:]+\.py)::(?:\w+::)*(?P<func>\w+)")
 _CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\s*\(")
+_SUBSCRIPT = re.compile(r"(?<![\w.])(?P<del>del\s+)?[a-z_]\w*(?:\.\w+)*\[[^\]\n]*\](?P<set>\s*=(?!=))?")
+"""``cache[key]`` (``__getitem__``), ``cache[key] = v`` (``__setitem__``), ``del cache[key]`` (``__delitem__``); a
+capitalized name subscripted is a generic alias (``LRUCache[int, int]``), not an item."""
+_CONTAINS = re.compile(r"(?<![\w.])(?:not\s+)?in\s+[\w.]+|\bassert(?:Not)?In\(")
+_FOR_TARGET = re.compile(r"\bfor\s+[\w\s,()]+$")
+_LEN = re.compile(r"(?<![\w.])len\(")
+_CHAINED = re.compile(r"[)\]]\.([A-Za-z_]\w*)\s*\(")
+"""A call on what a call returns: ``copy.copy(cache).popitem()``."""
+_CLASS_NAME = re.compile(r"(?<![\w.])([A-Z]\w*)\b")
+_BASES = re.compile(r"^\s*class\s+\w+\s*\(([^)]*)\)")
 _IGNORED = set(dir(builtins)) | set(keyword.kwlist) | {"assert", "self", "cls", "super", "pytest", "raises", "mark",
                                                        "parametrize", "fixture", "approx"}
 LOCALIZE_SYSTEM = ("You are a careful Python developer finding a bug. You are shown a failing check and the project "
@@ -75,13 +85,74 @@ def _stub(read: Read | None, path: str, end: int) -> bool:
     return last == "..." or last.endswith(": ...")
 
 
+def _called(code: str) -> list[str]:
+    """What ``code`` calls, in the order it is written: named calls and the special methods its operators run
+    (``cache[key] = v`` runs ``__setitem__``, ``key in cache`` ``__contains__``, ``len(cache)`` ``__len__``)."""
+    at = [(m.start(1), m.group(1)) for pattern in (_CALL, _CHAINED) for m in pattern.finditer(code)]
+    for m in _SUBSCRIPT.finditer(code):
+        at.append((m.start(), "__delitem__" if m.group("del") else "__setitem__" if m.group("set") else "__getitem__"))
+    for m in _CONTAINS.finditer(code):
+        line = code[code.rfind("\n", 0, m.start()) + 1:m.start()]
+        if not _FOR_TARGET.search(line):  # ``for key in cache`` iterates, it does not ask
+            at.append((m.start(), "__contains__"))
+    at += [(m.start(), "__len__") for m in _LEN.finditer(code)]
+    return [name for _, name in sorted(at, key=lambda item: item[0])]
+
+
+Chain = list[tuple[str, int, int]]
+"""A class the test uses and its bases, nearest first, each as (path, start, end) of its definition."""
+
+
+def _chains(code: str, locate: Locate, read: Read) -> list[Chain]:
+    """For each project class ``code`` names (``LRUCache[int, int](maxsize=2)``), the class and its project bases
+    in the order Python looks a method up (depth first, each class once): a method the test calls on its object
+    is the one the first of them defines."""
+    chains: list[Chain] = []
+    for name in dict.fromkeys(_CLASS_NAME.findall(code)):
+        chain: Chain = []
+        todo, seen = [name], set()
+        while todo:
+            current = todo.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            for path, start, end in locate(current):
+                lines = ((read(path) or "").splitlines() if path.endswith(".py") and not is_test_path(path) else [])
+                head = lines[start - 1] if 0 < start <= len(lines) else ""
+                if not head.lstrip().startswith("class "):
+                    continue
+                chain.append((path, start, end))
+                bases = _BASES.match(head)
+                todo = [b.strip().split(".")[-1] for b in (bases.group(1).split(",") if bases else [])
+                        if b.strip() and "=" not in b] + todo
+                break
+        if chain:
+            chains.append(chain)
+    return chains
+
+
+def _resolved(defs: list[tuple[str, int, int]], chains: list[Chain]) -> list[tuple[str, int, int]]:
+    """The definitions among ``defs`` a test's objects would run: for each class the test uses, the method of the
+    first class in its lookup order that defines one; [] when no class of the test defines it."""
+    picked: list[tuple[str, int, int]] = []
+    for chain in chains:
+        for path, start, end in chain:
+            inside = [d for d in defs if d[0] == path and start < d[1] <= end]
+            if inside:
+                picked += [d for d in inside[:1] if d not in picked]
+                break
+    return picked
+
+
 def _add_called(found: dict[tuple[str, str], Place], names: list[str], caller: str, test: str, locate: Locate,
-                limit: int, caller_path: str = "", read: Read | None = None) -> list[Place]:
+                limit: int, caller_path: str = "", read: Read | None = None,
+                chains: list[Chain] | None = None) -> list[Place]:
     """The project's definitions of ``names`` (what ``caller`` calls) added to ``found`` up to ``limit``; the new
-    ones. A name defined in more than two places is narrowed to those in the caller's own file (a method the
-    caller's class calls on itself: itsdangerous defines ``unsign`` once in signer.py and three times in
-    timed.py, two of them overload stubs, which are never places); one still ambiguous, only in tests, or not in
-    the project, is passed over."""
+    ones. A method that several classes define is the one of the classes the test uses (``chains``: the class,
+    then its bases), when one of them defines it. Otherwise, a name defined in more than two places is narrowed
+    to those in the caller's own file (a method the caller's class calls on itself: itsdangerous defines
+    ``unsign`` once in signer.py and three times in timed.py, two of them overload stubs, which are never places);
+    one still ambiguous, only in tests, or not in the project, is passed over."""
     added: list[Place] = []
     for name in dict.fromkeys(names):
         if len(found) >= limit:
@@ -90,7 +161,12 @@ def _add_called(found: dict[tuple[str, str], Place], names: list[str], caller: s
             continue
         defs = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES
                 and not _stub(read, p, b)]
-        if len(defs) > 2:
+        special = name.startswith("__") and name.endswith("__")
+        if (len(defs) > 1 or special) and chains and (resolved := _resolved(defs, chains)):
+            defs = resolved
+        elif special:  # ``x[0]`` runs the project's ``__getitem__`` only when x is of a class the test uses
+            continue
+        elif len(defs) > 2:
             defs = [d for d in defs if d[0] == caller_path]
         if caller != test:  # a call further down: a one- or two-line accessor (peek, has_next) is passed over
             defs = [d for d in defs if d[2] - d[1] >= _TRIVIAL_LINES]
@@ -129,13 +205,15 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
             lines = text.splitlines()
             body = "\n".join(lines[span[0] - 1:span[1]])
             failing = lines[line - 1] if span[0] <= line <= min(span[1], len(lines)) else ""
+            chains = _chains(body, locate, read)
 
             # what the failing line calls first (``assert signer.validate(signed)``), then what that calls in turn,
             # ``hops`` calls deep (a bug often sits calls further than the assertion: its-bug-key-rotation's is in
             # validate -> unsign -> verify_signature), then what the rest of the test calls, as deep (dotenv's
             # failing line is ``assert list(result) == expected``: the call is on the line before).
             for code in (failing, body):
-                frontier = _add_called(found, _CALL.findall(code), function, function, locate, limit, read=read)
+                frontier = _add_called(found, _called(code), function, function, locate, limit, read=read,
+                                       chains=chains)
                 for _ in range(hops):
                     following: list[Place] = []
                     for called in frontier:
@@ -143,7 +221,7 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
                         if source:
                             calls = _CALL.findall("\n".join(source.splitlines()[called.start:called.end]))
                             following += _add_called(found, calls, called.name, function, locate, limit, called.path,
-                                                     read)
+                                                     read, chains)
                     frontier = following
     return list(found.values())[:limit]
 

@@ -148,3 +148,36 @@ def test_the_localization_prompt_numbers_the_places_and_its_answer_is_a_number()
     assert text.endswith("Which one of the 2 functions above must change for `pytest -q` to pass? Reply with its "
                          "number only.")
     assert choice_grammar(3) == 'root ::= "3" | "2" | "1"'
+
+
+def test_an_operator_on_an_object_of_a_project_class_reaches_the_method_it_runs(tmp_path: Path) -> None:
+    """cachetools' shape: the test reads ``cache[key]`` on an ``LRUCache``, and the bug is in
+    ``LRUCache.__getitem__``; four classes define ``__getitem__`` or ``popitem``. The method is the one Python
+    would run on the test's object: its class's, else its base's (``__setitem__`` is only ``Cache``'s); a chained
+    call (``copy.copy(cache).popitem()``) is followed too. A subscript on no object of the project's adds nothing."""
+    (tmp_path / "tests").mkdir()
+    src = ("class Cache:\n    def __getitem__(self, key):\n        return self.data[key]\n\n"          # 1-3
+           "    def __setitem__(self, key, value):\n        self.data[key] = value\n\n"                 # 5-6
+           "    def popitem(self):\n        return self.data.popitem()\n\n\n"                           # 8-9
+           "class LRUCache(Cache):\n    def __getitem__(self, key):\n        value = Cache.__getitem__(self, key)\n"
+           "        self.order.move_to_end(key, last=False)\n        return value\n\n"                  # 12-16
+           "    def popitem(self):\n        key = next(iter(self.order))\n        return key, self[key]\n\n\n"  # 18-20
+           "class FIFOCache(Cache):\n    def __getitem__(self, key):\n        return Cache.__getitem__(self, key)\n\n"
+           "    def popitem(self):\n        key = next(iter(self.data))\n        return key, self[key]\n")  # 23-29
+    (tmp_path / "cache.py").write_text(src)
+    (tmp_path / "tests" / "test_lru.py").write_text(
+        "import copy\nfrom cache import LRUCache\n\n\ndef test_lru():\n    cache = LRUCache()\n    cache[1] = 1\n"
+        "    cache[1]\n    assert (1, 1) == copy.copy(cache).popitem()\n\n\n"
+        "def test_list():\n    values = [1]\n    assert values[0] == 1 and 1 in values and len(values) == 1\n")
+    defs = {"Cache": [("cache.py", 1, 9)], "LRUCache": [("cache.py", 12, 20)], "FIFOCache": [("cache.py", 23, 29)],
+            "__getitem__": [("cache.py", 2, 3), ("cache.py", 13, 16), ("cache.py", 24, 25)],
+            "__setitem__": [("cache.py", 5, 6)], "popitem": [("cache.py", 8, 9), ("cache.py", 18, 20), ("cache.py", 27, 29)],
+            "test_lru": [("tests/test_lru.py", 5, 9)], "test_list": [("tests/test_lru.py", 12, 14)]}
+
+    def found(output: str) -> list[tuple[str, int]]:
+        return [(p.name, p.start) for p in places([output], [tmp_path], lambda n: defs.get(n, []),
+                                                   lambda p: (tmp_path / p).read_text(), limit=8)]
+
+    assert found("tests/test_lru.py:9: in test_lru\n    assert (1, 1) == copy.copy(cache).popitem()\nE   assert False\n"
+                 ) == [("popitem", 18), ("__setitem__", 5), ("__getitem__", 13)]
+    assert found("tests/test_lru.py:14: in test_list\n    assert values[0] == 1\nE   assert False\n") == []
