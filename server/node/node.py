@@ -121,6 +121,20 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
     return propagate_renames(proposed, locate, users, read, rename_identifier) if proposed.edits else proposed
 
 
+def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[str, ...]:
+    """What ``edits`` change, in words: the definition holding each edit's first changed line
+    (``"`LRUCache.__getitem__` in src/cachetools/__init__.py"``), or the file alone (a new file, a change outside
+    any definition)."""
+    found: list[str] = []
+    for edit in edits.edits:
+        old, new = (edit.old_text or "").splitlines(), edit.new_text.splitlines()
+        line = next((i + 1 for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+                    min(len(old), len(new)) + 1)
+        chunk = workspace.chunk_at(edit.path, min(line, max(1, len(old)))) if edit.old_text else None
+        found.append(f"`{chunk.name}` in {edit.path}" if chunk is not None and chunk.kind != "module" else edit.path)
+    return tuple(dict.fromkeys(found))
+
+
 async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
     if on_event is None:
         return
@@ -575,11 +589,16 @@ class Node:
         except ContenoxError as exc:
             log.warning("verification of turn in %s failed: %s", state.root, exc.message)
             return verification_error(exc), final, edits, []
-        report = msgspec.structs.replace(report, prefill_tokens=final.metrics.measured_recomputed_tokens)
+        report = msgspec.structs.replace(report, prefill_tokens=final.metrics.measured_recomputed_tokens,
+                                         changed=await asyncio.to_thread(_changed_definitions, workspace, chosen.edits))
         if chosen.draft is greedy:
-            return report, final, chosen.edits, []
-        prose = strip_edit_blocks(final.text) if not steps else ""
-        text = f"{prose}\n\n{chosen.draft.text.strip()}" if prose else chosen.draft.text
+            text = final.text
+        else:
+            prose = strip_edit_blocks(final.text) if not steps else ""
+            text = f"{prose}\n\n{chosen.draft.text.strip()}" if prose else chosen.draft.text
+        if verdict := report.verdict():  # the answer says what its checked change is and what it made pass
+            text = f"{text.rstrip()}\n\n{verdict}"
+            await emit(TurnEvent(kind="chunk", text=f"\n\n{verdict}"))
         return report, msgspec.structs.replace(final, text=text), chosen.edits, steps
 
     def _scratch_folder(self, state: WorkspaceState) -> Path:

@@ -40,6 +40,7 @@ from contenox.verify import (
     changed_lines,
     choice_grammar,
     edit_block_grammar,
+    failed_test_ids,
     failing_tests,
     frames,
     function_grammar,
@@ -319,7 +320,9 @@ class VerifyJob:
             command=command.command, command_source=command.source,
             command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
             rounds=rounds, places=self._places, decode_s=round(greedy.decode_s + self._decode_s, 2),
-            apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2))
+            apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2),
+            failed_before=failed_test_ids(baseline.output) or tuple(
+                f"{path}::{function}" for path, _, function in failing_test_frames(baseline.output, self.root)))
         return report, chosen, step_at[chosen.draft.round]
 
     async def _baseline(self, command: CheckCommand) -> CheckRun:

@@ -15,7 +15,13 @@ from contenox.verify.command import (
 from contenox.verify.consent import Consent, ConsentStore
 from contenox.verify.grammar import choice_grammar, diff_call_grammar, edit_block_grammar, function_grammar
 from contenox.verify.localize import Frame, frames, is_test_path
-from contenox.verify.report import CandidateResult, Verification, changed_lines, failing_tests
+from contenox.verify.report import (
+    CandidateResult,
+    Verification,
+    changed_lines,
+    failed_test_ids,
+    failing_tests,
+)
 from contenox.verify.runner import CheckRun, run_check
 from contenox.verify.scratch import EditLike, ScratchTree, python_env
 
@@ -35,6 +41,7 @@ __all__ = [
     "command_from_terminal",
     "diff_call_grammar",
     "edit_block_grammar",
+    "failed_test_ids",
     "failing_tests",
     "frames",
     "function_grammar",

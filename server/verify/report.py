@@ -7,11 +7,12 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["CandidateResult", "Verification", "changed_lines", "failing_tests"]
+__all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failing_tests"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply"]
 
 _FAILED = re.compile(r"\b(\d+) (?:failed|failing|errors?)\b")
+_FAILED_ID = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)", re.MULTILINE)
 
 
 class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,6 +69,11 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     apply_s: float = 0.0
     check_s: float = 0.0
     wall_s: float = 0.0
+    failed_before: tuple[str, ...] = ()
+    """The tests the check failed on the workspace as it was (pytest's ids, ``tests/test_x.py::test_y``)."""
+    changed: tuple[str, ...] = ()
+    """What the offered change edits, in words: each definition (```LRUCache.__getitem__` in
+    src/cachetools/__init__.py``), or the file alone for a change outside any definition."""
 
     @property
     def passed_count(self) -> int:
@@ -88,6 +94,29 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
                     f"not verified: `{self.command}` failed for all {len(self.candidates)} candidates")
         return (f"{head}; {self.rounds} repair round(s); decode {self.decode_s:.1f} s, apply {self.apply_s:.1f} s, "
                 f"check {self.check_s:.1f} s")
+
+    def verdict(self) -> str:
+        """The sentence the offered answer ends with when its change fixed a check that failed: what it changes
+        and which tests it made pass ('' otherwise: the verdict in :meth:`summary` says the rest)."""
+        if self.status != "passed" or self.baseline == "passed":
+            return ""
+        where = f" to {_listed(list(self.changed))}" if self.changed else ""
+        tests = _listed(list(self.failed_before[:5]) + ([f"{len(self.failed_before) - 5} more"]
+                                                       if len(self.failed_before) > 5 else []))
+        before = f"; before it, {tests} failed" if tests else "; before it, the check failed"
+        return f"Verified: with the offered change{where}, `{self.command}` passes in a scratch copy{before}."
+
+
+def _listed(items: list[str]) -> str:
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
+def failed_test_ids(output: str) -> tuple[str, ...]:
+    """The failing tests a check's output names in pytest's summary lines (``FAILED tests/x.py::test_y - ...``),
+    each once, in order."""
+    return tuple(dict.fromkeys(_FAILED_ID.findall(output)))
 
 
 def changed_lines(diff: str) -> int:

@@ -111,6 +111,12 @@ async def test_the_passing_candidate_is_offered_and_the_user_files_are_untouched
     assert [e.path for e in outcome.edits.edits] == ["util.py"]
     assert "+    return x + 1" in outcome.edits.diff
     assert outcome.text.startswith("helper is off by one.") and "x + 1" in outcome.text  # the prose kept
+    # the answer ends saying what the checked change is and what it made pass, streamed as the rest was
+    assert report.changed == ("`helper` in util.py",) and report.failed_before == ("tests/test_util.py::test_helper",)
+    verdict = ("Verified: with the offered change to `helper` in util.py, `python -m pytest -q -p no:cacheprovider "
+               "tests/test_util.py` passes in a scratch copy; before it, tests/test_util.py::test_helper failed.")
+    assert report.verdict() == verdict and outcome.text.endswith("x + 1\n>>>>>>> REPLACE\n\n" + verdict)
+    assert [e.text for e in events if e.kind == "chunk"][-1] == "\n\n" + verdict
     # candidates: the turn's own prompt, sampled, one group, under the grammar of util.py's real lines
     turn_prompt = script.prompts[0]
     assert all(r["ids"] == turn_prompt for r in script.requests) and len(script.requests) == 3
@@ -151,7 +157,7 @@ async def test_a_repair_round_extends_the_turn_with_the_failing_output(
     step_text = (await node.engine()).tokenizer.decode(repair["ids"][len(turn_prompt):])
     assert "return x - 1" in step_text and "1 failed" in step_text  # the best candidate, then its failing output
     history = await node.history(str(repo), "main")
-    assert history[-1].answer.strip().endswith(RIGHT.strip())
+    assert history[-1].answer.strip().endswith(RIGHT.strip() + "\n\n" + report.verdict())
     assert (repo / "util.py").read_text() == UTIL
 
 
@@ -317,6 +323,7 @@ async def test_a_check_that_passed_before_the_change_only_guards_the_answer(
     assert [c.outcome for c in report.candidates] == ["passed"] and script.requests == []
     assert report.command == "python -m pytest -q -x tests/test_util.py" and report.command_source == "detected"
     assert "nothing broke, but the check cannot tell" in report.summary()
+    assert report.verdict() == "" and "Verified:" not in outcome.text  # it made nothing pass that failed
     # an answer that breaks the passing check is repaired; the round's greedy answer wins over sampled ones
     breaking = "util.py\n<<<<<<< SEARCH\n    return x + 1\n=======\n    return x + 2\n>>>>>>> REPLACE\n"
     script = scripted(monkeypatch, breaking, docstring, docstring.replace("Add one.", "Plus one."), breaking,
@@ -393,7 +400,7 @@ async def test_an_agent_turn_checks_its_edit_in_the_scratch_copy_under_the_same_
     scratch_run = next(t for t in ended if "scratch copy" in t.title)
     assert scratch_run.status == "completed" and scratch_run.title.endswith("(exit code 0)"), scratch_run
     assert "1 passed" in scratch_run.output and "the user's files are unchanged" in scratch_run.output
-    assert outcome.tool_steps == 3 and outcome.text == "helper now adds one; the test passes."
+    assert outcome.tool_steps == 3 and outcome.text.startswith("helper now adds one; the test passes.\n\nVerified: ")
     # the agent's edit verified: the same command, the consent remembered (not asked again)
     report = outcome.verification
     assert report is not None and report.status == "passed" and report.chosen == 1, report

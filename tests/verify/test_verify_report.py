@@ -1,0 +1,35 @@
+"""The verification report's words: the verdict sentence an answer ends with, and the failing tests a check's
+output names."""
+
+from __future__ import annotations
+
+from contenox.verify import Verification, failed_test_ids
+
+OUTPUT = ("..FF\n=========================== short test summary info ============================\n"
+          "FAILED tests/test_lru.py::LRUCacheTest::test_lru - AssertionError: Tuples dif...\n"
+          "FAILED tests/test_lru.py::LRUCacheTest::test_lru_clear - AssertionError: 3 no...\n"
+          "ERROR tests/test_io.py::test_reader\nFAILED tests/test_lru.py::LRUCacheTest::test_lru - again\n"
+          "2 failed, 32 passed in 0.10s\n")
+
+
+def test_the_failing_tests_are_read_from_pytest_s_summary_lines() -> None:
+    assert failed_test_ids(OUTPUT) == ("tests/test_lru.py::LRUCacheTest::test_lru",
+                                       "tests/test_lru.py::LRUCacheTest::test_lru_clear", "tests/test_io.py::test_reader")
+    assert failed_test_ids("1 failed in 0.01s\nFAILED: the build\n") == ()
+
+
+def test_the_verdict_names_the_change_and_what_it_made_pass_and_only_for_a_fix() -> None:
+    report = Verification(status="passed", baseline="failed", command="pytest -q", changed=(
+        "`LRUCache.__getitem__` in src/cachetools/__init__.py", "src/cachetools/NOTES"),
+        failed_before=tuple(f"tests/test_x.py::test_{i}" for i in range(7)))
+    assert report.verdict() == (
+        "Verified: with the offered change to `LRUCache.__getitem__` in src/cachetools/__init__.py and "
+        "src/cachetools/NOTES, `pytest -q` passes in a scratch copy; before it, tests/test_x.py::test_0, "
+        "tests/test_x.py::test_1, tests/test_x.py::test_2, tests/test_x.py::test_3, tests/test_x.py::test_4 and "
+        "2 more failed.")
+    bare = Verification(status="passed", baseline="failed", command="npm test")
+    assert bare.verdict() == "Verified: with the offered change, `npm test` passes in a scratch copy; before it, " \
+                             "the check failed."
+    assert Verification(status="passed", baseline="passed", command="pytest -q").verdict() == ""  # a guard
+    assert Verification(status="failed", baseline="failed", command="pytest -q").verdict() == ""
+    assert Verification(status="skipped", reason="no check command").verdict() == ""
