@@ -24,7 +24,7 @@ from pathlib import Path
 
 import msgspec
 
-from contenox.answer.edits import ProposedEdit, ProposedEdits
+from contenox.answer.edits import ProposedEdit, ProposedEdits, unified_diff
 from contenox.config import VerifyConfig
 from contenox.errors import ContenoxError, VerifyError
 from contenox.node.contract import CommandResult, ConsentAsker, ToolActivity, TurnEvent, TurnRequest
@@ -74,6 +74,8 @@ _BLOCK = re.compile(_PATH_LINE + r"(?:^[ \t]*(?:```+|~~~+)[^\n]*\n)?" + _PATH_LI
                     + r"^[ \t]*<{5,9} ?SEARCH\b.*?^[ \t]*>{5,9} ?REPLACE\b[^\n]*\n?(?:^[ \t]*(?:```+|~~~+)[ \t]*\n?)?",
                     re.MULTILINE | re.DOTALL)
 """An edit block with the path line and code fence around it."""
+_FENCE = re.compile(r"^```[\w+-]*[ \t]*\n(.*?)(?:^```|\Z)", re.MULTILINE | re.DOTALL)
+"""A code block's lines (an unclosed one to the end: the answer ran out of tokens)."""
 
 
 def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
@@ -290,7 +292,7 @@ class VerifyJob:
                     async with aclosing(self._focused(command, baseline)) as batches:
                         async for batch in batches:  # place by place, until one passes
                             for draft, place in batch:
-                                tried.append(await self._try(draft, None, command, len(tried) + 1, prefix=place))
+                                tried.append(await self._try(draft, None, command, len(tried) + 1, place=place))
                             if any(t.result.outcome == "passed" for t in tried):
                                 break
             rounds = 0
@@ -365,7 +367,7 @@ class VerifyJob:
                 targets[path] = text
         return [edit_block_grammar(path, text) for path, text in list(targets.items())[:_TARGETS]]
 
-    async def _focused(self, command: CheckCommand, baseline: CheckRun) -> AsyncGenerator[list[tuple[Draft, str]], None]:
+    async def _focused(self, command: CheckCommand, baseline: CheckRun) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
         """The Agentless split: the failing run localized to up to ``[verify] places`` functions, and for each in
         turn a short prompt (the failing output, the test, the function) whose candidates rewrite that function
         alone; yields each place's (draft, the path line its answer is read under), so the caller stops at the
@@ -401,7 +403,7 @@ class VerifyJob:
                 drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates, grammar)
             finally:
                 self._decode_s += time.monotonic() - began
-            yield [(msgspec.structs.replace(d, arm="focused"), place.path) for d in drafts]
+            yield [(msgspec.structs.replace(d, arm="focused"), place) for d in drafts]
 
     async def _localized(self, found: list[Place], command: CheckCommand, failing_output: str,
                          test_code: str) -> tuple[list[Place], str]:
@@ -423,10 +425,28 @@ class VerifyJob:
         chosen = found[int(pick) - 1]
         return [chosen, *(p for p in found if p is not chosen)], f"picked by the model of {len(found)} found"
 
+    def _rewrite(self, place: Place, text: str) -> ProposedEdits:
+        """A focused answer (the whole function, rewritten) laid over the place's own lines. The place is known,
+        so a name several classes define (cachetools' six ``popitem``) is not looked up again (read by name, such
+        a rewrite resolved nowhere); an answer that is no code block is read as any answer, under the path."""
+        source = self.read(place.path)
+        code = _FENCE.search(text)
+        if source is None or code is None:
+            return self.propose(f"{place.path}\n{text}")
+        lines = source.splitlines(keepends=True)
+        old = "".join(lines[place.start - 1:place.end])
+        rewritten = code.group(1).rstrip("\n") + "\n"
+        if [line.rstrip() for line in rewritten.splitlines()] == [line.rstrip() for line in old.splitlines()]:
+            return ProposedEdits()  # copied as it was
+        new = "".join(lines[:place.start - 1]) + rewritten + "".join(lines[place.end:])
+        return ProposedEdits(edits=(ProposedEdit(path=place.path, old_text=source, new_text=new,
+                                                 diff=unified_diff(place.path, source, new), blocks=1),))
+
     async def _try(self, draft: Draft, edits: ProposedEdits | None, command: CheckCommand,
-                   index: int, *, prefix: str = "") -> _Tried:
-        if edits is None:  # a focused answer is its function alone: read under its file's path
-            edits = await asyncio.to_thread(self.propose, f"{prefix}\n{draft.text}" if prefix else draft.text)
+                   index: int, *, place: Place | None = None) -> _Tried:
+        if edits is None:  # a focused answer is its place's function alone; any other, read as the turn's are
+            edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
+                await asyncio.to_thread(self.propose, draft.text)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
                                arm=draft.arm,
                                outcome="no_edit", files=tuple(e.path for e in edits.edits), diff=edits.diff,

@@ -218,6 +218,33 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
     assert any(n.startswith("focused place 1: clamp (util.py:16-18") for n in outcome.explain.notes)
 
 
+CACHES = ("class Cache:\n    def __init__(self):\n        self.data = {}\n\n    def get(self, key):\n"
+          "        return self.data[key]\n\n    def put(self, key, value):\n        self.data[key] = value\n\n\n"
+          "class LRU(Cache):\n    def get(self, key):\n        value = self.data[key]\n        return value + 1\n\n\n"
+          "class FIFO(Cache):\n    def get(self, key):\n        value = self.data[key]\n        return value + 1\n")
+
+
+async def test_a_method_several_classes_define_is_rewritten_in_the_test_s_class(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three classes define ``get``; the test's object is an ``LRU``: the focused place is ``LRU.get`` and its
+    rewrite replaces those lines (read by name, a rewrite of ``get`` resolved nowhere), not ``FIFO``'s twin."""
+    repo = make_repo(tmp_path / "repo", {"caches.py": CACHES, "tests/test_caches.py": (
+        "from caches import LRU\n\n\ndef test_get():\n    c = LRU()\n    c.put(1, 1)\n    assert c.get(1) == 1\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_caches.py\nF\n"
+                "tests/test_caches.py:7: in test_get\n    assert c.get(1) == 1\nE   assert 2 == 1\n1 failed in 0.01s")
+    rewrite = "```python\n    def get(self, key):\n        value = self.data[key]\n        return value\n```"
+    scripted(monkeypatch, "get adds one.", "no idea", "no idea", "no idea", rewrite, "no idea", "no idea", "no idea")
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_get fails. Fix it.", terminal=terminal,
+                                          env=env, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert [p.split(" (")[0] for p in report.places] == ["get"] and "caches.py:13-15" in report.places[0]
+    (edit,) = outcome.edits.edits
+    assert edit.new_text == CACHES.replace("        return value + 1\n\n\nclass FIFO", "        return value\n\n\nclass FIFO")
+    assert report.changed == ("`LRU.get` in caches.py",) and (repo / "caches.py").read_text() == CACHES
+
+
 async def test_the_places_are_tried_in_turn_until_one_passes(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pick's candidates all fail: the next place found is drawn, and the round stops at its passing one
