@@ -396,7 +396,8 @@ class VerifyJob:
                 continue
             self._places = (*self._places, f"{place.name} ({place.path}:{place.start}-{place.end}, {place.why}; {why})")
             code = "\n".join(source.splitlines()[place.start - 1:place.end])
-            user = focus_prompt(place, code, command.command, baseline.output or self.request.terminal, test_code)
+            user = focus_prompt(place, code, command.command, baseline.output or self.request.terminal, test_code,
+                                self.request.prompt)
             began = time.monotonic()
             try:
                 grammar = function_grammar(code.splitlines()[0]) if self.config.grammar and code.strip() else ""
@@ -412,7 +413,7 @@ class VerifyJob:
         round's."""
         coded = [(place, "\n".join((self.read(place.path) or "").splitlines()[place.start - 1:place.end]))
                  for place in found]
-        user = localize_prompt(coded, command.command, failing_output, test_code)
+        user = localize_prompt(coded, command.command, failing_output, test_code, self.request.prompt)
         began = time.monotonic()
         try:
             assert self.draw_focused is not None

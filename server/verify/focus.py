@@ -226,12 +226,21 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
     return list(found.values())[:limit]
 
 
-def _failure(command: str, failing_output: str, test_code: str, *, tail_chars: int, test_note: str) -> list[str]:
-    """The parts of a focused prompt that say why the check fails: the test when known, the output's tail."""
+_QUESTION_CHARS = 1500
+
+
+def _failure(command: str, failing_output: str, test_code: str, *, tail_chars: int, test_note: str,
+             question: str = "") -> list[str]:
+    """The parts of a focused prompt that say why the check fails: the user's question (what should happen, in
+    their words), the test when known, the output's tail."""
     tail = failing_output.strip()
     if len(tail) > tail_chars:
         tail = "...\n" + tail[-tail_chars:]
     parts = []
+    if question.strip():
+        asked = question.strip()
+        asked = asked if len(asked) <= _QUESTION_CHARS else asked[:_QUESTION_CHARS] + " ..."
+        parts.append("The user's report:\n> " + asked.replace("\n", "\n> "))
     if test_code.strip():
         parts.append(f"The failing test{test_note}:\n```python\n{test_code.rstrip()}\n```")
     parts.append(f"`{command}` fails:\n```\n{tail}\n```")
@@ -242,11 +251,12 @@ _LOCALIZE_LINES = 40
 _LOCALIZE_CHARS = 9000
 
 
-def localize_prompt(candidates: list[tuple[Place, str]], command: str, failing_output: str, test_code: str = "") -> str:
-    """The user message of a localization (Agentless's second step, done by the model): the failing check, the
-    test, and the places found, numbered, each with its code (its first 40 lines; all of them within ~9k
-    characters). The answer is a number (:func:`~contenox.verify.grammar.choice_grammar`)."""
-    parts = _failure(command, failing_output, test_code, tail_chars=2000, test_note="")
+def localize_prompt(candidates: list[tuple[Place, str]], command: str, failing_output: str, test_code: str = "",
+                    question: str = "") -> str:
+    """The user message of a localization (Agentless's second step, done by the model): the user's question, the
+    failing check, the test, and the places found, numbered, each with its code (its first 40 lines; all of them
+    within ~9k characters). The answer is a number (:func:`~contenox.verify.grammar.choice_grammar`)."""
+    parts = _failure(command, failing_output, test_code, tail_chars=2000, test_note="", question=question)
     budget = _LOCALIZE_CHARS // max(1, len(candidates))
     for number, (place, code) in enumerate(candidates, 1):
         lines = code.rstrip().splitlines()
@@ -259,9 +269,13 @@ def localize_prompt(candidates: list[tuple[Place, str]], command: str, failing_o
     return "\n\n".join(parts)
 
 
-def focus_prompt(place: Place, code: str, command: str, failing_output: str, test_code: str = "") -> str:
-    """The user message of a focused repair: why it fails, the test when known, the function to rewrite."""
-    parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)")
+def focus_prompt(place: Place, code: str, command: str, failing_output: str, test_code: str = "",
+                 question: str = "") -> str:
+    """The user message of a focused repair: the user's question (Agentless gives its repair step the issue's
+    text; the failing output alone does not say what should happen), why it fails, the test when known, the
+    function to rewrite."""
+    parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
+                     question=question)
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
     parts.append(f"Rewrite `{place.name}` so that the check passes. Reply with the whole corrected function in one "
                  "```python code block.")

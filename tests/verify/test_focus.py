@@ -61,6 +61,12 @@ def test_the_focused_prompt_holds_the_failure_the_test_and_the_function() -> Non
     assert "`pytest -q` fails:\n```\n...\n" in text  # a long output keeps its tail
     assert "`helper` in util.py (lines 1-2):\n```python\ndef helper(x):\n    return x - 1\n```" in text
     assert text.endswith("Reply with the whole corrected function in one ```python code block.")
+    # the user's question first, quoted: what should happen, which the failing output does not say
+    asked = focus_prompt(place, "def helper(x):\n    return x - 1", "pytest -q", "E   assert 0 == 2\n",
+                         question="helper(1) should be 2.\nFix it.")
+    assert asked.startswith("The user's report:\n> helper(1) should be 2.\n> Fix it.\n\n`pytest -q` fails:")
+    long = focus_prompt(place, "def helper(x):\n    return x - 1", "pytest -q", "", question="x" * 5000)
+    assert "> " + "x" * 1500 + " ...\n" in long and "x" * 1501 not in long
 
 
 def test_the_function_grammar_starts_with_the_def_line_and_ends_with_the_fence() -> None:
