@@ -12,6 +12,7 @@ request's, the workspace's remembered answer, or the client's question.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import logging
 import os
@@ -436,7 +437,7 @@ class VerifyJob:
             return self.propose(f"{place.path}\n{text}")
         lines = source.splitlines(keepends=True)
         old = "".join(lines[place.start - 1:place.end])
-        rewritten = code.group(1).rstrip("\n") + "\n"
+        rewritten = _function_only(code.group(1)).rstrip("\n") + "\n"
         if [line.rstrip() for line in rewritten.splitlines()] == [line.rstrip() for line in old.splitlines()]:
             return ProposedEdits()  # copied as it was
         new = "".join(lines[:place.start - 1]) + rewritten + "".join(lines[place.end:])
@@ -492,6 +493,21 @@ class VerifyJob:
             activity, status="completed" if run.passed else "failed",
             output=f"{run.describe()}\n{run.tail(4000)}")))
         return _Tried(result=result, draft=draft, edits=edits)
+
+
+def _function_only(code: str) -> str:
+    """A rewritten function without what the model wrote after it (a usage example, a copy of the test): the code
+    up to the end of its first definition, as Python parses it; all of it when it does not parse."""
+    lines = code.splitlines(keepends=True)
+    depth = next((line[:len(line) - len(line.lstrip())] for line in lines if line.strip()), "")
+    try:  # the def line's indentation off every line that has it (a comment at column 0 keeps its place)
+        tree = ast.parse("".join(line[len(depth):] if line.startswith(depth) else line for line in lines))
+    except SyntaxError:
+        return code
+    first = next((node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if first is None or first.end_lineno is None:
+        return code
+    return "".join(lines[:first.end_lineno])
 
 
 def _ranked(tried: list[_Tried], *, guard: bool = False) -> list[_Tried]:

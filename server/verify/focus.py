@@ -277,6 +277,7 @@ def focus_prompt(place: Place, code: str, command: str, failing_output: str, tes
     parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
                      question=question)
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
-    parts.append(f"Rewrite `{place.name}` so that the check passes. Reply with the whole corrected function in one "
-                 "```python code block.")
+    parts.append(f"`{place.name}` as shown is what makes the check fail: a copy of it unchanged is no fix. Rewrite "
+                 f"`{place.name}` so that the check passes, changing the line(s) that are wrong. Reply with the whole "
+                 "corrected function in one ```python code block.")
     return "\n\n".join(parts)

@@ -227,12 +227,14 @@ CACHES = ("class Cache:\n    def __init__(self):\n        self.data = {}\n\n    
 async def test_a_method_several_classes_define_is_rewritten_in_the_test_s_class(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Three classes define ``get``; the test's object is an ``LRU``: the focused place is ``LRU.get`` and its
-    rewrite replaces those lines (read by name, a rewrite of ``get`` resolved nowhere), not ``FIFO``'s twin."""
+    rewrite replaces those lines (read by name, a rewrite of ``get`` resolved nowhere), not ``FIFO``'s twin; what
+    the model wrote after the function is left out."""
     repo = make_repo(tmp_path / "repo", {"caches.py": CACHES, "tests/test_caches.py": (
         "from caches import LRU\n\n\ndef test_get():\n    c = LRU()\n    c.put(1, 1)\n    assert c.get(1) == 1\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_caches.py\nF\n"
                 "tests/test_caches.py:7: in test_get\n    assert c.get(1) == 1\nE   assert 2 == 1\n1 failed in 0.01s")
-    rewrite = "```python\n    def get(self, key):\n        value = self.data[key]\n        return value\n```"
+    rewrite = ("```python\n    def get(self, key):\n        value = self.data[key]\n        return value\n\n"
+               "# usage (the model went on past the function: not part of the rewrite)\nprint(LRU().get(1))\n```")
     scripted(monkeypatch, "get adds one.", "no idea", "no idea", "no idea", rewrite, "no idea", "no idea", "no idea")
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_get fails. Fix it.", terminal=terminal,
