@@ -446,6 +446,8 @@ class VerifyJob:
 
     async def _try(self, draft: Draft, edits: ProposedEdits | None, command: CheckCommand,
                    index: int, *, place: Place | None = None) -> _Tried:
+        if place is not None and (code := _FENCE.search(draft.text)):  # shown and repaired as the function alone
+            draft = msgspec.structs.replace(draft, text=f"```python\n{_function_only(code.group(1)).rstrip()}\n```")
         if edits is None:  # a focused answer is its place's function alone; any other, read as the turn's are
             edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
                 await asyncio.to_thread(self.propose, draft.text)
