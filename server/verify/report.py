@@ -7,6 +7,8 @@ from typing import Literal
 
 import msgspec
 
+from contenox.verify.localize import is_test_path
+
 __all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failing_tests"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply"]
@@ -104,6 +106,12 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         tests = _listed(list(self.failed_before[:5]) + ([f"{len(self.failed_before) - 5} more"]
                                                        if len(self.failed_before) > 5 else []))
         before = f"; before it, {tests} failed" if tests else "; before it, the check failed"
+        offered = next((c for c in self.candidates if c.index == self.chosen), None)
+        edited_tests = [f for f in (offered.files if offered else ()) if is_test_path(f)]
+        if edited_tests:  # a check made to pass by changing it shows nothing about the code
+            return (f"Checked, but the offered change{where} edits the test {_listed(edited_tests)}: with it, "
+                    f"`{self.command}` passes in a scratch copy{before}. Check that it does not pass by changing "
+                    "the test.")
         return f"Verified: with the offered change{where}, `{self.command}` passes in a scratch copy{before}."
 
 

@@ -3,7 +3,7 @@ output names."""
 
 from __future__ import annotations
 
-from contenox.verify import Verification, failed_test_ids
+from contenox.verify import CandidateResult, Verification, failed_test_ids
 
 OUTPUT = ("..FF\n=========================== short test summary info ============================\n"
           "FAILED tests/test_lru.py::LRUCacheTest::test_lru - AssertionError: Tuples dif...\n"
@@ -33,3 +33,15 @@ def test_the_verdict_names_the_change_and_what_it_made_pass_and_only_for_a_fix()
     assert Verification(status="passed", baseline="passed", command="pytest -q").verdict() == ""  # a guard
     assert Verification(status="failed", baseline="failed", command="pytest -q").verdict() == ""
     assert Verification(status="skipped", reason="no check command").verdict() == ""
+
+
+def test_a_fix_that_edits_the_test_says_so_instead_of_verified() -> None:
+    chosen = CandidateResult(index=3, round=1, sampled=True, constrained=False, outcome="passed",
+                             files=("src/dotenv/parser.py", "tests/test_parser.py"))
+    report = Verification(status="passed", baseline="failed", command="pytest -q", candidates=(chosen,), chosen=3,
+                          changed=("`parse_stream` in src/dotenv/parser.py", "`test_parse_stream` in tests/test_parser.py"),
+                          failed_before=("tests/test_parser.py::test_parse_stream",))
+    assert report.verdict() == (
+        "Checked, but the offered change to `parse_stream` in src/dotenv/parser.py and `test_parse_stream` in "
+        "tests/test_parser.py edits the test tests/test_parser.py: with it, `pytest -q` passes in a scratch copy; "
+        "before it, tests/test_parser.py::test_parse_stream failed. Check that it does not pass by changing the test.")
