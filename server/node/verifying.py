@@ -371,7 +371,7 @@ class VerifyJob:
     async def _focused(self, command: CheckCommand, baseline: CheckRun) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
         """The Agentless split: the failing run localized to up to ``[verify] places`` functions, and for each in
         turn a short prompt (the failing output, the test, the function) whose candidates rewrite that function
-        alone; yields each place's (draft, the path line its answer is read under), so the caller stops at the
+        alone; yields each place's (draft, the place its rewrite replaces), so the caller stops at the
         first place whose candidate passes."""
         if self.draw_focused is None or not self.config.focused:
             return
