@@ -184,6 +184,10 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Functions a focused round tries in turn (the model's pick first, then the order found), stopping at the
     first whose candidate passes; each costs a short prompt and ``candidates`` answers (4 measured no better than
     2 on the eval's bug and trace tasks, at about twice the time: bench/results/...-verified-places-*)."""
+    lines: int = 2
+    """After a focused place's candidates fail, the model picks the line of it to change (``candidates`` picks)
+    and, for up to this many lines, in turn, candidates are drawn that change that line alone (every other line
+    kept by a grammar): Agentless's edit locations. 0: none."""
     localize: bool = True
     """Before the focused prompts, the model picks the function to rewrite among up to ten places found along
     the failing test's calls (three calls deep), as Agentless localizes with the model; off: the places as found."""

@@ -19,6 +19,7 @@ import os
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
@@ -38,6 +39,7 @@ from contenox.verify import (
     EditLike,
     ScratchTree,
     Verification,
+    changed_line_grammar,
     changed_lines,
     choice_grammar,
     edit_block_grammar,
@@ -46,17 +48,22 @@ from contenox.verify import (
     frames,
     function_grammar,
     is_test_path,
+    number_grammar,
     python_env,
     resolve_check_command,
     run_check,
 )
 from contenox.verify.focus import (
     FOCUS_SYSTEM,
+    LINE_SYSTEM,
     LOCALIZE_SYSTEM,
     Place,
     failing_test_frames,
     focus_prompt,
+    line_pick_prompt,
+    line_prompt,
     localize_prompt,
+    pickable_lines,
     places,
 )
 
@@ -191,7 +198,10 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int = 0
     recomputed_tokens: int = 0
     arm: str = "turn"
-    """``turn`` (the turn's prompt), ``focused`` (a short prompt of one localized function) or ``repair``."""
+    """``turn`` (the turn's prompt), ``focused`` (a short prompt of one localized function), ``line`` (the same,
+    with one line of it to change) or ``repair``."""
+    line: int = 0
+    """The file line a ``line`` draft changes."""
 
 
 Generate = Callable[[list[int], int, int, bool, list[str]], Awaitable[list[Draft]]]
@@ -406,6 +416,46 @@ class VerifyJob:
             finally:
                 self._decode_s += time.monotonic() - began
             yield [(msgspec.structs.replace(d, arm="focused"), place) for d in drafts]
+            failing = baseline.output or self.request.terminal
+            async for batch in self._lines(place, code, command, failing, test_code):
+                yield batch
+
+    async def _lines(self, place: Place, code: str, command: CheckCommand, failing_output: str,
+                     test_code: str) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
+        """The place's lines the model picks (``candidates`` picks, the greedy one first, then by votes; up to
+        ``[verify] lines`` of them), each in turn drawn as the function with that line changed: the grammar
+        copies every other line and admits no copy of the picked one (the small models' rewrites of a whole
+        function were mostly copies)."""
+        pickable = pickable_lines(code)
+        if self.config.lines <= 0 or not pickable or not self.config.grammar:
+            return
+        user = line_pick_prompt(place, code, command.command, failing_output, test_code, self.request.prompt)
+        began = time.monotonic()
+        try:
+            assert self.draw_focused is not None
+            picks = await self.draw_focused(LINE_SYSTEM, user, self.config.candidates,
+                                            number_grammar(place.start + i for i in pickable))
+        finally:
+            self._decode_s += time.monotonic() - began
+        votes = Counter(int(p.text.strip()) for p in picks if p.text.strip().isdigit())
+        greedy = [int(p.text.strip()) for p in picks if not p.sampled and p.text.strip().isdigit()]
+        ranked = sorted(votes, key=lambda n: (n not in greedy, -votes[n]))
+        chosen = [n for n in ranked if n - place.start in pickable][:self.config.lines]
+        if not chosen:
+            return
+        picked = "lines picked by the model: " + ", ".join(f"{n} ({votes[n]} of {len(picks)})" for n in chosen)
+        if self._places:  # said with the place (its entry ends with how it was found)
+            self._places = (*self._places[:-1], f"{self._places[-1][:-1]}; {picked})")
+        for number in chosen:
+            index = number - place.start
+            user = line_prompt(place, code, index, command.command, failing_output, test_code, self.request.prompt)
+            began = time.monotonic()
+            try:
+                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates,
+                                                 changed_line_grammar(code, index))
+            finally:
+                self._decode_s += time.monotonic() - began
+            yield [(msgspec.structs.replace(d, arm="line", line=number), place) for d in drafts]
 
     async def _localized(self, found: list[Place], command: CheckCommand, failing_output: str,
                          test_code: str) -> tuple[list[Place], str]:
@@ -452,7 +502,7 @@ class VerifyJob:
             edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
                 await asyncio.to_thread(self.propose, draft.text)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
-                               arm=draft.arm,
+                               arm=draft.arm, line=draft.line,
                                outcome="no_edit", files=tuple(e.path for e in edits.edits), diff=edits.diff,
                                answer=draft.text[:3000],
                                changed_lines=changed_lines(edits.diff), decode_s=round(draft.decode_s, 2),
@@ -463,7 +513,8 @@ class VerifyJob:
         if key in self._checked:  # the same change as an earlier candidate: its result stands
             seen = self._checked[key]
             result = msgspec.structs.replace(seen, index=index, round=draft.round, sampled=draft.sampled,
-                                             constrained=draft.constrained, arm=draft.arm, decode_s=base.decode_s,
+                                             constrained=draft.constrained, arm=draft.arm, line=draft.line,
+                                             decode_s=base.decode_s,
                                              tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens,
                                              check_s=0.0)
             return _Tried(result=result, draft=draft, edits=edits)
@@ -549,7 +600,7 @@ def describe(report: Verification) -> list[str]:
     lines += [f"focused place {number}: {place}" for number, place in enumerate(report.places, 1)]
     for c in report.candidates:
         how = ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "") + (
-            f", {c.arm} prompt" if c.arm and c.arm != "turn" else "")
+            f", {c.arm} prompt" if c.arm and c.arm != "turn" else "") + (f" (line {c.line})" if c.line else "")
         detail = {"no_edit": "no edit", "does_not_apply": f"does not apply: {c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s")
         chosen = " <- offered" if c.index == report.chosen else ""

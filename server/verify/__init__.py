@@ -13,7 +13,14 @@ from contenox.verify.command import (
     resolve_check_command,
 )
 from contenox.verify.consent import Consent, ConsentStore
-from contenox.verify.grammar import choice_grammar, diff_call_grammar, edit_block_grammar, function_grammar
+from contenox.verify.grammar import (
+    changed_line_grammar,
+    choice_grammar,
+    diff_call_grammar,
+    edit_block_grammar,
+    function_grammar,
+    number_grammar,
+)
 from contenox.verify.localize import Frame, frames, is_test_path
 from contenox.verify.report import (
     CandidateResult,
@@ -35,6 +42,7 @@ __all__ = [
     "Frame",
     "ScratchTree",
     "Verification",
+    "changed_line_grammar",
     "changed_lines",
     "choice_grammar",
     "command_from_request",
@@ -46,6 +54,7 @@ __all__ = [
     "frames",
     "function_grammar",
     "is_test_path",
+    "number_grammar",
     "python_env",
     "resolve_check_command",
     "run_check",

@@ -10,9 +10,11 @@ and resolves the rewritten function with its edit machinery (a whole quoted defi
 
 from __future__ import annotations
 
+import ast
 import builtins
 import keyword
 import re
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +22,8 @@ import msgspec
 
 from contenox.verify.localize import _PYTEST, _PYTHON, frames, is_test_path, printed_frames
 
-__all__ = ["FOCUS_SYSTEM", "LOCALIZE_SYSTEM", "Place", "failing_test_frames", "focus_prompt", "localize_prompt", "places"]
+__all__ = ["FOCUS_SYSTEM", "LINE_SYSTEM", "LOCALIZE_SYSTEM", "Place", "failing_test_frames", "focus_prompt", "line_pick_prompt",
+           "line_prompt", "localize_prompt", "pickable_lines", "places"]
 
 FOCUS_SYSTEM = ("You are a careful Python developer fixing a bug. You are shown the output of a failing check and "
                 "one function from the project. Reply with the whole corrected function in one ```python code "
@@ -42,6 +45,9 @@ _IGNORED = set(dir(builtins)) | set(keyword.kwlist) | {"assert", "self", "cls", 
 LOCALIZE_SYSTEM = ("You are a careful Python developer finding a bug. You are shown a failing check and the project "
                    "functions it runs through, numbered. Reply with the number of the one function that must change "
                    "for the check to pass.")
+LINE_SYSTEM = ("You are a careful Python developer finding a bug. You are shown a failing check and one function "
+               "from the project, its lines numbered. Reply with the number of the one line that must change for the "
+               "check to pass.")
 _TRIVIAL_LINES = 2
 _MAX_LINES = 80
 """A definition longer than this is not rewritten whole (the model would drop lines)."""
@@ -280,4 +286,55 @@ def focus_prompt(place: Place, code: str, command: str, failing_output: str, tes
     parts.append(f"`{place.name}` as shown is what makes the check fail: a copy of it unchanged is no fix. Rewrite "
                  f"`{place.name}` so that the check passes, changing the line(s) that are wrong. Reply with the whole "
                  "corrected function in one ```python code block.")
+    return "\n\n".join(parts)
+
+
+def pickable_lines(code: str) -> list[int]:
+    """The lines of ``code`` (a function; 0-based) a line-level repair may change: not blank, not a comment alone,
+    not the docstring."""
+    lines = code.splitlines()
+    docstring: set[int] = set()
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except SyntaxError:
+        tree = None
+    if tree is not None and tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        first = tree.body[0].body[0] if tree.body[0].body else None
+        if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+                and first.end_lineno is not None):
+            docstring = set(range(first.lineno - 1, first.end_lineno))
+    return [i for i, line in enumerate(lines)
+            if line.strip() and not line.strip().startswith("#") and i not in docstring]
+
+
+def _numbered(place: Place, code: str) -> str:
+    lines = code.rstrip().splitlines()
+    width = len(str(place.start + len(lines)))
+    return "\n".join(f"{place.start + i:>{width}} | {line}" for i, line in enumerate(lines))
+
+
+def line_pick_prompt(place: Place, code: str, command: str, failing_output: str, test_code: str = "",
+                     question: str = "") -> str:
+    """The user message of a line-level localization (Agentless's edit locations, picked by the model): the
+    failure as a focused prompt gives it, and the function with its file line numbers; the answer is one of
+    them (:func:`~contenox.verify.grammar.number_grammar`)."""
+    parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
+                     question=question)
+    parts.append(f"`{place.name}` in {place.path}, its lines numbered as in the file:\n```\n{_numbered(place, code)}\n```")
+    parts.append(f"Which line of `{place.name}` is wrong? Reply with its number only.")
+    return "\n\n".join(parts)
+
+
+def line_prompt(place: Place, code: str, index: int, command: str, failing_output: str, test_code: str = "",
+                question: str = "") -> str:
+    """The user message of a line-level repair: the focused prompt's failure and function, and the one line
+    (``index``, 0-based in ``code``) that must change; the answer is the function with that line changed
+    (:func:`~contenox.verify.grammar.changed_line_grammar`)."""
+    parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
+                     question=question)
+    parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
+    line = code.splitlines()[index].strip()
+    parts.append(f"Line {place.start + index} of `{place.name}` is what makes the check fail:\n```python\n{line}\n```\n"
+                 f"Rewrite `{place.name}` with that line corrected. Reply with the whole corrected function in one "
+                 "```python code block.")
     return "\n\n".join(parts)

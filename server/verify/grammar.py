@@ -9,9 +9,16 @@ never an invented format, and its SEARCH part is always text the file holds, in 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-__all__ = ["choice_grammar", "diff_call_grammar", "edit_block_grammar", "function_grammar"]
+__all__ = [
+    "changed_line_grammar",
+    "choice_grammar",
+    "diff_call_grammar",
+    "edit_block_grammar",
+    "function_grammar",
+    "number_grammar",
+]
 
 _MAX_LINES = 400
 """Lines of ``text`` the SEARCH may draw from (a target longer than this offers its first lines only)."""
@@ -56,7 +63,57 @@ def function_grammar(first_line: str) -> str:
 
 def choice_grammar(count: int) -> str:
     """EBNF of an answer that is one of the numbers 1..``count`` and nothing else (a localization's pick)."""
-    return "root ::= " + " | ".join(_literal(str(i)) for i in range(count, 0, -1))
+    return number_grammar(range(1, count + 1))
+
+
+def number_grammar(numbers: Iterable[int]) -> str:
+    """EBNF of an answer that is one of ``numbers`` and nothing else (the longest spelled first: ``12`` before
+    ``1``)."""
+    return "root ::= " + " | ".join(_literal(str(i)) for i in sorted(set(numbers), reverse=True))
+
+
+_EXTRA_LINES = 2
+"""New lines a changed line may bring after it (a fix that adds a statement)."""
+
+
+def _class_char(char: str) -> str:
+    """``char`` as it stands in a character class."""
+    if char in "\\]^-[":
+        return "\\" + char
+    return {"\t": "\\t", "\r": "\\r"}.get(char, char)
+
+
+def changed_line_grammar(code: str, index: int) -> str:
+    """EBNF of a line-level repair's answer (Agentless's edit location, then its edit): ``code`` (a function) in
+    one ```python block, every line as it is but the ``index``-th (0-based), which must change, and may bring up
+    to two new lines after it. The small models asked to rewrite a function copy it unchanged (the 0.5B, 4 of 4
+    times on cachetools' lru bug); here the copy is not an answer the grammar admits, and the change is where the
+    model's pick put it, not wherever copying ran out.
+
+    The changed line keeps no more than whitespace of its own (any indentation, then its code): ``d{i}`` means
+    its first ``i`` characters were written as they are, so what follows is another character (not a blank: a
+    space put in is no change), or the line ends there (a shorter line; not an empty one, after which the line
+    could come back as a new line), or, after the whole line, more code that
+    is not a comment (``x = a`` -> ``x = a + 1``; a comment added is no change)."""
+    lines = [line.rstrip() for line in code.splitlines()]
+    target = lines[index].strip()
+    rules = []
+    for i, char in enumerate(target):
+        other = "" if char in " \t" else _class_char(char)
+        alternatives = [f"[^{other} \\t\\n] rest", f"{_literal(char)} d{i + 1}"]
+        if i:
+            alternatives.append('""')
+        rules.append(f"d{i} ::= " + " | ".join(alternatives))
+    before = "".join(line + "\n" for line in lines[:index])
+    after = "".join(line + "\n" for line in lines[index + 1:])
+    return "\n".join([
+        f'root ::= "```python\\n" {_literal(before)} [ \\t]* d0 "\\n" more{{0,{_EXTRA_LINES}}} '
+        f'{_literal(after)} "```"',
+        *rules,
+        f"d{len(target)} ::= [ \\t]* [^# \\t\\n] rest",
+        "rest ::= [^\\n]*",
+        'more ::= ([^`\\n] [^\\n]*)? "\\n"',
+    ])
 
 
 _DIFF_MAX_LINES = 2000

@@ -42,7 +42,10 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     """Prompt tokens the engine computed for this candidate (the shared prompt is prefilled once)."""
     arm: str = ""
     """The prompt it was drawn from: ``turn`` (the turn's), ``focused`` (one localized function and the failing
-    output, the Agentless split) or ``repair`` (the turn's, with a failed candidate and its output appended)."""
+    output, the Agentless split), ``line`` (the same, with the line to change, the function's other lines kept
+    by a grammar) or ``repair`` (the turn's, with a failed candidate and its output appended)."""
+    line: int = 0
+    """The file line a ``line`` candidate changes."""
 
 
 class Verification(msgspec.Struct, frozen=True, kw_only=True):

@@ -251,8 +251,10 @@ async def test_a_method_several_classes_define_is_rewritten_in_the_test_s_class(
 async def test_the_places_are_tried_in_turn_until_one_passes(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pick's candidates all fail: the next place found is drawn, and the round stops at its passing one
-    (with three places allowed, the third is not drawn)."""
-    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=3))
+    (with three places allowed, the third is not drawn). No line is picked here (``lines = 0``: the next test's
+    subject)."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=3,
+                                                                                      lines=0))
     repo = make_repo(tmp_path / "repo", {"util.py": CHAIN, "tests/test_util.py": (
         "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
@@ -271,6 +273,49 @@ async def test_the_places_are_tried_in_turn_until_one_passes(
     assert len(script.requests) == 12  # turn 4, the pick, two places of 4: the remaining places are not drawn
     assert all('"def total(x):\\n"' in r["grammar"] for r in script.requests[8:12])
     assert "+    return 3" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
+
+
+SCALE = "def scale(x):\n    \"\"\"x scaled.\"\"\"\n    # the factor\n    y = x * 2\n    return y + 1\n"
+
+
+async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_changes(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The function rewrites come back unchanged: the model then picks the line to change among the function's
+    code lines (its numbers in the file; not the docstring, the comment), and each picked line in turn (the
+    greedy pick first, then by votes) is drawn as the function with that line changed, every other line kept,
+    under a grammar that admits no copy of it."""
+    repo = make_repo(tmp_path / "repo", {"util.py": SCALE, "tests/test_util.py": (
+        "from util import scale\n\n\ndef test_scale():\n    assert scale(1) == 2\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
+                "tests/test_util.py:5: in test_scale\n    assert scale(1) == 2\nE   assert 3 == 2\n1 failed in 0.01s")
+    copy = f"```python\n{SCALE}```"
+    fixed_5 = "```python\n" + SCALE.replace("return y + 1", "return y") + "```"
+    wrong_4 = "```python\n" + SCALE.replace("x * 2", "x * 3") + "```"
+    script = scripted(monkeypatch, "scale is off.", "no idea", "no idea", "no idea", *[copy] * 4,
+                      "4", "5", "5", "4", *[wrong_4] * 4, wrong_4, fixed_5, fixed_5, "no idea")
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_scale fails. Fix it.", terminal=terminal,
+                                          env=env, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    lines = [c for c in report.candidates if c.arm == "line"]
+    assert [(c.line, c.outcome) for c in lines] == [(4, "failed")] * 4 + [(5, "failed"), (5, "passed"),
+                                                                            (5, "passed"), (5, "no_edit")]
+    assert [c.outcome for c in report.candidates if c.arm == "focused"] == ["no_edit"] * 4
+    pick = script.requests[7]
+    assert pick["grammar"] == 'root ::= "5" | "4" | "1"' and pick["sampling"] is None  # code lines, by number
+    asked = (await node.engine()).tokenizer.decode(pick["ids"])
+    assert "4 |     y = x * 2" in asked and "Which line of `scale` is wrong?" in asked
+    first, second = script.requests[11], script.requests[15]  # the greedy pick (4) first, then 5 (two votes)
+    assert '"def scale(x):\\n    \\"\\"\\"x scaled.\\"\\"\\"\\n    # the factor\\n"' in first["grammar"]
+    assert 'd0 ::= [^y \\t\\n] rest | "y" d1' in first["grammar"]  # the picked line: anything but itself
+    assert 'more{0,2} "    return y + 1\\n" "```"' in first["grammar"]  # the lines after it, as they are
+    assert '# the factor\\n    y = x * 2\\n" [ \\t]* d0' in second["grammar"]
+    assert "Line 5 of `scale` is what makes the check fail" in (await node.engine()).tokenizer.decode(second["ids"])
+    assert "lines picked by the model: 4 (2 of 4), 5 (2 of 4)" in report.places[0]
+    assert "+    return y\n" in outcome.edits.diff and (repo / "util.py").read_text() == SCALE
+    assert any("line prompt (line 5)" in n for n in outcome.explain.notes)
 
 
 async def test_consent_is_asked_once_and_remembered(node: Node, tmp_path: Path,

@@ -10,7 +10,13 @@ import pytest
 
 from contenox.runtime_ov import EngineOptions, GenerateRequest, InstalledModel, Sampling, start_engine
 from contenox.runtime_ov.remote import EngineLike
-from contenox.verify import diff_call_grammar, edit_block_grammar, function_grammar
+from contenox.verify import (
+    changed_line_grammar,
+    diff_call_grammar,
+    edit_block_grammar,
+    function_grammar,
+    number_grammar,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -40,6 +46,29 @@ def test_a_function_grammar_answer_is_a_rewrite_of_that_function(engine: EngineL
     body = final.text.split("\n")[2:]
     assert all(not line.startswith("`") for line in body[:-1])  # only the closing fence starts with a backtick
     assert final.finish_reason == "length" or final.text.rstrip().endswith("```")
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2])
+def test_a_changed_line_answer_keeps_every_other_line_and_changes_the_picked_one(engine: EngineLike,
+                                                                                seed: int | None) -> None:
+    """The line-level repair's grammar on the real engine (greedy and sampled): the function's other lines as
+    they are, the picked line changed (a copy of it is no answer), at most two lines added after it."""
+    function = SOURCE.split("\n\n\n")[0] + "\n"
+    final = engine.submit(GenerateRequest(
+        session_id="g", token_ids=_ids(engine), max_new_tokens=48, grammar=changed_line_grammar(function, 1),
+        sampling=None if seed is None else Sampling(temperature=0.8, top_p=0.95, seed=seed))).wait(300)
+    assert final.text.startswith("```python\ndef helper(x):\n"), final.text
+    if final.finish_reason == "length":
+        return
+    lines = final.text.removesuffix("```").splitlines()[1:]
+    assert lines[-1] == "    return y" and 2 <= len(lines) - 1 <= 4, final.text
+    assert lines[1].strip() != "y = x - 1" and lines[1].strip() and not lines[1].strip().startswith("#")
+
+
+def test_a_number_grammar_answer_is_one_of_the_numbers(engine: EngineLike) -> None:
+    final = engine.submit(GenerateRequest(session_id="g", token_ids=_ids(engine), max_new_tokens=8,
+                                          grammar=number_grammar([12, 2, 3]))).wait(300)
+    assert final.text in {"12", "2", "3"}, final.text
 
 
 def test_an_edit_block_grammar_answer_searches_real_lines(engine: EngineLike) -> None:

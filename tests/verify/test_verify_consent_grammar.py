@@ -6,7 +6,7 @@ import stat
 from pathlib import Path
 
 from contenox.answer.blocks import parse_edit_blocks
-from contenox.verify import ConsentStore, edit_block_grammar
+from contenox.verify import ConsentStore, changed_line_grammar, edit_block_grammar
 
 
 def test_consent_per_workspace_and_command(tmp_path: Path) -> None:
@@ -38,3 +38,16 @@ def test_grammar_holds_runs_of_the_files_consecutive_lines() -> None:
     blocks = parse_edit_blocks(answer)
     assert [(b.path, b.search, b.replace) for b in blocks] == [("src/ops.py", "    return a - b",
                                                                  "    return a + b")]
+
+
+def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
+    """The rules of the picked line read as a chain: after its first ``i`` characters as they are, another
+    character (not a blank), the end of a shorter line (never an empty one), or the whole line and then code
+    that is no comment; every other line is a literal."""
+    grammar = changed_line_grammar("def f(a):\n    x = a[0]\n    return x\n", 1)
+    lines = grammar.splitlines()
+    assert lines[0] == 'root ::= "```python\\n" "def f(a):\\n" [ \\t]* d0 "\\n" more{0,2} "    return x\\n" "```"'
+    assert lines[1] == 'd0 ::= [^x \\t\\n] rest | "x" d1'  # no empty line: the line could come back after it
+    assert lines[2] == 'd1 ::= [^ \\t\\n] rest | " " d2 | ""'
+    assert 'd5 ::= [^\\[ \\t\\n] rest | "[" d6 | ""' in lines and 'd7 ::= [^\\] \\t\\n] rest | "]" d8 | ""' in lines
+    assert 'd8 ::= [ \\t]* [^# \\t\\n] rest' in lines  # longer: code, not a comment
