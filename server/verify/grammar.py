@@ -94,7 +94,9 @@ def changed_line_grammar(code: str, index: int) -> str:
     its first ``i`` characters were written as they are, so what follows is another character (not a blank: a
     space put in is no change), or the line ends there (a shorter line; not an empty one, after which the line
     could come back as a new line), or, after the whole line, more code that
-    is not a comment (``x = a`` -> ``x = a + 1``; a comment added is no change)."""
+    is not a comment (``x = a`` -> ``x = a + 1``; a comment added is no change, and the 1.5B's first line-level
+    answers on cachetools' lru task appended ``// Corrected line`` to the line, 8 of 16: neither ``#`` nor ``/`` starts
+    what is added)."""
     lines = [line.rstrip() for line in code.splitlines()]
     target = lines[index].strip()
     rules = []
@@ -110,7 +112,7 @@ def changed_line_grammar(code: str, index: int) -> str:
         f'root ::= "```python\\n" {_literal(before)} [ \\t]* d0 "\\n" more{{0,{_EXTRA_LINES}}} '
         f'{_literal(after)} "```"',
         *rules,
-        f"d{len(target)} ::= [ \\t]* [^# \\t\\n] rest",
+        f"d{len(target)} ::= [ \\t]* [^#/ \\t\\n] rest",
         "rest ::= [^\\n]*",
         'more ::= ([^`\\n] [^\\n]*)? "\\n"',
     ])

@@ -50,4 +50,4 @@ def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
     assert lines[1] == 'd0 ::= [^x \\t\\n] rest | "x" d1'  # no empty line: the line could come back after it
     assert lines[2] == 'd1 ::= [^ \\t\\n] rest | " " d2 | ""'
     assert 'd5 ::= [^\\[ \\t\\n] rest | "[" d6 | ""' in lines and 'd7 ::= [^\\] \\t\\n] rest | "]" d8 | ""' in lines
-    assert 'd8 ::= [ \\t]* [^# \\t\\n] rest' in lines  # longer: code, not a comment
+    assert 'd8 ::= [ \\t]* [^#/ \\t\\n] rest' in lines  # longer: code, not a comment (``#``, ``//``)
