@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import io
 import logging
 import os
 import re
+import textwrap
 import threading
 import time
+import tokenize
 from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
@@ -488,8 +491,8 @@ class VerifyJob:
         lines = source.splitlines(keepends=True)
         old = "".join(lines[place.start - 1:place.end])
         rewritten = _function_only(code.group(1)).rstrip("\n") + "\n"
-        if [line.rstrip() for line in rewritten.splitlines()] == [line.rstrip() for line in old.splitlines()]:
-            return ProposedEdits()  # copied as it was
+        if _same_code(rewritten, old):
+            return ProposedEdits()  # copied as it was (its comments aside)
         new = "".join(lines[:place.start - 1]) + rewritten + "".join(lines[place.end:])
         return ProposedEdits(edits=(ProposedEdit(path=place.path, old_text=source, new_text=new,
                                                  diff=unified_diff(place.path, source, new), blocks=1),))
@@ -546,6 +549,30 @@ class VerifyJob:
             activity, status="completed" if run.passed else "failed",
             output=f"{run.describe()}\n{run.tail(4000)}")))
         return _Tried(result=result, draft=draft, edits=edits)
+
+
+_NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER}
+
+
+def _code_tokens(text: str) -> list[tuple[int, str]] | None:
+    """``text``'s Python tokens without comments and line breaks (an indentation by its kind alone); None when it
+    does not tokenize."""
+    try:
+        return [(t.type, "" if t.type in (tokenize.INDENT, tokenize.DEDENT) else t.string)
+                for t in tokenize.generate_tokens(io.StringIO(textwrap.dedent(text)).readline)
+                if t.type not in _NOT_CODE]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
+def _same_code(a: str, b: str) -> bool:
+    """Whether two versions of a function differ in comments or spacing alone (a rewrite that changed only a
+    comment, ``# unsupported`` -> ``# supported``, as the 1.5B's did, is a copy); lines compared when either
+    does not tokenize."""
+    tokens_a, tokens_b = _code_tokens(a), _code_tokens(b)
+    if tokens_a is None or tokens_b is None:
+        return [line.rstrip() for line in a.splitlines()] == [line.rstrip() for line in b.splitlines()]
+    return tokens_a == tokens_b
 
 
 def _function_only(code: str) -> str:

@@ -90,15 +90,18 @@ def changed_line_grammar(code: str, index: int) -> str:
     times on cachetools' lru bug); here the copy is not an answer the grammar admits, and the change is where the
     model's pick put it, not wherever copying ran out.
 
-    The changed line keeps no more than whitespace of its own (any indentation, then its code): ``d{i}`` means
-    its first ``i`` characters were written as they are, so what follows is another character (not a blank: a
-    space put in is no change), or the line ends there (a shorter line; not an empty one, after which the line
-    could come back as a new line), or, after the whole line, more code that
-    is not a comment (``x = a`` -> ``x = a + 1``; a comment added is no change, and the 1.5B's first line-level
-    answers on cachetools' lru task appended ``// Corrected line`` to the line, 8 of 16: neither ``#`` nor ``/`` starts
-    what is added)."""
+    The changed line keeps its own indentation: ``d{i}`` means its first ``i`` characters of code were written
+    as they are, so what follows is another character (not a blank: a space put in is no change), or the line
+    ends there (a shorter line; not an empty one, after which the line could come back as a new line), or, after
+    the whole line, more code that is not a comment (``x = a`` -> ``x = a + 1``; a comment added is no change,
+    and the 1.5B's first line-level answers on cachetools' lru task appended ``// Corrected line`` to the line, 8
+    of 16: neither ``#`` nor ``/`` starts what is added). A new line is one of the function's body (indented
+    deeper than its ``def``) or blank: in the first run, free new lines held ``import time`` at column 0, a
+    ``**Question**`` in markdown, the line with its number from the pick's listing."""
     lines = [line.rstrip() for line in code.splitlines()]
     target = lines[index].strip()
+    indent = lines[index][:len(lines[index]) - len(lines[index].lstrip())]
+    outer = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
     rules = []
     for i, char in enumerate(target):
         other = "" if char in " \t" else _class_char(char)
@@ -109,12 +112,12 @@ def changed_line_grammar(code: str, index: int) -> str:
     before = "".join(line + "\n" for line in lines[:index])
     after = "".join(line + "\n" for line in lines[index + 1:])
     return "\n".join([
-        f'root ::= "```python\\n" {_literal(before)} [ \\t]* d0 "\\n" more{{0,{_EXTRA_LINES}}} '
+        f'root ::= "```python\\n" {_literal(before)} {_literal(indent)} d0 "\\n" more{{0,{_EXTRA_LINES}}} '
         f'{_literal(after)} "```"',
         *rules,
         f"d{len(target)} ::= [ \\t]* [^#/ \\t\\n] rest",
         "rest ::= [^\\n]*",
-        'more ::= ([^`\\n] [^\\n]*)? "\\n"',
+        f'more ::= ({_literal(outer)} [ \\t]+ [^` \\t\\n] [^\\n]*)? "\\n"',
     ])
 
 

@@ -280,7 +280,7 @@ SCALE = "def scale(x):\n    \"\"\"x scaled.\"\"\"\n    # the factor\n    y = x *
 
 async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_changes(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The function rewrites come back unchanged: the model then picks the line to change among the function's
+    """The function rewrites come back unchanged (one with a comment changed): the model then picks the line to change among the function's
     code lines (its numbers in the file; not the docstring, the comment), and each picked line in turn (the
     greedy pick first, then by votes) is drawn as the function with that line changed, every other line kept,
     under a grammar that admits no copy of it."""
@@ -291,7 +291,8 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
     copy = f"```python\n{SCALE}```"
     fixed_5 = "```python\n" + SCALE.replace("return y + 1", "return y") + "```"
     wrong_4 = "```python\n" + SCALE.replace("x * 2", "x * 3") + "```"
-    script = scripted(monkeypatch, "scale is off.", "no idea", "no idea", "no idea", *[copy] * 4,
+    recommented = copy.replace("# the factor", "# the factor, corrected")  # a comment changed: still a copy
+    script = scripted(monkeypatch, "scale is off.", "no idea", "no idea", "no idea", *[copy] * 3, recommented,
                       "4", "5", "5", "4", *[wrong_4] * 4, wrong_4, fixed_5, fixed_5, "no idea")
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
@@ -311,7 +312,7 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
     assert '"def scale(x):\\n    \\"\\"\\"x scaled.\\"\\"\\"\\n    # the factor\\n"' in first["grammar"]
     assert 'd0 ::= [^y \\t\\n] rest | "y" d1' in first["grammar"]  # the picked line: anything but itself
     assert 'more{0,2} "    return y + 1\\n" "```"' in first["grammar"]  # the lines after it, as they are
-    assert '# the factor\\n    y = x * 2\\n" [ \\t]* d0' in second["grammar"]
+    assert '# the factor\\n    y = x * 2\\n" "    " d0' in second["grammar"]
     assert "Line 5 of `scale` is what makes the check fail" in (await node.engine()).tokenizer.decode(second["ids"])
     assert "lines picked by the model: 4 (2 of 4), 5 (2 of 4)" in report.places[0]
     assert "+    return y\n" in outcome.edits.diff and (repo / "util.py").read_text() == SCALE

@@ -41,13 +41,17 @@ def test_grammar_holds_runs_of_the_files_consecutive_lines() -> None:
 
 
 def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
-    """The rules of the picked line read as a chain: after its first ``i`` characters as they are, another
-    character (not a blank), the end of a shorter line (never an empty one), or the whole line and then code
-    that is no comment; every other line is a literal."""
+    """The rules of the picked line read as a chain: its indentation, then after its first ``i`` characters as
+    they are, another character (not a blank), the end of a shorter line (never an empty one), or the whole line
+    and then code that is no comment; every other line is a literal, and a new line is indented into the body."""
     grammar = changed_line_grammar("def f(a):\n    x = a[0]\n    return x\n", 1)
     lines = grammar.splitlines()
-    assert lines[0] == 'root ::= "```python\\n" "def f(a):\\n" [ \\t]* d0 "\\n" more{0,2} "    return x\\n" "```"'
+    assert lines[0] == 'root ::= "```python\\n" "def f(a):\\n" "    " d0 "\\n" more{0,2} "    return x\\n" "```"'
     assert lines[1] == 'd0 ::= [^x \\t\\n] rest | "x" d1'  # no empty line: the line could come back after it
     assert lines[2] == 'd1 ::= [^ \\t\\n] rest | " " d2 | ""'
     assert 'd5 ::= [^\\[ \\t\\n] rest | "[" d6 | ""' in lines and 'd7 ::= [^\\] \\t\\n] rest | "]" d8 | ""' in lines
     assert 'd8 ::= [ \\t]* [^#/ \\t\\n] rest' in lines  # longer: code, not a comment (``#``, ``//``)
+    assert lines[-1] == 'more ::= ("" [ \\t]+ [^` \\t\\n] [^\\n]*)? "\\n"'  # a new line: the body's, or blank
+    method = changed_line_grammar("    def g(self):\n        return 1\n", 1).splitlines()
+    assert method[0].startswith('root ::= "```python\\n" "    def g(self):\\n" "        " d0')  # its indentation kept
+    assert method[-1] == 'more ::= ("    " [ \\t]+ [^` \\t\\n] [^\\n]*)? "\\n"'
