@@ -104,7 +104,9 @@ def changed_line_grammar(code: str, index: int) -> str:
     outer = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
     rules = []
     for i, char in enumerate(target):
-        other = "" if char in " \t" else _class_char(char)
+        # (xgrammar clamps a non-ASCII character in a negated class to 127: not excluded there, so a copy through
+        # it can be drawn, and counts as a copy in the node)
+        other = "" if char in " \t" or ord(char) > 127 else _class_char(char)
         alternatives = [f"[^{other} \\t\\n] rest", f"{_literal(char)} d{i + 1}"]
         if i:
             alternatives.append('""')
