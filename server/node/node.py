@@ -575,8 +575,7 @@ class Node:
                         overlays=state.overlay_texts(), paths=paths, draw_focused=focused)
         command = await asyncio.to_thread(job.command)
         if command is None:
-            return (skipped_verification("no check command: no failing run in the terminal output, no "
-                                         "[verify] command, and no test runner detected"), final, edits, [])
+            return skipped_verification(job.no_command()), final, edits, []
         if why := await job.consented(command):
             return msgspec.structs.replace(skipped_verification(why), command=command.command,
                                            command_source=command.source), final, edits, []

@@ -55,6 +55,7 @@ from contenox.verify import (
     python_env,
     resolve_check_command,
     run_check,
+    unusable_terminal_command,
 )
 from contenox.verify.focus import (
     FOCUS_SYSTEM,
@@ -261,6 +262,11 @@ class VerifyJob:
     def command(self) -> CheckCommand | None:
         return resolve_check_command(self.root, terminal=self.request.terminal, configured=self.config.command,
                                      paths=self.paths, request=self.request.prompt)
+
+    def no_command(self) -> str:
+        """Why no check command was found, in words."""
+        first = unusable_terminal_command(self.root, self.request.terminal) or "no failing run in the terminal output"
+        return f"no check command: {first}, no [verify] command, and no test runner detected"
 
     async def consented(self, command: CheckCommand) -> str | None:
         """None when the command may run, else why not (in words)."""

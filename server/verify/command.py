@@ -1,7 +1,8 @@
 """Which command checks a change, and where it came from.
 
 In this order: the command line of the failing run the turn carries (the terminal output's ``$ …`` line,
-as a user pastes it and the eval's tasks give it), a test command the request itself names in backticks ("...
+as a user pastes it and the eval's tasks give it; not a ``python script.py`` whose script the workspace lacks:
+it would fail with every candidate alike), a test command the request itself names in backticks ("...
 then run `python -m pytest -q tests/test_x.py`": only a test runner's command line), the workspace's own
 ``.contenox.toml`` (``[verify] command``), the node's ``verify.command``, then detection: a pytest configuration runs
 ``python -m pytest -q -x`` on the test files the turn names, a ``package.json`` with a ``test`` script runs
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shlex
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,7 +22,8 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "resolve_check_command"]
+__all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "resolve_check_command",
+           "unusable_terminal_command"]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,8 @@ _TEST_RUNNER = re.compile(r"^(?:(?:python3?|uv run|poetry run) (?:-m )?pytest|py
                           r"yarn test|pnpm test|cargo test|go test|make (?:test|check)|ctest)(?:\s|$)")
 """A command line a request may name as its check: a test runner's, nothing else (a request that names
 `rm -rf build` in backticks names no check command)."""
+_PYTHON = re.compile(r"python[\d.]*|py")
+"""The interpreter's name in a command line that runs a script (``python3.12 repro.py``, ``.venv/bin/python ...``)."""
 _TEST_FILE = re.compile(r"(?:^|/)(?:test_[\w-]+\.py|[\w-]+_test\.py|conftest\.py)$")
 
 
@@ -115,8 +120,48 @@ def resolve_check_command(root: Path, *, terminal: str = "", configured: str = "
                           paths: Iterable[str] = (), request: str = "") -> CheckCommand | None:
     """The check command for a turn in ``root``; ``paths``: the files the turn's retrieval, diff and edits
     name (test files among them narrow a detected pytest run); ``request``: the user's words."""
+    skipped = ""
     if terminal and (line := command_from_terminal(terminal)):
-        return CheckCommand(command=line, source="terminal")
+        if (script := _missing_script(root, line)) is None:
+            return CheckCommand(command=line, source="terminal")
+        skipped = _not_used(line, script)
+    found = _resolved(root, configured=configured, paths=paths, request=request)
+    if found is not None and skipped:
+        return msgspec.structs.replace(found, detail="; ".join(filter(None, [found.detail, skipped])))
+    return found
+
+
+def unusable_terminal_command(root: Path, terminal: str) -> str | None:
+    """Why the failing run's command line is not the check (in words), None when it is or there is none."""
+    line = command_from_terminal(terminal) if terminal else None
+    script = _missing_script(root, line) if line else None
+    return _not_used(line, script) if line and script else None
+
+
+def _not_used(line: str, script: str) -> str:
+    return f"the failing run's `{line}` was not used: {script} is not in the workspace"
+
+
+def _missing_script(root: Path, line: str) -> str | None:
+    """The script ``line`` runs (``python repro.py``) when the workspace has no such file: a script the user
+    keeps outside the repository cannot run in its scratch copy, and would fail with every candidate alike (the
+    eval's ct-bug-typed-keyword-args: all 12 candidates "failed" in 0.5 s)."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return None
+    if not words or not _PYTHON.fullmatch(Path(words[0]).name):
+        return None
+    for word in words[1:]:
+        if word in ("-m", "-c"):  # a module or a program text: no script file
+            return None
+        if not word.startswith("-") and word.endswith(".py"):
+            return None if (root / word).is_file() else word
+    return None
+
+
+def _resolved(root: Path, *, configured: str, paths: Iterable[str], request: str) -> CheckCommand | None:
+    """The check command after the failing run's: the request's, the workspace's, the config's, detected."""
     if request and (line := command_from_request(request)):
         return CheckCommand(command=line, source="request")
     if command := _workspace_command(root):

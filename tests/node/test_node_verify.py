@@ -319,6 +319,22 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
     assert any("line prompt (line 5)" in n for n in outcome.explain.notes)
 
 
+async def test_a_failing_script_the_workspace_lacks_is_not_run_and_the_skip_says_why(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The terminal holds the user's own ``python repro.py`` (kept outside the repository): it would fail with
+    every candidate alike, so it is not the check; with no other command, verification is skipped, saying so."""
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL})
+    scripted(monkeypatch, WRONG)
+    terminal = ('$ python repro.py\nTraceback (most recent call last):\n  File "/home/me/repro.py", line 3, in '
+                "<module>\n    assert helper(1) == 2\nAssertionError")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=ASK, terminal=terminal, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "skipped", report
+    assert report.reason == ("no check command: the failing run's `python repro.py` was not used: repro.py is not in "
+                             "the workspace, no [verify] command, and no test runner detected")
+    assert (repo / "util.py").read_text() == UTIL
+
+
 async def test_consent_is_asked_once_and_remembered(node: Node, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path)

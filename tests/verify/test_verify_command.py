@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contenox.verify import command_from_request, command_from_terminal, resolve_check_command
+from contenox.verify import (
+    command_from_request,
+    command_from_terminal,
+    resolve_check_command,
+    unusable_terminal_command,
+)
 from support.gitrepo import write
 
 RUN = """$ python -m pytest -q tests/test_signer.py
@@ -71,3 +76,32 @@ def test_tests_inside_the_package_are_detected(tmp_path: Path) -> None:
     assert found is not None and found.source == "detected"
     assert found.command == "python -m pytest -q -x h11/tests/test_util.py"
     assert found.detail == "pytest (h11/tests/test_*.py), the turn's test files"
+
+
+REPRO = """$ python repro.py
+Traceback (most recent call last):
+  File "/home/dev/shop/repro.py", line 10, in <module>
+AssertionError
+"""
+
+
+def test_a_failing_script_outside_the_workspace_is_not_the_check(tmp_path: Path) -> None:
+    """``python repro.py`` run where the workspace has no repro.py (the user's own script, kept elsewhere) would
+    fail with every candidate alike: the next source is used, and says why the failing run's was not."""
+    assert unusable_terminal_command(tmp_path, REPRO) == ("the failing run's `python repro.py` was not used: "
+                                                          "repro.py is not in the workspace")
+    assert resolve_check_command(tmp_path, terminal=REPRO) is None
+    assert unusable_terminal_command(tmp_path, "$ .venv/bin/python3 -X dev repro.py --fast\nboom") == (
+        "the failing run's `.venv/bin/python3 -X dev repro.py --fast` was not used: repro.py is not in the workspace")
+    write(tmp_path, "tests/test_a.py", "def test_a():\n    pass\n")
+    found = resolve_check_command(tmp_path, terminal=REPRO)
+    assert found is not None and (found.command, found.source) == ("python -m pytest -q -x", "detected")
+    assert found.detail == ("pytest (tests/test_*.py); the failing run's `python repro.py` was not used: repro.py "
+                            "is not in the workspace") and "repro.py is not in the workspace" in found.describe()
+    write(tmp_path, "repro.py", "import a\n")  # in the workspace: it is the check
+    for line in ("python repro.py", "python3 -X dev repro.py --fast"):
+        run = resolve_check_command(tmp_path, terminal=f"$ {line}\nTraceback ...")
+        assert run is not None and (run.command, run.source) == (line, "terminal")
+        assert unusable_terminal_command(tmp_path, f"$ {line}\nTraceback ...") is None
+    module = resolve_check_command(tmp_path, terminal="$ python -m pytest -q tests/test_b.py\nF")  # not a script
+    assert module is not None and module.source == "terminal"
