@@ -407,16 +407,17 @@ class VerifyJob:
             spans = [(a, b) for p, a, b in self.locate(function) if p == path and (not line or a <= line <= b)]
             if spans:
                 test_code = "\n".join(text.splitlines()[spans[0][0] - 1:spans[0][1]])
+        failing = baseline.output or self.request.terminal
         how = ["found along the failing run"] * len(found)
         if localize and len(found) > 2:
-            found, how[0] = await self._localized(found, command, baseline.output or self.request.terminal, test_code)
+            found, how[0] = await self._localized(found, command, failing, test_code)
         for place, why in zip(found[:limit], how, strict=False):
             source = self.read(place.path)
             if not source:
                 continue
             self._places = (*self._places, f"{place.name} ({place.path}:{place.start}-{place.end}, {place.why}; {why})")
             code = "\n".join(source.splitlines()[place.start - 1:place.end])
-            user = focus_prompt(place, code, command.command, baseline.output or self.request.terminal, test_code,
+            user = focus_prompt(place, code, command.command, failing, test_code,
                                 self.request.prompt)
             began = time.monotonic()
             try:
@@ -425,7 +426,6 @@ class VerifyJob:
             finally:
                 self._decode_s += time.monotonic() - began
             yield [(msgspec.structs.replace(d, arm="focused"), place) for d in drafts]
-            failing = baseline.output or self.request.terminal
             async for batch in self._lines(place, code, command, failing, test_code):
                 yield batch
 
