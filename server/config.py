@@ -181,7 +181,8 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """When the turn's candidates fail, localize the failing run to functions and draw candidates from a short
     prompt per function (the failing output, the test, the function to rewrite), as Agentless does."""
     places: int = 2
-    """Functions a focused round tries in turn (the model's pick first, then the order found), stopping at the
+    """Functions a focused round tries in turn (the model's greedy pick first, then its other picks by votes,
+    then the order found), stopping at the
     first whose candidate passes; each costs a short prompt and ``candidates`` answers (4 measured no better than
     2 on the eval's bug and trace tasks, at about twice the time: bench/results/...-verified-places-*)."""
     lines: int = 2
@@ -190,7 +191,8 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     kept by a grammar): Agentless's edit locations. 0: none."""
     localize: bool = True
     """Before the focused prompts, the model picks the function to rewrite among up to ten places found along
-    the failing test's calls (three calls deep), as Agentless localizes with the model; off: the places as found."""
+    the failing test's calls (three calls deep), as Agentless localizes with the model (``candidates`` picks, the
+    greedy one and sampled ones, counted as votes); off: the places as found."""
 
 
 class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

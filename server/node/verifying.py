@@ -410,7 +410,7 @@ class VerifyJob:
         failing = baseline.output or self.request.terminal
         how = ["found along the failing run"] * len(found)
         if localize and len(found) > 2:
-            found, how[0] = await self._localized(found, command, failing, test_code)
+            found, how = await self._localized(found, command, failing, test_code)
         for place, why in zip(found[:limit], how, strict=False):
             source = self.read(place.path)
             if not source:
@@ -467,24 +467,36 @@ class VerifyJob:
             yield [(msgspec.structs.replace(d, arm="line", line=number), place) for d in drafts]
 
     async def _localized(self, found: list[Place], command: CheckCommand, failing_output: str,
-                         test_code: str) -> tuple[list[Place], str]:
-        """The places reordered by the model's pick (one short greedy request whose answer is a number under a
-        grammar): the picked one first, then the rest as found. The pick's decoding counts as the focused
-        round's."""
+                         test_code: str) -> tuple[list[Place], list[str]]:
+        """The places reordered by the model's picks (``candidates`` short answers, each a number under a
+        grammar: the greedy one and sampled ones, as the line pick is): the greedy pick first, then the other
+        picks by votes (ties in the order found), then the rest as found; with each place, how it came to be
+        there. The picks' decoding counts as the focused round's."""
         coded = [(place, "\n".join((self.read(place.path) or "").splitlines()[place.start - 1:place.end]))
                  for place in found]
         user = localize_prompt(coded, command.command, failing_output, test_code, self.request.prompt)
         began = time.monotonic()
         try:
             assert self.draw_focused is not None
-            [draft] = await self.draw_focused(LOCALIZE_SYSTEM, user, 1, choice_grammar(len(found)))
+            drafts = await self.draw_focused(LOCALIZE_SYSTEM, user, max(1, self.config.candidates),
+                                             choice_grammar(len(found)))
         finally:
             self._decode_s += time.monotonic() - began
-        pick = draft.text.strip()
-        if not pick.isdigit() or not 1 <= int(pick) <= len(found):
-            return found, f"the model's pick {pick[:20]!r} was not one of the {len(found)}: found order kept"
-        chosen = found[int(pick) - 1]
-        return [chosen, *(p for p in found if p is not chosen)], f"picked by the model of {len(found)} found"
+        picks = [(int(d.text.strip()), d.sampled) for d in drafts
+                 if d.text.strip().isdigit() and 1 <= int(d.text.strip()) <= len(found)]
+        if not picks:
+            said = drafts[0].text.strip()[:20] if drafts else ""
+            return found, [f"the model's pick {said!r} was not one of the {len(found)}: found order kept"] + [
+                "found along the failing run"] * (len(found) - 1)
+        votes = Counter(n for n, _ in picks)
+        greedy = [n for n, sampled in picks if not sampled]
+        ranked = sorted(votes, key=lambda n: (n not in greedy, -votes[n], n))
+        order = [*ranked, *(n for n in range(1, len(found) + 1) if n not in votes)]
+        of = f"{len(drafts)} picks" if len(drafts) > 1 else "its pick"
+        how = [f"picked by the model of {len(found)} found ({votes[n]} of {of})" if i == 0 else
+               f"picked by the model ({votes[n]} of {of})" if n in votes else "found along the failing run"
+               for i, n in enumerate(order)]
+        return [found[n - 1] for n in order], how
 
     def _rewrite(self, place: Place, text: str) -> ProposedEdits:
         """A focused answer (the whole function, rewritten) laid over the place's own lines. The place is known,

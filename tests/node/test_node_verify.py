@@ -193,13 +193,14 @@ CHAIN = ("def total(x):\n    y = scale(x)\n    return y + shift(x)\n\n\ndef scal
 async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bug is two calls below the assertion (total -> shift -> clamp): the places found along the calls are
-    offered to the model numbered, its pick (a number, under a grammar) is rewritten first."""
+    offered to the model numbered, its picks (a number each, under a grammar: the greedy one and sampled ones)
+    are counted, and the greedy pick is rewritten first."""
     repo = make_repo(tmp_path / "repo", {"util.py": CHAIN, "tests/test_util.py": (
         "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
                 "tests/test_util.py:5: in test_total\n    assert total(1) == 3\nE   assert 1 == 3\n1 failed in 0.01s")
     right = "```python\ndef clamp(x):\n    return x\n```"
-    script = scripted(monkeypatch, "The sum is off.", "no idea", "no idea", "no idea", "4", right,
+    script = scripted(monkeypatch, "The sum is off.", "no idea", "no idea", "no idea", "4", "1", "4", "4", right,
                       "```python\ndef clamp(x):\n    return 0\n```", "no idea", "no idea",
                       *["```python\ndef total(x):\n    return 0\n```"] * 4)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
@@ -208,12 +209,13 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
     report = outcome.verification
     assert report is not None and report.status == "passed", report
     localizing = script.requests[3]
-    assert localizing["grammar"] == 'root ::= "4" | "3" | "2" | "1"' and localizing["sampling"] is None
+    assert all(r["grammar"] == 'root ::= "4" | "3" | "2" | "1"' for r in script.requests[3:7])
+    assert localizing["sampling"] is None and all(r["sampling"] is not None for r in script.requests[4:7])
     asked = (await node.engine()).tokenizer.decode(localizing["ids"])
     assert "[1] `total` in util.py" in asked and "[4] `clamp` in util.py (lines 16-18)" in asked
     assert [p.split(" (")[0] for p in report.places] == ["clamp"]  # the pick passed: no other place is drawn
-    assert "picked by the model of 4 found" in report.places[0]
-    assert all('"def clamp(x):\\n"' in r["grammar"] for r in script.requests[4:8]) and len(script.requests) == 8
+    assert "picked by the model of 4 found (3 of 4 picks)" in report.places[0]
+    assert all('"def clamp(x):\\n"' in r["grammar"] for r in script.requests[7:11]) and len(script.requests) == 11
     assert "+    return x" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
     assert any(n.startswith("focused place 1: clamp (util.py:16-18") for n in outcome.explain.notes)
 
@@ -250,29 +252,33 @@ async def test_a_method_several_classes_define_is_rewritten_in_the_test_s_class(
 
 async def test_the_places_are_tried_in_turn_until_one_passes(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pick's candidates all fail: the next place found is drawn, and the round stops at its passing one
-    (with three places allowed, the third is not drawn). No line is picked here (``lines = 0``: the next test's
-    subject)."""
+    """The greedy pick's candidates all fail: the place most of the sampled picks named is drawn next (before
+    the first found, which one pick named), and the round stops at its passing one (with three places allowed,
+    the third is not drawn). No line is picked here (``lines = 0``: the next test's subject)."""
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=3,
                                                                                       lines=0))
     repo = make_repo(tmp_path / "repo", {"util.py": CHAIN, "tests/test_util.py": (
         "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
                 "tests/test_util.py:5: in test_total\n    assert total(1) == 3\nE   assert 1 == 3\n1 failed in 0.01s")
-    script = scripted(monkeypatch, "The sum is off.", "no idea", "no idea", "no idea", "4",
+    script = scripted(monkeypatch, "The sum is off.", "no idea", "no idea", "no idea", "4", "3", "3", "1",
                       *["```python\ndef clamp(x):\n    return 0\n```"] * 4,
-                      "```python\ndef total(x):\n    return 3\n```", *["no idea"] * 3, *["no idea"] * 12)
+                      "```python\ndef shift(x):\n    return x + 1\n```", *["no idea"] * 3, *["no idea"] * 12)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_total fails. Fix it.", terminal=terminal,
                                           env=env, verify=True))
     report = outcome.verification
     assert report is not None and report.status == "passed", report
-    assert [p.split(" (")[0] for p in report.places] == ["clamp", "total"]  # the pick, then the first found
+    asked = (await node.engine()).tokenizer.decode(script.requests[3]["ids"])
+    assert "[3] `shift` in util.py" in asked and "[1] `total` in util.py" in asked
+    assert [p.split(" (")[0] for p in report.places] == ["clamp", "shift"]  # the greedy pick, then the most voted
+    assert "picked by the model of 4 found (1 of 4 picks)" in report.places[0]
+    assert "picked by the model (2 of 4 picks)" in report.places[1]
     assert [c.outcome for c in report.candidates if c.arm == "focused"] == ["failed"] * 4 + [
         "passed", "no_edit", "no_edit", "no_edit"]
-    assert len(script.requests) == 12  # turn 4, the pick, two places of 4: the remaining places are not drawn
-    assert all('"def total(x):\\n"' in r["grammar"] for r in script.requests[8:12])
-    assert "+    return 3" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
+    assert len(script.requests) == 15  # turn 4, the picks 4, two places of 4: the remaining places are not drawn
+    assert all('"def shift(x):\\n"' in r["grammar"] for r in script.requests[11:15])
+    assert "+    return x + 1" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
 
 
 SCALE = "def scale(x):\n    \"\"\"x scaled.\"\"\"\n    # the factor\n    y = x * 2\n    return y + 1\n"
