@@ -60,6 +60,11 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     """Each candidate's answer as the model wrote it (its first 3000 characters)."""
     arms: tuple[str, ...] = ()
     """The prompt each candidate was drawn from: turn, focused (one localized function) or repair."""
+    places: tuple[str, ...] = ()
+    """The focused places tried, in order, each with how it was found (the node's explain-context entries)."""
+    bug_place: int | None = None
+    """Which focused place holds the lines the task's bug touches (from 1); 0: places were tried, none holds
+    them; None: no place was tried (or no bug injected)."""
 
 
 class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -187,7 +192,16 @@ def _verification_summary(judged: Sequence[TaskResult]) -> dict[str, object] | N
                                                    if r.verification is not None), 1) if ran else None,
         "check_s_median": round(statistics.median(r.verification.check_s for r in ran
                                                   if r.verification is not None), 2) if ran else None,
+        "localized": _localized(ran),
     }
+
+
+def _localized(ran: Sequence[TaskResult]) -> dict[str, int]:
+    """Of the verifications whose focused round tried places, how many tried the bug's function first, how many
+    at all (the rest never reached it: what localization lost)."""
+    found = [r.verification.bug_place for r in ran if r.verification is not None and r.verification.bug_place is not None]
+    return {"focused": len(found), "bug_first": sum(1 for n in found if n == 1),
+            "bug_tried": sum(1 for n in found if n >= 1)}
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -281,6 +295,9 @@ def render_table(report: EvalReport) -> str:
                      f"verified with the task's own failing test, {frac('passed_with_other_command')} with a command "
                      f"it found, {frac('passed_not_verified')} unverified; median verification "
                      f"{v['verify_wall_s_median']} s")
+            if isinstance(loc := v.get("localized"), dict) and loc.get("focused"):
+                text += (f"\n  localized: the bug's function tried first in {loc['bug_first']} of {loc['focused']} "
+                         f"focused rounds, tried at all in {loc['bug_tried']}")
         if s.in_view is not None:
             iv = s.in_view
             text += (f"\n  in view: median TTFT {iv['ttft_client_ms_median']} ms (client), completion "

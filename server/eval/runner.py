@@ -34,7 +34,7 @@ from contenox.eval.checkout import checkout
 from contenox.eval.in_view import IN_VIEW_MODES, after_question, before_question
 from contenox.eval.prepare import prepare
 from contenox.eval.report import AgentTask, EvalReport, TaskResult, VerifiedTask, summarize
-from contenox.eval.score import check_edit, files_named, passes, recall, symbols_named
+from contenox.eval.score import bug_place, check_edit, files_named, passes, recall, symbols_named
 from contenox.eval.tasks import Task
 from contenox.verify import python_env, run_check
 
@@ -221,7 +221,8 @@ def _verification(task: Task, report: Any) -> VerifiedTask | None:
         outcomes=tuple(str(c.get("outcome")) for c in candidates),
         diffs=tuple(str(c.get("diff") or "") for c in candidates),
         answers=tuple(str(c.get("answer") or "") for c in candidates),
-        arms=tuple(str(c.get("arm") or "") for c in candidates))
+        arms=tuple(str(c.get("arm") or "") for c in candidates),
+        places=(places := tuple(str(p) for p in report.get("places") or ())), bug_place=bug_place(task, places))
 
 
 @contextlib.contextmanager

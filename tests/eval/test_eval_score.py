@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from contenox.answer.resolve import propose_edits
 from contenox.eval import TaskSet, checkout
 from contenox.eval.report import EvalReport, TaskResult, VerifiedTask, render_table, summarize
 from contenox.eval.score import (
     EditCheck,
+    bug_place,
     check_edit,
     extract_diff,
     files_named,
+    injected_lines,
     passes,
     recall,
     symbols_named,
@@ -115,9 +119,9 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
     base = dict(repo="r", files_in_prompt=(), chunks=3, prompt_tokens=4000, cached_tokens=0, segment_tokens={},
                 kind="bug_localization", mode="verified", must_files=("x",), recall=1.0)
     seen = VerifiedTask(status="passed", command="pytest t.py", grading_test=True, candidates=4, passed_candidates=2,
-                        wall_s=30.0, decode_s=20.0, check_s=2.0)
+                        wall_s=30.0, decode_s=20.0, check_s=2.0, bug_place=1)
     found = VerifiedTask(status="failed", command="python -m pytest -q -x", grading_test=False, candidates=12,
-                         wall_s=90.0, decode_s=60.0, check_s=6.0)
+                         wall_s=90.0, decode_s=60.0, check_s=6.0, bug_place=0)
     skipped = VerifiedTask(status="skipped", reason="no check command")
     results = [TaskResult(id="a", passed=True, verification=seen, **base),
                TaskResult(id="b", passed=False, verification=found, **base),
@@ -127,10 +131,57 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
     assert s.verification == {
         "verified_tasks": 2, "skipped": 1, "check_passed_tasks": 1, "passed_with_grading_test": [1, 1],
         "passed_with_other_command": [0, 1], "passed_not_verified": [1, 1], "candidates": 16,
-        "candidates_passed": 2, "verify_wall_s_median": 60.0, "decode_s_median": 40.0, "check_s_median": 4.0}
+        "candidates_passed": 2, "verify_wall_s_median": 60.0, "decode_s_median": 40.0, "check_s_median": 4.0,
+        "localized": {"focused": 2, "bug_first": 1, "bug_tried": 1}}
     table = render_table(EvalReport(model="m", date="d", retrieval_only=False, task_files=(), machine={},
                                     summaries=(s,), results=tuple(results)))
     assert ("verified 2 task(s) (1 with a passing candidate; 1 not verified); passed 1/1 where the node verified "
             "with the task's own failing test, 0/1 with a command it found, 1/1 unverified") in table
+    assert "localized: the bug's function tried first in 1 of 2 focused rounds, tried at all in 1" in table
     assert summarize("retrieval", [TaskResult(id="e", passed=True, **{**base, "mode": "retrieval"})]).verification \
         is None
+
+
+INJECTED = """\
+diff --git a/src/pkg/core.py b/src/pkg/core.py
+--- a/src/pkg/core.py
++++ b/src/pkg/core.py
+@@ -10,7 +10,7 @@ def first():
+     a = 1
+     b = 2
+     c = 3
+-    return a + b
++    return a - b
+     d = 4
+     e = 5
+     f = 6
+@@ -40,5 +40,4 @@ def second():
+     x = 1
+     y = 2
+-    z = 3
+     return x
+     w = 0
+diff --git a/src/pkg/other.py b/src/pkg/other.py
+--- a/src/pkg/other.py
++++ b/src/pkg/other.py
+@@ -1,3 +1,4 @@
+ import os
++import sys
+\x20
+ def third():
+"""
+
+
+def test_the_injected_lines_and_the_place_that_holds_them(task_set: TaskSet) -> None:
+    """A changed line is numbered as in the injected file; a line only taken away marks the lines on both sides
+    of its gap; the focused place whose range holds one is the bug's place (its number, 0 if none, None when no
+    place was tried or no bug was injected)."""
+    assert injected_lines(INJECTED) == {"src/pkg/core.py": {13, 41, 42}, "src/pkg/other.py": {2}}
+    task = msgspec.structs.replace(_task(task_set, "ct-bug-lru-read-evicted"), inject=INJECTED)
+    assert bug_place(task, ["second (src/pkg/core.py:38-44, called by t; picked by the model of 3 found (2 of 4 picks))",
+                            "first (src/pkg/core.py:9-20, called by t; found along the failing run)"]) == 1
+    assert bug_place(task, ["helper (src/pkg/core.py:20-30, called by t; found along the failing run)",
+                            "first (src/pkg/core.py:9-20, called by t; found along the failing run)"]) == 2
+    assert bug_place(task, ["first (src/pkg/util.py:9-20, called by t; found along the failing run)"]) == 0
+    assert bug_place(task, []) is None
+    assert bug_place(msgspec.structs.replace(task, inject=""), ["first (src/pkg/core.py:9-20, x)"]) is None
