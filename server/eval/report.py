@@ -65,6 +65,10 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     bug_place: int | None = None
     """Which focused place holds the lines the task's bug touches (from 1); 0: places were tried, none holds
     them; None: no place was tried (or no bug injected)."""
+    found: tuple[str, ...] = ()
+    """Every function the focused round found along the failing run, in the order found (offered to the pick)."""
+    bug_found: int | None = None
+    """Which of ``found`` holds the lines the task's bug touches (from 1; 0: none; None: nothing found)."""
 
 
 class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -199,9 +203,10 @@ def _verification_summary(judged: Sequence[TaskResult]) -> dict[str, object] | N
 def _localized(ran: Sequence[TaskResult]) -> dict[str, int]:
     """Of the verifications whose focused round tried places, how many tried the bug's function first, how many
     at all (the rest never reached it: what localization lost)."""
-    found = [r.verification.bug_place for r in ran if r.verification is not None and r.verification.bug_place is not None]
-    return {"focused": len(found), "bug_first": sum(1 for n in found if n == 1),
-            "bug_tried": sum(1 for n in found if n >= 1)}
+    tried = [r.verification.bug_place for r in ran if r.verification is not None and r.verification.bug_place is not None]
+    found = [r.verification.bug_found for r in ran if r.verification is not None and r.verification.bug_found is not None]
+    return {"focused": len(tried), "bug_first": sum(1 for n in tried if n == 1),
+            "bug_tried": sum(1 for n in tried if n >= 1), "bug_found": sum(1 for n in found if n >= 1)}
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -297,7 +302,8 @@ def render_table(report: EvalReport) -> str:
                      f"{v['verify_wall_s_median']} s")
             if isinstance(loc := v.get("localized"), dict) and loc.get("focused"):
                 text += (f"\n  localized: the bug's function tried first in {loc['bug_first']} of {loc['focused']} "
-                         f"focused rounds, tried at all in {loc['bug_tried']}")
+                         f"focused rounds, tried at all in {loc['bug_tried']}, found (offered to the pick) in "
+                         f"{loc['bug_found']}")
         if s.in_view is not None:
             iv = s.in_view
             text += (f"\n  in view: median TTFT {iv['ttft_client_ms_median']} ms (client), completion "

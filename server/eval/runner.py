@@ -222,7 +222,8 @@ def _verification(task: Task, report: Any) -> VerifiedTask | None:
         diffs=tuple(str(c.get("diff") or "") for c in candidates),
         answers=tuple(str(c.get("answer") or "") for c in candidates),
         arms=tuple(str(c.get("arm") or "") for c in candidates),
-        places=(places := tuple(str(p) for p in report.get("places") or ())), bug_place=bug_place(task, places))
+        places=(places := tuple(str(p) for p in report.get("places") or ())), bug_place=bug_place(task, places),
+        found=(found := tuple(str(p) for p in report.get("found") or ())), bug_found=bug_place(task, found))
 
 
 @contextlib.contextmanager

@@ -96,7 +96,7 @@ def check_edit(task: Task, tree: Path, answer: str, proposed: str = "") -> EditC
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-_PLACE = re.compile(r"\(([^\s():]+):(\d+)-(\d+),")
+_PLACE = re.compile(r"\(([^\s():]+):(\d+)-(\d+)[,)]")
 
 
 def injected_lines(diff: str) -> dict[str, set[int]]:
@@ -131,9 +131,9 @@ def injected_lines(diff: str) -> dict[str, set[int]]:
 
 
 def bug_place(task: Task, places: Iterable[str]) -> int | None:
-    """Which of the focused places tried (the node's entries, "name (path:a-b, ...)", in order) holds the lines
-    the task's bug touches: its number from 1; 0 when places were tried and none holds them; None when no place
-    was tried or the task injects no bug (nothing to localize)."""
+    """Which of the places (the node's entries, "name (path:a-b, ...)" or "name (path:a-b)", in order) holds the
+    lines the task's bug touches: its number from 1; 0 when there were places and none holds them; None when
+    there were none or the task injects no bug (nothing to localize)."""
     touched = injected_lines(task.inject)
     tried = list(places)
     if not touched or not tried:

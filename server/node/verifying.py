@@ -257,6 +257,7 @@ class VerifyJob:
         self._decode_s = 0.0
         """Wall time of the candidates' rounds of decoding (a round's candidates decode side by side)."""
         self._places: tuple[str, ...] = ()
+        self._found: tuple[str, ...] = ()
 
     # -- when ------------------------------------------------------------------------------------
     def command(self) -> CheckCommand | None:
@@ -341,7 +342,7 @@ class VerifyJob:
             status="passed" if passed else "failed", baseline=baseline.outcome,
             command=command.command, command_source=command.source,
             command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
-            rounds=rounds, places=self._places, decode_s=round(greedy.decode_s + self._decode_s, 2),
+            rounds=rounds, places=self._places, found=self._found, decode_s=round(greedy.decode_s + self._decode_s, 2),
             apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2),
             failed_before=failed_test_ids(baseline.output) or tuple(
                 f"{path}::{function}" for path, _, function in failing_test_frames(baseline.output, self.root)))
@@ -408,6 +409,7 @@ class VerifyJob:
             if spans:
                 test_code = "\n".join(text.splitlines()[spans[0][0] - 1:spans[0][1]])
         failing = baseline.output or self.request.terminal
+        self._found = tuple(f"{p.name} ({p.path}:{p.start}-{p.end})" for p in found)
         how = ["found along the failing run"] * len(found)
         if localize and len(found) > 2:
             found, how = await self._localized(found, command, failing, test_code)
@@ -642,6 +644,8 @@ def describe(report: Verification) -> list[str]:
         lines.append("the offered change edits a test file: check it does not pass by changing the test")
     lines.append(f"check command: `{report.command}` (from {report.command_source}"
                  f"{': ' + report.command_detail if report.command_detail else ''})")
+    if len(report.found) > len(report.places):
+        lines.append(f"places found along the failing run: {', '.join(report.found)}")
     lines += [f"focused place {number}: {place}" for number, place in enumerate(report.places, 1)]
     for c in report.candidates:
         how = ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "") + (

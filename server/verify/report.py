@@ -66,6 +66,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     rounds: int = 0
     places: tuple[str, ...] = ()
     """The functions the focused round rewrote, in order (``name (path:start-end)``), and how they were found."""
+    found: tuple[str, ...] = ()
+    """Every function the focused round found along the failing run (``name (path:start-end)``), in the order
+    found: the ones offered to the model's pick, of which ``places`` were rewritten."""
     prefill_tokens: int = 0
     """Prompt tokens computed for the turn's own answer (the one prefill)."""
     decode_s: float = 0.0

@@ -119,9 +119,9 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
     base = dict(repo="r", files_in_prompt=(), chunks=3, prompt_tokens=4000, cached_tokens=0, segment_tokens={},
                 kind="bug_localization", mode="verified", must_files=("x",), recall=1.0)
     seen = VerifiedTask(status="passed", command="pytest t.py", grading_test=True, candidates=4, passed_candidates=2,
-                        wall_s=30.0, decode_s=20.0, check_s=2.0, bug_place=1)
+                        wall_s=30.0, decode_s=20.0, check_s=2.0, bug_place=1, bug_found=2)
     found = VerifiedTask(status="failed", command="python -m pytest -q -x", grading_test=False, candidates=12,
-                         wall_s=90.0, decode_s=60.0, check_s=6.0, bug_place=0)
+                         wall_s=90.0, decode_s=60.0, check_s=6.0, bug_place=0, bug_found=4)
     skipped = VerifiedTask(status="skipped", reason="no check command")
     results = [TaskResult(id="a", passed=True, verification=seen, **base),
                TaskResult(id="b", passed=False, verification=found, **base),
@@ -132,12 +132,13 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
         "verified_tasks": 2, "skipped": 1, "check_passed_tasks": 1, "passed_with_grading_test": [1, 1],
         "passed_with_other_command": [0, 1], "passed_not_verified": [1, 1], "candidates": 16,
         "candidates_passed": 2, "verify_wall_s_median": 60.0, "decode_s_median": 40.0, "check_s_median": 4.0,
-        "localized": {"focused": 2, "bug_first": 1, "bug_tried": 1}}
+        "localized": {"focused": 2, "bug_first": 1, "bug_tried": 1, "bug_found": 2}}
     table = render_table(EvalReport(model="m", date="d", retrieval_only=False, task_files=(), machine={},
                                     summaries=(s,), results=tuple(results)))
     assert ("verified 2 task(s) (1 with a passing candidate; 1 not verified); passed 1/1 where the node verified "
             "with the task's own failing test, 0/1 with a command it found, 1/1 unverified") in table
-    assert "localized: the bug's function tried first in 1 of 2 focused rounds, tried at all in 1" in table
+    assert ("localized: the bug's function tried first in 1 of 2 focused rounds, tried at all in 1, found (offered "
+            "to the pick) in 2") in table
     assert summarize("retrieval", [TaskResult(id="e", passed=True, **{**base, "mode": "retrieval"})]).verification \
         is None
 
@@ -183,5 +184,6 @@ def test_the_injected_lines_and_the_place_that_holds_them(task_set: TaskSet) -> 
     assert bug_place(task, ["helper (src/pkg/core.py:20-30, called by t; found along the failing run)",
                             "first (src/pkg/core.py:9-20, called by t; found along the failing run)"]) == 2
     assert bug_place(task, ["first (src/pkg/util.py:9-20, called by t; found along the failing run)"]) == 0
+    assert bug_place(task, ["third (src/pkg/other.py:4-9)", "first (src/pkg/core.py:9-20)"]) == 2  # found
     assert bug_place(task, []) is None
     assert bug_place(msgspec.structs.replace(task, inject=""), ["first (src/pkg/core.py:9-20, x)"]) is None

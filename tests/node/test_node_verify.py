@@ -274,6 +274,9 @@ async def test_the_places_are_tried_in_turn_until_one_passes(
     assert [p.split(" (")[0] for p in report.places] == ["clamp", "shift"]  # the greedy pick, then the most voted
     assert "picked by the model of 4 found (1 of 4 picks)" in report.places[0]
     assert "picked by the model (2 of 4 picks)" in report.places[1]
+    assert [f.split(" (")[0] for f in report.found] == ["total", "scale", "shift", "clamp"]  # in the order found
+    assert "places found along the failing run: total (util.py:1-3), scale (util.py:6-8)" in "\n".join(
+        outcome.explain.notes)
     assert [c.outcome for c in report.candidates if c.arm == "focused"] == ["failed"] * 4 + [
         "passed", "no_edit", "no_edit", "no_edit"]
     assert len(script.requests) == 15  # turn 4, the picks 4, two places of 4: the remaining places are not drawn
