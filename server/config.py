@@ -189,6 +189,10 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """After a focused place's candidates fail, the model picks the line of it to change (``candidates`` picks)
     and, for up to this many lines, in turn, candidates are drawn that change that line alone (every other line
     kept by a grammar): Agentless's edit locations. 0: none."""
+    trace: bool = True
+    """The check's first run (before any candidate) is traced: which of the workspace's functions each test ran
+    (a profiler laid in through ``sitecustomize``; Python checks only). The focused round's places then drop what
+    no failing test ran and add what it did, most suspicious first (spectrum-based fault localization)."""
     localize: bool = True
     """Before the focused prompts, the model picks the function to rewrite among up to ten places found along
     the failing test's calls (three calls deep), as Agentless localizes with the model (``candidates`` picks, the

@@ -69,7 +69,9 @@ from contenox.verify.focus import (
     localize_prompt,
     pickable_lines,
     places,
+    with_traced,
 )
+from contenox.verify.trace import Ran, ran_functions, read_trace, trace_env
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "consent",
            "strip_edit_blocks"]
@@ -138,10 +140,14 @@ async def consent(command: str, root: Path, request: TurnRequest, consents: Cons
     return f"running `{command}` needs your consent: `contenox ask --verify`, or allow it when the editor asks"
 
 
-async def check_in(tree: Path, command: str, request: TurnRequest, config: VerifyConfig) -> CheckRun:
+async def check_in(tree: Path, command: str, request: TurnRequest, config: VerifyConfig,
+                   trace: Path | None = None) -> CheckRun:
     """``command`` run in the scratch copy ``tree`` by the one command runner, with the request's environment
-    (the copy first on the import path); a cancelled turn stops it (its process group killed)."""
+    (the copy first on the import path); a cancelled turn stops it (its process group killed). ``trace``: a
+    folder where the run's calls of the copy's functions are recorded (:mod:`contenox.verify.trace`)."""
     env = python_env(tree, {**os.environ, **(request.env or {})})
+    if trace is not None:
+        env = await asyncio.to_thread(trace_env, env, trace, tree)
     stop = threading.Event()
     check = asyncio.ensure_future(asyncio.to_thread(
         run_check, command, tree, env=env, timeout_s=config.timeout_s, max_output_chars=config.max_output_chars,
@@ -258,6 +264,9 @@ class VerifyJob:
         """Wall time of the candidates' rounds of decoding (a round's candidates decode side by side)."""
         self._places: tuple[str, ...] = ()
         self._found: tuple[str, ...] = ()
+        self._traced: int | None = None
+        self._ran: list[Ran] = []
+        """The workspace's functions the failing tests ran (the first check traced), most suspicious first."""
 
     # -- when ------------------------------------------------------------------------------------
     def command(self) -> CheckCommand | None:
@@ -342,7 +351,7 @@ class VerifyJob:
             status="passed" if passed else "failed", baseline=baseline.outcome,
             command=command.command, command_source=command.source,
             command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
-            rounds=rounds, places=self._places, found=self._found, decode_s=round(greedy.decode_s + self._decode_s, 2),
+            rounds=rounds, places=self._places, found=self._found, traced=self._traced, decode_s=round(greedy.decode_s + self._decode_s, 2),
             apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2),
             failed_before=failed_test_ids(baseline.output) or tuple(
                 f"{path}::{function}" for path, _, function in failing_test_frames(baseline.output, self.root)))
@@ -353,14 +362,21 @@ class VerifyJob:
         activity = ToolActivity(id="verify-0", name="verify", kind="execute", status="in_progress",
                                 title=f"check the workspace as it is: {command.command}"[:160])
         await self.emit(TurnEvent(kind="tool", tool=activity))
-        run = await self._check(command)
+        trace = self.scratch.folder / "trace" if self.config.trace and self.config.focused else None
+        run = await self._check(command, trace)
+        if trace is not None and run.outcome == "timeout":  # the profiler's cost may be what ran it out of time
+            trace = None
+            run = await self._check(command)
+        if trace is not None and not run.passed and (calls := await asyncio.to_thread(read_trace, trace)) is not None:
+            self._ran = ran_functions(calls, failed_test_ids(run.output), run_failed=True)
+            self._traced = len(self._ran)
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
             activity, status="completed", output=f"before any change: {run.describe()}\n{run.tail(2000)}")))
         return run
 
-    async def _check(self, command: CheckCommand) -> CheckRun:
-        """The check in the scratch copy as it stands."""
-        run = await check_in(self.scratch.tree, command.command, self.request, self.config)
+    async def _check(self, command: CheckCommand, trace: Path | None = None) -> CheckRun:
+        """The check in the scratch copy as it stands (``trace``: its calls recorded there)."""
+        run = await check_in(self.scratch.tree, command.command, self.request, self.config, trace)
         self._check_s += run.seconds
         return run
 
@@ -398,8 +414,9 @@ class VerifyJob:
         outputs, roots = [baseline.output, self.request.terminal], [self.scratch.tree, self.root]
         localize = self.config.localize
         limit = max(1, self.config.places)
-        found = places(outputs, roots, self.locate, self.read, limit=max(_POOL, limit) if localize else limit,
-                       hops=3 if localize else 1)
+        pool = max(_POOL, limit) if localize else limit
+        found = with_traced(places(outputs, roots, self.locate, self.read, limit=pool, hops=3 if localize else 1),
+                            self._ran, self.locate, pool)
         tests = failing_test_frames(baseline.output, self.scratch.tree) or failing_test_frames(self.request.terminal, self.root)
         test_code = ""
         if tests:
@@ -644,6 +661,9 @@ def describe(report: Verification) -> list[str]:
         lines.append("the offered change edits a test file: check it does not pass by changing the test")
     lines.append(f"check command: `{report.command}` (from {report.command_source}"
                  f"{': ' + report.command_detail if report.command_detail else ''})")
+    if report.traced is not None:
+        lines.append(f"the check's first run traced: {report.traced} function(s) of the workspace ran in the "
+                     "failing test(s)")
     if len(report.found) > len(report.places):
         lines.append(f"places found along the failing run: {', '.join(report.found)}")
     lines += [f"focused place {number}: {place}" for number, place in enumerate(report.places, 1)]

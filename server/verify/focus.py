@@ -21,9 +21,10 @@ from pathlib import Path
 import msgspec
 
 from contenox.verify.localize import _PYTEST, _PYTHON, frames, is_test_path, printed_frames
+from contenox.verify.trace import Ran, span_of
 
 __all__ = ["FOCUS_SYSTEM", "LINE_SYSTEM", "LOCALIZE_SYSTEM", "Place", "failing_test_frames", "focus_prompt", "line_pick_prompt",
-           "line_prompt", "localize_prompt", "pickable_lines", "places"]
+           "line_prompt", "localize_prompt", "pickable_lines", "places", "with_traced"]
 
 FOCUS_SYSTEM = ("You are a careful Python developer fixing a bug. You are shown the output of a failing check and "
                 "one function from the project. Reply with the whole corrected function in one ```python code "
@@ -230,6 +231,28 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
                                                      read, chains)
                     frontier = following
     return list(found.values())[:limit]
+
+
+def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int) -> list[Place]:
+    """The places found, told by a trace of the failing run: a place no failing test ran is dropped (of four
+    same-named wrappers, the one that ran stays), except a frame the traceback printed; then the functions the
+    trace adds, most suspicious first, up to ``limit``. No trace (``ran`` empty): the places as found."""
+    if not ran:
+        return found
+    traced: dict[tuple[str, int], Place] = {}
+    failing = max(r.failed for r in ran)
+    for r in ran:
+        span = span_of(r, locate)
+        if span is None or span[1] - span[0] >= _MAX_LINES or (r.path, span[0]) in traced:
+            continue
+        tests = "the failing test" if failing == 1 else f"{r.failed} of {failing} failing tests"
+        below = "" if r.depth >= 99 else ", called by the test" if r.depth == 1 else f", {r.depth} calls below the test"
+        traced[(r.path, span[0])] = Place(path=r.path, name=r.name.rsplit(".", 1)[-1], start=span[0], end=span[1],
+                                          why=f"ran in {tests}" + (f" and {r.passed} passing" if r.passed else "")
+                                          + below)
+    kept = [p for p in found if p.why == "frame of the failing run" or (p.path, p.start) in traced]
+    have = {(p.path, p.start) for p in kept}
+    return [*kept, *(p for key, p in traced.items() if key not in have)][:limit]
 
 
 _QUESTION_CHARS = 1500

@@ -66,6 +66,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     rounds: int = 0
     places: tuple[str, ...] = ()
     """The functions the focused round rewrote, in order (``name (path:start-end)``), and how they were found."""
+    traced: int | None = None
+    """How many of the workspace's functions the failing tests ran, by a trace of the check's first run (None:
+    not traced: ``[verify] trace`` off, the check passed, or the traced run timed out and ran again without it)."""
     found: tuple[str, ...] = ()
     """Every function the focused round found along the failing run (``name (path:start-end)``), in the order
     found: the ones offered to the model's pick, of which ``places`` were rewritten."""

@@ -284,6 +284,37 @@ async def test_the_places_are_tried_in_turn_until_one_passes(
     assert "+    return x + 1" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
 
 
+DISPATCH = ("def double(x):\n    return x * 3\n\n\nOPS = {\"double\": double}\n\n\n"
+            "def run(op, x):\n    return OPS[op](x)\n")
+
+
+async def test_a_function_only_the_trace_of_the_failing_run_reaches_is_a_place(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run`` reaches ``double`` through a table, which neither the traceback nor reading the test names: the
+    check's first run is traced, and ``double``, which the failing test ran two calls below it, is the next
+    place tried; its rewrite passes."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, lines=0))
+    repo = make_repo(tmp_path / "repo", {"util.py": DISPATCH, "tests/test_util.py": (
+        "from util import run\n\n\ndef test_run():\n    assert run(\"double\", 2) == 4\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
+                "tests/test_util.py:5: in test_run\n    assert run(\"double\", 2) == 4\nE   assert 6 == 4\n"
+                "1 failed in 0.01s")
+    script = scripted(monkeypatch, "run is off.", "no idea", "no idea", "no idea", *["no idea"] * 4,
+                      "```python\ndef double(x):\n    return x * 2\n```", *["no idea"] * 3)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_run fails. Fix it.", terminal=terminal,
+                                          env=env, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert [p.split(" (")[0] for p in report.places] == ["run", "double"]
+    assert "util.py:1-2, ran in the failing test, 2 calls below the test" in report.places[1]
+    assert all('"def double(x):\\n"' in r["grammar"] for r in script.requests[7:11])
+    assert "+    return x * 2" in outcome.edits.diff and (repo / "util.py").read_text() == DISPATCH
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "tests", "util.py"]  # the trace left nothing here
+    assert report.traced == 2 and ("the check's first run traced: 2 function(s) of the workspace ran in the "
+                                   "failing test(s)") in outcome.explain.notes
+
+
 SCALE = "def scale(x):\n    \"\"\"x scaled.\"\"\"\n    # the factor\n    y = x * 2\n    return y + 1\n"
 
 

@@ -1,9 +1,18 @@
-"""The pieces of a verified turn that need no model: when a turn verifies, and the prose an offered answer keeps."""
+"""The pieces of a verified turn that need no model: when a turn verifies, the prose an offered answer keeps, and
+the first check's trace giving way to the check's own time limit."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Any
+
 from contenox.answer.edits import ProposedEdit, ProposedEdits
-from contenox.node.verifying import asks_for_change, strip_edit_blocks
+from contenox.config import VerifyConfig
+from contenox.node.contract import TurnRequest
+from contenox.node.verifying import VerifyJob, asks_for_change, strip_edit_blocks
+from contenox.verify import CheckCommand, ConsentStore
+from support.gitrepo import make_repo
 
 EDIT = ProposedEdits(edits=(ProposedEdit(path="a.py", old_text="x = 1\n", new_text="x = 2\n", diff="d", blocks=1),))
 
@@ -23,3 +32,38 @@ def test_the_prose_without_its_edit_blocks() -> None:
               "```\n\nOld keys verify again.\n\nREADME.md\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n")
     assert strip_edit_blocks(answer) == "The check uses only the newest key.\n\nOld keys verify again."
     assert strip_edit_blocks("No change needed.") == "No change needed."
+
+
+async def test_a_traced_first_check_that_times_out_runs_again_without_the_trace(tmp_path: Path) -> None:
+    """The profiler makes a check slower: when the traced first run times out, the check runs again as the
+    user's command alone, and its outcome is the baseline (nothing traced)."""
+    root = make_repo(tmp_path / "repo", {"check.py": (
+        "import os, sys, time\n"
+        "time.sleep(6 if os.environ.get('CONTENOX_TRACE_OUT') else 0)\n"
+        "sys.exit(1)\n")})
+    job = _job(root, tmp_path / "scratch", timeout_s=3.0)
+    job.scratch.build({})
+    run = await job._baseline(CheckCommand(command=f"{sys.executable} check.py", source="config"))
+    assert run.outcome == "failed" and run.seconds < 3.0
+    assert job._traced is None and job._ran == []
+    quick = _job(root, tmp_path / "scratch2", timeout_s=30.0)
+    quick.scratch.build({})
+    assert (await quick._baseline(CheckCommand(command=f"{sys.executable} check.py", source="config"))).seconds > 5
+    assert quick._traced == 0  # traced (the tracer wrote its file): a script without functions ran none
+    not_python = _job(root, tmp_path / "scratch3", timeout_s=30.0)
+    not_python.scratch.build({})
+    assert (await not_python._baseline(CheckCommand(command="exit 1", source="config"))).outcome == "failed"
+    assert not_python._traced is None  # no Python ran: nothing to say about a trace
+
+
+def _job(root: Path, folder: Path, *, timeout_s: float) -> VerifyJob:
+    async def emit(event: object) -> None:
+        return None
+
+    def unused(*args: object) -> Any:
+        raise AssertionError("not called by a first check")
+
+    return VerifyJob(config=VerifyConfig(timeout_s=timeout_s), request=TurnRequest(root=str(root), prompt="fix it"),
+                     root=root, scratch_folder=folder, consents=ConsentStore(folder / "consents.json"), asker=None,
+                     emit=emit, propose=unused, read=unused, locate=unused, generate=unused, step_ids=unused,
+                     overlays={}, paths=())

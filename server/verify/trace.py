@@ -1,0 +1,220 @@
+"""The failing check run traced: which of the workspace's functions each test ran.
+
+A traceback names the frames a failure passed through, and reading the test names what it calls; neither sees a
+constructor run by a descriptor, a method reached through a decorator's wrapper, or which of four same-named
+wrappers ran. The check's first run (the workspace as it is, before any candidate) is therefore run with a
+profiler laid in through ``sitecustomize`` (a folder of the node's, first on ``PYTHONPATH``; a project's own
+``sitecustomize`` still runs after it): every call of a function defined under the scratch copy is recorded, per
+pytest test (``PYTEST_CURRENT_TEST``), and written when the process ends. Nothing else changes: the same command,
+in the same copy, with the same consent; the output is the check's own.
+
+The functions the failing tests ran are ranked as spectrum-based fault localization does (AutoCodeRover uses it
+for the same step): Ochiai's ``failed(f) / sqrt(failed * (failed(f) + passed(f)))``, then the order first run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import msgspec
+
+from contenox.verify.localize import _TEST, is_test_path
+
+__all__ = ["TRACER", "Key", "Ran", "ran_functions", "read_trace", "span_of", "trace_env"]
+
+_TRACER = '''\
+# Written by contenox for one traced check run (the node's own folder, never the project's): records which
+# functions of the project each test calls, and writes them when the process ends.
+import os as _os
+import sys as _sys
+
+
+def _contenox_trace():
+    out, root = _os.environ.get("CONTENOX_TRACE_OUT"), _os.environ.get("CONTENOX_TRACE_ROOT")
+    if not out or not root:
+        return
+    import atexit
+    import json
+    import re
+    import threading
+
+    root = _os.path.realpath(root) + _os.sep
+    environ, files, ran = _os.environ, {}, {}
+    test_path = re.compile(TEST_PATTERN).search
+
+    def rel(filename):
+        try:
+            return files[filename]
+        except KeyError:
+            real = _os.path.realpath(filename) if filename and not filename.startswith("<") else ""
+            files[filename] = found = real[len(root):] if real.startswith(root) else None
+            return found
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        code = frame.f_code
+        if not code.co_flags & 1:  # not a function's code (CO_OPTIMIZED): a class body, a module
+            return
+        path = rel(code.co_filename)
+        if path is None:
+            return
+        test = environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        seen = ran.get(test)
+        if seen is None:
+            ran[test] = seen = {}
+        key = (path, code.co_firstlineno, getattr(code, "co_qualname", code.co_name))
+        if key not in seen:  # how many calls below the test's own code (99: none above it)
+            depth, caller = 1, frame.f_back
+            while caller is not None and depth < 99:
+                where = rel(caller.f_code.co_filename)
+                if where is not None and test_path(where):
+                    break
+                depth, caller = depth + 1, caller.f_back
+            seen[key] = (len(seen), depth if caller is not None else 99)
+
+    def dump():
+        _sys.setprofile(None)
+        threading.setprofile(None)
+        try:
+            with open(_os.path.join(out, "%d.json" % _os.getpid()), "w") as fh:
+                json.dump({test: [[*key, depth] for key, (_, depth) in seen.items()] for test, seen in ran.items()}, fh)
+        except Exception:
+            pass
+
+    atexit.register(dump)
+    threading.setprofile(profile)
+    _sys.setprofile(profile)
+
+
+def _contenox_next():
+    import importlib.machinery
+    import importlib.util
+
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    path = [p for p in _sys.path if _os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is not None and spec.loader is not None:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+
+try:
+    _contenox_trace()
+except Exception:
+    pass
+try:
+    _contenox_next()
+except Exception:
+    pass
+'''
+
+TRACER = _TRACER.replace("TEST_PATTERN", repr(_TEST.pattern))
+"""The ``sitecustomize`` laid in: the tracer, with the pattern of test paths (calls are counted from the test)."""
+_PARAMS = re.compile(r"\[.*\]$")
+
+
+class Ran(msgspec.Struct, frozen=True, kw_only=True):
+    """A function of the workspace the failing tests ran."""
+
+    path: str
+    line: int
+    """The code object's first line (a decorated function's first decorator)."""
+    name: str
+    """Its qualified name (``LRUCache.__getitem__``, ``cached.<locals>.decorator``)."""
+    failed: int
+    """Failing tests that ran it."""
+    passed: int
+    """Passing tests that ran it."""
+    score: float
+    """Ochiai's suspiciousness."""
+    depth: int
+    """The fewest calls between a failing test's own code and it (1: the test calls it; 99: not under a test)."""
+
+
+def trace_env(env: Mapping[str, str], folder: Path, tree: Path) -> dict[str, str]:
+    """``env`` with the tracer first on ``PYTHONPATH``, recording calls of functions under ``tree`` into
+    ``folder/out`` (both made afresh)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "site").mkdir(parents=True)
+    (folder / "out").mkdir()
+    (folder / "site" / "sitecustomize.py").write_text(TRACER, encoding="utf-8")
+    path = [str(folder / "site"), *(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    return {**env, "PYTHONPATH": os.pathsep.join(path), "CONTENOX_TRACE_OUT": str(folder / "out"),
+            "CONTENOX_TRACE_ROOT": str(tree)}
+
+
+Key = tuple[str, int, str]
+"""(path, first line, qualified name) of a function."""
+
+
+def read_trace(folder: Path) -> dict[str, dict[Key, int]] | None:
+    """test id -> the functions it ran, in the order first run, each with its depth below the test (every
+    process of the run merged; ``""``: calls outside any pytest test). None when no process wrote one (not
+    Python, or the tracer could not load)."""
+    written = sorted((folder / "out").glob("*.json"))
+    if not written:
+        return None
+    merged: dict[str, dict[Key, int]] = {}
+    for file in written:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        for test, keys in data.items():
+            seen = merged.setdefault(str(test), {})
+            for entry in keys if isinstance(keys, list) else ():
+                if isinstance(entry, list) and len(entry) == 4:
+                    key = (str(entry[0]), int(entry[1]), str(entry[2]))
+                    seen[key] = min(seen.get(key, 99), int(entry[3]))
+    return merged
+
+
+def ran_functions(trace: Mapping[str, Mapping[Key, int]], failed_ids: tuple[str, ...],
+                  run_failed: bool) -> list[Ran]:
+    """The non-test functions the failing tests ran, most suspicious first (Ochiai), then nearest the test's own
+    code, then in the order first run.
+    The failing tests are those ``failed_ids`` names (a parametrized id counts for its function); when none of
+    them was traced by id (not pytest) and the run failed, the whole run is the failing test."""
+    def bare(test: str) -> str:
+        return _PARAMS.sub("", test)
+
+    failed_bare = {bare(t) for t in failed_ids}
+    failing = [t for t in trace if t and bare(t) in failed_bare]
+    if not failing and run_failed:
+        failing = list(trace)
+    passing = [t for t in trace if t and t not in failing]
+    if not failing:
+        return []
+    first: dict[Key, int] = {}
+    depth: dict[Key, int] = {}
+    counts: dict[Key, list[int]] = {}
+    for test in failing:
+        for key, below in trace[test].items():
+            if not is_test_path(key[0]) and not key[2].rsplit(".", 1)[-1].startswith("<"):
+                first.setdefault(key, len(first))
+                depth[key] = min(depth.get(key, 99), below)
+                counts.setdefault(key, [0, 0])[0] += 1
+    for test in passing:
+        for key in trace[test]:
+            if key in counts:
+                counts[key][1] += 1
+    ran = [Ran(path=k[0], line=k[1], name=k[2], failed=f, passed=p, depth=depth[k],
+               score=round(f / math.sqrt(len(failing) * (f + p)), 4)) for k, (f, p) in counts.items()]
+    return sorted(ran, key=lambda r: (-r.score, r.depth, first[(r.path, r.line, r.name)]))
+
+
+def span_of(ran: Ran, locate: Callable[[str], list[tuple[str, int, int]]]) -> tuple[int, int] | None:
+    """The definition's lines in the index (its def line may sit below the decorators the code object starts
+    at)."""
+    name = ran.name.rsplit(".", 1)[-1]
+    spans = [(a, b) for path, a, b in locate(name) if path == ran.path and a <= ran.line + 20 and b >= ran.line]
+    return min(spans, key=lambda s: abs(s[0] - ran.line)) if spans else None

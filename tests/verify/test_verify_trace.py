@@ -1,0 +1,120 @@
+"""The failing check run traced: a real pytest run in a real folder, with the tracer laid in through
+``sitecustomize``; which functions each test ran, how suspicious each is, and the places it tells."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from contenox.verify import failed_test_ids, python_env, run_check
+from contenox.verify.focus import Place, with_traced
+from contenox.verify.trace import Ran, ran_functions, read_trace, trace_env
+
+SHOP = '''\
+class Cart:
+    """A cart (its body runs at import: not a function the trace keeps)."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, price):
+        self.items.append(price)
+
+    def total(self):
+        return _sum(self.items)
+
+    def discounted(self):
+        return _apply(self.total())
+
+
+def _sum(items):
+    return sum(items)
+
+
+def _apply(total):
+    return total * 0.5 if total > 100 else total * 1.1  # the bug: a small cart costs more
+'''
+
+TESTS = '''\
+from shop import Cart
+
+
+def test_total():
+    cart = Cart()
+    cart.add(3)
+    assert cart.total() == 3
+
+
+def test_small_discount():
+    cart = Cart()
+    cart.add(10)
+    assert cart.discounted() == 10
+'''
+
+
+def _run(root: Path, trace: Path | None) -> tuple[object, dict[str, str]]:
+    env = python_env(root, {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])})
+    if trace is not None:
+        env = trace_env(env, trace, root)
+    return run_check("python -m pytest -q -p no:cacheprovider tests/test_shop.py", root, env=env, timeout_s=120), env
+
+
+def test_the_failing_test_s_functions_rank_first_and_the_run_is_the_check_s_own(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "shop.py").write_text(SHOP)
+    (root / "tests" / "test_shop.py").write_text(TESTS)
+    (root / "sitecustomize.py").write_text(  # the project's own: it still runs, after the tracer
+        "import pathlib\npathlib.Path(__file__).with_name('customized').write_text('yes')\n")
+    plain, _ = _run(root, None)
+    (root / "customized").unlink()
+    traced, env = _run(root, tmp_path / "trace")
+    assert traced.outcome == plain.outcome == "failed"
+    failed = failed_test_ids(traced.output)
+    assert failed == failed_test_ids(plain.output) == ("tests/test_shop.py::test_small_discount",)
+    assert (root / "customized").read_text() == "yes"
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(tmp_path / "trace" / "site")
+    assert not (root / "sitecustomize.pyc").exists() and sorted(p.name for p in root.iterdir()) == [
+        "customized", "shop.py", "sitecustomize.py", "tests"]  # nothing of the tracer's in the project
+
+    trace = read_trace(tmp_path / "trace")
+    assert trace is not None and set(trace) >= {"tests/test_shop.py::test_total", "tests/test_shop.py::test_small_discount"}
+    ran = ran_functions(trace, failed, run_failed=True)
+    by_name = {r.name: r for r in ran}
+    # what only the failing test ran is the most suspicious; what both ran, less; the test's own code, the class
+    # body and what only the passing test ran are not listed
+    assert [r.name for r in ran] == ["Cart.discounted", "_apply", "Cart.__init__", "Cart.add", "Cart.total", "_sum"]
+    assert by_name["Cart.discounted"].score == 1.0 and by_name["_apply"].score == 1.0
+    assert by_name["Cart.total"].score < 1.0 and by_name["Cart.total"].passed == 1
+    assert (by_name["Cart.discounted"].depth, by_name["Cart.total"].depth, by_name["_sum"].depth) == (1, 2, 3)
+    assert by_name["_apply"].path == "shop.py" and by_name["_apply"].line == 21
+    assert "Cart" not in by_name and not any(r.name.startswith("test_") for r in ran)
+    # not pytest by id: the whole failing run counts as the failing test
+    assert {r.name for r in ran_functions(trace, (), run_failed=True)} >= {"_apply", "_sum", "Cart.total"}
+    assert ran_functions(trace, (), run_failed=False) == []
+    assert read_trace(tmp_path / "nothing") is None  # nothing written: not traced (a check that is not Python)
+
+
+def _locate(name: str) -> list[tuple[str, int, int]]:
+    spans = {"helper": [("a.py", 1, 3), ("b.py", 10, 14)], "frame": [("a.py", 20, 25)], "deep": [("c.py", 5, 9)],
+             "__init__": [("c.py", 2, 3)]}
+    return spans.get(name, [])
+
+
+def test_a_trace_drops_the_places_no_failing_test_ran_and_adds_what_it_did() -> None:
+    found = [Place(path="a.py", name="helper", start=1, end=3, why="called by test_x"),
+             Place(path="b.py", name="helper", start=10, end=14, why="called by test_x"),
+             Place(path="a.py", name="frame", start=20, end=25, why="frame of the failing run")]
+    ran = [Ran(path="b.py", line=10, name="helper", failed=1, passed=0, score=1.0, depth=1),
+           Ran(path="c.py", line=5, name="Deep.deep", failed=1, passed=0, score=1.0, depth=3),
+           Ran(path="c.py", line=2, name="Deep.__init__", failed=1, passed=2, score=0.58, depth=2)]
+    told = with_traced(found, ran, _locate, 10)
+    # a.py's helper never ran: dropped; the traceback's frame stays; the trace adds deep and __init__
+    assert [(p.path, p.name) for p in told] == [("b.py", "helper"), ("a.py", "frame"), ("c.py", "deep"),
+                                                 ("c.py", "__init__")]
+    assert told[2].why == "ran in the failing test, 3 calls below the test"
+    assert told[3].why == "ran in the failing test and 2 passing, 2 calls below the test"
+    assert with_traced(found, ran, _locate, 2) == told[:2]
+    assert with_traced(found, [], _locate, 10) == found  # no trace: the places as found
