@@ -160,6 +160,23 @@ def _missing_script(root: Path, line: str) -> str | None:
     return None
 
 
+def _tests_named_after(root: Path, paths: Iterable[str]) -> list[str]:
+    """The test files named after the turn's source files, as projects lay them out: ``src/pkg/keys.py`` ->
+    ``tests/test_keys.py``, ``h11/_util.py`` -> ``h11/tests/test_util.py`` (a test file of the module the fix
+    changes is the check's likeliest failing test, whether or not retrieval brought it into the prompt)."""
+    found: list[str] = []
+    for path in paths:
+        module = Path(path)
+        stem = module.stem.lstrip("_")
+        if module.suffix != ".py" or _TEST_FILE.search(path) or not stem or module.stem.startswith("__"):
+            continue
+        for folder in (Path("tests"), Path("test"), module.parent, module.parent / "tests", module.parent / "test"):
+            for name in (f"test_{stem}.py", f"{stem}_test.py"):
+                if (root / folder / name).is_file():
+                    found.append((folder / name).as_posix())
+    return list(dict.fromkeys(found))
+
+
 def _resolved(root: Path, *, configured: str, paths: Iterable[str], request: str) -> CheckCommand | None:
     """The check command after the failing run's: the request's, the workspace's, the config's, detected."""
     if request and (line := command_from_request(request)):
@@ -169,11 +186,14 @@ def _resolved(root: Path, *, configured: str, paths: Iterable[str], request: str
     if configured.strip():
         return CheckCommand(command=configured.strip(), source="config")
     if marker := _has_pytest(root):
-        tests = sorted({p for p in paths if _TEST_FILE.search(p) and not p.endswith("conftest.py")
-                        and (root / p).is_file()})
-        target = " ".join(tests)
+        paths = list(paths)
+        named = {p for p in paths if _TEST_FILE.search(p) and not p.endswith("conftest.py") and (root / p).is_file()}
+        after = set(_tests_named_after(root, paths)) - named
+        target = " ".join(sorted(named | after))
+        said = ", ".join(filter(None, ["the turn's test files" if named else "",
+                                       "the tests named after its files" if after else ""]))
         return CheckCommand(command=f"python -m pytest -q -x{' ' + target if target else ''}", source="detected",
-                            detail=f"pytest ({marker})" + (", the turn's test files" if tests else ""))
+                            detail=f"pytest ({marker})" + (f", {said}" if said else ""))
     if _npm_test(root):
         return CheckCommand(command="npm test", source="detected", detail="package.json test script")
     return None

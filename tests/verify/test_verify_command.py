@@ -76,6 +76,24 @@ def test_tests_inside_the_package_are_detected(tmp_path: Path) -> None:
     assert found is not None and found.source == "detected"
     assert found.command == "python -m pytest -q -x h11/tests/test_util.py"
     assert found.detail == "pytest (h11/tests/test_*.py), the turn's test files"
+    by_name = resolve_check_command(tmp_path, paths=["h11/_util.py", "h11/__init__.py"])  # no test file in the turn
+    assert by_name is not None and by_name.command == "python -m pytest -q -x h11/tests/test_util.py"
+    assert by_name.detail == "pytest (h11/tests/test_*.py), the tests named after its files"
+
+
+def test_the_tests_named_after_the_turn_s_source_files_join_the_detected_check(tmp_path: Path) -> None:
+    """The fix's module's own test file (``src/pkg/keys.py`` -> ``tests/test_keys.py``) is run with the test files
+    the turn named, though retrieval did not bring it into the prompt."""
+    write(tmp_path, "pyproject.toml", "[tool.pytest.ini_options]\naddopts = '-q'\n")
+    for path in ("src/pkg/keys.py", "src/pkg/func.py", "src/pkg/__init__.py", "tests/test_keys.py", "tests/test_lru.py",
+                 "tests/func_test.py", "tests/test_init.py"):
+        write(tmp_path, path, "")
+    found = resolve_check_command(tmp_path, paths=["tests/test_lru.py", "src/pkg/keys.py", "src/pkg/func.py",
+                                                   "src/pkg/__init__.py", "src/pkg/missing.py"])
+    assert found is not None
+    assert found.command == "python -m pytest -q -x tests/func_test.py tests/test_keys.py tests/test_lru.py"
+    assert found.detail == ("pytest (pyproject.toml), the turn's test files, the tests "
+                            "named after its files")
 
 
 REPRO = """$ python repro.py
