@@ -351,7 +351,8 @@ class VerifyJob:
             status="passed" if passed else "failed", baseline=baseline.outcome,
             command=command.command, command_source=command.source,
             command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
-            rounds=rounds, places=self._places, found=self._found, traced=self._traced, decode_s=round(greedy.decode_s + self._decode_s, 2),
+            rounds=rounds, places=self._places, found=self._found, traced=self._traced,
+            decode_s=round(greedy.decode_s + self._decode_s, 2),
             apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2),
             failed_before=failed_test_ids(baseline.output) or tuple(
                 f"{path}::{function}" for path, _, function in failing_test_frames(baseline.output, self.root)))
