@@ -95,9 +95,10 @@ def changed_line_grammar(code: str, index: int) -> str:
     ends there (a shorter line; not an empty one, after which the line could come back as a new line), or, after
     the whole line, more code that is not a comment (``x = a`` -> ``x = a + 1``; a comment added is no change,
     and the 1.5B's first line-level answers on cachetools' lru task appended ``// Corrected line`` to the line, 8
-    of 16: neither ``#`` nor ``/`` starts what is added). A new line is one of the function's body (indented
-    deeper than its ``def``) or blank: in the first run, free new lines held ``import time`` at column 0, a
-    ``**Question**`` in markdown, the line with its number from the pick's listing."""
+    of 16: neither ``#`` nor ``/`` starts what is added, nor ``<-``: the second run's ``  <-- Corrected line``).
+    A new line is one of the function's body (indented deeper than its ``def``, not starting with ``<``) or
+    blank: in the first run, free new lines held ``import time`` at column 0, a ``**Question**`` in markdown,
+    the line with its number from the pick's listing."""
     lines = [line.rstrip() for line in code.splitlines()]
     target = lines[index].strip()
     indent = lines[index][:len(lines[index]) - len(lines[index].lstrip())]
@@ -117,9 +118,9 @@ def changed_line_grammar(code: str, index: int) -> str:
         f'root ::= "```python\\n" {_literal(before)} {_literal(indent)} d0 "\\n" more{{0,{_EXTRA_LINES}}} '
         f'{_literal(after)} "```"',
         *rules,
-        f"d{len(target)} ::= [ \\t]* [^#/ \\t\\n] rest",
+        f'd{len(target)} ::= [ \\t]* ([^#/< \\t\\n] rest | "<" [^\\-\\n] rest)',
         "rest ::= [^\\n]*",
-        f'more ::= ({_literal(outer)} [ \\t]+ [^` \\t\\n] [^\\n]*)? "\\n"',
+        f'more ::= ({_literal(outer)} [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"',
     ])
 
 

@@ -50,10 +50,11 @@ def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
     assert lines[1] == 'd0 ::= [^x \\t\\n] rest | "x" d1'  # no empty line: the line could come back after it
     assert lines[2] == 'd1 ::= [^ \\t\\n] rest | " " d2 | ""'
     assert 'd5 ::= [^\\[ \\t\\n] rest | "[" d6 | ""' in lines and 'd7 ::= [^\\] \\t\\n] rest | "]" d8 | ""' in lines
-    assert 'd8 ::= [ \\t]* [^#/ \\t\\n] rest' in lines  # longer: code, not a comment (``#``, ``//``)
-    assert lines[-1] == 'more ::= ("" [ \\t]+ [^` \\t\\n] [^\\n]*)? "\\n"'  # a new line: the body's, or blank
+    # longer: code, not a comment (``#``, ``//``) nor an arrow pointing at it (``  <-- Corrected line``)
+    assert 'd8 ::= [ \\t]* ([^#/< \\t\\n] rest | "<" [^\\-\\n] rest)' in lines
+    assert lines[-1] == 'more ::= ("" [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"'  # a new line: the body's, or blank
     accented = changed_line_grammar('def h():\n    return "é"\n', 1).splitlines()
     assert 'd8 ::= [^ \\t\\n] rest | "é" d9 | ""' in accented  # xgrammar clamps it in a negated class
     method = changed_line_grammar("    def g(self):\n        return 1\n", 1).splitlines()
     assert method[0].startswith('root ::= "```python\\n" "    def g(self):\\n" "        " d0')  # its indentation kept
-    assert method[-1] == 'more ::= ("    " [ \\t]+ [^` \\t\\n] [^\\n]*)? "\\n"'
+    assert method[-1] == 'more ::= ("    " [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"'
