@@ -240,12 +240,11 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int) 
     if not ran:
         return found
     traced: dict[tuple[str, int], Place] = {}
-    failing = max(r.failed for r in ran)
     for r in ran:
         span = span_of(r, locate)
         if span is None or span[1] - span[0] >= _MAX_LINES or (r.path, span[0]) in traced:
             continue
-        tests = "the failing test" if failing == 1 else f"{r.failed} of {failing} failing tests"
+        tests = "the failing test" if r.of == 1 else f"{r.failed} of {r.of} failing tests"
         below = "" if r.depth >= 99 else ", called by the test" if r.depth == 1 else f", {r.depth} calls below the test"
         traced[(r.path, span[0])] = Place(path=r.path, name=r.name.rsplit(".", 1)[-1], start=span[0], end=span[1],
                                           why=f"ran in {tests}" + (f" and {r.passed} passing" if r.passed else "")

@@ -130,6 +130,8 @@ class Ran(msgspec.Struct, frozen=True, kw_only=True):
     """Its qualified name (``LRUCache.__getitem__``, ``cached.<locals>.decorator``)."""
     failed: int
     """Failing tests that ran it."""
+    of: int
+    """Failing tests in all."""
     passed: int
     """Passing tests that ran it."""
     score: float
@@ -207,7 +209,7 @@ def ran_functions(trace: Mapping[str, Mapping[Key, int]], failed_ids: tuple[str,
         for key in trace[test]:
             if key in counts:
                 counts[key][1] += 1
-    ran = [Ran(path=k[0], line=k[1], name=k[2], failed=f, passed=p, depth=depth[k],
+    ran = [Ran(path=k[0], line=k[1], name=k[2], failed=f, of=len(failing), passed=p, depth=depth[k],
                score=round(f / math.sqrt(len(failing) * (f + p)), 4)) for k, (f, p) in counts.items()]
     return sorted(ran, key=lambda r: (-r.score, r.depth, first[(r.path, r.line, r.name)]))
 

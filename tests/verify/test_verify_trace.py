@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import msgspec
+
 from contenox.verify import failed_test_ids, python_env, run_check
 from contenox.verify.focus import Place, with_traced
 from contenox.verify.trace import Ran, ran_functions, read_trace, trace_env
@@ -107,9 +109,9 @@ def test_a_trace_drops_the_places_no_failing_test_ran_and_adds_what_it_did() -> 
     found = [Place(path="a.py", name="helper", start=1, end=3, why="called by test_x"),
              Place(path="b.py", name="helper", start=10, end=14, why="called by test_x"),
              Place(path="a.py", name="frame", start=20, end=25, why="frame of the failing run")]
-    ran = [Ran(path="b.py", line=10, name="helper", failed=1, passed=0, score=1.0, depth=1),
-           Ran(path="c.py", line=5, name="Deep.deep", failed=1, passed=0, score=1.0, depth=3),
-           Ran(path="c.py", line=2, name="Deep.__init__", failed=1, passed=2, score=0.58, depth=2)]
+    ran = [Ran(path="b.py", line=10, name="helper", failed=1, of=1, passed=0, score=1.0, depth=1),
+           Ran(path="c.py", line=5, name="Deep.deep", failed=1, of=1, passed=0, score=1.0, depth=3),
+           Ran(path="c.py", line=2, name="Deep.__init__", failed=1, of=1, passed=2, score=0.58, depth=2)]
     told = with_traced(found, ran, _locate, 10)
     # a.py's helper never ran: dropped; the traceback's frame stays; the trace adds deep and __init__
     assert [(p.path, p.name) for p in told] == [("b.py", "helper"), ("a.py", "frame"), ("c.py", "deep"),
@@ -117,4 +119,6 @@ def test_a_trace_drops_the_places_no_failing_test_ran_and_adds_what_it_did() -> 
     assert told[2].why == "ran in the failing test, 3 calls below the test"
     assert told[3].why == "ran in the failing test and 2 passing, 2 calls below the test"
     assert with_traced(found, ran, _locate, 2) == told[:2]
+    two = [msgspec.structs.replace(r, of=2) for r in ran]  # one of two failing tests ran each
+    assert with_traced(found, two, _locate, 10)[2].why == "ran in 1 of 2 failing tests, 3 calls below the test"
     assert with_traced(found, [], _locate, 10) == found  # no trace: the places as found
