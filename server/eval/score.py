@@ -18,6 +18,7 @@ import msgspec
 
 from contenox.eval.checkout import apply, apply_check, run_test
 from contenox.eval.tasks import Task
+from contenox.workspace import changed_lines
 
 __all__ = ["EditCheck", "check_edit", "extract_diff", "files_named", "passes", "recall", "symbols_named"]
 
@@ -95,46 +96,14 @@ def check_edit(task: Task, tree: Path, answer: str, proposed: str = "") -> EditC
                      detail="" if outcome.passed else outcome.output[-400:])
 
 
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _PLACE = re.compile(r"\(([^\s():]+):(\d+)-(\d+)[,)]")
-
-
-def injected_lines(diff: str) -> dict[str, set[int]]:
-    """The lines of each file the injected bug touches, numbered as in the injected file: each added line, and
-    where lines were only taken away, the lines on both sides of the gap."""
-    lines: dict[str, set[int]] = {}
-    path, new, gap = "", 0, False
-
-    def close_gap() -> None:
-        if gap and path:
-            lines.setdefault(path, set()).update(n for n in (new - 1, new) if n >= 1)
-
-    for line in [*diff.splitlines(), "diff --git"]:
-        if line.startswith(("diff ", "@@")):
-            close_gap()
-            gap = False
-        if line.startswith("+++ "):
-            path = line[4:].strip().removeprefix("b/")
-        elif (hunk := _HUNK.match(line)) is not None:
-            new = int(hunk.group(1))
-        elif not path or line.startswith(("--- ", "diff ", "index ")):
-            continue
-        elif line.startswith("+"):
-            lines.setdefault(path, set()).add(new)
-            new, gap = new + 1, False
-        elif line.startswith("-"):
-            gap = True
-        elif line.startswith(" "):
-            close_gap()
-            new, gap = new + 1, False
-    return lines
 
 
 def bug_place(task: Task, places: Iterable[str]) -> int | None:
     """Which of the places (the node's entries, "name (path:a-b, ...)" or "name (path:a-b)", in order) holds the
     lines the task's bug touches: its number from 1; 0 when there were places and none holds them; None when
     there were none or the task injects no bug (nothing to localize)."""
-    touched = injected_lines(task.inject)
+    touched = changed_lines(task.inject, both_sides=True)
     tried = list(places)
     if not touched or not tried:
         return None

@@ -92,12 +92,19 @@ def frames(text: str, *, trace: bool) -> list[Frame]:
     return result
 
 
-def changed_lines(diff: str) -> dict[str, set[int]]:
-    """The new-side lines a unified diff adds or deletes next to, per path (``+++ b/path``)."""
+def changed_lines(diff: str, *, both_sides: bool = False) -> dict[str, set[int]]:
+    """The new-side lines a unified diff adds or deletes next to, per path (``+++ b/path``). ``both_sides``: where
+    lines were only taken away, the line before the gap as well (a deleted last line of a function is next to the
+    function, not only to what follows it)."""
     changed: dict[str, set[int]] = {}
     path: str | None = None
     line = 0
-    for raw in diff.splitlines():
+    gap = False
+    for raw in [*diff.splitlines(), "@@"]:
+        if gap and path is not None and both_sides and not raw.startswith(("+", "-")):
+            changed.setdefault(path, set()).update(n for n in (line - 1, line) if n >= 1)
+        if not raw.startswith("-") or raw.startswith("--- "):
+            gap = False
         if raw.startswith("+++ "):
             target = raw[4:].split("\t")[0].strip()
             path = None if target == "/dev/null" else (target[2:] if target.startswith("b/") else target)
@@ -112,6 +119,7 @@ def changed_lines(diff: str) -> dict[str, set[int]]:
             line += 1
         elif raw.startswith("-"):
             changed.setdefault(path, set()).add(max(line, 1))
+            gap = True
         elif raw.startswith(" ") or raw == "":
             line += 1
     return changed

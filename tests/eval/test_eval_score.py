@@ -15,11 +15,11 @@ from contenox.eval.score import (
     check_edit,
     extract_diff,
     files_named,
-    injected_lines,
     passes,
     recall,
     symbols_named,
 )
+from contenox.workspace import changed_lines
 
 
 def _task(task_set: TaskSet, task_id: str):
@@ -177,7 +177,8 @@ def test_the_injected_lines_and_the_place_that_holds_them(task_set: TaskSet) -> 
     """A changed line is numbered as in the injected file; a line only taken away marks the lines on both sides
     of its gap; the focused place whose range holds one is the bug's place (its number, 0 if none, None when no
     place was tried or no bug was injected)."""
-    assert injected_lines(INJECTED) == {"src/pkg/core.py": {13, 41, 42}, "src/pkg/other.py": {2}}
+    assert changed_lines(INJECTED, both_sides=True) == {"src/pkg/core.py": {13, 41, 42}, "src/pkg/other.py": {2}}
+    assert changed_lines(INJECTED) == {"src/pkg/core.py": {13, 42}, "src/pkg/other.py": {2}}  # retrieval's, as before
     task = msgspec.structs.replace(_task(task_set, "ct-bug-lru-read-evicted"), inject=INJECTED)
     assert bug_place(task, ["second (src/pkg/core.py:38-44, called by t; picked by the model of 3 found (2 of 4 picks))",
                             "first (src/pkg/core.py:9-20, called by t; found along the failing run)"]) == 1
