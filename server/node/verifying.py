@@ -55,6 +55,7 @@ from contenox.verify import (
     python_env,
     resolve_check_command,
     run_check,
+    spectrum_command,
     unusable_terminal_command,
 )
 from contenox.verify.focus import (
@@ -265,6 +266,7 @@ class VerifyJob:
         self._places: tuple[str, ...] = ()
         self._found: tuple[str, ...] = ()
         self._traced: int | None = None
+        self._spectrum_note = ""
         self._ran: list[Ran] = []
         """The workspace's functions the failing tests ran (the first check traced), most suspicious first."""
 
@@ -352,6 +354,7 @@ class VerifyJob:
             command=command.command, command_source=command.source,
             command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
             rounds=rounds, places=self._places, found=self._found, traced=self._traced,
+            spectrum=self._spectrum_note,
             decode_s=round(greedy.decode_s + self._decode_s, 2),
             apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2),
             failed_before=failed_test_ids(baseline.output) or tuple(
@@ -368,12 +371,40 @@ class VerifyJob:
         if trace is not None and run.outcome == "timeout":  # the profiler's cost may be what ran it out of time
             trace = None
             run = await self._check(command)
-        if trace is not None and not run.passed and (calls := await asyncio.to_thread(read_trace, trace)) is not None:
-            self._ran = ran_functions(calls, failed_test_ids(run.output), run_failed=True)
-            self._traced = len(self._ran)
+        if trace is not None and not run.passed:
+            ran = await self._spectrum(command, run)
+            if ran is None and (calls := await asyncio.to_thread(read_trace, trace)) is not None:
+                ran = ran_functions(calls, failed_test_ids(run.output), run_failed=True)
+            if ran is not None:
+                self._ran, self._traced = ran, len(ran)
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
             activity, status="completed", output=f"before any change: {run.describe()}\n{run.tail(2000)}")))
         return run
+
+    async def _spectrum(self, command: CheckCommand, baseline: CheckRun) -> list[Ran] | None:
+        """The failing tests' whole files run to completion, traced (the check may stop at the first failure or
+        name one test): the passing tests beside the failing ones tell which lines only a failure runs. None:
+        not needed, not allowed, or no failing test was traced (the check's own trace stands)."""
+        files = [path for path, _, _ in failing_test_frames(baseline.output, self.scratch.tree)] or [
+            test.split("::")[0] for test in failed_test_ids(baseline.output)]
+        line = spectrum_command(command.command, files)
+        if line is None:
+            return None
+        if why := await consent(line, self.root, self.request, self.consents, self.asker):
+            self._spectrum_note = f"`{line}` not run: {why}"
+            return None
+        activity = ToolActivity(id="verify-spectrum", name="verify", kind="execute", status="in_progress",
+                                title=f"run the failing tests' files, traced: {line}"[:160])
+        await self.emit(TurnEvent(kind="tool", tool=activity))
+        folder = self.scratch.folder / "spectrum"
+        run = await check_in(self.scratch.tree, line, self.request, self.config, folder)
+        self._check_s += run.seconds
+        calls = await asyncio.to_thread(read_trace, folder) if run.outcome in ("passed", "failed") else None
+        ran = ran_functions(calls, failed_test_ids(run.output), run_failed=False) if calls else []
+        self._spectrum_note = f"`{line}`: {run.describe()}" + ("" if ran else ", no failing test traced: not used")
+        await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
+            activity, status="completed", output=f"{run.describe()}\n{run.tail(2000)}")))
+        return ran or None
 
     async def _check(self, command: CheckCommand, trace: Path | None = None) -> CheckRun:
         """The check in the scratch copy as it stands (``trace``: its calls recorded there)."""
@@ -468,11 +499,14 @@ class VerifyJob:
             self._decode_s += time.monotonic() - began
         votes = Counter(int(p.text.strip()) for p in picks if p.text.strip().isdigit())
         greedy = [int(p.text.strip()) for p in picks if not p.sampled and p.text.strip().isdigit()]
-        ranked = sorted(votes, key=lambda n: (n not in greedy, -votes[n]))
+        suspicion = dict(place.lines)  # a trace's most suspicious lines first; the model's picks order the rest
+        ranked = sorted({*votes, *suspicion}, key=lambda n: (-suspicion.get(n, 0.0), n not in greedy, -votes[n], n))
         chosen = [n for n in ranked if n - place.start in pickable][:self.config.lines]
         if not chosen:
             return
-        picked = "lines picked by the model: " + ", ".join(f"{n} ({votes[n]} of {len(picks)})" for n in chosen)
+        picked = "lines to change: " + ", ".join(
+            f"{n} ({'; '.join([f'suspicion {suspicion[n]:.2f}'] * (n in suspicion) + [f'{votes[n]} of {len(picks)} picks'] * (n in votes))})"
+            for n in chosen)
         if self._places:  # said with the place (its entry ends with how it was found)
             self._places = (*self._places[:-1], f"{self._places[-1][:-1]}; {picked})")
         for number in chosen:
@@ -510,12 +544,18 @@ class VerifyJob:
                 "found along the failing run"] * (len(found) - 1)
         votes = Counter(n for n, _ in picks)
         greedy = [n for n, sampled in picks if not sampled]
-        ranked = sorted(votes, key=lambda n: (n not in greedy, -votes[n], n))
-        order = [*ranked, *(n for n in range(1, len(found) + 1) if n not in votes)]
+        # a trace's suspicion first (measured: it put the bug's function first more often than the model's
+        # pick, bench/results/2026-12-03-probe-spectrum.txt); the model's picks order what it leaves tied
+        order = sorted(range(1, len(found) + 1), key=lambda n: (-found[n - 1].suspicion, n not in greedy,
+                                                                -votes[n], n))
         of = f"{len(drafts)} picks" if len(drafts) > 1 else "its pick"
-        how = [f"picked by the model of {len(found)} found ({votes[n]} of {of})" if i == 0 else
-               f"picked by the model ({votes[n]} of {of})" if n in votes else "found along the failing run"
-               for i, n in enumerate(order)]
+        how: list[str] = []
+        for i, n in enumerate(order):
+            parts = [f"suspicion {found[n - 1].suspicion:.2f} by the trace"] if found[n - 1].suspicion else []
+            if n in votes:
+                parts.append(f"picked by the model of {len(found)} found ({votes[n]} of {of})" if i == 0 else
+                            f"picked by the model ({votes[n]} of {of})")
+            how.append("; ".join(parts) or "found along the failing run")
         return [found[n - 1] for n in order], how
 
     def _rewrite(self, place: Place, text: str) -> ProposedEdits:
@@ -665,6 +705,8 @@ def describe(report: Verification) -> list[str]:
     if report.traced is not None:
         lines.append(f"the check's first run traced: {report.traced} function(s) of the workspace ran in the "
                      "failing test(s)")
+    if report.spectrum:
+        lines.append(f"the failing tests' files run traced (passing tests beside failing ones): {report.spectrum}")
     if len(report.found) > len(report.places):
         lines.append(f"places found along the failing run: {', '.join(report.found)}")
     lines += [f"focused place {number}: {place}" for number, place in enumerate(report.places, 1)]

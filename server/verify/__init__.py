@@ -11,6 +11,7 @@ from contenox.verify.command import (
     command_from_request,
     command_from_terminal,
     resolve_check_command,
+    spectrum_command,
     unusable_terminal_command,
 )
 from contenox.verify.consent import Consent, ConsentStore
@@ -59,5 +60,6 @@ __all__ = [
     "python_env",
     "resolve_check_command",
     "run_check",
+    "spectrum_command",
     "unusable_terminal_command",
 ]

@@ -23,7 +23,7 @@ from typing import Literal
 import msgspec
 
 __all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "resolve_check_command",
-           "unusable_terminal_command"]
+           "spectrum_command", "unusable_terminal_command"]
 
 log = logging.getLogger(__name__)
 
@@ -197,3 +197,43 @@ def _resolved(root: Path, *, configured: str, paths: Iterable[str], request: str
     if _npm_test(root):
         return CheckCommand(command="npm test", source="detected", detail="package.json test script")
     return None
+
+
+_STOPS_EARLY = {"-x", "--exitfirst", "--lf", "--last-failed", "--sw", "--stepwise", "--ff", "--failed-first"}
+"""pytest options that run fewer tests than the files hold, or stop at the first failure (``--maxfail`` and
+``-k`` too, with their values)."""
+
+
+def spectrum_command(command: str, test_files: Iterable[str]) -> str | None:
+    """The pytest command that runs the failing tests' whole files, to completion: ``command``'s runner and
+    options, without what stops early or selects (``-x``, ``--maxfail``, ``-k``, ``--lf``), its test ids and
+    files replaced by ``test_files``. A trace of it sees the tests that pass beside the ones that fail, which is
+    what tells a suspicious line from one every test runs. None: not a pytest command, no test files, a command
+    that names no test file or id (a folder, the whole suite: a run that long is not added), or one that already
+    runs exactly those files to completion."""
+    files = list(dict.fromkeys(test_files))
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    runner = next((i for i, w in enumerate(words) if w == "pytest" or w.endswith("/pytest")), None)
+    if runner is None or not files or any(w in ("&&", "||", ";", "|") for w in words):
+        return None
+    kept: list[str] = []
+    targets: list[str] = []
+    skip = False
+    for word in words[runner + 1:]:
+        if skip:
+            skip = False
+        elif word in ("--maxfail", "-k"):
+            skip = True
+        elif word in _STOPS_EARLY or word.startswith(("--maxfail=", "-k=")) or (word.startswith("-k") and len(word) > 2):
+            continue
+        elif not word.startswith("-") and ("::" in word or word.endswith(".py")):
+            targets.append(word)
+        else:
+            kept.append(word)
+    spectrum = [*words[:runner + 1], *kept, *files]
+    if not targets or (targets == files and len(spectrum) == len(words)):
+        return None  # no test file named (a folder, the whole suite: not widened), or already those files
+    return shlex.join(spectrum)

@@ -67,6 +67,10 @@ class Place(msgspec.Struct, frozen=True, kw_only=True):
     """1-based, inclusive."""
     why: str
     """``frame of the failing run`` or ``called by test_x``."""
+    suspicion: float = 0.0
+    """How suspicious a trace of the failing tests made it (its most suspicious line's Ochiai; 0: not traced)."""
+    lines: tuple[tuple[int, float], ...] = ()
+    """Its lines the trace found most suspicious, most first, each with its suspicion (none: not traced)."""
 
 
 def failing_test_frames(output: str, root: Path) -> list[tuple[str, int, str]]:
@@ -236,7 +240,9 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
 def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int) -> list[Place]:
     """The places found, told by a trace of the failing run: a place no failing test ran is dropped (of four
     same-named wrappers, the one that ran stays), except a frame the traceback printed; then the functions the
-    trace adds, most suspicious first, up to ``limit``. No trace (``ran`` empty): the places as found."""
+    trace adds, most suspicious first, up to ``limit``; all of them then ordered most suspicious first (a
+    traceback's frame counts as most suspicious; ties in that order). No trace (``ran`` empty): the places as
+    found."""
     if not ran:
         return found
     traced: dict[tuple[str, int], Place] = {}
@@ -248,10 +254,17 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int) 
         below = "" if r.depth >= 99 else ", called by the test" if r.depth == 1 else f", {r.depth} calls below the test"
         traced[(r.path, span[0])] = Place(path=r.path, name=r.name.rsplit(".", 1)[-1], start=span[0], end=span[1],
                                           why=f"ran in {tests}" + (f" and {r.passed} passing" if r.passed else "")
-                                          + below)
-    kept = [p for p in found if p.why == "frame of the failing run" or (p.path, p.start) in traced]
+                                          + below, suspicion=r.suspicion or r.score,
+                                          lines=tuple((n, x) for n, x in r.lines if span[0] <= n <= span[1]))
+    kept = []
+    for p in found:
+        if (told := traced.get((p.path, p.start))) is not None:
+            kept.append(msgspec.structs.replace(p, suspicion=told.suspicion, lines=told.lines))
+        elif p.why == "frame of the failing run":
+            kept.append(msgspec.structs.replace(p, suspicion=1.0))
     have = {(p.path, p.start) for p in kept}
-    return [*kept, *(p for key, p in traced.items() if key not in have)][:limit]
+    offered = [*kept, *(p for key, p in traced.items() if key not in have)][:limit]
+    return sorted(offered, key=lambda p: -p.suspicion)
 
 
 _QUESTION_CHARS = 1500

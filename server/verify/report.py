@@ -69,6 +69,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     traced: int | None = None
     """How many of the workspace's functions the failing tests ran, by a trace of the check's first run (None:
     not traced: ``[verify] trace`` off, the check passed, or the traced run timed out and ran again without it)."""
+    spectrum: str = ""
+    """The traced run of the failing tests' whole files (``-x`` and test ids dropped) and how it ended, or why it
+    did not run; empty: not needed (the check already runs those files to completion) or not traced."""
     found: tuple[str, ...] = ()
     """Every function the focused round found along the failing run (``name (path:start-end)``), in the order
     found: the ones offered to the model's pick, of which ``places`` were rewritten."""

@@ -26,11 +26,11 @@ import msgspec
 
 from contenox.verify.localize import _TEST, is_test_path
 
-__all__ = ["TRACER", "Key", "Ran", "ran_functions", "read_trace", "span_of", "trace_env"]
+__all__ = ["TRACER", "Calls", "Key", "Ran", "ran_functions", "read_trace", "span_of", "trace_env"]
 
 _TRACER = '''\
 # Written by contenox for one traced check run (the node's own folder, never the project's): records which
-# functions of the project each test calls, and writes them when the process ends.
+# functions of the project each test calls (and their lines that ran), and writes them when the process ends.
 import os as _os
 import sys as _sys
 
@@ -56,41 +56,52 @@ def _contenox_trace():
             files[filename] = found = real[len(root):] if real.startswith(root) else None
             return found
 
-    def profile(frame, event, arg):
+    def tracer(frame, event, arg):
         if event != "call":
-            return
+            return None
         code = frame.f_code
         if not code.co_flags & 1:  # not a function's code (CO_OPTIMIZED): a class body, a module
-            return
+            return None
         path = rel(code.co_filename)
         if path is None:
-            return
+            return None
         test = environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
         seen = ran.get(test)
         if seen is None:
             ran[test] = seen = {}
         key = (path, code.co_firstlineno, getattr(code, "co_qualname", code.co_name))
-        if key not in seen:  # how many calls below the test's own code (99: none above it)
+        entry = seen.get(key)
+        if entry is None:  # how many calls below the test's own code (99: none above it)
             depth, caller = 1, frame.f_back
             while caller is not None and depth < 99:
                 where = rel(caller.f_code.co_filename)
                 if where is not None and test_path(where):
                     break
                 depth, caller = depth + 1, caller.f_back
-            seen[key] = (len(seen), depth if caller is not None else 99)
+            seen[key] = entry = (depth if caller is not None else 99, set())
+        if test_path(path):
+            return None
+        lines = entry[1]
+
+        def local(frame, event, arg):  # the lines each function of the project ran (a test's own: not needed)
+            if event == "line":
+                lines.add(frame.f_lineno)
+            return local
+        return local
 
     def dump():
-        _sys.setprofile(None)
-        threading.setprofile(None)
+        _sys.settrace(None)
+        threading.settrace(None)
         try:
             with open(_os.path.join(out, "%d.json" % _os.getpid()), "w") as fh:
-                json.dump({test: [[*key, depth] for key, (_, depth) in seen.items()] for test, seen in ran.items()}, fh)
+                json.dump({test: [[*key, depth, sorted(lines)] for key, (depth, lines) in seen.items()]
+                           for test, seen in ran.items()}, fh)
         except Exception:
             pass
 
     atexit.register(dump)
-    threading.setprofile(profile)
-    _sys.setprofile(profile)
+    threading.settrace(tracer)
+    _sys.settrace(tracer)
 
 
 def _contenox_next():
@@ -138,6 +149,11 @@ class Ran(msgspec.Struct, frozen=True, kw_only=True):
     """Ochiai's suspiciousness."""
     depth: int
     """The fewest calls between a failing test's own code and it (1: the test calls it; 99: not under a test)."""
+    lines: tuple[tuple[int, float], ...] = ()
+    """Its lines the failing tests ran, most suspicious first (each line's own Ochiai), up to eight."""
+    suspicion: float = 0.0
+    """Its most suspicious line's score (``score`` when no lines were recorded): a function every test runs can
+    still hold the one line only the failing tests reach."""
 
 
 def trace_env(env: Mapping[str, str], folder: Path, tree: Path) -> dict[str, str]:
@@ -154,16 +170,18 @@ def trace_env(env: Mapping[str, str], folder: Path, tree: Path) -> dict[str, str
 
 Key = tuple[str, int, str]
 """(path, first line, qualified name) of a function."""
+Calls = tuple[int, frozenset[int]]
+"""A function's depth below a test and its lines that ran in it."""
 
 
-def read_trace(folder: Path) -> dict[str, dict[Key, int]] | None:
-    """test id -> the functions it ran, in the order first run, each with its depth below the test (every
-    process of the run merged; ``""``: calls outside any pytest test). None when no process wrote one (not
-    Python, or the tracer could not load)."""
+def read_trace(folder: Path) -> dict[str, dict[Key, Calls]] | None:
+    """test id -> the functions it ran, in the order first run, each with its depth below the test and its lines
+    that ran (every process of the run merged; ``""``: calls outside any pytest test). None when no process wrote
+    one (not Python, or the tracer could not load)."""
     written = sorted((folder / "out").glob("*.json"))
     if not written:
         return None
-    merged: dict[str, dict[Key, int]] = {}
+    merged: dict[str, dict[Key, Calls]] = {}
     for file in written:
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
@@ -174,18 +192,26 @@ def read_trace(folder: Path) -> dict[str, dict[Key, int]] | None:
         for test, keys in data.items():
             seen = merged.setdefault(str(test), {})
             for entry in keys if isinstance(keys, list) else ():
-                if isinstance(entry, list) and len(entry) == 4:
+                if isinstance(entry, list) and len(entry) == 5 and isinstance(entry[4], list):
                     key = (str(entry[0]), int(entry[1]), str(entry[2]))
-                    seen[key] = min(seen.get(key, 99), int(entry[3]))
+                    depth, lines = seen.get(key, (99, frozenset()))
+                    seen[key] = (min(depth, int(entry[3])), lines | {int(n) for n in entry[4]})
     return merged
 
 
-def ran_functions(trace: Mapping[str, Mapping[Key, int]], failed_ids: tuple[str, ...],
+_LINES = 8
+
+
+def _ochiai(failed: int, passed: int, failing: int) -> float:
+    return round(failed / math.sqrt(failing * (failed + passed)), 4)
+
+
+def ran_functions(trace: Mapping[str, Mapping[Key, Calls]], failed_ids: tuple[str, ...],
                   run_failed: bool) -> list[Ran]:
-    """The non-test functions the failing tests ran, most suspicious first (Ochiai), then nearest the test's own
-    code, then in the order first run.
-    The failing tests are those ``failed_ids`` names (a parametrized id counts for its function); when none of
-    them was traced by id (not pytest) and the run failed, the whole run is the failing test."""
+    """The non-test functions the failing tests ran, most suspicious first: by their most suspicious line
+    (Ochiai over lines), then the function's own Ochiai, then nearest the test's own code, then in the order
+    first run. The failing tests are those ``failed_ids`` names (a parametrized id counts for its function); when
+    none of them was traced by id (not pytest) and the run failed, the whole run is the failing test."""
     def bare(test: str) -> str:
         return _PARAMS.sub("", test)
 
@@ -199,19 +225,30 @@ def ran_functions(trace: Mapping[str, Mapping[Key, int]], failed_ids: tuple[str,
     first: dict[Key, int] = {}
     depth: dict[Key, int] = {}
     counts: dict[Key, list[int]] = {}
+    line_counts: dict[Key, dict[int, list[int]]] = {}
     for test in failing:
-        for key, below in trace[test].items():
+        for key, (below, lines) in trace[test].items():
             if not is_test_path(key[0]) and not key[2].rsplit(".", 1)[-1].startswith("<"):
                 first.setdefault(key, len(first))
                 depth[key] = min(depth.get(key, 99), below)
                 counts.setdefault(key, [0, 0])[0] += 1
+                for n in lines:
+                    line_counts.setdefault(key, {}).setdefault(n, [0, 0])[0] += 1
     for test in passing:
-        for key in trace[test]:
+        for key, (_, lines) in trace[test].items():
             if key in counts:
                 counts[key][1] += 1
-    ran = [Ran(path=k[0], line=k[1], name=k[2], failed=f, of=len(failing), passed=p, depth=depth[k],
-               score=round(f / math.sqrt(len(failing) * (f + p)), 4)) for k, (f, p) in counts.items()]
-    return sorted(ran, key=lambda r: (-r.score, r.depth, first[(r.path, r.line, r.name)]))
+                for n in lines:
+                    if n in line_counts.get(key, {}):
+                        line_counts[key][n][1] += 1
+    ran = []
+    for k, (f, p) in counts.items():
+        score = _ochiai(f, p, len(failing))
+        suspicious = sorted(((n, _ochiai(lf, lp, len(failing))) for n, (lf, lp) in line_counts.get(k, {}).items()),
+                            key=lambda item: (-item[1], item[0]))[:_LINES]
+        ran.append(Ran(path=k[0], line=k[1], name=k[2], failed=f, of=len(failing), passed=p, depth=depth[k],
+                       score=score, lines=tuple(suspicious), suspicion=suspicious[0][1] if suspicious else score))
+    return sorted(ran, key=lambda r: (-r.suspicion, -r.score, r.depth, first[(r.path, r.line, r.name)]))
 
 
 def span_of(ran: Ran, locate: Callable[[str], list[tuple[str, int, int]]]) -> tuple[int, int] | None:

@@ -317,6 +317,45 @@ async def test_a_function_only_the_trace_of_the_failing_run_reaches_is_a_place(
                                    "failing test(s)") in outcome.explain.notes
 
 
+LIMIT = ("def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return lo\n    return x\n\n\n"
+         "def widen(x):\n    return x * 1\n\n\ndef limit(x):\n    return clamp(widen(x), 0, 10)\n")
+
+
+async def test_the_failing_tests_file_run_traced_puts_the_line_only_failing_tests_reach_first(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check names one test; its own trace ranks ``limit``, ``clamp`` and ``widen`` alike (the one test ran
+    them all). The test's whole file is then run traced (consented with the turn): ``clamp``'s line 5 runs only
+    in the failing test, so ``clamp`` is tried first, before the model's pick (``limit``, which the passing
+    ``test_mid`` runs too), and its rewrite passes."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
+    repo = make_repo(tmp_path / "repo", {"calc.py": LIMIT, "tests/test_calc.py": (
+        "from calc import clamp, limit\n\n\ndef test_low():\n    assert clamp(-1, 0, 10) == 0\n\n\n"
+        "def test_mid():\n    assert limit(5) == 5\n\n\ndef test_high():\n    assert limit(11) == 10\n")})
+    check = "python -m pytest -q -p no:cacheprovider --tb=short tests/test_calc.py::test_high"
+    terminal = (f"$ {check}\nF\ntests/test_calc.py:13: in test_high\n    assert limit(11) == 10\n"
+                "E   assert 0 == 10\n1 failed in 0.01s")
+    right = ("```python\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n"
+             "        return hi\n    return x\n```")
+    script = scripted(monkeypatch, "limit is off.", "no idea", "no idea", "no idea", "2", "2", "2", "3", right,
+                      *["no idea"] * 3)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_high fails. Fix it.", terminal=terminal,
+                                          env=env, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert report.spectrum.startswith("`python -m pytest -q -p no:cacheprovider --tb=short tests/test_calc.py`: ")
+    assert ("the failing tests' files run traced (passing tests beside failing ones): " + report.spectrum
+            ) in outcome.explain.notes
+    assert [p.split(" (")[0] for p in report.places] == ["clamp"]
+    assert "suspicion 1.00 by the trace" in report.places[0] and "picked by the model" not in report.places[0]
+    asked = (await node.engine()).tokenizer.decode(script.requests[3]["ids"])
+    # offered most suspicious first; the model picked limit, which the trace ranks below clamp
+    assert "[1] `clamp` in calc.py" in asked and "[2] `limit` in calc.py" in asked
+    assert all('"def clamp(x, lo, hi):\\n"' in r["grammar"] for r in script.requests[7:11])
+    assert "+        return hi" in outcome.edits.diff and (repo / "calc.py").read_text() == LIMIT
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "calc.py", "tests"]
+
+
 SCALE = "def scale(x):\n    \"\"\"x scaled.\"\"\"\n    # the factor\n    y = x * 2\n    return y + 1\n"
 
 
@@ -356,7 +395,8 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
     assert 'more{0,2} "    return y + 1\\n" "```"' in first["grammar"]  # the lines after it, as they are
     assert '# the factor\\n    y = x * 2\\n" "    " d0' in second["grammar"]
     assert "Line 5 of `scale` is what makes the check fail" in (await node.engine()).tokenizer.decode(second["ids"])
-    assert "lines picked by the model: 4 (2 of 4), 5 (2 of 4)" in report.places[0]
+    # one test: the trace ties every line (1.00), so the model's picks order them
+    assert "lines to change: 4 (suspicion 1.00; 2 of 4 picks), 5 (suspicion 1.00; 2 of 4 picks)" in report.places[0]
     assert "+    return y\n" in outcome.edits.diff and (repo / "util.py").read_text() == SCALE
     assert any("line prompt (line 5)" in n for n in outcome.explain.notes)
 

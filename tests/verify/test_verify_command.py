@@ -9,6 +9,7 @@ from contenox.verify import (
     command_from_request,
     command_from_terminal,
     resolve_check_command,
+    spectrum_command,
     unusable_terminal_command,
 )
 from support.gitrepo import write
@@ -123,3 +124,20 @@ def test_a_failing_script_outside_the_workspace_is_not_the_check(tmp_path: Path)
         assert unusable_terminal_command(tmp_path, f"$ {line}\nTraceback ...") is None
     module = resolve_check_command(tmp_path, terminal="$ python -m pytest -q tests/test_b.py\nF")  # not a script
     assert module is not None and module.source == "terminal"
+
+
+def test_the_spectrum_command_runs_the_failing_tests_whole_files_to_completion() -> None:
+    one = "python -m pytest -q --tb=short -p no:cacheprovider tests/test_func.py::LRUDecoratorTest::test_decorator_clear"
+    assert spectrum_command(one, ["tests/test_func.py"]) == (
+        "python -m pytest -q --tb=short -p no:cacheprovider tests/test_func.py")
+    assert spectrum_command("pytest -x --maxfail 2 -k 'clear and not info' --lf tests/a.py::t tests/b.py",
+                            ["tests/a.py", "tests/a.py"]) == "pytest tests/a.py"
+    assert spectrum_command(".venv/bin/pytest -q --maxfail=1 -kclear tests/a.py", ["tests/a.py"]) == (
+        ".venv/bin/pytest -q tests/a.py")
+    assert spectrum_command("pytest -x tests", ["tests/test_x.py"]) is None  # a folder: not widened to a run that long
+    # already those files, to completion: the check's own trace is the spectrum
+    assert spectrum_command("python -m pytest -q -p no:cacheprovider tests/test_x.py", ["tests/test_x.py"]) is None
+    assert spectrum_command("npm test", ["test/a.js"]) is None  # not pytest
+    assert spectrum_command("python -m pytest tests/a.py && echo ok", ["tests/a.py"]) is None  # a shell line
+    assert spectrum_command("python -m pytest 'unclosed", ["tests/a.py"]) is None
+    assert spectrum_command("python -m pytest -x tests/a.py", []) is None  # no failing test file known

@@ -122,3 +122,68 @@ def test_a_trace_drops_the_places_no_failing_test_ran_and_adds_what_it_did() -> 
     two = [msgspec.structs.replace(r, of=2) for r in ran]  # one of two failing tests ran each
     assert with_traced(found, two, _locate, 10)[2].why == "ran in 1 of 2 failing tests, 3 calls below the test"
     assert with_traced(found, [], _locate, 10) == found  # no trace: the places as found
+
+
+CLAMP = '''\
+def clamp(x, lo, hi):
+    if x < lo:
+        return lo
+    if x > hi:
+        return lo  # the bug: only the failing test reaches this line
+    return x
+
+
+def widen(x):
+    return x * 1
+'''
+
+CLAMP_TESTS = '''\
+from calc import clamp, widen
+
+
+def test_low():
+    assert clamp(-1, 0, 10) == 0
+
+
+def test_mid():
+    assert clamp(widen(5), 0, 10) == 5
+
+
+def test_high():
+    assert clamp(widen(11), 0, 10) == 10
+'''
+
+
+def test_a_function_every_test_runs_is_most_suspicious_by_the_line_only_the_failing_test_ran(tmp_path: Path) -> None:
+    """``clamp`` runs in all three tests (function-level Ochiai 0.58), ``widen`` in the failing one and one
+    passing (0.71): by functions alone ``widen`` would rank first; by lines, ``clamp``'s line 5, which only the
+    failing test ran, is the most suspicious line of all."""
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "calc.py").write_text(CLAMP)
+    (root / "tests" / "test_calc.py").write_text(CLAMP_TESTS)
+    env = python_env(root, {**os.environ, "PYTHONPATH": str(root),
+                            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])})
+    run = run_check("python -m pytest -q -p no:cacheprovider tests/test_calc.py", root,
+                    env=trace_env(env, tmp_path / "trace", root), timeout_s=120)
+    assert run.outcome == "failed"
+    trace = read_trace(tmp_path / "trace")
+    assert trace is not None
+    ran = ran_functions(trace, failed_test_ids(run.output), run_failed=True)
+    clamp, widen = ran
+    assert (clamp.name, widen.name) == ("clamp", "widen")
+    assert clamp.score < widen.score and clamp.suspicion == 1.0 > widen.suspicion == widen.score
+    assert clamp.lines[0] == (5, 1.0) and dict(clamp.lines)[4] < 1.0 and dict(clamp.lines)[2] < dict(clamp.lines)[4]
+    assert 3 not in dict(clamp.lines)  # what only a passing test ran is not the failing tests'
+
+
+def test_the_places_are_ordered_by_the_trace_s_suspicion_and_carry_their_suspicious_lines() -> None:
+    found = [Place(path="b.py", name="helper", start=10, end=14, why="called by test_x")]
+    ran = [Ran(path="c.py", line=5, name="Deep.deep", failed=1, of=1, passed=0, score=0.5, depth=3,
+               lines=((7, 1.0), (6, 0.5), (40, 0.5)), suspicion=1.0),
+           Ran(path="b.py", line=10, name="helper", failed=1, of=1, passed=3, score=0.5, depth=1,
+               lines=((11, 0.5),), suspicion=0.5)]
+    told = with_traced(found, ran, _locate, 10)
+    assert [(p.name, p.suspicion) for p in told] == [("deep", 1.0), ("helper", 0.5)]
+    assert told[0].lines == ((7, 1.0), (6, 0.5))  # its own lines only (40 lies outside its span)
+    assert told[1].why == "called by test_x" and told[1].lines == ((11, 0.5),)
