@@ -400,8 +400,11 @@ class VerifyJob:
         run = await check_in(self.scratch.tree, line, self.request, self.config, folder)
         self._check_s += run.seconds
         calls = await asyncio.to_thread(read_trace, folder) if run.outcome in ("passed", "failed") else None
-        ran = ran_functions(calls, failed_test_ids(run.output), run_failed=False) if calls else []
-        self._spectrum_note = f"`{line}`: {run.describe()}" + ("" if ran else ", no failing test traced: not used")
+        failed = failed_test_ids(run.output)
+        ran = ran_functions(calls, failed, run_failed=False) if calls else []
+        tests = sum(1 for test in calls or () if test)
+        self._spectrum_note = f"`{line}`: {run.describe()}, {len(failed)} of {tests} tests failing" + (
+            "" if ran else ": no failing test traced, not used")
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
             activity, status="completed", output=f"{run.describe()}\n{run.tail(2000)}")))
         return ran or None

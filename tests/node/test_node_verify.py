@@ -343,7 +343,8 @@ async def test_the_failing_tests_file_run_traced_puts_the_line_only_failing_test
                                           env=env, verify=True))
     report = outcome.verification
     assert report is not None and report.status == "passed", report
-    assert report.spectrum.startswith("`python -m pytest -q -p no:cacheprovider --tb=short tests/test_calc.py`: ")
+    assert report.spectrum.startswith("`python -m pytest -q -p no:cacheprovider --tb=short tests/test_calc.py`: "
+                                      "failed (exit 1) in ") and report.spectrum.endswith(", 1 of 3 tests failing")
     assert ("the failing tests' files run traced (passing tests beside failing ones): " + report.spectrum
             ) in outcome.explain.notes
     assert [p.split(" (")[0] for p in report.places] == ["clamp"]
