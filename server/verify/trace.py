@@ -56,8 +56,23 @@ def _contenox_trace():
             files[filename] = found = real[len(root):] if real.startswith(root) else None
             return found
 
+    rendering = re.compile(RENDERING_PATTERN).search
+    renders, quiet = {}, [0]
+
+    def renderer(filename):
+        try:
+            return renders[filename]
+        except KeyError:
+            renders[filename] = found = bool(rendering(filename))
+            return found
+
+    def unrecorded(frame, event, arg):
+        if event == "return":
+            quiet[0] -= 1
+        return unrecorded
+
     def tracer(frame, event, arg):
-        if event != "call":
+        if event != "call" or quiet[0]:
             return None
         code = frame.f_code
         if not code.co_flags & 1:  # not a function's code (CO_OPTIMIZED): a class body, a module
@@ -65,6 +80,11 @@ def _contenox_trace():
         path = rel(code.co_filename)
         if path is None:
             return None
+        caller = frame.f_back
+        if caller is not None and renderer(caller.f_code.co_filename) and rel(caller.f_code.co_filename) is None \
+                and not test_path(path):
+            quiet[0] += 1  # a failure's report calling the project (repr, ==) and all it calls: not the test's run
+            return unrecorded
         test = environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
         seen = ran.get(test)
         if seen is None:
@@ -126,7 +146,10 @@ except Exception:
     pass
 '''
 
-TRACER = _TRACER.replace("TEST_PATTERN", repr(_TEST.pattern))
+_RENDERING = re.compile(r"[/\\](?:_pytest[/\\](?:_io|assertion)[/\\][^/\\]+|unittest[/\\]util\.py|reprlib\.py|pprint\.py)$")
+"""Where a failure's report is written (pytest's assertion messages and safe repr, unittest's ``safe_repr``,
+``reprlib``, ``pprint``): what they call in the project renders the failure, and is not recorded."""
+TRACER = _TRACER.replace("TEST_PATTERN", repr(_TEST.pattern)).replace("RENDERING_PATTERN", repr(_RENDERING.pattern))
 """The ``sitecustomize`` laid in: the tracer, with the pattern of test paths (calls are counted from the test)."""
 _PARAMS = re.compile(r"\[.*\]$")
 

@@ -187,3 +187,55 @@ def test_the_places_are_ordered_by_the_trace_s_suspicion_and_carry_their_suspici
     assert [(p.name, p.suspicion) for p in told] == [("deep", 1.0), ("helper", 0.5)]
     assert told[0].lines == ((7, 1.0), (6, 0.5))  # its own lines only (40 lies outside its span)
     assert told[1].why == "called by test_x" and told[1].lines == ((11, 0.5),)
+
+
+BOX = '''\
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return self.v == other.v + 1  # the bug
+
+    def __repr__(self):
+        return "Box(%s)" % _show(self.v)
+
+
+def _show(v):
+    return str(v)
+'''
+
+BOX_TESTS = '''\
+from box import Box
+
+
+def test_equal():
+    assert Box(1) == Box(1)
+
+
+def test_repr():
+    assert repr(Box(2)) == "Box(2)"
+'''
+
+
+def test_what_a_failure_s_report_calls_is_not_recorded_what_a_test_calls_is(tmp_path: Path) -> None:
+    """pytest writes the failing assertion's message with ``repr``: ``Box.__repr__`` (and ``_show``, which it
+    calls) ran in the failing test only for the report, so the failing test's record leaves them out; the test
+    that calls ``repr`` itself records them."""
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "box.py").write_text(BOX)
+    (root / "tests" / "test_box.py").write_text(BOX_TESTS)
+    env = python_env(root, {**os.environ, "PYTHONPATH": str(root),
+                            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])})
+    run = run_check("python -m pytest -q -p no:cacheprovider tests/test_box.py", root,
+                    env=trace_env(env, tmp_path / "trace", root), timeout_s=120)
+    assert run.outcome == "failed" and "assert Box(1) == Box(1)" in run.output  # the report was written
+    trace = read_trace(tmp_path / "trace")
+    assert trace is not None
+    names = {test: {key[2] for key in calls} for test, calls in trace.items()}
+    assert names["tests/test_box.py::test_equal"] >= {"Box.__init__", "Box.__eq__", "test_equal"}
+    assert not names["tests/test_box.py::test_equal"] & {"Box.__repr__", "_show"}
+    assert names["tests/test_box.py::test_repr"] >= {"Box.__repr__", "_show"}
+    ran = ran_functions(trace, failed_test_ids(run.output), run_failed=True)
+    assert [r.name for r in ran] == ["Box.__eq__", "Box.__init__"]
