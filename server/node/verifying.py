@@ -72,7 +72,7 @@ from contenox.verify.focus import (
     places,
     with_traced,
 )
-from contenox.verify.trace import Ran, ran_functions, read_trace, trace_env
+from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "consent",
            "strip_edit_blocks"]
@@ -225,6 +225,8 @@ _TARGETS = 3
 """Places a round's sampled candidates are spread over."""
 _POOL = 10
 """Places a localization offers the model (``[verify] localize``)."""
+_RELATED, _RELATED_LINES = 3, 30
+"""A focused prompt shows up to three other methods of its place's class, each under 30 lines."""
 Emit = Callable[[TurnEvent], Awaitable[None]]
 
 
@@ -471,8 +473,8 @@ class VerifyJob:
                 continue
             self._places = (*self._places, f"{place.name} ({place.path}:{place.start}-{place.end}, {place.why}; {why})")
             code = "\n".join(source.splitlines()[place.start - 1:place.end])
-            user = focus_prompt(place, code, command.command, failing, test_code,
-                                self.request.prompt)
+            related = self._related(place)
+            user = focus_prompt(place, code, command.command, failing, test_code, self.request.prompt, related)
             began = time.monotonic()
             try:
                 grammar = function_grammar(code.splitlines()[0]) if self.config.grammar and code.strip() else ""
@@ -480,11 +482,11 @@ class VerifyJob:
             finally:
                 self._decode_s += time.monotonic() - began
             yield [(msgspec.structs.replace(d, arm="focused"), place) for d in drafts]
-            async for batch in self._lines(place, code, command, failing, test_code):
+            async for batch in self._lines(place, code, command, failing, test_code, related):
                 yield batch
 
     async def _lines(self, place: Place, code: str, command: CheckCommand, failing_output: str,
-                     test_code: str) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
+                     test_code: str, related: list[tuple[str, str]]) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
         """The place's lines the model picks (``candidates`` picks, the greedy one first, then by votes; up to
         ``[verify] lines`` of them), each in turn drawn as the function with that line changed: the grammar
         copies every other line and admits no copy of the picked one (the small models' rewrites of a whole
@@ -514,7 +516,8 @@ class VerifyJob:
             self._places = (*self._places[:-1], f"{self._places[-1][:-1]}; {picked})")
         for number in chosen:
             index = number - place.start
-            user = line_prompt(place, code, index, command.command, failing_output, test_code, self.request.prompt)
+            user = line_prompt(place, code, index, command.command, failing_output, test_code, self.request.prompt,
+                               related)
             began = time.monotonic()
             try:
                 drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates,
@@ -522,6 +525,26 @@ class VerifyJob:
             finally:
                 self._decode_s += time.monotonic() - began
             yield [(msgspec.structs.replace(d, arm="line", line=number), place) for d in drafts]
+
+    def _related(self, place: Place) -> list[tuple[str, str]]:
+        """The other methods of the place's class the failing tests ran (by the trace), most suspicious first, up
+        to three short ones: (qualified name, code). None for a function outside a class, or no trace."""
+        own = next((r for r in self._ran if r.path == place.path and span_of(r, self.locate) == (place.start, place.end)),
+                   None)
+        if own is None or "." not in own.name or "<locals>" in own.name:
+            return []
+        cls = own.name.rsplit(".", 1)[0]
+        lines = (self.read(place.path) or "").splitlines()
+        related: list[tuple[str, str]] = []
+        for r in self._ran:
+            if r is own or r.path != place.path or r.name.rsplit(".", 1)[0] != cls:
+                continue
+            span = span_of(r, self.locate)
+            if span is not None and span[1] - span[0] < _RELATED_LINES and span[1] <= len(lines):
+                related.append((r.name, "\n".join(lines[span[0] - 1:span[1]])))
+            if len(related) >= _RELATED:
+                break
+        return related
 
     async def _localized(self, found: list[Place], command: CheckCommand, failing_output: str,
                          test_code: str) -> tuple[list[Place], list[str]]:

@@ -310,13 +310,25 @@ def localize_prompt(candidates: list[tuple[Place, str]], command: str, failing_o
     return "\n\n".join(parts)
 
 
+def related_part(related: list[tuple[str, str]]) -> list[str]:
+    """The prompt part that shows, read-only, the other methods of the place's class the failing tests ran (a
+    fix often restores what a sibling sets up or reads: ``cache_clear`` must reset what ``cache_info`` reports)."""
+    if not related:
+        return []
+    cls = related[0][0].rsplit(".", 1)[0]
+    code = "\n\n".join(text.rstrip() for _, text in related)
+    return [f"Other methods of `{cls}` the failing test ran (for reference: leave them as they are):\n"
+            f"```python\n{code}\n```"]
+
+
 def focus_prompt(place: Place, code: str, command: str, failing_output: str, test_code: str = "",
-                 question: str = "") -> str:
+                 question: str = "", related: list[tuple[str, str]] | None = None) -> str:
     """The user message of a focused repair: the user's question (Agentless gives its repair step the issue's
     text; the failing output alone does not say what should happen), why it fails, the test when known, the
-    function to rewrite."""
+    other methods of its class the failing tests ran (``related``: qualified name, code), the function to
+    rewrite."""
     parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
-                     question=question)
+                     question=question) + related_part(related or [])
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
     parts.append(f"`{place.name}` as shown is what makes the check fail: a copy of it unchanged is no fix. Rewrite "
                  f"`{place.name}` so that the check passes, changing the line(s) that are wrong. Reply with the whole "
@@ -361,12 +373,12 @@ def line_pick_prompt(place: Place, code: str, command: str, failing_output: str,
 
 
 def line_prompt(place: Place, code: str, index: int, command: str, failing_output: str, test_code: str = "",
-                question: str = "") -> str:
-    """The user message of a line-level repair: the focused prompt's failure and function, and the one line
-    (``index``, 0-based in ``code``) that must change; the answer is the function with that line changed
-    (:func:`~contenox.verify.grammar.changed_line_grammar`)."""
+                question: str = "", related: list[tuple[str, str]] | None = None) -> str:
+    """The user message of a line-level repair: the focused prompt's failure, related methods and function, and
+    the one line (``index``, 0-based in ``code``) that must change; the answer is the function with that line
+    changed (:func:`~contenox.verify.grammar.changed_line_grammar`)."""
     parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
-                     question=question)
+                     question=question) + related_part(related or [])
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
     line = code.splitlines()[index].strip()
     parts.append(f"Line {place.start + index} of `{place.name}` is what makes the check fail:\n```python\n{line}\n```\n"

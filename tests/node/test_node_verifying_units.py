@@ -67,3 +67,41 @@ def _job(root: Path, folder: Path, *, timeout_s: float) -> VerifyJob:
                      root=root, scratch_folder=folder, consents=ConsentStore(folder / "consents.json"), asker=None,
                      emit=emit, propose=unused, read=unused, locate=unused, generate=unused, step_ids=unused,
                      overlays={}, paths=())
+
+
+STATS = ("class Stats:\n    def __init__(self):\n        self.hits = 0\n\n    def clear(self):\n        self.data = {}\n\n"
+         "    def info(self):\n        return self.hits\n\n\nclass Other:\n    def info(self):\n        return 0\n\n\n"
+         "def helper():\n    return 1\n")
+
+
+def test_a_focused_prompt_shows_the_other_methods_of_its_class_the_failing_test_ran(tmp_path: Path) -> None:
+    """``Stats.clear`` must reset what ``Stats.info`` reports and ``__init__`` sets: the focused and line prompts
+    show those two (the trace's order), not ``Other.info`` or a module function, and nothing for a function
+    outside a class."""
+    from contenox.verify.focus import Place, focus_prompt, line_prompt
+    from contenox.verify.trace import Ran
+
+    spans = {"__init__": [("stats.py", 2, 3)], "clear": [("stats.py", 5, 6)], "info": [("stats.py", 8, 9), ("stats.py", 13, 14)],
+             "helper": [("stats.py", 17, 18)]}
+    job = _job(tmp_path, tmp_path / "scratch", timeout_s=30.0)
+    job.read = lambda path: STATS if path == "stats.py" else None
+    job.locate = lambda name: spans.get(name, [])
+
+    def ran(name: str, line: int, suspicion: float) -> Ran:
+        return Ran(path="stats.py", line=line, name=name, failed=1, of=1, passed=0, score=suspicion, depth=1,
+                   suspicion=suspicion)
+
+    job._ran = [ran("Stats.clear", 5, 1.0), ran("Stats.info", 8, 0.9), ran("Other.info", 13, 0.9),
+                ran("helper", 17, 0.8), ran("Stats.__init__", 2, 0.5)]
+    clear = Place(path="stats.py", name="clear", start=5, end=6, why="called by the test")
+    related = job._related(clear)
+    assert [name for name, _ in related] == ["Stats.info", "Stats.__init__"]
+    assert related[0][1] == "    def info(self):\n        return self.hits"
+    prompt = focus_prompt(clear, "    def clear(self):\n        self.data = {}", "pytest", "1 failed", "", "", related)
+    assert ("Other methods of `Stats` the failing test ran (for reference: leave them as they are):\n```python\n"
+            "    def info(self):\n        return self.hits\n\n    def __init__(self):\n        self.hits = 0\n```") in prompt
+    assert prompt.index("Other methods") < prompt.index("`clear` in stats.py")
+    assert "Other methods of `Stats`" in line_prompt(clear, "    def clear(self):\n        self.data = {}", 1, "pytest",
+                                                      "1 failed", related=related)
+    assert job._related(Place(path="stats.py", name="helper", start=17, end=18, why="t")) == []  # not in a class
+    assert "Other methods" not in focus_prompt(clear, "def clear(self): ...", "pytest", "1 failed")
