@@ -509,9 +509,7 @@ class VerifyJob:
         chosen = [n for n in ranked if n - place.start in pickable][:self.config.lines]
         if not chosen:
             return
-        picked = "lines to change: " + ", ".join(
-            f"{n} ({'; '.join([f'suspicion {suspicion[n]:.2f}'] * (n in suspicion) + [f'{votes[n]} of {len(picks)} picks'] * (n in votes))})"
-            for n in chosen)
+        picked = "lines to change: " + ", ".join(f"{n} ({_line_said(n, suspicion, votes, len(picks))})" for n in chosen)
         if self._places:  # said with the place (its entry ends with how it was found)
             self._places = (*self._places[:-1], f"{self._places[-1][:-1]}; {picked})")
         for number in chosen:
@@ -692,6 +690,14 @@ def _function_only(code: str) -> str:
     if first is None or first.end_lineno is None:
         return code
     return "".join(lines[:first.end_lineno])
+
+
+def _line_said(number: int, suspicion: dict[int, float], votes: Counter[int], picks: int) -> str:
+    """How a line came to be changed: its suspicion by the trace, the model's picks of it, or both."""
+    said = [f"suspicion {suspicion[number]:.2f}"] if number in suspicion else []
+    if number in votes:
+        said.append(f"{votes[number]} of {picks} picks")
+    return "; ".join(said)
 
 
 def _ranked(tried: list[_Tried], *, guard: bool = False) -> list[_Tried]:

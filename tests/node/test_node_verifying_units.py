@@ -105,3 +105,14 @@ def test_a_focused_prompt_shows_the_other_methods_of_its_class_the_failing_test_
                                                       "1 failed", related=related)
     assert job._related(Place(path="stats.py", name="helper", start=17, end=18, why="t")) == []  # not in a class
     assert "Other methods" not in focus_prompt(clear, "def clear(self): ...", "pytest", "1 failed")
+
+
+def test_how_a_line_came_to_be_changed_says_the_trace_the_picks_or_both() -> None:
+    from collections import Counter
+
+    from contenox.node.verifying import _line_said
+
+    suspicion, votes = {660: 0.65, 661: 0.5}, Counter({660: 3, 641: 1})
+    assert _line_said(660, suspicion, votes, 4) == "suspicion 0.65; 3 of 4 picks"
+    assert _line_said(641, suspicion, votes, 4) == "1 of 4 picks"  # picked, though no failing test ran it
+    assert _line_said(661, suspicion, votes, 4) == "suspicion 0.50"
