@@ -122,17 +122,25 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
 
 
 def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[str, ...]:
-    """What ``edits`` change, in words: the definition holding each edit's first changed line
-    (``"`LRUCache.__getitem__` in src/cachetools/__init__.py"``), or the file alone (a new file, a change outside
-    any definition)."""
+    """What ``edits`` change, in words: the definition holding each edit's first changed line, or the line before
+    it when that one is outside any (a line inserted at a function's end) (``"`LRUCache.__getitem__` in
+    src/cachetools/__init__.py"``), or the file alone (a new file, a change outside any definition)."""
     found: list[str] = []
     for edit in edits.edits:
         old, new = (edit.old_text or "").splitlines(), edit.new_text.splitlines()
         line = next((i + 1 for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
                     min(len(old), len(new)) + 1)
-        chunk = workspace.chunk_at(edit.path, min(line, max(1, len(old)))) if edit.old_text else None
+        chunk = None
+        for at in (line, line - 1) if edit.old_text else ():  # an inserted line: the definition it follows
+            chunk = workspace.chunk_at(edit.path, min(max(1, at), max(1, len(old))))
+            if chunk is not None and chunk.kind != "module":
+                break
         found.append(f"`{chunk.name}` in {edit.path}" if chunk is not None and chunk.kind != "module" else edit.path)
     return tuple(dict.fromkeys(found))
+
+
+def _listed_plainly(items: tuple[str, ...]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
 
 
 async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
@@ -592,6 +600,9 @@ class Node:
                                          changed=await asyncio.to_thread(_changed_definitions, workspace, chosen.edits))
         if chosen.draft is greedy:
             text = final.text
+        elif chosen.draft.arm in ("focused", "line"):  # the turn's prose reasoned about another change: not kept
+            text = (f"The change is in {_listed_plainly(report.changed)}:\n\n" if report.changed else "") + \
+                chosen.draft.text.strip()
         else:
             prose = strip_edit_blocks(final.text) if not steps else ""
             text = f"{prose}\n\n{chosen.draft.text.strip()}" if prose else chosen.draft.text

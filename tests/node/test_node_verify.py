@@ -250,6 +250,9 @@ async def test_a_method_several_classes_define_is_rewritten_in_the_test_s_class(
     assert edit.new_text == CACHES.replace("        return value + 1\n\n\nclass FIFO", "        return value\n\n\nclass FIFO")
     assert report.changed == ("`LRU.get` in caches.py",) and (repo / "caches.py").read_text() == CACHES
     assert "        return value\n```" in outcome.text and "print(LRU()" not in outcome.text  # shown as applied
+    # the turn's own prose reasoned about another change: the answer names the place the passing change is in
+    assert outcome.text.startswith("The change is in `LRU.get` in caches.py:\n\n```python\n    def get(self, key):")
+    assert "get adds one." not in outcome.text
 
 
 async def test_the_places_are_tried_in_turn_until_one_passes(

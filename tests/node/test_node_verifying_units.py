@@ -116,3 +116,26 @@ def test_how_a_line_came_to_be_changed_says_the_trace_the_picks_or_both() -> Non
     assert _line_said(660, suspicion, votes, 4) == "suspicion 0.65; 3 of 4 picks"
     assert _line_said(641, suspicion, votes, 4) == "1 of 4 picks"  # picked, though no failing test ran it
     assert _line_said(661, suspicion, votes, 4) == "suspicion 0.50"
+
+
+def test_what_a_change_changes_names_the_definition_an_inserted_line_ends(tmp_path: Path) -> None:
+    """A line added at the end of ``cache_clear`` lies past it in the old text (the blank line after it): the
+    change is named by the definition it follows, not by its file alone."""
+    from contenox.config import WorkspaceConfig
+    from contenox.node.node import _changed_definitions
+    from contenox.workspace import Workspace
+
+    source = ("class Info:\n    def clear(self):\n        self.data = {}\n\n    def info(self):\n        return 0\n\n\n"
+              "X = 1\n")
+    root = make_repo(tmp_path / "repo", {"info.py": source})
+    workspace = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
+    inserted = source.replace("        self.data = {}\n", "        self.data = {}\n        self.hits = 0\n")
+    changed = source.replace("        return 0\n", "        return 1\n")
+    module = source.replace("X = 1\n", "X = 2\n")
+
+    def edits(new: str) -> ProposedEdits:
+        return ProposedEdits(edits=(ProposedEdit(path="info.py", old_text=source, new_text=new, diff="d", blocks=1),))
+
+    assert _changed_definitions(workspace, edits(inserted)) == ("`Info.clear` in info.py",)
+    assert _changed_definitions(workspace, edits(changed)) == ("`Info.info` in info.py",)
+    assert _changed_definitions(workspace, edits(module)) == ("info.py",)
