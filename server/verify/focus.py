@@ -382,7 +382,6 @@ def line_prompt(place: Place, code: str, index: int, command: str, failing_outpu
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
     line = code.splitlines()[index].strip()
     parts.append(f"Line {place.start + index} of `{place.name}` is what makes the check fail:\n```python\n{line}\n```\n"
-                 f"Rewrite `{place.name}` with that line corrected, or, when what it needs is missing, with that line "
-                 "kept and the missing line added right after it. Reply with the whole corrected function in one "
+                 f"Rewrite `{place.name}` with that line corrected. Reply with the whole corrected function in one "
                  "```python code block.")
     return "\n\n".join(parts)

@@ -85,8 +85,8 @@ def _class_char(char: str) -> str:
 
 def changed_line_grammar(code: str, index: int) -> str:
     """EBNF of a line-level repair's answer (Agentless's edit location, then its edit): ``code`` (a function) in
-    one ```python block, every line as it is but the ``index``-th (0-based), which must change or be followed by
-    a new line, and may bring up to two (more) new lines after it. The small models asked to rewrite a function copy it unchanged (the 0.5B, 4 of 4
+    one ```python block, every line as it is but the ``index``-th (0-based), which must change, and may bring up
+    to two new lines after it. The small models asked to rewrite a function copy it unchanged (the 0.5B, 4 of 4
     times on cachetools' lru bug); here the copy is not an answer the grammar admits, and the change is where the
     model's pick put it, not wherever copying ran out.
 
@@ -96,11 +96,9 @@ def changed_line_grammar(code: str, index: int) -> str:
     the whole line, more code that is not a comment (``x = a`` -> ``x = a + 1``; a comment added is no change,
     and the 1.5B's first line-level answers on cachetools' lru task appended ``// Corrected line`` to the line, 8
     of 16: neither ``#`` nor ``/`` starts what is added, nor ``<-``: the second run's ``  <-- Corrected line``).
-    Or the whole line as it is, then a new line of the body right after it: the line a deleted-line bug lacks
-    (cachetools' ``cache_clear`` lost ``self.__hits = self.__misses = 0`` after ``self.cache.clear()``, which
-    no change of that line restores). A new line is one of the function's body (indented deeper than its
-    ``def``, not starting with ``<``) or blank: in the first run, free new lines held ``import time`` at column
-    0, a ``**Question**`` in markdown, the line with its number from the pick's listing."""
+    A new line is one of the function's body (indented deeper than its ``def``, not starting with ``<``) or
+    blank: in the first run, free new lines held ``import time`` at column 0, a ``**Question**`` in markdown,
+    the line with its number from the pick's listing."""
     lines = [line.rstrip() for line in code.splitlines()]
     target = lines[index].strip()
     indent = lines[index][:len(lines[index]) - len(lines[index].lstrip())]
@@ -116,19 +114,11 @@ def changed_line_grammar(code: str, index: int) -> str:
         rules.append(f"d{i} ::= " + " | ".join(alternatives))
     before = "".join(line + "\n" for line in lines[:index])
     after = "".join(line + "\n" for line in lines[index + 1:])
-    following = lines[index + 1].strip() if index + 1 < len(lines) else ""
-    inserted = []  # a line inserted after the kept one: not a copy of the line after it (a copy with a step more)
-    for i, char in enumerate(following):
-        other = ("" if char in " \t" or ord(char) > 127 else _class_char(char)) + ("`<" if i == 0 else "")
-        inserted.append(f"n{i} ::= " + " | ".join([f"[^{other} \\t\\n] rest", f"{_literal(char)} n{i + 1}",
-                                                      *(['""'] if i else [])]))
-    inserted.append(f"n{len(following)} ::= [ \\t]* [^ \\t\\n] rest" if following else "n0 ::= [^`< \\t\\n] rest")
     return "\n".join([
         f'root ::= "```python\\n" {_literal(before)} {_literal(indent)} d0 "\\n" more{{0,{_EXTRA_LINES}}} '
         f'{_literal(after)} "```"',
         *rules,
-        f'd{len(target)} ::= [ \\t]* ([^#/< \\t\\n] rest | "<" [^\\-\\n] rest) | "\\n" {_literal(outer)} [ \\t]+ n0',
-        *inserted,
+        f'd{len(target)} ::= [ \\t]* ([^#/< \\t\\n] rest | "<" [^\\-\\n] rest)',
         "rest ::= [^\\n]*",
         f'more ::= ({_literal(outer)} [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"',
     ])

@@ -52,8 +52,7 @@ def test_a_function_grammar_answer_is_a_rewrite_of_that_function(engine: EngineL
 def test_a_changed_line_answer_keeps_every_other_line_and_changes_the_picked_one(engine: EngineLike,
                                                                                 seed: int | None) -> None:
     """The line-level repair's grammar on the real engine (greedy and sampled): the function's other lines as
-    they are, the picked line changed or kept with a line inserted after it (a copy of it alone is no answer), at
-    most two more lines added after it."""
+    they are, the picked line changed (a copy of it is no answer), at most two lines added after it."""
     function = SOURCE.split("\n\n\n")[0] + "\n"
     final = engine.submit(GenerateRequest(
         session_id="g", token_ids=_ids(engine), max_new_tokens=48, grammar=changed_line_grammar(function, 1),
@@ -62,10 +61,8 @@ def test_a_changed_line_answer_keeps_every_other_line_and_changes_the_picked_one
     if final.finish_reason == "length":
         return
     lines = final.text.removesuffix("```").splitlines()[1:]
-    assert lines[-1] == "    return y" and 2 <= len(lines) - 1 <= 5, final.text
-    assert lines[1].strip() and not lines[1].strip().startswith("#")
-    if lines[1].strip() == "y = x - 1":  # kept, and a new line inserted after it (not a copy of the next one)
-        assert lines[2].startswith("    ") and lines[2].strip() and lines[2].strip() != "return y", final.text
+    assert lines[-1] == "    return y" and 2 <= len(lines) - 1 <= 4, final.text
+    assert lines[1].strip() != "y = x - 1" and lines[1].strip() and not lines[1].strip().startswith("#")
 
 
 def test_a_number_grammar_answer_is_one_of_the_numbers(engine: EngineLike) -> None:
