@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -154,20 +155,25 @@ def test_high():
 '''
 
 
+def _traced_project(tmp_path: Path, module: str, source: str, tests: str) -> tuple[Any, Any]:
+    """A project of one module and its test file, its tests run traced: (the run, the trace read)."""
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / f"{module}.py").write_text(source)
+    (root / "tests" / f"test_{module}.py").write_text(tests)
+    env = python_env(root, {**os.environ, "PYTHONPATH": str(root),
+                            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])})
+    run = run_check(f"python -m pytest -q -p no:cacheprovider tests/test_{module}.py", root,
+                    env=trace_env(env, tmp_path / "trace", root), timeout_s=120)
+    return run, read_trace(tmp_path / "trace")
+
+
 def test_a_function_every_test_runs_is_most_suspicious_by_the_line_only_the_failing_test_ran(tmp_path: Path) -> None:
     """``clamp`` runs in all three tests (function-level Ochiai 0.58), ``widen`` in the failing one and one
     passing (0.71): by functions alone ``widen`` would rank first; by lines, ``clamp``'s line 5, which only the
     failing test ran, is the most suspicious line of all."""
-    root = tmp_path / "project"
-    (root / "tests").mkdir(parents=True)
-    (root / "calc.py").write_text(CLAMP)
-    (root / "tests" / "test_calc.py").write_text(CLAMP_TESTS)
-    env = python_env(root, {**os.environ, "PYTHONPATH": str(root),
-                            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])})
-    run = run_check("python -m pytest -q -p no:cacheprovider tests/test_calc.py", root,
-                    env=trace_env(env, tmp_path / "trace", root), timeout_s=120)
+    run, trace = _traced_project(tmp_path, "calc", CLAMP, CLAMP_TESTS)
     assert run.outcome == "failed"
-    trace = read_trace(tmp_path / "trace")
     assert trace is not None
     ran = ran_functions(trace, failed_test_ids(run.output), run_failed=True)
     clamp, widen = ran
@@ -222,16 +228,8 @@ def test_what_a_failure_s_report_calls_is_not_recorded_what_a_test_calls_is(tmp_
     """pytest writes the failing assertion's message with ``repr``: ``Box.__repr__`` (and ``_show``, which it
     calls) ran in the failing test only for the report, so the failing test's record leaves them out; the test
     that calls ``repr`` itself records them."""
-    root = tmp_path / "project"
-    (root / "tests").mkdir(parents=True)
-    (root / "box.py").write_text(BOX)
-    (root / "tests" / "test_box.py").write_text(BOX_TESTS)
-    env = python_env(root, {**os.environ, "PYTHONPATH": str(root),
-                            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])})
-    run = run_check("python -m pytest -q -p no:cacheprovider tests/test_box.py", root,
-                    env=trace_env(env, tmp_path / "trace", root), timeout_s=120)
+    run, trace = _traced_project(tmp_path, "box", BOX, BOX_TESTS)
     assert run.outcome == "failed" and "assert Box(1) == Box(1)" in run.output  # the report was written
-    trace = read_trace(tmp_path / "trace")
     assert trace is not None
     names = {test: {key[2] for key in calls} for test, calls in trace.items()}
     assert names["tests/test_box.py::test_equal"] >= {"Box.__init__", "Box.__eq__", "test_equal"}
