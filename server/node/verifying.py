@@ -487,8 +487,9 @@ class VerifyJob:
 
     async def _lines(self, place: Place, code: str, command: CheckCommand, failing_output: str,
                      test_code: str, related: list[tuple[str, str]]) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
-        """The place's lines the model picks (``candidates`` picks, the greedy one first, then by votes; up to
-        ``[verify] lines`` of them), each in turn drawn as the function with that line changed: the grammar
+        """The place's lines to change (the trace's most suspicious first, then the model's ``candidates`` picks:
+        the greedy one first, then by votes; up to ``[verify] lines`` of them), each in turn drawn as the function
+        with that line changed, with the related methods of its class shown (``related``): the grammar
         copies every other line and admits no copy of the picked one (the small models' rewrites of a whole
         function were mostly copies)."""
         pickable = pickable_lines(code)
@@ -526,7 +527,7 @@ class VerifyJob:
 
     def _related(self, place: Place) -> list[tuple[str, str]]:
         """The other methods of the place's class the failing tests ran (by the trace), most suspicious first, up
-        to three short ones: (qualified name, code). None for a function outside a class, or no trace."""
+        to three short ones: (qualified name, code). Empty for a function outside a class, or without a trace."""
         own = next((r for r in self._ran if r.path == place.path and span_of(r, self.locate) == (place.start, place.end)),
                    None)
         if own is None or "." not in own.name or "<locals>" in own.name:
