@@ -181,22 +181,24 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """When the turn's candidates fail, localize the failing run to functions and draw candidates from a short
     prompt per function (the failing output, the test, the function to rewrite), as Agentless does."""
     places: int = 2
-    """Functions a focused round tries in turn (the model's greedy pick first, then its other picks by votes,
-    then the order found), stopping at the
-    first whose candidate passes; each costs a short prompt and ``candidates`` answers (4 measured no better than
+    """Functions a focused round tries in turn (most suspicious by the trace first, the model's picks breaking
+    ties, then the order found), stopping at the first whose candidate passes; each costs a short prompt and ``candidates`` answers (4 measured no better than
     2 on the eval's bug and trace tasks, at about twice the time: bench/results/...-verified-places-*)."""
     lines: int = 2
-    """After a focused place's candidates fail, the model picks the line of it to change (``candidates`` picks)
-    and, for up to this many lines, in turn, candidates are drawn that change that line alone (every other line
-    kept by a grammar): Agentless's edit locations. 0: none."""
+    """After a focused place's candidates fail, its lines to change are ranked (the trace's most suspicious first,
+    then the model's ``candidates`` picks) and, for up to this many lines, in turn, candidates are drawn that
+    change that line alone (every other line kept by a grammar): Agentless's edit locations. 0: none."""
     trace: bool = True
-    """The check's first run (before any candidate) is traced: which of the workspace's functions each test ran
-    (a profiler laid in through ``sitecustomize``; Python checks only). The focused round's places then drop what
-    no failing test ran and add what it did, most suspicious first (spectrum-based fault localization)."""
+    """The check's first run (before any candidate) is traced: which of the workspace's functions and lines each
+    test ran (a tracer laid in through ``sitecustomize``; Python checks only). A pytest check that names test ids
+    or stops early is followed by its failing tests' whole files, traced (its own command, consented on its own),
+    so that passing tests stand beside the failing ones. The focused round's places then drop what no failing test
+    ran, add what it did, and go most suspicious first (line-level spectrum-based fault localization, Ochiai)."""
     localize: bool = True
     """Before the focused prompts, the model picks the function to rewrite among up to ten places found along
     the failing test's calls (three calls deep), as Agentless localizes with the model (``candidates`` picks, the
-    greedy one and sampled ones, counted as votes); off: the places as found."""
+    greedy one and sampled ones, counted as votes). The picks order only the places the trace leaves tied (the
+    0.5B's picks did worse than the order found: bench/results/2026-12-03-probe-pick-0.5b.txt); off: no picks."""
 
 
 class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
