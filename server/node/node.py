@@ -139,10 +139,6 @@ def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[st
     return tuple(dict.fromkeys(found))
 
 
-def _listed_plainly(items: tuple[str, ...]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
-
-
 async def _emit(on_event: EventCallback | None, event: TurnEvent) -> None:
     if on_event is None:
         return
@@ -601,7 +597,7 @@ class Node:
         if chosen.draft is greedy:
             text = final.text
         elif chosen.draft.arm in ("focused", "line"):  # the turn's prose reasoned about another change: not kept
-            text = (f"The change is in {_listed_plainly(report.changed)}:\n\n" if report.changed else "") + \
+            text = (f"The change is in {report.changed_in()}:\n\n" if report.changed else "") + \
                 chosen.draft.text.strip()
         else:
             prose = strip_edit_blocks(final.text) if not steps else ""

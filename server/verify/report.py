@@ -109,12 +109,16 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         return (f"{head}; {self.rounds} repair round(s); decode {self.decode_s:.1f} s, apply {self.apply_s:.1f} s, "
                 f"check {self.check_s:.1f} s")
 
+    def changed_in(self) -> str:
+        """Where the offered change is, in words ("`A.f` in a.py and b.py"; '' when not known)."""
+        return _listed(list(self.changed))
+
     def verdict(self) -> str:
         """The sentence the offered answer ends with when its change fixed a check that failed: what it changes
         and which tests it made pass ('' otherwise: the verdict in :meth:`summary` says the rest)."""
         if self.status != "passed" or self.baseline == "passed":
             return ""
-        where = f" to {_listed(list(self.changed))}" if self.changed else ""
+        where = f" to {self.changed_in()}" if self.changed else ""
         tests = _listed(list(self.failed_before[:5]) + ([f"{len(self.failed_before) - 5} more"]
                                                        if len(self.failed_before) > 5 else []))
         before = f"; before it, {tests} failed" if tests else "; before it, the check failed"
