@@ -185,10 +185,12 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ties, then the order found), stopping at the first whose candidate passes; each costs a short prompt and
     ``candidates`` answers (4 measured no better than 2 on the eval's bug and trace tasks, at about twice the
     time: bench/results/...-verified-places-*)."""
-    lines: int = 2
+    lines: int = 3
     """After a focused place's candidates fail, its lines to change are ranked (the trace's most suspicious first,
     then the model's ``candidates`` picks) and, for up to this many lines, in turn, candidates are drawn that
-    change that line alone (every other line kept by a grammar): Agentless's edit locations. 0: none."""
+    change that line alone (every other line kept by a grammar): Agentless's edit locations. 0: none. A line
+    costs a line's decoding, not the function's: the lines before it begin the answer (prefilled), the ones
+    after are added to it (was 2 while every candidate decoded the whole function)."""
     trace: bool = True
     """The check's first run (before any candidate) is traced: which of the workspace's functions and lines each
     test ran (a tracer laid in through ``sitecustomize``; Python checks only). A pytest check that names test ids

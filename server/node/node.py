@@ -557,8 +557,10 @@ class Node:
         def locate(name: str) -> list[tuple[str, int, int]]:
             return [(found.path, found.line, found.end_line) for found in workspace.find_symbol(name)]
 
-        async def focused(system: str, user: str, count: int, grammar: str) -> list[Draft]:
+        async def focused(system: str, user: str, count: int, grammar: str, begun: str) -> list[Draft]:
             ids = await asyncio.to_thread(planner.chat_ids, system, user)
+            if begun:  # the answer's beginning, written in: prefilled with the prompt, never decoded
+                ids = [*ids, *engine.tokenizer.encode(begun)]
             specs = [(i == 0, grammar, 9000 + i + 1) for i in range(count)]
             return [draft for _, draft in await self._draw_specs(engine, state, ids, 0, specs, max_new)]
 

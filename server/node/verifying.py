@@ -42,7 +42,6 @@ from contenox.verify import (
     EditLike,
     ScratchTree,
     Verification,
-    changed_line_grammar,
     changed_lines,
     choice_grammar,
     edit_block_grammar,
@@ -51,6 +50,7 @@ from contenox.verify import (
     frames,
     function_grammar,
     is_test_path,
+    line_repair,
     number_grammar,
     python_env,
     resolve_check_command,
@@ -217,8 +217,10 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
 
 Generate = Callable[[list[int], int, int, bool, list[str]], Awaitable[list[Draft]]]
 """(prompt ids, round, how many, include a greedy one, grammars the sampled ones take in turn) -> the drafts."""
-DrawFocused = Callable[[str, str, int, str], Awaitable[list[Draft]]]
-"""(system, user message, how many, grammar) -> drafts of a fresh short prompt: a greedy one, then sampled ones."""
+DrawFocused = Callable[[str, str, int, str, str], Awaitable[list[Draft]]]
+"""(system, user message, how many, grammar, the answer's beginning) -> drafts of a fresh short prompt: a greedy
+one, then sampled ones. The beginning ('' for none) is written into the answer before its first drawn token, so
+it costs prefill, not decoding; the drafts' text is what was drawn after it."""
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
@@ -478,7 +480,7 @@ class VerifyJob:
             began = time.monotonic()
             try:
                 grammar = function_grammar(code.splitlines()[0]) if self.config.grammar and code.strip() else ""
-                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates, grammar)
+                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates, grammar, "")
             finally:
                 self._decode_s += time.monotonic() - began
             yield [(msgspec.structs.replace(d, arm="focused"), place) for d in drafts]
@@ -500,7 +502,7 @@ class VerifyJob:
         try:
             assert self.draw_focused is not None
             picks = await self.draw_focused(LINE_SYSTEM, user, self.config.candidates,
-                                            number_grammar(place.start + i for i in pickable))
+                                            number_grammar(place.start + i for i in pickable), "")
         finally:
             self._decode_s += time.monotonic() - began
         votes = Counter(int(p.text.strip()) for p in picks if p.text.strip().isdigit())
@@ -519,11 +521,13 @@ class VerifyJob:
                                related)
             began = time.monotonic()
             try:
-                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates,
-                                                 changed_line_grammar(code, index))
+                repair = line_repair(code, index)
+                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates, repair.grammar,
+                                                 repair.begun)
             finally:
                 self._decode_s += time.monotonic() - began
-            yield [(msgspec.structs.replace(d, arm="line", line=number), place) for d in drafts]
+            yield [(msgspec.structs.replace(d, text=repair.answer(d.text), arm="line", line=number), place)
+                   for d in drafts]
 
     def _related(self, place: Place) -> list[tuple[str, str]]:
         """The other methods of the place's class the failing tests ran (by the trace), most suspicious first, up
@@ -558,7 +562,7 @@ class VerifyJob:
         try:
             assert self.draw_focused is not None
             drafts = await self.draw_focused(LOCALIZE_SYSTEM, user, max(1, self.config.candidates),
-                                             choice_grammar(len(found)))
+                                             choice_grammar(len(found)), "")
         finally:
             self._decode_s += time.monotonic() - began
         picks = [(int(d.text.strip()), d.sampled) for d in drafts

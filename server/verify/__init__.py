@@ -16,11 +16,12 @@ from contenox.verify.command import (
 )
 from contenox.verify.consent import Consent, ConsentStore
 from contenox.verify.grammar import (
-    changed_line_grammar,
+    LineRepair,
     choice_grammar,
     diff_call_grammar,
     edit_block_grammar,
     function_grammar,
+    line_repair,
     number_grammar,
 )
 from contenox.verify.localize import Frame, frames, is_test_path
@@ -42,9 +43,9 @@ __all__ = [
     "ConsentStore",
     "EditLike",
     "Frame",
+    "LineRepair",
     "ScratchTree",
     "Verification",
-    "changed_line_grammar",
     "changed_lines",
     "choice_grammar",
     "command_from_request",
@@ -56,6 +57,7 @@ __all__ = [
     "frames",
     "function_grammar",
     "is_test_path",
+    "line_repair",
     "number_grammar",
     "python_env",
     "resolve_check_command",

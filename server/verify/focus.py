@@ -376,7 +376,7 @@ def line_prompt(place: Place, code: str, index: int, command: str, failing_outpu
                 question: str = "", related: list[tuple[str, str]] | None = None) -> str:
     """The user message of a line-level repair: the focused prompt's failure, related methods and function, and
     the one line (``index``, 0-based in ``code``) that must change; the answer is the function with that line
-    changed (:func:`~contenox.verify.grammar.changed_line_grammar`)."""
+    changed (:func:`~contenox.verify.grammar.line_repair`)."""
     parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
                      question=question) + related_part(related or [])
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")

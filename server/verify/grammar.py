@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+import msgspec
+
 __all__ = [
-    "changed_line_grammar",
+    "LineRepair",
     "choice_grammar",
     "diff_call_grammar",
     "edit_block_grammar",
     "function_grammar",
+    "line_repair",
     "number_grammar",
 ]
 
@@ -83,12 +86,29 @@ def _class_char(char: str) -> str:
     return {"\t": "\\t", "\r": "\\r"}.get(char, char)
 
 
-def changed_line_grammar(code: str, index: int) -> str:
-    """EBNF of a line-level repair's answer (Agentless's edit location, then its edit): ``code`` (a function) in
-    one ```python block, every line as it is but the ``index``-th (0-based), which must change, and may bring up
-    to two new lines after it. The small models asked to rewrite a function copy it unchanged (the 0.5B, 4 of 4
-    times on cachetools' lru bug); here the copy is not an answer the grammar admits, and the change is where the
-    model's pick put it, not wherever copying ran out.
+class LineRepair(msgspec.Struct, frozen=True, kw_only=True):
+    """A line-level repair's answer in three parts: ``begun`` (the ```python fence and the function's lines before
+    the picked one: written into the answer before the model's first token, so none of them is decoded), what the
+    model draws under ``grammar`` (the picked line changed, up to two new lines, then the line after it as it is,
+    which ends the answer), and ``rest`` (the function's later lines and the closing fence, added after)."""
+
+    begun: str
+    grammar: str
+    rest: str
+
+    def answer(self, drawn: str) -> str:
+        """The whole answer: the function with the drawn line(s) in place."""
+        return self.begun + drawn + self.rest
+
+
+def line_repair(code: str, index: int) -> LineRepair:
+    """A line-level repair of ``code`` (a function) at its ``index``-th line (0-based), Agentless's edit location
+    then its edit: every line as it is but that one, which must change, and may bring up to two new lines after
+    it. The small models asked to rewrite a function copy it unchanged (the 0.5B, 4 of 4 times on cachetools' lru
+    bug); here the copy is not an answer the grammar admits, and the change is where the pick put it, not
+    wherever copying ran out. The lines before it are written into the answer (``begun``) and the ones after the
+    next added to it (``rest``), so a candidate decodes one or two lines, not the whole function: the first
+    version drew every line under the grammar, each a decoding step.
 
     The changed line keeps its own indentation: ``d{i}`` means its first ``i`` characters of code were written
     as they are, so what follows is another character (not a blank: a space put in is no change), or the line
@@ -112,16 +132,17 @@ def changed_line_grammar(code: str, index: int) -> str:
         if i:
             alternatives.append('""')
         rules.append(f"d{i} ::= " + " | ".join(alternatives))
-    before = "".join(line + "\n" for line in lines[:index])
-    after = "".join(line + "\n" for line in lines[index + 1:])
-    return "\n".join([
-        f'root ::= "```python\\n" {_literal(before)} {_literal(indent)} d0 "\\n" more{{0,{_EXTRA_LINES}}} '
-        f'{_literal(after)} "```"',
+    ending = _literal(lines[index + 1] + "\n") if index + 1 < len(lines) else '"```"'
+    grammar = "\n".join([
+        f'root ::= {_literal(indent)} d0 "\\n" more{{0,{_EXTRA_LINES}}} {ending}',
         *rules,
         f'd{len(target)} ::= [ \\t]* ([^#/< \\t\\n] rest | "<" [^\\-\\n] rest)',
         "rest ::= [^\\n]*",
         f'more ::= ({_literal(outer)} [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"',
     ])
+    rest = "".join(line + "\n" for line in lines[index + 2:]) + "```" if index + 1 < len(lines) else ""
+    return LineRepair(begun="```python\n" + "".join(line + "\n" for line in lines[:index]), grammar=grammar,
+                      rest=rest)
 
 
 _DIFF_MAX_LINES = 2000

@@ -367,18 +367,20 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The function rewrites come back unchanged (one with a comment changed): the model then picks the line to change among the function's
     code lines (its numbers in the file; not the docstring, the comment), and each picked line in turn (the
-    greedy pick first, then by votes) is drawn as the function with that line changed, every other line kept,
-    under a grammar that admits no copy of it."""
+    greedy pick first, then by votes) is drawn under a grammar that admits no copy of it: the lines before it
+    are written into the answer (prefilled, not decoded), the model draws the line and the one after it, and
+    the rest of the function is added to what it drew."""
     repo = make_repo(tmp_path / "repo", {"util.py": SCALE, "tests/test_util.py": (
         "from util import scale\n\n\ndef test_scale():\n    assert scale(1) == 2\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
                 "tests/test_util.py:5: in test_scale\n    assert scale(1) == 2\nE   assert 3 == 2\n1 failed in 0.01s")
     copy = f"```python\n{SCALE}```"
-    fixed_5 = "```python\n" + SCALE.replace("return y + 1", "return y") + "```"
-    wrong_4 = "```python\n" + SCALE.replace("x * 2", "x * 3") + "```"
+    fixed_5 = "    return y\n```"  # line 5, the last: drawn to the closing fence
+    wrong_4 = "    y = x * 3\n    return y + 1\n"  # line 4, then line 5 as it is, which ends the draw
     recommented = copy.replace("# the factor", "# the factor, corrected")  # a comment changed: still a copy
     script = scripted(monkeypatch, "scale is off.", "no idea", "no idea", "no idea", *[copy] * 3, recommented,
-                      "4", "5", "5", "4", *[wrong_4] * 4, wrong_4, fixed_5, fixed_5, "no idea")
+                      "4", "5", "5", "4", *[wrong_4] * 4, wrong_4, fixed_5, fixed_5,
+                      "    return y + 1\n```")  # a copy (the grammar lets one through a non-ASCII character)
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_scale fails. Fix it.", terminal=terminal,
@@ -391,17 +393,22 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
     assert [c.outcome for c in report.candidates if c.arm == "focused"] == ["no_edit"] * 4
     pick = script.requests[7]
     assert pick["grammar"] == 'root ::= "5" | "4" | "1"' and pick["sampling"] is None  # code lines, by number
-    asked = (await node.engine()).tokenizer.decode(pick["ids"])
+    tokenizer = (await node.engine()).tokenizer
+    asked = tokenizer.decode(pick["ids"])
     assert "4 |     y = x * 2" in asked and "Which line of `scale` is wrong?" in asked
     first, second = script.requests[11], script.requests[15]  # the greedy pick (4) first, then 5 (two votes)
-    assert '"def scale(x):\\n    \\"\\"\\"x scaled.\\"\\"\\"\\n    # the factor\\n"' in first["grammar"]
+    # the answer is begun with the lines before the picked one: in the prompt, not in the grammar
+    assert tokenizer.decode(first["ids"]).endswith('.\nassistant\n```python\ndef scale(x):\n'
+                                                   '    """x scaled."""\n    # the factor\n')
+    assert first["grammar"].startswith('root ::= "    " d0 "\\n" more{0,2} "    return y + 1\\n"\n')
     assert 'd0 ::= [^y \\t\\n] rest | "y" d1' in first["grammar"]  # the picked line: anything but itself
-    assert 'more{0,2} "    return y + 1\\n" "```"' in first["grammar"]  # the lines after it, as they are
-    assert '# the factor\\n    y = x * 2\\n" "    " d0' in second["grammar"]
-    assert "Line 5 of `scale` is what makes the check fail" in (await node.engine()).tokenizer.decode(second["ids"])
+    assert second["grammar"].startswith('root ::= "    " d0 "\\n" more{0,2} "```"\n')  # the last line
+    assert tokenizer.decode(second["ids"]).endswith("    y = x * 2\n")
+    assert "Line 5 of `scale` is what makes the check fail" in tokenizer.decode(second["ids"])
     # one test: the trace ties every line (1.00), so the model's picks order them
     assert "lines to change: 4 (suspicion 1.00; 2 of 4 picks), 5 (suspicion 1.00; 2 of 4 picks)" in report.places[0]
     assert "+    return y\n" in outcome.edits.diff and (repo / "util.py").read_text() == SCALE
+    assert "-    y = x * 2" not in outcome.edits.diff  # the rest of the function was kept as it is
     assert any("line prompt (line 5)" in n for n in outcome.explain.notes)
 
 

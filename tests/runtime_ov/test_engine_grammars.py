@@ -11,10 +11,10 @@ import pytest
 from contenox.runtime_ov import EngineOptions, GenerateRequest, InstalledModel, Sampling, start_engine
 from contenox.runtime_ov.remote import EngineLike
 from contenox.verify import (
-    changed_line_grammar,
     diff_call_grammar,
     edit_block_grammar,
     function_grammar,
+    line_repair,
     number_grammar,
 )
 
@@ -51,18 +51,23 @@ def test_a_function_grammar_answer_is_a_rewrite_of_that_function(engine: EngineL
 @pytest.mark.parametrize("seed", [None, 1, 2])
 def test_a_changed_line_answer_keeps_every_other_line_and_changes_the_picked_one(engine: EngineLike,
                                                                                 seed: int | None) -> None:
-    """The line-level repair's grammar on the real engine (greedy and sampled): the function's other lines as
-    they are, the picked line changed (a copy of it is no answer), at most two lines added after it."""
-    function = SOURCE.split("\n\n\n")[0] + "\n"
+    """The line-level repair on the real engine (greedy and sampled): the answer begun with the lines before the
+    picked one (prefilled), the picked line drawn changed (a copy of it is no answer), at most two lines added
+    after it, then the next line as it is, where the draw ends."""
+    function = "def helper(x):\n    y = x - 1\n    z = y\n    return z\n"
+    repair = line_repair(function, 1)
     final = engine.submit(GenerateRequest(
-        session_id="g", token_ids=_ids(engine), max_new_tokens=48, grammar=changed_line_grammar(function, 1),
+        session_id="g", token_ids=[*_ids(engine), *engine.tokenizer.encode(repair.begun)], max_new_tokens=48,
+        grammar=repair.grammar,
         sampling=None if seed is None else Sampling(temperature=0.8, top_p=0.95, seed=seed))).wait(300)
-    assert final.text.startswith("```python\ndef helper(x):\n"), final.text
-    if final.finish_reason == "length":
+    drawn = final.text.splitlines()
+    assert drawn[0].startswith("    "), final.text
+    assert drawn[0].strip() != "y = x - 1" and drawn[0].strip() and not drawn[0].strip().startswith("#")
+    if final.finish_reason == "length":  # the test model may run on within a line: the token cap ends it
         return
-    lines = final.text.removesuffix("```").splitlines()[1:]
-    assert lines[-1] == "    return y" and 2 <= len(lines) - 1 <= 4, final.text
-    assert lines[1].strip() != "y = x - 1" and lines[1].strip() and not lines[1].strip().startswith("#")
+    assert final.text.endswith("    z = y\n") and 2 <= len(drawn) <= 4, final.text  # ended by the next line
+    whole = repair.answer(final.text)
+    assert whole.startswith("```python\ndef helper(x):\n") and whole.endswith("    z = y\n    return z\n```")
 
 
 def test_a_number_grammar_answer_is_one_of_the_numbers(engine: EngineLike) -> None:

@@ -6,7 +6,7 @@ import stat
 from pathlib import Path
 
 from contenox.answer.blocks import parse_edit_blocks
-from contenox.verify import ConsentStore, changed_line_grammar, edit_block_grammar
+from contenox.verify import ConsentStore, edit_block_grammar, line_repair
 
 
 def test_consent_per_workspace_and_command(tmp_path: Path) -> None:
@@ -43,18 +43,25 @@ def test_grammar_holds_runs_of_the_files_consecutive_lines() -> None:
 def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
     """The rules of the picked line read as a chain: its indentation, then after its first ``i`` characters as
     they are, another character (not a blank), the end of a shorter line (never an empty one), or the whole line
-    and then code that is no comment; every other line is a literal, and a new line is indented into the body."""
-    grammar = changed_line_grammar("def f(a):\n    x = a[0]\n    return x\n", 1)
-    lines = grammar.splitlines()
-    assert lines[0] == 'root ::= "```python\\n" "def f(a):\\n" "    " d0 "\\n" more{0,2} "    return x\\n" "```"'
+    and then code that is no comment; the line after it is a literal that ends the draw, and a new line is
+    indented into the body. The lines before it begin the answer, the ones after the next end it."""
+    repair = line_repair("def f(a):\n    x = a[0]\n    y = x\n    return y\n", 1)
+    assert (repair.begun, repair.rest) == ("```python\ndef f(a):\n", "    return y\n```")
+    lines = repair.grammar.splitlines()
+    assert lines[0] == 'root ::= "    " d0 "\\n" more{0,2} "    y = x\\n"'
     assert lines[1] == 'd0 ::= [^x \\t\\n] rest | "x" d1'  # no empty line: the line could come back after it
     assert lines[2] == 'd1 ::= [^ \\t\\n] rest | " " d2 | ""'
     assert 'd5 ::= [^\\[ \\t\\n] rest | "[" d6 | ""' in lines and 'd7 ::= [^\\] \\t\\n] rest | "]" d8 | ""' in lines
     # longer: code, not a comment (``#``, ``//``) nor an arrow pointing at it (``  <-- Corrected line``)
     assert 'd8 ::= [ \\t]* ([^#/< \\t\\n] rest | "<" [^\\-\\n] rest)' in lines
     assert lines[-1] == 'more ::= ("" [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"'  # a new line: the body's, or blank
-    accented = changed_line_grammar('def h():\n    return "é"\n', 1).splitlines()
+    assert repair.answer("    x = a[1]\n    y = x\n") == "```python\ndef f(a):\n    x = a[1]\n    y = x\n    return y\n```"
+    last = line_repair("def f(a):\n    return a\n", 1)  # the last line: the draw ends with the fence
+    assert (last.begun, last.rest) == ("```python\ndef f(a):\n", "")
+    assert last.grammar.splitlines()[0] == 'root ::= "    " d0 "\\n" more{0,2} "```"'
+    accented = line_repair('def h():\n    return "é"\n', 1).grammar.splitlines()
     assert 'd8 ::= [^ \\t\\n] rest | "é" d9 | ""' in accented  # xgrammar clamps it in a negated class
-    method = changed_line_grammar("    def g(self):\n        return 1\n", 1).splitlines()
-    assert method[0].startswith('root ::= "```python\\n" "    def g(self):\\n" "        " d0')  # its indentation kept
-    assert method[-1] == 'more ::= ("    " [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"'
+    method = line_repair("    def g(self):\n        return 1\n", 1)
+    assert method.begun == "```python\n    def g(self):\n"
+    assert method.grammar.startswith('root ::= "        " d0')  # its indentation kept
+    assert method.grammar.splitlines()[-1] == 'more ::= ("    " [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"'
