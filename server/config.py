@@ -180,11 +180,12 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     focused: bool = True
     """When the turn's candidates fail, localize the failing run to functions and draw candidates from a short
     prompt per function (the failing output, the test, the function to rewrite), as Agentless does."""
-    places: int = 2
+    places: int = 3
     """Functions a focused round tries in turn (most suspicious by the trace first, the model's picks breaking
     ties, then the order found), stopping at the first whose candidate passes; each costs a short prompt and
     ``candidates`` answers (4 measured no better than 2 on the eval's bug and trace tasks, at about twice the
-    time: bench/results/...-verified-places-*)."""
+    time, before the trace ordered them: bench/results/...-verified-places-*; 3 since a line candidate decodes
+    one or two lines, not its whole function)."""
     lines: int = 3
     """After a focused place's candidates fail, its lines to change are ranked (the trace's most suspicious first,
     then the model's ``candidates`` picks) and, for up to this many lines, in turn, candidates are drawn that
