@@ -148,8 +148,6 @@ class Planner:
         self._journal = Journal(self.state_dir)
         self._records: list[TurnRecord] = slim(self._journal.load())
         self._segment_cache: dict[tuple[str, ...], tuple[tuple[int, ...], str, str]] = {}
-        self._last_ids: list[int] | None = None
-        """The last recorded prompt plus its answer's ids (local block model; this process only)."""
 
     # -- public --------------------------------------------------------------------------------
     @property
@@ -157,12 +155,13 @@ class Planner:
         """Prompt tokens a turn may use: the tested context minus the output reserve."""
         return self.identity.context_size - self.config.output_reserve
 
-    def plan(self, inputs: PlannerInputs, predict_cached: PredictCached | None = None) -> TurnPlan:
-        """Assemble the turn; raises OverContext when even the shrunk turn does not fit."""
+    def plan(self, inputs: PlannerInputs, predict_cached: PredictCached) -> TurnPlan:
+        """Assemble the turn; raises OverContext when even the shrunk turn does not fit. ``predict_cached``: the
+        prompt tokens the engine's prefix cache would serve (its own block model: the planner keeps no mirror)."""
         with self._plan_lock:
             return self._plan(inputs, predict_cached)
 
-    def _plan(self, inputs: PlannerInputs, predict_cached: PredictCached | None) -> TurnPlan:
+    def _plan(self, inputs: PlannerInputs, predict_cached: PredictCached) -> TurnPlan:
         with self._lock:
             records = list(self._records)
         draft, turn_notes, diff_files, map_files = self._draft(inputs, records)
@@ -191,7 +190,7 @@ class Planner:
                               needed=len(token_ids), limit=self.context_limit)
         previous = self._previous(records, inputs.thread)
         reasons = invalidation_reasons(previous, self.identity, records_out, dict(inputs.change_reasons))
-        predicted = self._predict(token_ids, previous, records_out, reasons, predict_cached)
+        predicted = max(0, min(len(token_ids), int(predict_cached(token_ids))))
         segments = tuple(
             msgspec.structs.replace(
                 rec, predicted_cached=(c := max(0, min(rec.tokens, predicted - rec.token_start))),
@@ -298,11 +297,6 @@ class Planner:
                                 finish_reason=finish_reason)
             self._journal.append(record)
             self._records = slim([*self._records, record])
-        prompt_ids = self.step_ids(plan, steps) if steps else plan.token_ids
-        with self._plan_lock:
-            answer_ids = list(self.tokens.ids(answer_text.strip()))
-        with self._lock:
-            self._last_ids = prompt_ids + answer_ids
         return explain
 
     def next_prefix(self, plan: TurnPlan) -> list[int] | None:
@@ -407,31 +401,3 @@ class Planner:
             if record.thread == thread:
                 return record.manifest
         return records[-1].manifest if records else None
-
-    def _predict(self, ids: list[int], previous: Manifest | None, segments: list[SegmentRecord],
-                 reasons: list[str | None], predict_cached: PredictCached | None) -> int:
-        if predict_cached is not None:
-            return max(0, min(len(ids), int(predict_cached(ids))))
-        if previous is None or previous.identity != self.identity:
-            return 0
-        block = self.identity.cache_block_size
-        if self._last_ids is not None:
-            common = _common_prefix(self._last_ids, ids)
-        else:
-            first = next((s.token_start for s, r in zip(segments, reasons, strict=True) if r is not None), len(ids))
-            common = first
-        return min(common // block * block, max(0, (len(ids) - 1) // block * block))
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int], step: int = 1024) -> int:
-    """Length of the common prefix of two id lists (slice compares run in C)."""
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i:i + step] == b[i:i + step]:
-        i += step
-    if i >= n:
-        return n
-    end = min(i + step, n)
-    while i < end and a[i] == b[i]:
-        i += 1
-    return i

@@ -122,14 +122,14 @@ def _mentions(root: Path, mentions: Sequence[str], max_file_bytes: int) -> tuple
     return usable, notes
 
 
-def prepare(planner: Planner, workspace: Workspace, question: Question, *, root: Path, pins: Sequence[str] = (),
-            reasons: dict[str, str] | None = None, map_base: MapBase | None = None,
-            predict_cached: PredictCached | None = None, anticipated: Anticipated | None = None,
+def prepare(planner: Planner, workspace: Workspace, question: Question, *, root: Path, predict_cached: PredictCached,
+            pins: Sequence[str] = (), reasons: dict[str, str] | None = None, map_base: MapBase | None = None,
+            anticipated: Anticipated | None = None,
             config: PlannerConfig | None = None, max_file_bytes: int = 1_000_000) -> TurnPlan:
     """The turn's plan (blocking: reads files and git state; run it off the event loop).
 
-    ``config``: the planner settings this plan uses (default: the planner's; an anticipation plans with its own
-    retrieval budget). ``pins``: the workspace's pin specs. ``reasons``: words for what changed since the last
+    ``predict_cached``: the engine's prediction of the prompt tokens its cache serves. ``config``: the planner
+    settings this plan uses (default: the planner's; an anticipation plans with its own retrieval budget). ``pins``: the workspace's pin specs. ``reasons``: words for what changed since the last
     turn, by segment kind. Raises :class:`~contenox.errors.OverContext` when even the shrunk turn does not fit.
     """
     tokenizer = planner.tokenizer

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from contenox.config import PlannerConfig
-from contenox.planner import Planner
 from contenox.planner.chat_frame import derive_chat_frame, derive_tool_frame
 from contenox.planner.journal import ToolStep
 from contenox.planner.prompts import load_prompts, tool_definitions
 from contenox.runtime_ov.store import InstalledModel
 from contenox.runtime_ov.tokenizer import Tokenizer, load_tokenizer
+from support.cache_mirror import MirroredPlanner
 from support.planner_samples import sample_inputs
 
 
@@ -43,19 +43,19 @@ def test_a_tool_turn_says_when_not_to_call_a_tool(qwen: Tokenizer, fim_model: In
     prompts = load_prompts()
     frame, _ = derive_tool_frame(qwen, derive_chat_frame(qwen), tool_definitions(prompts))
     assert frame is not None and "Never call run_command" in prompts.tool_policy
-    planner = Planner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "state", backend_version="test",
+    planner = MirroredPlanner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "state", backend_version="test",
                       tools=True)
     system = planner.plan(sample_inputs(diff="", terminal="")).messages[0]["content"]
     # the policy is the system message's own text, the template's tool block after it (as certify renders it)
     assert (prompts.system + "\n\n" + prompts.tool_policy + frame.block + "\n\n# Policy\n") in system
-    plain = Planner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "plain", backend_version="test")
+    plain = MirroredPlanner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "plain", backend_version="test")
     messages = plain.plan(sample_inputs(diff="", terminal="")).messages
     assert prompts.tool_policy not in messages[0]["content"] and messages[-1]["content"].endswith(prompts.answer)
 
 
 def test_steps_extend_the_turn_and_the_next_turn_holds_them_as_sent(qwen: Tokenizer, fim_model: InstalledModel,
                                                                     tmp_path: Path) -> None:
-    planner = Planner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "state", backend_version="test",
+    planner = MirroredPlanner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "state", backend_version="test",
                       tools=True)
     plan = planner.plan(sample_inputs(diff="", terminal=""))
     tools = next(s for s in plan.manifest.segments if s.kind == "tools")
@@ -86,7 +86,7 @@ def test_steps_extend_the_turn_and_the_next_turn_holds_them_as_sent(qwen: Tokeni
 
 def test_an_agent_turn_does_not_make_the_next_turn_summarise_older_turns(qwen: Tokenizer, fim_model: InstalledModel,
                                                                          tmp_path: Path) -> None:
-    planner = Planner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "state", backend_version="test",
+    planner = MirroredPlanner(qwen, fim_model.profile, PlannerConfig(), tmp_path / "state", backend_version="test",
                       tools=True)
     for n in range(3):
         planner.record(planner.plan(sample_inputs(user=f"q{n}", diff="", terminal="")), None, answer_text=f"a{n}")

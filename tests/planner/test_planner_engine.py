@@ -87,14 +87,15 @@ async def test_policy_keeps_an_idle_workspace_prefix_warm_through_a_log_flood(en
         ws_a = _planner(engine, tmp_path, f"a-{tag}")
         ws_b = _planner(engine, tmp_path, f"b-{tag}", max_history_turns=0)  # each log turn stands alone
         a_inputs = sample_inputs(workspace=f"/ws/a-{tag}", instructions=(("AGENTS.md", f"Scenario {tag}."),))
-        plan = ws_a.plan(a_inputs)
+        plan = ws_a.plan(a_inputs, predict_cached=engine.predict_cached)
         ws_a.record(plan, (await _run(engine, f"a-{tag}", plan, policy, act)).metrics, "ok")
         policy.keep(f"a-{tag}", plan.stable_prefix(), "high")
         for turn in range(3):  # workspace B: the same question over fresh large logs
             log = "\n".join(f"[{tag} {turn}] step {i}: retry {i * 7 % 13} of worker {i % 5} timed out"
                             for i in range(40))
             b_plan = ws_b.plan(sample_inputs(workspace=f"/ws/b-{tag}", instructions=(("AGENTS.md", "B."),),
-                                             pins=(), repo_map="", terminal=log, user=f"why? ({turn})"))
+                                             pins=(), repo_map="", terminal=log, user=f"why? ({turn})"),
+                                predict_cached=engine.predict_cached)
             final = await _run(engine, f"b-{tag}", b_plan, policy, act)
             ws_b.record(b_plan, final.metrics, final.text)
         again = ws_a.plan(sample_inputs(workspace=f"/ws/a-{tag}", instructions=(("AGENTS.md", f"Scenario {tag}."),),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from contenox.planner import Chunk, render_explain, render_markdown
 from contenox.planner.prompts import load_prompts
 from contenox.planner.thread import diff_delta, split_diff
+from support.cache_mirror import MirroredPlanner
 from support.planner_samples import sample_inputs
 
 A = Chunk(id="bank/accounts.py:8-11", path="bank/accounts.py", start_line=8, end_line=11, name="Account.deposit",
@@ -205,11 +206,10 @@ def test_history_tokenizes_an_entry_in_the_parts_it_was_sent_in(tokenizer, profi
     """Regression: with Qwen's tokenizer the history re-tokenized the last entry as one string, which merged
     across its part boundaries, so the whole previous turn missed the prefix cache (22% instead of ~60%)."""
     from contenox.config import PlannerConfig
-    from contenox.planner import Planner
 
     merging = _MergingTokenizer(tokenizer)
     assert merging.encode("```\n\n## x") != merging.encode("```") + merging.encode("\n\n## x")
-    planner = Planner(merging, profile, PlannerConfig(), tmp_path / "state", backend_version="test")
+    planner = MirroredPlanner(merging, profile, PlannerConfig(), tmp_path / "state", backend_version="test")
     first = planner.plan(_turn(retrieved=(A, B)))
     planner.record(first, None, answer_text="ok")
     second = planner.plan(_turn(user="and then?", retrieved=(A, B)))

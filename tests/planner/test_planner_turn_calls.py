@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from contenox.config import WorkspaceConfig
-from contenox.planner import Journal, Planner
+from contenox.planner import Journal
 from contenox.planner.turn import Anticipated, Question, finish, prepare, unpinnable
 from contenox.workspace import Workspace
+from support.cache_mirror import MirroredPlanner
 from support.gitrepo import make_repo
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -29,11 +30,11 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 def test_prepare_checks_the_mentions_and_plans_the_question(ws: Workspace,
-                                                            make_planner: Callable[..., Planner]) -> None:
+                                                            make_planner: Callable[..., MirroredPlanner]) -> None:
     planner = make_planner()
     question = Question(prompt="What does total do with add?", mentions=("calc.py", "notes", "blob.bin", "gone.py"),
                         notes=("a note from the caller",))
-    plan = prepare(planner, ws, question, root=ws.root)
+    plan = prepare(planner, ws, question, root=ws.root, predict_cached=planner.predict)
     notes = list(plan.manifest.notes)
     assert notes[0] == "a note from the caller"
     assert "mentioned blob.bin: a binary file, left out" in notes and "mentioned gone.py: no such file, left out" in notes
@@ -45,12 +46,12 @@ def test_prepare_checks_the_mentions_and_plans_the_question(ws: Workspace,
 
 
 def test_prepare_lays_the_anticipated_chunks_first(
-        ws: Workspace, make_planner: Callable[..., Planner]) -> None:
+        ws: Workspace, make_planner: Callable[..., MirroredPlanner]) -> None:
     planner = make_planner()
     asked = Question(prompt="Explain total in report.py", open_file="report.py", selection_lines=(4, 4))
-    plain = prepare(planner, ws, asked, root=ws.root)
+    plain = prepare(planner, ws, asked, root=ws.root, predict_cached=planner.predict)
     anticipated = Anticipated(chunks=tuple(reversed(plain.retrieved)), place="report.py:4", state="warm", age_s=3.0)
-    laid = prepare(planner, ws, asked, root=ws.root, anticipated=anticipated)
+    laid = prepare(planner, ws, asked, root=ws.root, predict_cached=planner.predict, anticipated=anticipated)
     record = laid.manifest.anticipation
     assert record is not None and record.place == "report.py:4" and record.state == "warm"
     assert [c.id for c in laid.manifest.chunks][: len(record.chunks)] == list(record.chunks)
@@ -58,9 +59,9 @@ def test_prepare_lays_the_anticipated_chunks_first(
 
 
 def test_finish_records_the_turn_with_its_citations_and_notes(ws: Workspace,
-                                                              make_planner: Callable[..., Planner]) -> None:
+                                                              make_planner: Callable[..., MirroredPlanner]) -> None:
     planner = make_planner()
-    plan = prepare(planner, ws, Question(prompt="Where is add?"), root=ws.root)
+    plan = prepare(planner, ws, Question(prompt="Where is add?"), root=ws.root, predict_cached=planner.predict)
     end = finish(planner, plan, "`add` is in calc.py and nowhere.py.", None, ws, notes=("verified: no",),
                  finish_reason="repetition")
     assert end.explain.turn == 1 and planner.turns == 1
@@ -73,7 +74,7 @@ def test_finish_records_the_turn_with_its_citations_and_notes(ws: Workspace,
     assert journal.count() == 1 and journal.last() is not None and journal.last().explain == end.explain
     assert end.resume_prefix == plan.token_ids[: plan.manifest.segment("history").token_end]
     assert end.rebased is None  # one short turn: the next one does not rebase the thread
-    again = finish(planner, prepare(planner, ws, Question(prompt="And sub?"), root=ws.root), "sub.", None)
+    again = finish(planner, prepare(planner, ws, Question(prompt="And sub?"), root=ws.root, predict_cached=planner.predict), "sub.", None)
     assert again.explain.turn == 2 and again.explain.citations is None  # no workspace: no citations checked
     with journal.path.open("ab") as fh:  # a node killed mid-append leaves a torn line: passed over
         fh.write(b'{"v": 1, "tur')

@@ -40,7 +40,7 @@ def test_same_inputs_give_identical_ids_and_hashes_across_processes(make_planner
         model = ModelStore(Path({str(Path(default_model.path).parent)!r})).ensure({default_model.name!r})
         planner = Planner(load_tokenizer(model.weights), model.profile, PlannerConfig(), Path({str(tmp_path / 'sub')!r}),
                           backend_version="test")
-        plan = planner.plan(sample_inputs())
+        plan = planner.plan(sample_inputs(), lambda ids: 0)
         print(json.dumps({{"ids": plan.token_ids, "token_hash": plan.manifest.token_hash,
                           "segments": [[s.kind, s.byte_hash, s.token_hash, s.token_start, s.token_end]
                                        for s in plan.manifest.segments]}}))
