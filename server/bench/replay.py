@@ -120,13 +120,12 @@ class Replayer:
         return final
 
     def contenox_turn(self, sha: str, subject: str, prompt: str = PROMPT) -> ReplayTurn:
-        from contenox.planner import change_reasons
         from contenox.planner.turn import Question, finish, prepare
 
         events = self.ws.refresh()
         rel, text = self._open_file()
         question = Question(prompt=prompt, thread="replay", selection=f"{rel}\n{text}" if text else None)
-        plan = prepare(self.planner, self.ws, question, root=self.clone, reasons=change_reasons(events),
+        plan = prepare(self.planner, self.ws, question, root=self.clone, changes=events,
                        map_base=self.map_base, predict_cached=self.engine.predict_cached, config=self.config.planner)
         final = asyncio.run(self._run(plan.token_ids, "replay-contenox"))
         end = finish(self.planner, plan, final.text, final.metrics)

@@ -93,7 +93,7 @@ if TYPE_CHECKING:
     from contenox.planner import Chunk, Explain, Planner, TurnPlan
     from contenox.runtime_ov import EngineLike, FinalEvent
     from contenox.verify import ConsentStore, Verification
-    from contenox.workspace import RelatedHit, SymbolInfo, Workspace
+    from contenox.workspace import ChangeEvent, RelatedHit, SymbolInfo, Workspace
 
 __all__ = ["Node"]
 
@@ -251,10 +251,9 @@ class Node:
             self._workspaces[str(resolved)] = state
         return state
 
-    async def _index(self, state: WorkspaceState, on_event: EventCallback | None) -> tuple[Workspace, dict[str, str]]:
-        """Open (first use) or refresh the workspace index; the index and why planner segments changed."""
-        from contenox.planner import change_reasons
-
+    async def _index(self, state: WorkspaceState,
+                     on_event: EventCallback | None) -> tuple[Workspace, tuple[ChangeEvent, ...]]:
+        """Open (first use) or refresh the workspace index; the index and what changed since the last turn."""
         if state.workspace is None:
             await _emit(on_event, TurnEvent(kind="state", state="indexing"))
             cache_dir = state.folder / "index"
@@ -266,10 +265,11 @@ class Node:
                 return ws
 
             state.workspace = await asyncio.to_thread(open_and_overlay)
-            return state.workspace, {}
+            return state.workspace, ()
         events = await asyncio.to_thread(state.workspace.refresh)
-        state.pending_reasons.update(change_reasons(events))  # until a turn names them (an anticipation may refresh)
-        return state.workspace, dict(state.pending_reasons)
+        # until a turn names them (an anticipation refreshes too): each change once, the latest last
+        state.pending_changes = [*(e for e in state.pending_changes if e not in events), *events]
+        return state.workspace, tuple(state.pending_changes)
 
     # -- engine ----------------------------------------------------------------------------
     async def engine(self) -> EngineLike:
@@ -428,7 +428,7 @@ class Node:
     async def _run_turn(self, state: WorkspaceState, request: TurnRequest,
                         on_event: EventCallback | None, commands: CommandHost | None = None) -> TurnOutcome:
         engine = await self.engine()
-        workspace, reasons = await self._index(state, on_event)
+        workspace, changes = await self._index(state, on_event)
         planner = self._planner(state, engine)
         request, question, focus = self._question(state, request)
         taken = self.anticipator.take(state, request.thread, keep=request.plan_only)
@@ -447,10 +447,10 @@ class Node:
             age_s=time.monotonic() - taken.planned_at, new_tokens=settings.question_tokens,
             pointed=(lambda chunk: points_at(chunk.reasons)) if settings.pointed_only else None)
         turn_plan = await asyncio.to_thread(
-            prepare, planner, workspace, question, root=state.root, pins=list(state.record.pins), reasons=reasons,
+            prepare, planner, workspace, question, root=state.root, pins=list(state.record.pins), changes=changes,
             map_base=state.map_base, predict_cached=engine.predict_cached, anticipated=anticipated,
             max_file_bytes=self.config.workspace.max_file_bytes)
-        state.pending_reasons.clear()
+        state.pending_changes.clear()
         if request.plan_only:
             return TurnOutcome(text="", finish_reason="planned", explain=planner.preview(turn_plan),
                                files_in_prompt=turn_plan.files_in_prompt())
@@ -1046,7 +1046,7 @@ class Node:
         if engine is None:
             return None
         async with state.lock:  # no turn plans or refreshes the index meanwhile
-            workspace, reasons = await self._index(state, None)
+            workspace, changes = await self._index(state, None)
             planner = self._planner(state, engine)
             last = planner.last_manifest()
             thread = focus.thread or (last.thread if last is not None else "main")
@@ -1056,7 +1056,7 @@ class Node:
                 question = Question(prompt=focus.draft, thread=thread, terminal=focus.terminal, open_file=focus.path,
                                     selection_lines=(focus.line, focus.line))
                 planned = prepare(planner, workspace, question, root=state.root, pins=list(state.record.pins),
-                                  reasons=reasons, map_base=state.map_base, predict_cached=engine.predict_cached,
+                                  changes=changes, map_base=state.map_base, predict_cached=engine.predict_cached,
                                   config=config)
                 return planned, list(planned.retrieved)
 

@@ -19,7 +19,7 @@ from contenox.planner.turn import unpinnable
 if TYPE_CHECKING:
     from contenox.node.completions import CompletionState
     from contenox.planner import Explain, Planner
-    from contenox.workspace import Workspace
+    from contenox.workspace import ChangeEvent, Workspace
 
 __all__ = ["WorkspaceState"]
 
@@ -49,9 +49,9 @@ class WorkspaceState:
         self.busy_client: str | None = None
         self.completions: CompletionState | None = None
         """Inline completions' context block, recent places and results (made by the first completion)."""
-        self.pending_reasons: dict[str, str] = {}
-        """Why planner segments changed since the last turn (index refreshes between turns), until a turn names
-        them."""
+        self.pending_changes: list[ChangeEvent] = []
+        """What the index's refreshes reported changed since the last turn (an anticipation refreshes too),
+        until a turn's plan names them; each change once, the latest last."""
 
     def set_overlay(self, rel: str, owner: str, text: str | None) -> str | None:
         """``owner``'s buffer of ``rel`` (None: closed or saved); what the file now reads as (None: the disk)."""

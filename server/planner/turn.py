@@ -20,7 +20,7 @@ import msgspec
 from contenox.answer.citations import check_citations
 from contenox.planner.anticipate import layout_retrieved
 from contenox.planner.explain import Explain
-from contenox.planner.inputs import Chunk, build_inputs
+from contenox.planner.inputs import Chunk, build_inputs, change_reasons
 from contenox.planner.journal import ToolStep
 from contenox.planner.planner import MetricsLike, Planner, PredictCached, TurnPlan
 from contenox.planner.segments import chunk_part
@@ -28,7 +28,7 @@ from contenox.planner.segments import chunk_part
 if TYPE_CHECKING:
     from contenox.config import PlannerConfig
     from contenox.planner.map_base import MapBase
-    from contenox.workspace import Workspace
+    from contenox.workspace import ChangeEvent, Workspace
 
 __all__ = ["Anticipated", "Question", "TurnEnd", "finish", "prepare", "unpinnable"]
 
@@ -123,14 +123,16 @@ def _mentions(root: Path, mentions: Sequence[str], max_file_bytes: int) -> tuple
 
 
 def prepare(planner: Planner, workspace: Workspace, question: Question, *, root: Path, predict_cached: PredictCached,
-            pins: Sequence[str] = (), reasons: dict[str, str] | None = None, map_base: MapBase | None = None,
+            pins: Sequence[str] = (), changes: Sequence[ChangeEvent] = (), map_base: MapBase | None = None,
             anticipated: Anticipated | None = None,
             config: PlannerConfig | None = None, max_file_bytes: int = 1_000_000) -> TurnPlan:
     """The turn's plan (blocking: reads files and git state; run it off the event loop).
 
     ``predict_cached``: the engine's prediction of the prompt tokens its cache serves. ``config``: the planner
-    settings this plan uses (default: the planner's; an anticipation plans with its own retrieval budget). ``pins``: the workspace's pin specs. ``reasons``: words for what changed since the last
-    turn, by segment kind. Raises :class:`~contenox.errors.OverContext` when even the shrunk turn does not fit.
+    settings this plan uses (default: the planner's; an anticipation plans with its own retrieval budget).
+    ``pins``: the workspace's pin specs. ``changes``: what the workspace's index reported changed since the last
+    turn (its refreshes' events), said in words by segment kind. Raises :class:`~contenox.errors.OverContext`
+    when even the shrunk turn does not fit.
     """
     tokenizer = planner.tokenizer
 
@@ -140,7 +142,7 @@ def prepare(planner: Planner, workspace: Workspace, question: Question, *, root:
     usable, mention_notes = _mentions(root, question.mentions, max_file_bytes)
     inputs = build_inputs(config or planner.config, workspace, count, root=root, prompt=question.prompt,
                           selection=question.selection, pins=pins, terminal=question.terminal,
-                          thread=question.thread, reasons=dict(reasons or {}), open_file=question.open_file,
+                          thread=question.thread, reasons=change_reasons(changes), open_file=question.open_file,
                           selection_lines=question.selection_lines, map_base=map_base, mentions=usable)
     notes = (*question.notes, *mention_notes)
     if notes:

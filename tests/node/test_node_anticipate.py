@@ -157,3 +157,27 @@ async def test_a_failing_run_the_editor_saw_is_prefilled_and_goes_with_the_quest
         assert {s.kind: s for s in other.explain.segments}["terminal"].tokens == 0
     finally:
         await node.close()
+
+
+async def test_what_changed_between_turns_is_named_though_an_anticipation_refreshed_the_index_between(
+        home: Path, repo: Path) -> None:
+    """Each refresh of the index reports only what changed since the one before; an anticipation refreshes it
+    too. The next turn still names every change since the last turn (the first edit, seen by the anticipation's
+    refresh, and the second, seen by the turn's own), and the turn after that names none of them again."""
+    node = _node(home)
+    try:
+        await node.turn(TurnRequest(root=str(repo), prompt="What does summary return?", max_new_tokens=8))
+        (repo / "bank" / "report.py").write_text(FILES["bank/report.py"] + "\n\ndef total(accounts):\n"
+                                                 "    return sum(a.balance for a in accounts)\n")
+        await node.focus(str(repo), "bank/report.py", 4, thread="main")
+        await _settled(node)  # its plan refreshed the index: the first edit was reported there
+        (repo / "bank" / "transfer.py").write_text(FILES["bank/transfer.py"].replace("src.balance", "src.balance - 1"))
+        outcome = await node.turn(TurnRequest(root=str(repo), prompt="What changed?", max_new_tokens=8))
+        diff = next(s for s in outcome.explain.segments if s.kind == "diff")
+        assert diff.invalidated_by is not None, outcome.explain.segments
+        assert "bank/report.py" in diff.invalidated_by and "bank/transfer.py" in diff.invalidated_by
+        again = await node.turn(TurnRequest(root=str(repo), prompt="And now?", max_new_tokens=8))
+        named = " ".join(s.invalidated_by or "" for s in again.explain.segments)
+        assert "bank/report.py" not in named and "bank/transfer.py" not in named
+    finally:
+        await node.close()
