@@ -1,6 +1,6 @@
 """Keeping workspaces' stable prefixes warm in the engine's prefix cache.
 
-Wraps the planner's :class:`~contenox.planner.CachePolicy`, which reads the engine's block model (the
+Wraps the node's :class:`~contenox.node.cache_policy.CachePolicy`, which reads the engine's block model (the
 engine thread records every request there, warm-ups included, so nothing is fed from here): before a
 turn, kept prefixes the turn would evict are re-touched first; after it, prefixes already evicted are
 re-prefilled in the background; after a restart, persisted sessions' prefixes are warmed again. All
@@ -17,7 +17,7 @@ from contenox.errors import ContenoxError
 from contenox.node.tasks import TaskSet
 
 if TYPE_CHECKING:
-    from contenox.planner import CachePolicy, WarmOrder
+    from contenox.node.cache_policy import CachePolicy, WarmOrder
     from contenox.runtime_ov import EngineLike
 
 __all__ = ["Warmer"]
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 class Warmer:
     def __init__(self, engine: EngineLike) -> None:
-        from contenox.planner import CachePolicy
+        from contenox.node.cache_policy import CachePolicy
 
         self.engine = engine
         self.policy: CachePolicy = CachePolicy(engine.blocks)

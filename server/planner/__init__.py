@@ -4,7 +4,6 @@ See docs/internal-api.md (planner). Never imports openvino, pygls, lsprotocol, a
 pygit2: the tokenizer and the engine's cache prediction are handed in.
 """
 
-from contenox.planner.cache_policy import CachePolicy, WarmOrder
 from contenox.planner.explain import (
     Citations,
     Explain,
@@ -22,7 +21,6 @@ from contenox.planner.segments import CACHE_CLASS, SEGMENT_KINDS
 __all__ = [
     "CACHE_CLASS",
     "SEGMENT_KINDS",
-    "CachePolicy",
     "Chunk",
     "ChunkRecord",
     "Citations",
@@ -40,7 +38,6 @@ __all__ = [
     "ThreadEntry",
     "TurnPlan",
     "TurnRecord",
-    "WarmOrder",
     "build_inputs",
     "change_reasons",
     "render_explain",

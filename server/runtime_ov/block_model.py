@@ -9,7 +9,7 @@ blocks while they are present. Checked against the engine's step counts under ev
 (tests/runtime_ov/test_engine.py::test_block_model_follows_eviction).
 
 The engine thread commits every finished request; other threads (the planner's prediction, the cache
-policy in :mod:`contenox.planner.cache_policy`) only read, through methods that take the model's lock.
+policy in :mod:`contenox.node.cache_policy`) only read, through methods that take the model's lock.
 No openvino here: the planner may import this module.
 """
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from contenox.config import PlannerConfig
-from contenox.planner import CachePolicy, Pin, Planner, TurnPlan
+from contenox.node.cache_policy import CachePolicy
+from contenox.planner import Pin, Planner, TurnPlan
 from contenox.runtime_ov import Engine, EngineOptions, GenerateRequest, InstalledModel, Priority
 from contenox.runtime_ov.kv_layout import read_kv_layout
 from support.planner_samples import sample_inputs

@@ -9,7 +9,8 @@ request will evict; a kept prefix at risk is re-warmed first (a 1-token backgrou
 blocks most recently used), so the flood evicts older low-class blocks instead. Prefixes of higher class
 and more recent use win when not all fit.
 
-Measured on the real default model in tests/planner/test_planner_engine.py.
+Measured on the real default model in tests/planner/test_planner_engine.py. It lives with the node's warmer
+(:mod:`contenox.node.warming`), its one user: it manages the engine's cache, not the prompt the planner assembles.
 """
 
 from __future__ import annotations

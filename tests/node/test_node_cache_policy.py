@@ -6,7 +6,7 @@ engine's runner commits when a request ends (prompt + generated[:-1], the last t
 
 from __future__ import annotations
 
-from contenox.planner import CachePolicy
+from contenox.node.cache_policy import CachePolicy
 from contenox.runtime_ov.block_model import BlockModel, block_keys
 
 BLOCK = 32
