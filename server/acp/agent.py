@@ -39,13 +39,14 @@ from acp.schema import (
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_plan
 from contenox.errors import Cancelled, ContenoxError, InvalidRequest
-from contenox.node.contract import NodePort, TurnEvent, TurnOutcome, TurnRequest
+from contenox.node.asked import CUT_OFF
+from contenox.node.contract import Exchange, NodePort, TurnEvent, TurnOutcome, TurnRequest
 from contenox.node.tasks import TaskSet
 from contenox.planner import render_markdown
 
 from .edits import ClientTerminal, offer_edits, report_tool
 from .prompt import COMMANDS, Command, PromptParts, parse_command, parse_prompt
-from .sessions import SessionRecord, SessionStore, Unanswered, title_of
+from .sessions import LegacyUnanswered, SessionRecord, SessionStore, title_of
 
 __all__ = ["ContenoxAgent"]
 
@@ -90,13 +91,30 @@ def _thread(session_id: str) -> str:
     return session_id if session_id.startswith("acp-") else f"acp-{session_id}"
 
 
-_CUT_OFF = "cut off: the node went away before the answer was finished"
 _PAGE = 50
 """Sessions per ``session/list`` page."""
 
 
 def _iso(when: float) -> str:
     return datetime.fromtimestamp(when, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _with_legacy(exchanges: list[Exchange], legacy: tuple[LegacyUnanswered, ...]) -> list[Exchange]:
+    """The thread's exchanges with the prompts an earlier version kept in the session record put back where they
+    were asked (after that many answered exchanges; one recorded under way was cut off)."""
+    if not legacy:
+        return exchanges
+    waiting = sorted(legacy, key=lambda u: u.after)
+    merged: list[Exchange] = []
+    answered = 0
+    for exchange in [*exchanges, None]:
+        while waiting and (exchange is None or min(waiting[0].after, len(exchanges)) <= answered):
+            old = waiting.pop(0)
+            merged.append(Exchange(turn=0, user=old.prompt, answer="", unanswered=old.why or CUT_OFF))
+        if exchange is not None:
+            merged.append(exchange)
+            answered += 0 if exchange.unanswered else 1
+    return merged
 
 
 def _max_new_tokens(ours: Any) -> int | None:
@@ -115,8 +133,6 @@ class ContenoxAgent:
         self.store = SessionStore(node.config.state_dir / "acp" / "sessions")
         self.sessions: dict[str, SessionRecord] = {}
         self.running: dict[str, asyncio.Task[TurnOutcome]] = {}
-        self._answered: dict[str, int] = {}
-        """Answered exchanges in each session's thread (where an unanswered prompt goes in its history)."""
         self._starting: set[str] = set()
         """Sessions whose prompt is being set up (its turn not yet running): a cancel then is remembered."""
         self._early_cancel: set[str] = set()
@@ -146,7 +162,6 @@ class ContenoxAgent:
             raise _request_error(InvalidRequest(f"cwd must be an existing absolute directory: {cwd!r}", cwd=cwd))
         record = self.store.create(cwd)
         self.sessions[record.session_id] = record
-        self._answered[record.session_id] = 0
         self._after_reply(self._advertise(record.session_id))
         return NewSessionResponse(session_id=record.session_id, config_options=await self._config_options())
 
@@ -172,25 +187,16 @@ class ContenoxAgent:
         if record is None:
             raise RequestError.resource_not_found(session_id)
         try:
-            # answered turns only: the session keeps its own prompts without an answer (also those that never
-            # reached the node: stopped or cut off while the client's buffers were read)
-            exchanges = [e for e in await self.node.history(record.cwd, _thread(session_id)) if not e.unanswered]
+            # the thread as the node holds it for every client: the journal's answers, and the prompts without one
+            # (stopped, failed, cut off) where they were asked
+            exchanges = await self.node.history(record.cwd, _thread(session_id))
         except ContenoxError as exc:
             raise _request_error(exc) from exc
-        if any(not u.why for u in record.unanswered):  # a prompt was under way when the node went away
-            record = msgspec.structs.replace(record, unanswered=tuple(
-                u if u.why else msgspec.structs.replace(u, why=_CUT_OFF) for u in record.unanswered))
-            await asyncio.to_thread(self.store.save, record)
         self.sessions[session_id] = record
-        self._answered[session_id] = len(exchanges)
-        unanswered = sorted(record.unanswered, key=lambda u: u.after)
-        for index in range(len(exchanges) + 1):
-            for prompt in (u for u in unanswered if min(u.after, len(exchanges)) == index):
-                await self.conn.session_update(session_id, update_user_message_text(prompt.prompt))
-                await self.conn.session_update(session_id, update_agent_message_text(f"_(no answer: {prompt.why})_"))
-            if index < len(exchanges):
-                await self.conn.session_update(session_id, update_user_message_text(exchanges[index].user))
-                await self.conn.session_update(session_id, update_agent_message_text(exchanges[index].answer))
+        for exchange in _with_legacy(exchanges, record.unanswered):
+            await self.conn.session_update(session_id, update_user_message_text(exchange.user))
+            await self.conn.session_update(session_id, update_agent_message_text(
+                f"_(no answer: {exchange.unanswered})_" if exchange.unanswered else exchange.answer))
         if record.title:
             await self.conn.session_update(session_id, SessionInfoUpdate(
                 session_update="session_info_update", title=record.title,
@@ -241,22 +247,16 @@ class ContenoxAgent:
                                                "or session/load first"})
         return record
 
-    async def _note_unanswered(self, session_id: str, *, add: Unanswered | None = None,
-                               end: Unanswered | None = None, why: str | None = None) -> None:
-        """Add a prompt under way, or end one: dropped (answered) or kept with why it has no answer."""
+    async def _prompted(self, session_id: str, prompt: str | None = None) -> None:
+        """A prompt of the session began (``prompt``: the first one names the session in the client's thread
+        list) or ended (None: when it was last used)."""
         record = self.sessions[session_id]
-        kept = [u for u in record.unanswered if u is not end]
-        if end is not None and why:
-            kept.append(msgspec.structs.replace(end, why=why))
-        titled = add is not None and not record.title
-        if add is not None:
-            kept.append(add)
-        record = msgspec.structs.replace(record, unanswered=tuple(kept),
-                                         title=title_of(add.prompt) if add is not None and titled else record.title,
-                                         updated=time.time() if end is not None else record.updated)
+        titled = prompt is not None and not record.title
+        record = msgspec.structs.replace(record, title=title_of(prompt) if prompt is not None and titled else record.title,
+                                         updated=time.time() if prompt is None else record.updated)
         self.sessions[session_id] = record
         await asyncio.to_thread(self.store.save, record)
-        if titled:  # the first prompt names the session in the client's thread list
+        if titled:
             await self.conn.session_update(session_id, SessionInfoUpdate(
                 session_update="session_info_update", title=record.title, updated_at=_iso(time.time())))
 
@@ -337,18 +337,29 @@ class ContenoxAgent:
             elif event.kind == "tool" and event.tool is not None:
                 await report_tool(self.conn, session_id, prompt_key, event.tool)
 
-        asked = Unanswered(prompt=request.prompt, after=self._answered.get(session_id, 0))
         self._starting.add(session_id)  # a session/cancel from now on is for this turn
         try:
-            await self._note_unanswered(session_id, add=asked)  # kept if the node goes away before the answer
+            # in the node's open-questions log at once (every client's): kept, and shown where it was asked, if
+            # it is stopped or the node goes away before the answer, even while the client's buffers are read
+            asked = await self.node.ask(record.cwd, request.thread, request.prompt)
+        except ContenoxError as exc:
+            self._starting.discard(session_id)
+            raise _request_error(exc) from exc
+        request = msgspec.structs.replace(request, asked=asked)
+        buffers: list[str] = []
+        try:
+            await self._prompted(session_id, request.prompt)
             await self._plan(session_id, None)
             buffers = await self._client_buffers(session_id, record.cwd, parts.pins, request.client_id)
+        except BaseException:
+            await self._unanswered(record.cwd, asked, "stopped before the answer was finished")
+            raise
         finally:
             self._starting.discard(session_id)
         try:
             commands = ClientTerminal(self.conn, session_id, prompt_key, self._client_capabilities,
                                       self.node.config.tools.max_seconds)
-            return await self._run(record, request, asked, on_event, reached, commands)
+            return await self._run(record, request, on_event, reached, commands)
         finally:
             for path in buffers:  # the editor's unsaved text served this turn; the disk is the truth again
                 with contextlib.suppress(ContenoxError):
@@ -377,7 +388,12 @@ class ContenoxAgent:
             laid.append(path)
         return laid
 
-    async def _run(self, record: SessionRecord, request: TurnRequest, asked: Unanswered, on_event: Any,
+    async def _unanswered(self, cwd: str, asked: str, why: str) -> None:
+        """End a question the node was told of without an answer (shielded: a closing connection still says it)."""
+        with contextlib.suppress(ContenoxError):
+            await asyncio.shield(self.node.end_question(cwd, asked, why))
+
+    async def _run(self, record: SessionRecord, request: TurnRequest, on_event: Any,
                    reached: list[str], commands: ClientTerminal | None = None) -> PromptResponse:
         session_id = record.session_id
         task = asyncio.ensure_future(self.node.turn(request, on_event, commands))
@@ -390,20 +406,21 @@ class ContenoxAgent:
         except (Cancelled, asyncio.CancelledError) as exc:
             task.cancel()
             current = asyncio.current_task()
+            # (a turn cancelled before it ran never ended its question: the node's turn does that once it runs)
+            await self._unanswered(record.cwd, request.asked, "stopped before the answer was finished")
             if isinstance(exc, asyncio.CancelledError) and current is not None and current.cancelling():
                 raise  # the connection is closing, not a session/cancel
-            await self._note_unanswered(session_id, end=asked, why="stopped before the answer was finished")
+            await self._prompted(session_id)
             await self._plan(session_id, reached[-1] if reached else "indexing", stopped=True)
             return PromptResponse(stop_reason="cancelled")
-        except ContenoxError as exc:
-            await self._note_unanswered(session_id, end=asked, why=f"{exc.kind}: {exc.message}")
+        except ContenoxError as exc:  # the node's turn ended the question with it
+            await self._prompted(session_id)
             await self._plan(session_id, reached[-1] if reached else "indexing", stopped=True)
             raise _request_error(exc) from exc
         finally:
             if self.running.get(session_id) is task:
                 del self.running[session_id]
-        await self._note_unanswered(session_id, end=asked)  # answered: the journal holds it now
-        self._answered[session_id] = self._answered.get(session_id, 0) + 1
+        await self._prompted(session_id)  # answered: the journal holds it now
         await self._plan(session_id, "done")
         explain = outcome.explain
         for path in _cited_files(record.cwd, outcome):

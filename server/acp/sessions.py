@@ -1,8 +1,10 @@
 """ACP sessions on disk: which workspace a session's thread belongs to, for ``session/load``.
 
 ``$CONTENOX_HOME/state/acp/sessions/<session id>.json`` is written atomically at ``session/new`` and around each
-prompt. The session's answered turns are the planner's journal (thread ``acp-<id>``), the only transcript; the
-record keeps only the prompts that have no answer there (stopped, failed, or cut off by the node going away).
+prompt. The session's turns are the node's: the planner's journal (thread ``acp-<id>``), the only transcript, and
+the workspace's open-questions log for the prompts without an answer there, as for every client. The record keeps
+the workspace, the title and when it was last used (an earlier version kept its unanswered prompts here too:
+read and shown, never written).
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ import msgspec
 from contenox.errors import InvalidRequest
 from contenox.node.persist import read_json, write_atomic
 
-__all__ = ["SessionRecord", "SessionStore", "Unanswered", "title_of"]
+__all__ = ["LegacyUnanswered", "SessionRecord", "SessionStore", "title_of"]
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 
 
-class Unanswered(msgspec.Struct, frozen=True, kw_only=True):
-    """A prompt of the session that has no answer in the journal: stopped, failed, or under way when the node
-    went away. It stays in the session so that ``session/load`` shows it where it was asked."""
+class LegacyUnanswered(msgspec.Struct, frozen=True, kw_only=True):
+    """A prompt without an answer as an earlier version recorded it in the session (now the node's
+    open-questions log holds them for every client): still shown by ``session/load`` where it was asked."""
 
     prompt: str
     after: int
@@ -37,7 +39,8 @@ class SessionRecord(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str
     cwd: str
     created: float
-    unanswered: tuple[Unanswered, ...] = ()
+    unanswered: tuple[LegacyUnanswered, ...] = ()
+    """Only in records an earlier version wrote (read, never written)."""
     title: str = ""
     """From the session's first prompt (``session/list``, ``session_info_update``)."""
     updated: float = 0.0

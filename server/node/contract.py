@@ -77,6 +77,9 @@ class TurnRequest(msgspec.Struct, frozen=True, kw_only=True):
     consent says, else asked through the client (``ConsentAsker``)."""
     env: dict[str, str] | None = None
     """The client's environment for commands the turn runs (its PATH, virtualenv, PYTHONPATH); None: the node's."""
+    asked: str = ""
+    """The question's id in the workspace's open-questions log when the client recorded it before sending the
+    turn (``NodePort.ask``: ACP reads the client's buffers first); the turn ends it. Empty: the turn records it."""
 
 
 class ToolActivity(msgspec.Struct, frozen=True, kw_only=True):
@@ -270,6 +273,10 @@ class NodePort(Protocol):
     async def explain(self, root: str) -> Explain | None: ...
 
     async def history(self, root: str, thread: str) -> list[Exchange]: ...
+
+    async def ask(self, root: str, thread: str, prompt: str) -> str: ...
+
+    async def end_question(self, root: str, asked: str, why: str) -> None: ...
 
     async def threads(self, root: str) -> list[ThreadInfo]: ...
 

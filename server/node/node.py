@@ -355,8 +355,8 @@ class Node:
         if not request.prompt.strip():
             raise InvalidRequest("empty prompt")
         state = self.workspace(request.root)
-        asked = None if request.plan_only else await asyncio.to_thread(state.asked.ask, request.thread,
-                                                                       request.prompt)
+        asked = request.asked or (None if request.plan_only else await asyncio.to_thread(
+            state.asked.ask, request.thread, request.prompt))
         why = "stopped before the answer was finished"
         try:
             if state.lock.locked() or self.queue.full():
@@ -959,6 +959,21 @@ class Node:
             exchanges.append(Exchange(turn=record.turn, user=record.prompt or record.user, answer=record.answer,
                                       explain=record.explain, finish_reason=record.finish_reason))
         return exchanges + [_unanswered(u) for u in waiting]
+
+    async def ask(self, root: str, thread: str, prompt: str) -> str:
+        """Record a question in the workspace's open-questions log before its turn is sent (ACP reads the
+        client's buffers first, and a Stop may come meanwhile); its id. The turn that carries it
+        (``TurnRequest.asked``) ends it; one that never reaches a turn is ended with :meth:`end_question`."""
+        state = self.workspace(root)
+        return await asyncio.to_thread(state.asked.ask, thread, prompt)
+
+    async def end_question(self, root: str, asked: str, why: str) -> None:
+        """A recorded question that got no answer, and why (shown where it was asked by ``history``); ending
+        one its turn already ended changes nothing but the reason."""
+        if not why.strip():
+            raise InvalidRequest("a question ended without an answer needs a reason")
+        state = self.workspace(root)
+        await asyncio.to_thread(state.asked.end, asked, why)
 
     async def threads(self, root: str) -> list[ThreadInfo]:
         """The workspace's threads from the planner's journal, most recently used first."""

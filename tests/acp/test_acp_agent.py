@@ -20,9 +20,10 @@ from acp.schema import (
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from contenox.acp import serve_connection
-from contenox.acp.sessions import title_of
+from contenox.acp.sessions import LegacyUnanswered, SessionRecord, SessionStore, title_of
 from contenox.answer.edits import ProposedEdit, ProposedEdits, unified_diff
 from contenox.jsonrpc import MAX_MESSAGE_BYTES as MAX_LINE_BYTES
+from contenox.node.contract import Exchange
 from contenox.verify import CandidateResult, Verification
 from support.acp_recorder import Recorder
 from support.lsp_fake_node import FakeNode
@@ -142,6 +143,48 @@ async def test_a_cancel_sent_right_after_the_prompt_is_honoured(session: tuple[S
     assert reply.stop_reason == "cancelled"
     node.hold = False
     assert (await s.conn.prompt(session_id=new.session_id, prompt=[text_block("again")])).stop_reason == "end_turn"
+
+
+async def test_a_stopped_prompt_is_in_the_nodes_log_for_every_client_and_an_old_sessions_own_still_show(
+        session: tuple[Session, FakeNode], workspace: Path, tmp_path: Path) -> None:
+    """A prompt is told to the node before its turn is sent, so one stopped before its turn ran (the Stop came
+    while it was being set up) is in the node's open-questions log, which every client reads (the VS Code panel
+    through ``history``) and ``session/load`` shows in its place. A session an earlier version saved with its own
+    unanswered prompts still shows them where they were asked (one recorded under way: cut off)."""
+    s, node = session
+    sid = (await s.conn.new_session(cwd=str(workspace))).session_id
+    node.hold = True
+    prompt = asyncio.ensure_future(s.conn.prompt(session_id=sid, prompt=[text_block("slow")]))
+    await asyncio.sleep(0)
+    await s.conn.cancel(session_id=sid)
+    assert (await asyncio.wait_for(prompt, 10)).stop_reason == "cancelled"
+    node.hold = False
+    await s.conn.prompt(session_id=sid, prompt=[text_block("again")])
+    history = await node.history(str(workspace), sid)
+    assert [(e.user, e.unanswered) for e in history] == [("slow", "stopped before the answer was finished"),
+                                                         ("again", "")]
+    assert node.requests[-1].asked and not node.asked  # the turn carried its question's id and ended it
+    again = await _connect(node)
+    try:
+        await again.conn.load_session(cwd=str(workspace), session_id=sid)
+        assert [u.content.text for u in again.recorder.of("user_message_chunk", sid)] == ["slow", "again"]
+        assert "_(no answer: stopped before the answer was finished)_Hello world" in again.recorder.text(sid)
+    finally:
+        await again.close()
+
+    old = SessionRecord(session_id="acp-old0000000000001", cwd=str(workspace), created=1.0, unanswered=(
+        LegacyUnanswered(prompt="before", after=0, why="stopped"), LegacyUnanswered(prompt="under way", after=1)))
+    SessionStore(node.config.state_dir / "acp" / "sessions").save(old)
+    node.exchanges[(str(workspace), old.session_id)] = [Exchange(turn=1, user="answered", answer="Yes.")]
+    third = await _connect(node)
+    try:
+        await third.conn.load_session(cwd=str(workspace), session_id=old.session_id)
+        assert [u.content.text for u in third.recorder.of("user_message_chunk", old.session_id)] == [
+            "before", "answered", "under way"]
+        assert third.recorder.text(old.session_id).endswith("_(no answer: cut off: the node went away before the "
+                                                            "answer was finished)_")
+    finally:
+        await third.close()
 
 
 async def test_an_unknown_slash_command_is_answered_not_asked(session: tuple[Session, FakeNode],

@@ -76,6 +76,9 @@ class FakeNode:
         self.focuses: list[dict[str, Any]] = []
         """Where the editors said the user is (``focus`` calls)."""
         self.listeners: list[Callable[[str, AnticipationStatus], None]] = []
+        self.asked: dict[str, tuple[str, str, str]] = {}
+        """Questions recorded before their turn (``ask``), by id: (root, thread, prompt); as the node's log,
+        one that ends without an answer goes into its thread's history where it was asked."""
 
     @staticmethod
     def _explain(root: str, turn: int, prompt_tokens: int) -> Explain:
@@ -109,6 +112,8 @@ class FakeNode:
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
                 self.cancelled += 1
+                if request.asked:  # as the node's turn ends the question it carries
+                    await self.end_question(request.root, request.asked, "stopped before the answer was finished")
                 raise Cancelled("turn cancelled during prefill") from None
         for tool in self.tools:  # an agent turn's tool calls, as the node reports them
             await emit(TurnEvent(kind="tool", tool=tool))
@@ -127,6 +132,7 @@ class FakeNode:
             explain = msgspec.structs.replace(explain, citations=Citations(files_real=self.cites))
         self.explains[request.root] = explain
         text = "".join(self.chunks)
+        self.asked.pop(request.asked, None)  # answered: the journal holds it
         thread = self.exchanges.setdefault((request.root, request.thread), [])
         thread.append(Exchange(turn=turn, user=request.prompt, answer=text, explain=explain,
                                finish_reason=self.finish_reason))
@@ -138,6 +144,17 @@ class FakeNode:
 
     async def history(self, root: str, thread: str) -> list[Exchange]:
         return list(self.exchanges.get((root, thread), []))
+
+    async def ask(self, root: str, thread: str, prompt: str) -> str:
+        asked = f"q{len(self.asked) + 1}"
+        self.asked[asked] = (root, thread, prompt)
+        return asked
+
+    async def end_question(self, root: str, asked: str, why: str) -> None:
+        entry = self.asked.pop(asked, None)
+        if entry is not None:
+            self.exchanges.setdefault((entry[0], entry[1]), []).append(
+                Exchange(turn=0, user=entry[2], answer="", unanswered=why))
 
     async def threads(self, root: str) -> list[ThreadInfo]:
         return [ThreadInfo(thread=thread, turns=len(turns), title=turns[0].user, last_used=0.0)
