@@ -7,9 +7,15 @@ commits the same). Requests go over the pipe; a reader thread delivers their eve
 :class:`RequestHandle` the in-process engine uses, so callers cannot tell the two apart, except that no
 prefill step ever holds the node's GIL and a cancel is written to the pipe at once.
 
-Supervision: when the process exits or stops sending its heartbeat for ``hang_s``, every request in
-flight fails with :class:`EngineCrashed` naming what was running and how the process ended, ``alive``
-turns false, and the node starts a new engine on its next turn (``crash_reason`` says why).
+Supervision: when the process exits or stops sending its heartbeat for ``hang_s`` without computing, every
+request in flight fails with :class:`EngineCrashed` naming what was running and how the process ended,
+``alive`` turns false, and the node starts a new engine on its next turn (``crash_reason`` says why). The
+heartbeat comes from a thread of the process, and a pipeline step keeps the interpreter's lock while it runs
+(OpenVINO GenAI's ``step()``): on a loaded machine one step of a 1.5B model took longer than ``hang_s``, and a
+busy engine was killed as hung in the middle of a verification (twice in one evening, with a test suite
+running beside it). So a silent process that is using the CPU is computing, not hung: it is given up to
+``busy_s`` before it is killed (a runaway loop in native code computes too); one that uses none (stopped,
+deadlocked, waiting) is killed after ``hang_s`` as before.
 """
 
 from __future__ import annotations
@@ -72,12 +78,39 @@ log = logging.getLogger(__name__)
 _START_TIMEOUT_S = 600.0
 _CLOSE_TIMEOUT_S = 10.0
 HANG_S = 30.0
-"""No heartbeat for this long (the process beats every second from a thread of its own): hung."""
+"""No heartbeat for this long (the process beats every second from a thread of its own) and no CPU used: hung."""
+BUSY_S = 300.0
+"""No heartbeat for this long even though the process computes: hung (a native loop that never returns)."""
+_BUSY_CPU = 0.1
+"""CPU seconds per second of silence (over the last ``hang_s``) that make a silent process busy, not hung."""
 
 
-def _describe_exit(code: int | None) -> str:
+def silence_verdict(silent_s: float, cpu_s: float | None, hang_s: float, busy_s: float) -> str:
+    """Whether a process that has sent no heartbeat for ``silent_s`` is hung: '' (not yet), ``"hung"`` (silent
+    past ``hang_s`` and computing less than :data:`_BUSY_CPU` of a core over the last ``hang_s``: ``cpu_s``, its
+    CPU seconds in that window; None when unreadable) or ``"busy"`` (computing, but silent past ``busy_s``)."""
+    if silent_s <= hang_s:
+        return ""
+    if cpu_s is None or cpu_s < _BUSY_CPU * hang_s:
+        return "hung"
+    return "busy" if silent_s > busy_s else ""
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """The process's CPU time so far (user and system, all threads); None when it cannot be read."""
+    try:
+        import psutil
+
+        times = psutil.Process(pid).cpu_times()
+    except Exception:  # gone, or not allowed: then silence alone decides
+        return None
+    return float(times.user + times.system)
+
+
+def _describe_exit(code: int | None, why: str = "hung") -> str:
     if code is None:
-        return "stopped answering (no heartbeat)"
+        return ("stopped answering (no heartbeat)" if why == "hung" else
+                "stopped answering (no heartbeat while computing, past the busy limit)")
     if code < 0:
         try:
             return f"was killed by {signal.Signals(-code).name}"
@@ -90,7 +123,8 @@ class RemoteEngine(ForwardingEngine):
     """One model loaded in a child process. Create with :meth:`start`; ``close()`` when done."""
 
     def __init__(self, model: InstalledModel, options: EngineOptions, tokenizer: Tokenizer,
-                 process: subprocess.Popen[bytes], ready: Ready, *, hang_s: float = HANG_S) -> None:
+                 process: subprocess.Popen[bytes], ready: Ready, *, hang_s: float = HANG_S,
+                 busy_s: float = BUSY_S) -> None:
         self.model = model
         self.profile: Profile = model.profile
         self.options = options
@@ -116,7 +150,10 @@ class RemoteEngine(ForwardingEngine):
         self._done = 0
         self._closing = False
         self._hang_s = hang_s
+        self._busy_s = max(busy_s, hang_s)
         self._last_beat = time.monotonic()
+        self.silent_busy = 0
+        """Silences past ``hang_s`` the process computed through (not killed: a long step on a loaded machine)."""
         self._reader = threading.Thread(target=self._read, name=f"contenox-engine-pipe-{model.name}", daemon=True)
         self._watchdog = threading.Thread(target=self._watch, name="contenox-engine-watchdog", daemon=True)
         self._reader.start()
@@ -125,7 +162,7 @@ class RemoteEngine(ForwardingEngine):
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
     def start(cls, model: InstalledModel, options: EngineOptions | None = None, *,
-              hang_s: float = HANG_S) -> RemoteEngine:
+              hang_s: float = HANG_S, busy_s: float = BUSY_S) -> RemoteEngine:
         """Start the engine process for ``model``; returns once its pipeline is ready (its load error
         otherwise, as the same ContenoxError the in-process engine raises)."""
         options = options or EngineOptions()
@@ -142,7 +179,7 @@ class RemoteEngine(ForwardingEngine):
             process.kill()
             process.wait()
             raise
-        engine = cls(model, options, tokenizer, process, ready, hang_s=hang_s)
+        engine = cls(model, options, tokenizer, process, ready, hang_s=hang_s, busy_s=busy_s)
         log.info("engine process %d for %s on %s: %d KV blocks, chunk %d", engine.pid, model.name, engine.device,
                  engine.num_kv_blocks, options.chunk_tokens)
         return engine
@@ -273,16 +310,34 @@ class RemoteEngine(ForwardingEngine):
             handle.fail(error_from(message.error))
 
     def _watch(self) -> None:
+        samples: list[tuple[float, float | None]] = []  # (when, CPU seconds): the last hang_s of them
+        reported = 0.0  # the beat a busy silence was logged for
         while self._process.poll() is None and not self._closing:
             time.sleep(min(1.0, self._hang_s / 4))
-            if time.monotonic() - self._last_beat > self._hang_s and not self._closing:
-                log.error("engine process %d sent no heartbeat for %.0f s: killing it", self.pid, self._hang_s)
-                self._ended(None, hung=True)
-                with contextlib.suppress(OSError):
-                    self._process.kill()
-                return
+            now = time.monotonic()
+            samples = [*(x for x in samples if x[0] >= now - self._hang_s - 1.0), (now, _cpu_seconds(self.pid))]
+            silent = now - self._last_beat
+            if silent <= self._hang_s or self._closing:
+                continue
+            first, last = samples[0][1], samples[-1][1]
+            gained = None if first is None or last is None else last - first
+            verdict = silence_verdict(silent, gained, self._hang_s, self._busy_s)
+            if not verdict:
+                if reported != self._last_beat:
+                    reported = self._last_beat
+                    self.silent_busy += 1
+                    log.warning("engine process %d sent no heartbeat for %.0f s but is computing (%.1f CPU s in "
+                                "the last %.0f s): a long step on a loaded machine, waiting up to %.0f s",
+                                self.pid, silent, gained or 0.0, self._hang_s, self._busy_s)
+                continue
+            log.error("engine process %d sent no heartbeat for %.0f s (%s): killing it", self.pid, silent,
+                      "computing, past the busy limit" if verdict == "busy" else "not computing")
+            self._ended(None, hung=True, why=verdict)
+            with contextlib.suppress(OSError):
+                self._process.kill()
+            return
 
-    def _ended(self, _code: int | None, *, hung: bool = False) -> None:
+    def _ended(self, _code: int | None, *, hung: bool = False, why: str = "hung") -> None:
         """The process is gone (or hung): fail what was in flight, once, with what happened."""
         if self._closing:
             return
@@ -290,7 +345,7 @@ class RemoteEngine(ForwardingEngine):
         with self._lock:
             if self.crash_reason is not None:
                 return
-            self.crash_reason = _describe_exit(code)
+            self.crash_reason = _describe_exit(code, why)
             running = [f"{h.request.session_id or 'request'} #{h.request_id}" for h in self._inflight.values()]
         self.blocks.clear()
         what = f" while running {', '.join(running)}" if running else ""

@@ -22,6 +22,7 @@ from contenox.runtime_ov._pipe import (
     error_to,
     read_frame,
 )
+from contenox.runtime_ov.remote import silence_verdict
 from contenox.runtime_ov.requests import TokenEvent
 
 
@@ -73,5 +74,30 @@ def test_a_hung_engine_fails_its_requests_and_is_killed(default_model: Installed
             time.sleep(0.1)
         else:
             assert not os.path.exists(f"/proc/{engine.pid}"), "the hung engine process was not killed"
+    finally:
+        engine.close()
+
+
+def test_a_silent_process_is_hung_only_when_it_computes_nothing_or_past_the_busy_limit() -> None:
+    assert silence_verdict(20.0, 0.0, hang_s=30.0, busy_s=300.0) == ""  # heard from within hang_s
+    assert silence_verdict(31.0, 0.0, hang_s=30.0, busy_s=300.0) == "hung"  # stopped, deadlocked, waiting
+    assert silence_verdict(31.0, None, hang_s=30.0, busy_s=300.0) == "hung"  # its CPU time unreadable
+    assert silence_verdict(31.0, 2.9, hang_s=30.0, busy_s=300.0) == "hung"  # under a tenth of a core
+    assert silence_verdict(31.0, 45.0, hang_s=30.0, busy_s=300.0) == ""  # a long step: computing
+    assert silence_verdict(301.0, 45.0, hang_s=30.0, busy_s=300.0) == "busy"  # computing without end
+
+
+@pytest.mark.slow
+def test_an_engine_computing_a_long_step_without_a_heartbeat_is_not_killed(default_model: InstalledModel) -> None:
+    """A pipeline step keeps the worker's interpreter lock, so its heartbeat thread waits while it runs (a 1.5B
+    step on a loaded machine outlasted the 30 s limit). Here the limit (0.3 s) is shorter than the beat's
+    period (1 s), so the engine is silent past it throughout a long prefill: it is computing, so it is left to
+    finish, and the request completes."""
+    engine = RemoteEngine.start(default_model, EngineOptions(cache_size_gb=0.1), hang_s=0.3, busy_s=120.0)
+    try:
+        ids = engine.tokenizer.encode("def f(x):\n    return x + 1\n" * 600)[:6000]
+        final = engine.submit(GenerateRequest(session_id="busy", token_ids=ids, max_new_tokens=4)).wait(300)
+        assert final.finish_reason in ("stop", "length") and engine.crash_reason is None
+        assert engine.silent_busy >= 1  # it was silent past the limit while computing, and left alone
     finally:
         engine.close()
