@@ -77,6 +77,12 @@ def number_grammar(numbers: Iterable[int]) -> str:
 
 _EXTRA_LINES = 2
 """New lines a changed line may bring after it (a fix that adds a statement)."""
+_APPENDED = ('[.(\\[,] rest | [ \\t]+ ([-+*%&|^=!>] rest | "/" [^/\\n] rest | "<" [<= ] rest | '
+             '("and" | "or" | "if" | "else" | "for" | "in" | "not" | "is") " " rest)')
+"""What may follow a picked line written whole: more of the expression (an operator, a keyword, an attribute, a
+call, an index: ``return x`` -> ``return x - 1``), never a comment, a marker or prose. The first rule (anything
+but ``#``, ``/`` and ``<-``) let the 0.5B end 16 of 16 line candidates of TTLCache.expire's ``while`` line with
+the line unchanged and ``  <!-- Corrected line -->``, ``0xf``, ``660修正``, ``** Corrected line**`` after it."""
 
 
 def _class_char(char: str) -> str:
@@ -113,9 +119,10 @@ def line_repair(code: str, index: int) -> LineRepair:
     The changed line keeps its own indentation: ``d{i}`` means its first ``i`` characters of code were written
     as they are, so what follows is another character (not a blank: a space put in is no change), or the line
     ends there (a shorter line; not an empty one, after which the line could come back as a new line), or, after
-    the whole line, more code that is not a comment (``x = a`` -> ``x = a + 1``; a comment added is no change,
-    and the 1.5B's first line-level answers on cachetools' lru task appended ``// Corrected line`` to the line, 8
-    of 16: neither ``#`` nor ``/`` starts what is added, nor ``<-``: the second run's ``  <-- Corrected line``).
+    the whole line, more of its expression (:data:`_APPENDED`: ``x = a`` -> ``x = a + 1``; never a comment or a
+    marker: the 1.5B's first line-level answers on cachetools' lru task appended ``// Corrected line`` to the
+    line, 8 of 16, the second run's ``  <-- Corrected line``, the 0.5B's ``  <!-- Corrected line -->``). A line
+    that opens a block (``while ...:``) is never written whole: its change comes before its colon.
     A new line is one of the function's body (indented deeper than its ``def``, not starting with ``<``) or
     blank: in the first run, free new lines held ``import time`` at column 0, a ``**Question**`` in markdown,
     the line with its number from the pick's listing."""
@@ -124,11 +131,14 @@ def line_repair(code: str, index: int) -> LineRepair:
     indent = lines[index][:len(lines[index]) - len(lines[index].lstrip())]
     outer = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
     rules = []
+    header = target.endswith(":")  # if/while/for/def/with ...: nothing may follow it on its line
     for i, char in enumerate(target):
         # (xgrammar clamps a non-ASCII character in a negated class to 127: not excluded there, so a copy through
         # it can be drawn, and counts as a copy in the node)
         other = "" if char in " \t" or ord(char) > 127 else _class_char(char)
-        alternatives = [f"[^{other} \\t\\n] rest", f"{_literal(char)} d{i + 1}"]
+        alternatives = [f"[^{other} \\t\\n] rest"]
+        if not (header and i == len(target) - 1):  # a header's colon ends a copy: the change comes before it
+            alternatives.append(f"{_literal(char)} d{i + 1}")
         if i:
             alternatives.append('""')
         rules.append(f"d{i} ::= " + " | ".join(alternatives))
@@ -136,7 +146,7 @@ def line_repair(code: str, index: int) -> LineRepair:
     grammar = "\n".join([
         f'root ::= {_literal(indent)} d0 "\\n" more{{0,{_EXTRA_LINES}}} {ending}',
         *rules,
-        f'd{len(target)} ::= [ \\t]* ([^#/< \\t\\n] rest | "<" [^\\-\\n] rest)',
+        f'd{len(target)} ::= {_APPENDED}',
         "rest ::= [^\\n]*",
         f'more ::= ({_literal(outer)} [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"',
     ])

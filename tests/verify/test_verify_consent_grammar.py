@@ -52,8 +52,13 @@ def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
     assert lines[1] == 'd0 ::= [^x \\t\\n] rest | "x" d1'  # no empty line: the line could come back after it
     assert lines[2] == 'd1 ::= [^ \\t\\n] rest | " " d2 | ""'
     assert 'd5 ::= [^\\[ \\t\\n] rest | "[" d6 | ""' in lines and 'd7 ::= [^\\] \\t\\n] rest | "]" d8 | ""' in lines
-    # longer: code, not a comment (``#``, ``//``) nor an arrow pointing at it (``  <-- Corrected line``)
-    assert 'd8 ::= [ \\t]* ([^#/< \\t\\n] rest | "<" [^\\-\\n] rest)' in lines
+    # longer: more of the expression (an operator, a keyword, an attribute, a call, an index), never a comment
+    # (``#``, ``//``), an arrow or a tag pointing at it (``  <-- Corrected line``, ``  <!-- Corrected line -->``)
+    assert lines[lines.index('d7 ::= [^\\] \\t\\n] rest | "]" d8 | ""') + 1] == (
+        'd8 ::= [.(\\[,] rest | [ \\t]+ ([-+*%&|^=!>] rest | "/" [^/\\n] rest | "<" [<= ] rest | '
+        '("and" | "or" | "if" | "else" | "for" | "in" | "not" | "is") " " rest)')
+    header = line_repair("def f(a):\n    while a > 1:\n        a -= 1\n", 1).grammar.splitlines()
+    assert 'd11 ::= [^: \\t\\n] rest | ""' in header  # a block's opening line: changed before its colon
     assert lines[-1] == 'more ::= ("" [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"'  # a new line: the body's, or blank
     assert repair.answer("    x = a[1]\n    y = x\n") == "```python\ndef f(a):\n    x = a[1]\n    y = x\n    return y\n```"
     last = line_repair("def f(a):\n    return a\n", 1)  # the last line: the draw ends with the fence
