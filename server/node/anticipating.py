@@ -19,7 +19,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,7 +103,9 @@ class Focus(msgspec.Struct, frozen=True, kw_only=True):
 class Anticipation:
     """One anticipation of a workspace: what was planned at a place, and how far its prefill got."""
 
-    def __init__(self, focus: Focus, thread: str, chunks: list[Chunk], tokens: int, prefix: int) -> None:
+    def __init__(self, focus: Focus, thread: str, chunks: list[Chunk], tokens: int, prefix: int,
+                 prefix_ids: Sequence[int] = (), ends: Sequence[tuple[str, int]] = (),
+                 held: Iterable[str] = ()) -> None:
         self.focus = focus
         self.thread = thread
         self.chunks = chunks
@@ -112,10 +114,26 @@ class Anticipation:
         """Tokens of its retrieved segment (the code this anticipation prefills)."""
         self.prefix = prefix
         """Tokens of the whole prefill (stable segments, history, retrieved code)."""
+        self.prefix_ids = list(prefix_ids)
+        """The ids it prefills (``prefix`` of them)."""
+        self._ends = dict(ends)
+        """Where each chunk it laid out ends in ``prefix_ids`` (the plan's ``chunk_ends``)."""
+        self._held = frozenset(held)
+        """Chunks the thread already held (referenced, not laid out again)."""
         self.state: AnticipationState = "planned"
         self.planned_at = time.monotonic()
         self.handle: RequestHandle | None = None
         self.prefill_s: float | None = None
+
+    def computed(self, cached: int) -> int:
+        """How many of ``chunks``, from the first, a prefix cache holding the first ``cached`` of ``prefix_ids``
+        holds: each laid-out chunk up to its end, the thread's own in between. A chunk budget fitting left out
+        was never prefilled: it ends the count."""
+        for index, chunk in enumerate(self.chunks):
+            end = self._ends.get(chunk.id)
+            if chunk.id not in self._held and (end is None or end > cached):
+                return index
+        return len(self.chunks)
 
     def status(self, root: Path) -> AnticipationStatus:
         name = Path(self.focus.path).name
@@ -301,9 +319,11 @@ class Anticipator:
             return
         plan, chunks = planned
         seg = plan.manifest.segment("retrieved")  # (the diff and a failing run come before it)
-        anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, seg.token_end)
-        self._current[state.key] = anticipation
         prefix = plan.token_ids[: seg.token_end]
+        anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, seg.token_end, prefix_ids=prefix,
+                                    ends=plan.chunk_ends,
+                                    held=(c.id for c in plan.manifest.chunks if c.status == "in thread"))
+        self._current[state.key] = anticipation
         block = max(1, engine.blocks.block_size)
         if seg.tokens == 0 or engine.predict_cached(prefix) >= (len(prefix) // block) * block:
             # nothing new to retrieve here (the thread holds it all), or all of it is cached already

@@ -445,7 +445,8 @@ class Node:
         anticipated = None if taken is None else Anticipated(
             chunks=tuple(taken.chunks), place=taken.focus.place(), state=taken.state,
             age_s=time.monotonic() - taken.planned_at, new_tokens=settings.question_tokens,
-            pointed=(lambda chunk: points_at(chunk.reasons)) if settings.pointed_only else None)
+            pointed=(lambda chunk: points_at(chunk.reasons)) if settings.pointed_only else None,
+            computed=taken.computed(engine.predict_cached(taken.prefix_ids)))
         turn_plan = await asyncio.to_thread(
             prepare, planner, workspace, question, root=state.root, pins=list(state.record.pins), changes=changes,
             map_base=state.map_base, predict_cached=engine.predict_cached, anticipated=anticipated,

@@ -26,9 +26,14 @@ def _key(chunk: Chunk) -> tuple[str, str]:
 
 def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *, place: str = "",
                      state: str = "warm", age_s: float = 0.0, count: Callable[[Chunk], int] | None = None,
-                     new_tokens: int = 0, pointed: Callable[[Chunk], bool] | None = None
-                     ) -> tuple[list[Chunk], AnticipationRecord | None]:
+                     new_tokens: int = 0, pointed: Callable[[Chunk], bool] | None = None,
+                     computed: int | None = None) -> tuple[list[Chunk], AnticipationRecord | None]:
     """The turn's retrieved chunks: the anticipated ones first, then the question's others, best first.
+
+    ``computed``: how many of the anticipated chunks, from the first, the prefix cache held when the question came
+    (None: all of them). Only those count as anticipated: the others would cost the question their prefill like
+    any code, so they are the question's own chunks if it chose them (and pass its ``pointed`` and ``new_tokens``
+    rules as such), and are left out, named, if it did not.
 
     A question that chose none of the anticipated chunks (byte for byte the same) is not about the place: its
     own chunks come as they came, and the anticipation is named unused. One that chose some is about the place:
@@ -44,11 +49,16 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
     """
     if not anticipated:
         return list(question), None
+    uncomputed: tuple[str, ...] = ()
+    if computed is not None and computed < len(anticipated):
+        uncomputed = tuple(c.id for c in anticipated[max(0, computed):])
+        anticipated = anticipated[: max(0, computed)]
     chosen = {_key(c) for c in question}
     last = max((i for i, c in enumerate(anticipated) if _key(c) in chosen), default=-1)
     if last < 0:
         return list(question), AnticipationRecord(place=place, state=state, chunks=(),
-                                                  dropped=tuple(c.id for c in anticipated), age_s=age_s)
+                                                  dropped=tuple(c.id for c in anticipated), age_s=age_s,
+                                                  uncomputed=uncomputed)
     capped = new_tokens > 0 and count is not None
     first = list(anticipated if capped else anticipated[: last + 1])
     laid = {_key(c) for c in first}
@@ -81,5 +91,6 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
         used=tuple(c.id for c in first if _key(c) in chosen),
         kept=tuple(c.id for c in first if _key(c) not in chosen),
         dropped=tuple(c.id for c in anticipated[len(first):]), age_s=round(age_s, 1),
-        left_out=tuple(left_out), unpointed=tuple(unpointed), new_tokens=new_tokens if capped else 0)
+        left_out=tuple(left_out), unpointed=tuple(unpointed), new_tokens=new_tokens if capped else 0,
+        uncomputed=uncomputed)
     return shown + rest, record

@@ -54,11 +54,17 @@ class AnticipatedContext(msgspec.Struct, frozen=True, kw_only=True):
     new_cap: int = 0
     unpointed: int = 0
     """The question's own chunks left out because it does not point at them."""
+    uncomputed: int = 0
+    """Anticipated chunks not computed yet when the question came: left to the question's own retrieval."""
 
     def summary(self) -> str:
+        late = (f"{self.uncomputed} anticipated chunk(s) not computed yet when the question came, left to the "
+                "question's own retrieval (they would cost it their prefill)") if self.uncomputed else ""
         if not self.used:
-            return (f"anticipated context at {self.place} ({self.state}) not used: the question chose none of its "
-                    f"{self.dropped} chunk(s); retrieved: {self.retrieved_tokens:,} tokens, {self.new_tokens:,} new")
+            why = [f"the question chose none of its {self.dropped} chunk(s)"] if self.dropped or not late else []
+            why += [late] if late else []
+            return (f"anticipated context at {self.place} ({self.state}) not used: {'; '.join(why)}; "
+                    f"retrieved: {self.retrieved_tokens:,} tokens, {self.new_tokens:,} new")
         line = (f"retrieved: {self.retrieved_tokens:,} tokens, {self.anticipated_tokens:,} anticipated "
                 f"({self.cached_tokens:,} cached), {self.new_tokens:,} new (anticipated at {self.place}, "
                 f"{self.state})")
@@ -74,6 +80,8 @@ class AnticipatedContext(msgspec.Struct, frozen=True, kw_only=True):
         if self.unpointed:
             parts.append(f"{self.unpointed} of the question's own chunk(s) it does not point at left out (it names "
                          "neither them nor their file; anticipate.pointed_only)")
+        if late:
+            parts.append(late)
         return line + "; " + ", ".join(parts)
 
 
@@ -94,7 +102,7 @@ def _anticipated_context(manifest: Manifest) -> AnticipatedContext | None:
                               anticipated_tokens=anticipated, cached_tokens=cached, new_tokens=tokens - cached,
                               used=len(record.used), kept=len(record.kept), dropped=len(record.dropped),
                               left_out=len(record.left_out), new_cap=record.new_tokens,
-                              unpointed=len(record.unpointed))
+                              unpointed=len(record.unpointed), uncomputed=len(record.uncomputed))
 
 
 class Explain(msgspec.Struct, frozen=True, kw_only=True):

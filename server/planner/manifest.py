@@ -92,6 +92,9 @@ class AnticipationRecord(msgspec.Struct, frozen=True, kw_only=True):
     what it names or the place; ``[anticipate] pointed_only``)."""
     new_tokens: int = 0
     """The cap on the question's own code beside the anticipated (``[anticipate] question_tokens``; 0: none)."""
+    uncomputed: tuple[str, ...] = ()
+    """Anticipated chunks the prefix cache did not hold yet when the question came (the anticipation was cut
+    short): not laid out as anticipated; the question's own retrieval decided on them like on any chunk."""
 
 
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):

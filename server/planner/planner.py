@@ -76,6 +76,9 @@ class TurnPlan(msgspec.Struct, frozen=True, kw_only=True):
     retrieved: tuple[Chunk, ...] = ()
     """The code retrieval chose for the turn, best first, before budget fitting (``manifest.chunks``: what went
     in)."""
+    chunk_ends: tuple[tuple[str, int], ...] = ()
+    """(id, end) of each chunk laid out in the retrieved segment, in its order: the index in ``token_ids`` just
+    after the chunk's last token (a prefix cache holding that many tokens holds the chunk)."""
 
     def stable_prefix(self) -> list[int]:
         """Ids of the stable segments (system .. pins): what the cache policy keeps warm."""
@@ -208,7 +211,23 @@ class Planner:
                             base=_base(records, inputs.thread, len(draft.history)))
         return TurnPlan(token_ids=token_ids, manifest=manifest, user=entry_of(rendered),
                         prompt=(inputs.prompt or inputs.user).strip(), entry=entry,
-                        messages=messages_of(self.prompts, draft, rendered), retrieved=tuple(inputs.retrieved))
+                        messages=messages_of(self.prompts, draft, rendered), retrieved=tuple(inputs.retrieved),
+                        chunk_ends=self._chunk_ends(rendered, records_out, draft))
+
+    def _chunk_ends(self, rendered: list[RenderedSegment], records: list[SegmentRecord],
+                    draft: Draft) -> tuple[tuple[str, int], ...]:
+        """Where each laid-out chunk ends in the turn's ids: the retrieved segment's parts are its heading, then
+        one part per chunk (each tokenized on its own, so the lengths add up)."""
+        for seg, record in zip(rendered, records, strict=True):
+            if seg.kind != "retrieved" or not draft.retrieved:
+                continue
+            end = record.token_start + len(self.tokens.lookup(seg.parts[0]).ids)
+            ends: list[tuple[str, int]] = []
+            for chunk, part in zip(draft.retrieved, seg.parts[1:], strict=False):
+                end += len(self.tokens.lookup(part).ids)
+                ends.append((chunk.id, end))
+            return tuple(ends)
+        return ()
 
     def _fit(self, draft: Draft, inputs: PlannerInputs) -> None:
         """Budget fitting, keeping every referenced chunk in the prompt: a chunk whose holding turn was

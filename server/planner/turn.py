@@ -68,6 +68,8 @@ class Anticipated(msgspec.Struct, frozen=True, kw_only=True):
     """Tokens of code the question may add beyond the anticipated (0: no cap)."""
     pointed: Callable[[Chunk], bool] | None = None
     """With ``new_tokens``: only the chunks the question points at are added."""
+    computed: int | None = None
+    """How many of ``chunks``, from the first, the prefix cache held when the question came (None: all)."""
 
 
 class TurnEnd(msgspec.Struct, frozen=True, kw_only=True):
@@ -151,7 +153,8 @@ def prepare(planner: Planner, workspace: Workspace, question: Question, *, root:
         chunks, laid = layout_retrieved(inputs.retrieved, anticipated.chunks, place=anticipated.place,
                                         state=anticipated.state, age_s=anticipated.age_s,
                                         count=lambda chunk: count(chunk_part(chunk)),
-                                        new_tokens=anticipated.new_tokens, pointed=anticipated.pointed)
+                                        new_tokens=anticipated.new_tokens, pointed=anticipated.pointed,
+                                        computed=anticipated.computed)
         inputs = msgspec.structs.replace(inputs, retrieved=chunks, anticipation=laid)
     if question.text_only:
         inputs = msgspec.structs.replace(inputs, text_only=True, text_only_why=question.text_only_why)

@@ -181,3 +181,46 @@ async def test_what_changed_between_turns_is_named_though_an_anticipation_refres
         assert "bank/report.py" not in named and "bank/transfer.py" not in named
     finally:
         await node.close()
+
+
+async def test_a_question_that_cuts_the_anticipation_short_is_laid_out_by_what_was_computed(
+        home: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The anticipation stops after its first piece of code (as if the question came then): the chunks the cache
+    holds come first; the rest would cost the question their prefill, so they are its own chunks or left out."""
+    node = _node(home)
+    anticipator = node.anticipator
+    real_quiet = anticipator._quiet
+
+    def chunks_computed() -> int:
+        (current,) = anticipator._current.values()
+        return current.computed(node._engine.predict_cached(current.prefix_ids))  # type: ignore[union-attr]
+
+    async def stop_after_some_code() -> None:
+        if anticipator.prefilled_code_tokens > 0 and chunks_computed() >= 1:
+            await asyncio.Event().wait()  # until the question's turn cancels it
+        await real_quiet()
+
+    monkeypatch.setattr(anticipator, "_quiet", stop_after_some_code)
+    try:
+        await node.engine()
+        assert await node.focus(str(repo), "bank/transfer.py", 5, thread="t", client_id="editor-1")
+        deadline = time.monotonic() + 120
+        while not (anticipator._current and chunks_computed() >= 1) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        (entry,) = anticipator.status()["workspaces"].values()
+        assert entry["state"] == "computing" and 0 < anticipator.prefilled_code_tokens < entry["tokens"]
+        (current,) = anticipator._current.values()
+        assert 1 <= chunks_computed() < len(current.chunks)
+        outcome = await node.turn(TurnRequest(root=str(repo), prompt="What does this function do when the "
+                                              "source account has too little money?", max_new_tokens=8, thread="t"))
+        anticipated = outcome.explain.anticipated
+        assert anticipated is not None and anticipated.state == "computing" and anticipated.uncomputed >= 1
+        assert anticipated.used + anticipated.kept >= 1 and anticipated.anticipated_tokens > 0
+        assert "not computed yet when the question came" in anticipated.summary()
+        block = node._engine.blocks.block_size  # type: ignore[union-attr]
+        # what it laid out as anticipated was computed: the cache served it (up to the last partial block)
+        assert anticipated.cached_tokens >= anticipated.anticipated_tokens - block
+        laid = [c.id for c in outcome.explain.retrieved if "anticipated" in c.reasons]
+        assert len(laid) == anticipated.used
+    finally:
+        await node.close()

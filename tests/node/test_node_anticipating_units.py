@@ -71,3 +71,23 @@ def test_a_background_prefill_is_cut_into_block_aligned_pieces() -> None:
     assert pieces(0, 50, 64, 32) == [50]
     assert pieces(288, 288, 64, 32) == []  # all cached: nothing to do
     assert pieces(0, 200, 40, 32) == [32, 64, 96, 128, 160, 192, 200]  # never less than a block
+
+
+def test_an_anticipation_knows_which_of_its_chunks_a_prefix_cache_holds() -> None:
+    from contenox.node.anticipating import Anticipation
+    from contenox.planner.inputs import Chunk
+
+    def chunk(cid: str) -> Chunk:
+        return Chunk(id=cid, path=cid.split(":")[0], start_line=1, end_line=5, name=cid, text=cid)
+
+    chunks = [chunk("a.py:1-5"), chunk("held.py:1-5"), chunk("b.py:1-5"), chunk("cut.py:1-5"), chunk("c.py:1-5")]
+    # laid out: a ends at 120, b at 180 (held.py is in the thread already); cut.py was left out by budget fitting
+    anticipation = Anticipation(Focus(path="a.py", line=1), "main", chunks, tokens=100, prefix=200,
+                                ends=(("a.py:1-5", 120), ("b.py:1-5", 180), ("c.py:1-5", 200)),
+                                held=("held.py:1-5",))
+    assert anticipation.computed(0) == 0
+    assert anticipation.computed(119) == 0
+    assert anticipation.computed(120) == 2  # a, and the thread's own chunk after it
+    assert anticipation.computed(179) == 2
+    assert anticipation.computed(10_000) == 3  # never past a chunk that was not prefilled
+    assert Anticipation(Focus(path="a.py", line=1), "main", [], tokens=0, prefix=0).computed(0) == 0

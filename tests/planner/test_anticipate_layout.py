@@ -100,3 +100,40 @@ def test_the_explain_line_names_what_the_question_did_not_point_at() -> None:
                               cached_tokens=2000, new_tokens=100, used=3, kept=2, dropped=0, unpointed=5,
                               new_cap=512).summary()
     assert "5 of the question's own chunk(s) it does not point at left out" in line
+
+
+def test_only_the_computed_anticipated_chunks_are_laid_out_as_anticipated() -> None:
+    a, b, c, d = (chunk(f"{n}.py:1-5", n * 20) for n in "abcd")
+    named = chunk("x.py:1-9", "x" * 30, reason="defines parse (mentioned)")
+    # the question chose a, c and d (c and d were not prefilled yet) and names x
+    question = [chunk("c.py:1-5", "c" * 20, reason="defines c (mentioned)"), a, d, named]
+    laid, record = layout_retrieved(question, [a, b, c, d], place="a.py:3", count=lambda ch: len(ch.text),
+                                    new_tokens=45, pointed=lambda ch: "mentioned" in "".join(ch.reasons),
+                                    computed=2)
+    # a and b were computed: they come first; c and d are the question's own, so its rules apply to them
+    assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "c.py:1-5"]
+    assert record is not None and record.chunks == ("a.py:1-5", "b.py:1-5") and record.used == ("a.py:1-5",)
+    assert record.uncomputed == ("c.py:1-5", "d.py:1-5")
+    assert record.unpointed == ("d.py:1-5",)  # it only ranked near the place, and was never prefilled
+    assert record.left_out == ("x.py:1-9",)  # over the 45-token cap after c
+    assert record.dropped == ()
+
+
+def test_an_anticipation_cut_short_before_its_code_leaves_the_question_as_it_came() -> None:
+    a, b = chunk("a.py:1-5"), chunk("b.py:1-5")
+    question = [b, chunk("y.py:1-2")]
+    laid, record = layout_retrieved(question, [a, b], place="a.py:3", count=lambda ch: 10, new_tokens=5,
+                                    computed=0)
+    assert laid == question  # no cap either: the question is not served by the anticipation
+    assert record is not None and record.chunks == () and record.uncomputed == ("a.py:1-5", "b.py:1-5")
+    line = AnticipatedContext(place="a.py:3", state="computing", retrieved_tokens=300, anticipated_tokens=0,
+                              cached_tokens=0, new_tokens=300, used=0, kept=0, dropped=0, uncomputed=2).summary()
+    assert line.startswith("anticipated context at a.py:3 (computing) not used: 2 anticipated chunk(s) not "
+                           "computed yet") and "chose none" not in line
+
+
+def test_the_explain_line_names_the_anticipated_chunks_not_computed_in_time() -> None:
+    line = AnticipatedContext(place="a.py:3", state="computing", retrieved_tokens=1200, anticipated_tokens=800,
+                              cached_tokens=800, new_tokens=400, used=2, kept=1, dropped=0, uncomputed=3).summary()
+    assert "3 anticipated chunk(s) not computed yet when the question came, left to the question's own retrieval" \
+        in line

@@ -222,3 +222,19 @@ def test_threads_have_their_own_history_and_compare_with_their_own_last_turn(mak
     assert plan.manifest.segment("history").invalidated_by == "history grew by 1 turn(s)"
     assert plan.manifest.segment("pins").invalidated_by is None
     assert plan.manifest.turn == 3
+
+
+def test_the_plan_says_where_each_laid_out_chunk_ends(make_planner, tokenizer):
+    from contenox.planner.inputs import Chunk
+    from contenox.planner.segments import chunk_part
+
+    chunks = [Chunk(id=f"src/m{i}.py:1-3", path=f"src/m{i}.py", start_line=1, end_line=3, name=f"f{i}",
+                    text=f"def f{i}():\n    return {i}\n") for i in range(3)]
+    plan = make_planner().plan(sample_inputs(retrieved=chunks))
+    seg = plan.manifest.segment("retrieved")
+    assert [cid for cid, _ in plan.chunk_ends] == [c.id for c in chunks]
+    ends = [end for _, end in plan.chunk_ends]
+    assert ends[-1] == seg.token_end and all(seg.token_start < e <= seg.token_end for e in ends)
+    for (cid, end), c in zip(plan.chunk_ends, chunks, strict=True):  # each chunk's ids end exactly there
+        part = tokenizer.encode(chunk_part(c))
+        assert plan.token_ids[end - len(part):end] == list(part), cid
