@@ -105,7 +105,7 @@ class Anticipation:
 
     def __init__(self, focus: Focus, thread: str, chunks: list[Chunk], tokens: int, prefix: int,
                  prefix_ids: Sequence[int] = (), ends: Sequence[tuple[str, int]] = (),
-                 held: Iterable[str] = ()) -> None:
+                 held: Iterable[str] = (), carried: int = 0) -> None:
         self.focus = focus
         self.thread = thread
         self.chunks = chunks
@@ -120,20 +120,28 @@ class Anticipation:
         """Where each chunk it laid out ends in ``prefix_ids`` (the plan's ``chunk_ends``)."""
         self._held = frozenset(held)
         """Chunks the thread already held (referenced, not laid out again)."""
+        self.carried = carried
+        """Of ``chunks``, how many lead it because the previous anticipation had computed them
+        (:func:`~contenox.planner.anticipate.carried_over`)."""
         self.state: AnticipationState = "planned"
         self.planned_at = time.monotonic()
         self.handle: RequestHandle | None = None
         self.prefill_s: float | None = None
 
-    def computed(self, cached: int) -> int:
+    def computed(self, cached: int, block: int = 1) -> int:
         """How many of ``chunks``, from the first, a prefix cache holding the first ``cached`` of ``prefix_ids``
         holds: each laid-out chunk up to its end, the thread's own in between. A chunk budget fitting left out
-        was never prefilled: it ends the count."""
+        was never prefilled: it ends the count. ``block``: the cache's block size; it holds whole blocks only, so
+        a chunk whose end falls in the block after ``cached`` counts (a turn recomputes at most that block)."""
         for index, chunk in enumerate(self.chunks):
             end = self._ends.get(chunk.id)
-            if chunk.id not in self._held and (end is None or end > cached):
+            if chunk.id not in self._held and (end is None or end >= cached + max(1, block)):
                 return index
         return len(self.chunks)
+
+    def code_start(self) -> int:
+        """Where its retrieved segment begins in ``prefix_ids``."""
+        return self.prefix - self.tokens
 
     def status(self, root: Path) -> AnticipationStatus:
         name = Path(self.focus.path).name
@@ -144,7 +152,10 @@ class Anticipation:
                                   text=text)
 
 
-PlanAt = Callable[["WorkspaceState", Focus], Awaitable["tuple[TurnPlan, list[Chunk]] | None"]]
+PlanAt = Callable[["WorkspaceState", Focus, "Anticipation | None"],
+                  Awaitable["tuple[TurnPlan, list[Chunk], int] | None"]]
+"""Plans the anticipation at a place, given the one it replaces: (the plan, its chunks, how many of them lead it
+carried over from the one it replaces)."""
 Notify = Callable[[str, AnticipationStatus], None]
 
 
@@ -269,7 +280,7 @@ class Anticipator:
         current = self._current.pop(state.key, None)
         if current is not None and current.handle is not None and not current.handle.done:
             current.handle.cancel()  # superseded: the place moved
-        task = asyncio.get_running_loop().create_task(self._run(state, focus), name="node-anticipate")
+        task = asyncio.get_running_loop().create_task(self._run(state, focus, current), name="node-anticipate")
         self._tasks[state.key] = task
         task.add_done_callback(functools.partial(self._forget, state.key))
 
@@ -298,7 +309,7 @@ class Anticipator:
             await asyncio.sleep(0.25)
         return None
 
-    async def _run(self, state: WorkspaceState, focus: Focus) -> None:
+    async def _run(self, state: WorkspaceState, focus: Focus, previous: Anticipation | None) -> None:
         await asyncio.sleep(self.config.delay_ms / 1000.0)
         if self.config.on_battery is False and await asyncio.to_thread(self._battery):
             self._notify(focus.client_id, AnticipationStatus(root=str(state.root), path=focus.path, state="off",
@@ -308,7 +319,7 @@ class Anticipator:
         if engine is None:
             return
         try:
-            planned = await self._plan_at(state, focus)
+            planned = await self._plan_at(state, focus, previous)
         except ContenoxError as exc:  # a workspace problem: the question's turn will say it
             log.info("anticipation at %s not planned: %s", focus.place(), exc.message)
             return
@@ -317,12 +328,13 @@ class Anticipator:
             return
         if planned is None:
             return
-        plan, chunks = planned
+        plan, chunks, carried = planned
         seg = plan.manifest.segment("retrieved")  # (the diff and a failing run come before it)
         prefix = plan.token_ids[: seg.token_end]
         anticipation = Anticipation(focus, plan.manifest.thread, chunks, seg.tokens, seg.token_end, prefix_ids=prefix,
                                     ends=plan.chunk_ends,
-                                    held=(c.id for c in plan.manifest.chunks if c.status == "in thread"))
+                                    held=(c.id for c in plan.manifest.chunks if c.status == "in thread"),
+                                    carried=carried)
         self._current[state.key] = anticipation
         block = max(1, engine.blocks.block_size)
         if seg.tokens == 0 or engine.predict_cached(prefix) >= (len(prefix) // block) * block:
@@ -362,8 +374,9 @@ class Anticipator:
         anticipation.prefill_s = time.perf_counter() - started
         anticipation.state = "warm"
         self.runs += 1
-        log.info("anticipated %s: %d tokens of code (%d in all) prefilled in %.1f s", focus.place(), seg.tokens,
-                 len(prefix), anticipation.prefill_s)
+        log.info("anticipated %s: %d tokens of code (%d in all) prefilled in %.1f s%s", focus.place(), seg.tokens,
+                 len(prefix), anticipation.prefill_s,
+                 f"; {carried} chunk(s) computed for {previous.focus.place()} kept first" if carried and previous else "")
         self._notify(focus.client_id, anticipation.status(state.root))
 
     async def close(self) -> None:

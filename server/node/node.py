@@ -44,7 +44,7 @@ from contenox.node.agent import (
     run_step,
     tool_schemas,
 )
-from contenox.node.anticipating import Anticipator, Focus, reported_run
+from contenox.node.anticipating import Anticipation, Anticipator, Focus, reported_run
 from contenox.node.asked import Unanswered
 from contenox.node.completions import Completer
 from contenox.node.contract import (
@@ -81,7 +81,9 @@ from contenox.node.verifying import skipped as skipped_verification
 from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState
 from contenox.planner import toolcheck
+from contenox.planner.anticipate import carried_over
 from contenox.planner.journal import Journal, ToolStep
+from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
 from contenox.workspace import points_at, rename_identifier
@@ -446,7 +448,7 @@ class Node:
             chunks=tuple(taken.chunks), place=taken.focus.place(), state=taken.state,
             age_s=time.monotonic() - taken.planned_at, new_tokens=settings.question_tokens,
             pointed=(lambda chunk: points_at(chunk.reasons)) if settings.pointed_only else None,
-            computed=taken.computed(engine.predict_cached(taken.prefix_ids)))
+            computed=taken.computed(engine.predict_cached(taken.prefix_ids), engine.blocks.block_size))
         turn_plan = await asyncio.to_thread(
             prepare, planner, workspace, question, root=state.root, pins=list(state.record.pins), changes=changes,
             map_base=state.map_base, predict_cached=engine.predict_cached, anticipated=anticipated,
@@ -1055,9 +1057,13 @@ class Node:
             except Exception:  # a client that went away: never the anticipation's problem
                 log.exception("anticipation listener failed")
 
-    async def _anticipation_plan(self, state: WorkspaceState, focus: Focus) -> tuple[TurnPlan, list[Chunk]] | None:
+    async def _anticipation_plan(self, state: WorkspaceState, focus: Focus, previous: Anticipation | None
+                                 ) -> tuple[TurnPlan, list[Chunk], int] | None:
         """The turn a question at ``focus`` would get, without the question (the draft stands for it, if any):
-        planned the way ``_run_turn`` plans, so its prefix is the question's, byte for byte."""
+        planned the way ``_run_turn`` plans, so its prefix is the question's, byte for byte. When it replaces
+        ``previous`` (the cursor moved, the user began typing) on the same prefix, the code ``previous`` computed
+        that this one also wants leads it (:func:`carried_over`), so it stays cached instead of being recomputed
+        in a new order; returns the plan, its chunks and how many lead it so."""
         engine = self._engine
         if engine is None:
             return None
@@ -1068,13 +1074,28 @@ class Node:
             thread = focus.thread or (last.thread if last is not None else "main")
             config = msgspec.structs.replace(self.config.planner, retrieval_tokens=self.config.anticipate.tokens)
 
-            def plan() -> tuple[TurnPlan, list[Chunk]]:
+            def plan() -> tuple[TurnPlan, list[Chunk], int]:
                 question = Question(prompt=focus.draft, thread=thread, terminal=focus.terminal, open_file=focus.path,
                                     selection_lines=(focus.line, focus.line))
-                planned = prepare(planner, workspace, question, root=state.root, pins=list(state.record.pins),
-                                  changes=changes, map_base=state.map_base, predict_cached=engine.predict_cached,
-                                  config=config)
-                return planned, list(planned.retrieved)
+
+                def prepared(anticipated: Anticipated | None = None) -> TurnPlan:
+                    return prepare(planner, workspace, question, root=state.root, pins=list(state.record.pins),
+                                   changes=changes, map_base=state.map_base, predict_cached=engine.predict_cached,
+                                   anticipated=anticipated, config=config)
+
+                planned = prepared()
+                start = planned.manifest.segment("retrieved").token_start
+                if previous is None or previous.thread != thread or planned.token_ids[:start] != \
+                        previous.prefix_ids[: previous.code_start()]:
+                    return planned, list(planned.retrieved), 0
+                computed = previous.chunks[: previous.computed(engine.predict_cached(previous.prefix_ids),
+                                                               engine.blocks.block_size)]
+                lead = carried_over(planned.retrieved, computed, lambda c: planner.tokens.count(chunk_part(c)))
+                if not lead or [c.id for c in lead] == [c.id for c in planned.retrieved[: len(lead)]]:
+                    return planned, list(planned.retrieved), 0
+                carried = prepared(Anticipated(chunks=tuple(lead), place=previous.focus.place(), state="warm",
+                                               age_s=time.monotonic() - previous.planned_at))
+                return carried, list(carried.retrieved), len(lead)
 
             return await asyncio.to_thread(plan)
 

@@ -17,7 +17,7 @@ import msgspec
 from contenox.planner.inputs import Chunk
 from contenox.planner.manifest import AnticipationRecord
 
-__all__ = ["layout_retrieved"]
+__all__ = ["carried_over", "layout_retrieved"]
 
 
 def _key(chunk: Chunk) -> tuple[str, str]:
@@ -94,3 +94,21 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
         left_out=tuple(left_out), unpointed=tuple(unpointed), new_tokens=new_tokens if capped else 0,
         uncomputed=uncomputed)
     return shown + rest, record
+
+
+def carried_over(question: Sequence[Chunk], previous: Sequence[Chunk], count: Callable[[Chunk], int]) -> list[Chunk]:
+    """The chunks a new anticipation keeps first, in their order, from the previous one (its chunks the cache
+    holds): the run of them, from the first, that saves the new one the most prefill. A chunk the new retrieval
+    chose saves its tokens; one it did not choose costs them (context no one asked for, kept only so the cached
+    ones after it stay cached). The run ends at its best balance, so it never keeps more unchosen tokens than
+    chosen ones; the new anticipation lays it out first (:func:`layout_retrieved`), then its own chunks.
+
+    The user moved within the code, or began typing a question: what was prefilled for the place stays prefilled
+    instead of being recomputed in the new ranking's order."""
+    chosen = {_key(c) for c in question}
+    best, gain, end = 0, 0, 0
+    for index, chunk in enumerate(previous, 1):
+        gain += count(chunk) if _key(chunk) in chosen else -count(chunk)
+        if gain > best:
+            best, end = gain, index
+    return list(previous[:end])

@@ -193,7 +193,9 @@ async def test_a_question_that_cuts_the_anticipation_short_is_laid_out_by_what_w
 
     def chunks_computed() -> int:
         (current,) = anticipator._current.values()
-        return current.computed(node._engine.predict_cached(current.prefix_ids))  # type: ignore[union-attr]
+        engine = node._engine
+        assert engine is not None
+        return current.computed(engine.predict_cached(current.prefix_ids), engine.blocks.block_size)
 
     async def stop_after_some_code() -> None:
         if anticipator.prefilled_code_tokens > 0 and chunks_computed() >= 1:
@@ -222,5 +224,35 @@ async def test_a_question_that_cuts_the_anticipation_short_is_laid_out_by_what_w
         assert anticipated.cached_tokens >= anticipated.anticipated_tokens - block
         laid = [c.id for c in outcome.explain.retrieved if "anticipated" in c.reasons]
         assert len(laid) == anticipated.used
+    finally:
+        await node.close()
+
+
+async def test_typing_a_question_keeps_the_code_computed_for_the_place_first(home: Path, repo: Path) -> None:
+    """The place was anticipated; the user begins typing a question there: the draft's anticipation keeps the
+    place's computed code that it also wants first, so it only prefills what the draft adds."""
+    node = _node(home)
+    anticipator = node.anticipator
+    try:
+        await node.engine()
+        assert await node.focus(str(repo), "bank/transfer.py", 5, thread="t", client_id="editor-1")
+        await _settled(node)
+        (place,) = anticipator._current.values()
+        before = anticipator.prefilled_code_tokens
+        assert await node.focus(str(repo), "bank/transfer.py", 5, thread="t", client_id="editor-1",
+                                draft="Why does transfer_all move the whole balance, and what does summary print?")
+        await _settled(node)
+        (typed,) = anticipator._current.values()
+        assert typed.focus.draft and typed.carried >= 1
+        kept = [c.id for c in typed.chunks[: typed.carried]]
+        assert kept == [c.id for c in place.chunks[: typed.carried]]  # in the place's order, byte for byte
+        assert [c.text for c in typed.chunks[: typed.carried]] == [c.text for c in place.chunks[: typed.carried]]
+        # what it prefilled of its code: only what follows the kept chunks (they were cached)
+        kept_end = max(end for cid, end in typed._ends.items() if cid in kept)
+        assert anticipator.prefilled_code_tokens - before <= typed.prefix - kept_end + 64
+        engine = node._engine
+        assert engine is not None
+        assert typed.computed(engine.predict_cached(typed.prefix_ids), engine.blocks.block_size) == len(
+            [c for c in typed.chunks if c.id in typed._ends or c.id in typed._held])
     finally:
         await node.close()

@@ -90,4 +90,6 @@ def test_an_anticipation_knows_which_of_its_chunks_a_prefix_cache_holds() -> Non
     assert anticipation.computed(120) == 2  # a, and the thread's own chunk after it
     assert anticipation.computed(179) == 2
     assert anticipation.computed(10_000) == 3  # never past a chunk that was not prefilled
+    # a cache of 16-token blocks holding 112 tokens holds a's blocks but the one it ends in: a turn recomputes that
+    assert anticipation.computed(112, block=16) == 2 and anticipation.computed(104, block=16) == 0
     assert Anticipation(Focus(path="a.py", line=1), "main", [], tokens=0, prefix=0).computed(0) == 0

@@ -137,3 +137,21 @@ def test_the_explain_line_names_the_anticipated_chunks_not_computed_in_time() ->
                               cached_tokens=800, new_tokens=400, used=2, kept=1, dropped=0, uncomputed=3).summary()
     assert "3 anticipated chunk(s) not computed yet when the question came, left to the question's own retrieval" \
         in line
+
+
+def test_a_new_anticipation_keeps_first_the_run_of_the_previous_ones_code_that_saves_it_the_most() -> None:
+    from contenox.planner.anticipate import carried_over
+
+    a, b, c, d = (chunk(f"{n}.py:1-5", n * size) for n, size in zip("abcd", (100, 30, 200, 50), strict=True))
+    count = lambda ch: len(ch.text)  # noqa: E731
+    y = chunk("y.py:1-5", "y" * 80)
+    # the new retrieval chose a, c and d in its own order, and y; b (30) sits between a and c (200): worth keeping
+    assert [ch.id for ch in carried_over([y, c, d, a], [a, b, c, d], count)] == ["a.py:1-5", "b.py:1-5", "c.py:1-5",
+                                                                                  "d.py:1-5"]
+    # a long unchosen chunk before a short chosen one is not worth it: the run ends before it
+    big = chunk("b.py:1-5", "b" * 500)
+    assert [ch.id for ch in carried_over([a, c], [a, big, c], count)] == ["a.py:1-5"]
+    # nothing the new retrieval chose leads: nothing is carried; nothing computed: nothing either
+    assert carried_over([y], [a, b], count) == [] and carried_over([a], [], count) == []
+    # a chunk whose code changed since is not the computed one
+    assert carried_over([chunk("a.py:1-5", "new code")], [a], count) == []
