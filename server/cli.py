@@ -768,15 +768,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--retrieval-only", action="store_true",
                    help="plan each turn without running the model: score retrieval recall only")
     s.add_argument("--mode", action="append", choices=["retrieval", "baseline", "verified", "agent", "both", "inview",
-                                                       "anticipated", "floor"],
+                                                       "anticipated", "moved", "floor"],
                    default=None,
                    help="retrieval (the planner as shipped, one answer), baseline (repo map only), verified "
                         "(retrieval plus verified fixes: candidates checked in a scratch copy, the eval consenting "
                         "for its tasks), agent (retrieval plus the tool loop, tools on whatever the model's "
                         "certification; the task's check command the only command run), both (retrieval and "
                         "baseline), or the questions asked with their code in view: inview (today's layout), "
-                        "anticipated (the place anticipated during --think-s) and floor (everything but the "
-                        "question cached); repeatable "
+                        "anticipated (the place anticipated during --think-s), moved (the same, after the editor "
+                        "was at another file of the workspace long enough for it to be anticipated) and floor "
+                        "(everything but the question cached); repeatable "
                         "(default: both; retrieval with --retrieval-only)")
     s.add_argument("--kind", action="append", choices=["bug_localization", "cross_file_edit", "trace_test",
                                                        "refactor", "architecture"],
@@ -784,7 +785,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--task", action="append", metavar="ID", help="only this task (repeatable)")
     s.add_argument("--max-new-tokens", type=int, default=512, help="answer length cap (default 512)")
     s.add_argument("--think-s", type=float, default=10.0,
-                   help="anticipated mode: seconds the editor stays idle at the place before the question (10)")
+                   help="anticipated and moved modes: seconds the editor stays idle at the place before the "
+                        "question (10)")
     s.add_argument("--cache", type=Path, help="where the task repositories are built")
     s.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     s.add_argument("--out", type=Path, help="also write the JSON report to this file")

@@ -1,5 +1,6 @@
-"""One figure of the in-view eval (`contenox eval --mode inview --mode anticipated --mode floor`): per model, each
-question's time to first token in the three modes (today's layout, anticipated, the floor), and the inline
+"""One figure of the in-view eval (`contenox eval --mode inview --mode anticipated [--mode moved] --mode floor`): per
+model, each question's time to first token in its modes (today's layout, anticipated in a fresh workspace, anticipated
+after working elsewhere in it, the floor), and the inline
 completion's latency with nothing running against while an anticipation prefills.
 
     .venv/bin/python bench/eval/plot_in_view.py REPORT.json [REPORT.json ...] --out bench/results/<date>-in-view.png
@@ -15,9 +16,9 @@ import msgspec
 
 from contenox.eval.report import EvalReport
 
-MODES = ("inview", "anticipated", "floor")
-LABELS = {"inview": "today's layout", "anticipated": "anticipated (10 s think time)",
-          "floor": "floor (all but the question cached)"}
+MODES = ("inview", "anticipated", "moved", "floor")
+LABELS = {"inview": "today's layout", "anticipated": "anticipated\n(10 s think, fresh workspace)",
+          "moved": "anticipated\n(10 s think, after elsewhere)", "floor": "floor\n(all but the question cached)"}
 
 
 def _ttfts(report: EvalReport, mode: str) -> list[float]:
@@ -39,8 +40,9 @@ def plot(reports: list[EvalReport], out: Path) -> Path:
     fig, axes = plt.subplots(2, len(reports), figsize=(6.5 * len(reports), 8), squeeze=False)
     for col, report in enumerate(reports):
         top, bottom = axes[0][col], axes[1][col]
-        data = [_ttfts(report, mode) for mode in MODES]
-        top.boxplot(data, tick_labels=[LABELS[m] for m in MODES], showmeans=False)
+        modes = [m for m in MODES if _ttfts(report, m)]
+        data = [_ttfts(report, mode) for mode in modes]
+        top.boxplot(data, tick_labels=[LABELS[m] for m in modes], showmeans=False)
         for i, values in enumerate(data, 1):
             if values:
                 top.annotate(f"median {statistics.median(values):.1f} s", (i, statistics.median(values)),

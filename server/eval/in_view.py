@@ -10,6 +10,9 @@ three ways, each in its own private node (a fresh engine, so no mode serves anot
   comes, without the output: the node adds the run the editor reported. Before the think time, an inline completion at the place is timed while the
   anticipation is prefilling (the ``inview`` node times the same completion with nothing running: the cost a
   completion pays for anticipation).
+- ``moved``: as ``anticipated``, in a workspace the user was already working in: the editor was at another
+  file of it first, long enough for that place to be anticipated (untimed: the stable segments are cached, as
+  after any earlier work there), then moves to the place, stays idle for the think time and asks.
 - ``floor``: the place and the question itself as the prompt box's draft are anticipated and the question
   waits until that prefill is done: everything but the question is cached, the TTFT floor of this prompt.
 
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["IN_VIEW_MODES", "InView", "Place", "after_question", "before_question", "place_of"]
 
-IN_VIEW_MODES = ("inview", "anticipated", "floor")
+IN_VIEW_MODES = ("inview", "anticipated", "moved", "floor")
 _SETTLE_S = 300.0
 
 
@@ -84,6 +87,19 @@ def place_of(task: Task, tree: Path) -> Place:
     return Place(path=task.must_cite_files[0] if task.must_cite_files else "", line=1)
 
 
+def elsewhere(task: Task, tree: Path, place: Place) -> Place | None:
+    """Where the user was before the place (``moved``): the first file, by path, of the place's language that is
+    neither a must-cite file nor a test, at its first line; None when the workspace has no such file."""
+    suffix = Path(place.path).suffix
+    skip = {*task.must_cite_files, place.path}
+    for path in sorted(p.relative_to(tree).as_posix() for p in tree.rglob(f"*{suffix}") if p.is_file()):
+        parts = path.split("/")
+        if path in skip or any(part.startswith(".") or part.startswith("test") for part in parts):
+            continue
+        return Place(path=path, line=1)
+    return None
+
+
 def _workspace_state(call: Any, tree: Path) -> tuple[str, int]:
     """(the state of the anticipation of the workspace at ``tree``, or '' for none; the node's prefilled tokens)."""
     status = call("status", {})
@@ -116,6 +132,11 @@ def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *
         completion = _completion(call, tree, place)
         return place, {"open_file": place.path, "selection_lines": [place.line, place.line]}, InView(
             place=where, completion_ms=completion, completion_during="nothing" if completion is not None else "")
+    if mode == "moved" and (before_place := elsewhere(task, tree, place)) is not None:  # untimed: earlier work
+        call("focus", {"cwd": str(tree), "path": before_place.path, "line": before_place.line, "thread": thread})
+        deadline = time.monotonic() + _SETTLE_S
+        while time.monotonic() < deadline and _workspace_state(call, tree)[0] != "warm":
+            time.sleep(0.1)
     _, before = _workspace_state(call, tree)
     started = time.monotonic()
     draft = task.ask if mode == "floor" else ""
@@ -123,7 +144,7 @@ def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *
     call("focus", {"cwd": str(tree), "path": place.path, "line": place.line, "thread": thread, "draft": draft,
                    "terminal": terminal})
     completion = None
-    if mode == "anticipated":  # a completion while the anticipation prefills, then the rest of the think time
+    if mode in ("anticipated", "moved"):  # a completion while the anticipation prefills, then the think time
         while time.monotonic() - started < think_s and _workspace_state(call, tree)[0] not in ("computing", "warm"):
             time.sleep(0.05)
         completion = _completion(call, tree, place) if _workspace_state(call, tree)[0] == "computing" else None
@@ -132,7 +153,7 @@ def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *
         while time.monotonic() - started < _SETTLE_S and _workspace_state(call, tree)[0] != "warm":
             time.sleep(0.1)
     state, _ = _workspace_state(call, tree)
-    return place, {"terminal": ""} if terminal else {}, InView(place=where, think_s=think_s if mode == "anticipated" else 0.0,
+    return place, {"terminal": ""} if terminal else {}, InView(place=where, think_s=think_s if mode != "floor" else 0.0,
                              warm_before_question=state == "warm", anticipation_state=state,
                              waited_s=round(time.monotonic() - started, 2), completion_ms=completion,
                              completion_during="anticipation" if completion is not None else "",

@@ -115,7 +115,7 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     agent: AgentTask | None = None
     """``agent`` mode: the tool loop."""
     in_view: InView | None = None
-    """``inview`` / ``anticipated`` / ``floor``: the question asked with its code in view."""
+    """``inview`` / ``anticipated`` / ``moved`` / ``floor``: the question asked with its code in view."""
 
 
 class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -138,7 +138,8 @@ class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
     agent: dict[str, object] | None = None
     """``agent`` mode: tool steps per task (median, most), calls, tool errors, commands run and refused."""
     in_view: dict[str, object] | None = None
-    """``inview`` / ``anticipated`` / ``floor``: client TTFT, completion latency and what was anticipated."""
+    """``inview`` / ``anticipated`` / ``moved`` / ``floor``: client TTFT, completion latency and what was
+    anticipated."""
 
 
 class EvalReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -235,6 +236,7 @@ def _in_view_summary(results: Sequence[TaskResult]) -> dict[str, object] | None:
         "anticipated_tokens": anticipated,
         "anticipated_cached_tokens": cached,
         "anticipated_share": round(anticipated / retrieved, 4) if retrieved else None,
+        "anticipated_uncomputed_chunks": sum(int(a.get("uncomputed") or 0) for a in used),
         "prefilled_tokens": prefilled,
         "prefilled_tokens_per_minute": round(prefilled / minutes, 1) if minutes else None,
         "prefilled_unused_share": round(1.0 - cached / prefilled, 4) if prefilled else None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contenox.eval.in_view import InView, place_of
+from contenox.eval.in_view import InView, Place, elsewhere, place_of
 from contenox.eval.report import TaskResult, summarize
 from contenox.eval.tasks import Selection, Task
 
@@ -25,6 +25,16 @@ def test_the_place_is_the_definition_of_the_first_must_cite_symbol(tmp_path: Pat
     assert (place_of(selected, tmp_path).path, place_of(selected, tmp_path).line) == ("pkg/a.py", 5)
 
 
+def test_moved_starts_at_another_source_file_of_the_workspace(tmp_path: Path) -> None:
+    for path in ("pkg/a.py", "pkg/b.py", "pkg/__init__.py", "tests/test_a.py", ".venv/x.py", "docs/conf.txt"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x = 1\n")
+    place = Place(path="pkg/a.py", line=3)
+    assert elsewhere(_task(), tmp_path, place) == Place(path="pkg/__init__.py", line=1)
+    only = _task(must_cite_files=("pkg/a.py", "pkg/__init__.py", "pkg/b.py"))
+    assert elsewhere(only, tmp_path, place) is None  # tests, hidden folders and other languages are not a place
+
+
 def _result(view: InView, wall: float = 60.0) -> TaskResult:
     return TaskResult(id="t", repo="r", kind="bug_localization", mode="anticipated", must_files=("a.py",),
                       files_in_prompt=("a.py",), recall=1.0, chunks=3, prompt_tokens=4000, cached_tokens=3000,
@@ -32,7 +42,7 @@ def _result(view: InView, wall: float = 60.0) -> TaskResult:
 
 
 def test_the_summary_counts_what_was_anticipated_used_and_wasted() -> None:
-    used = {"used": 3, "retrieved_tokens": 3000, "anticipated_tokens": 2000, "cached_tokens": 1984}
+    used = {"used": 3, "retrieved_tokens": 3000, "anticipated_tokens": 2000, "cached_tokens": 1984, "uncomputed": 2}
     unused = {"used": 0, "retrieved_tokens": 1000, "anticipated_tokens": 0, "cached_tokens": 0}
     summary = summarize("anticipated", [
         _result(InView(place="a.py:3", ttft_client_ms=900.0, warm_before_question=True, anticipated=used,
@@ -44,6 +54,6 @@ def test_the_summary_counts_what_was_anticipated_used_and_wasted() -> None:
     assert summary["ttft_client_ms_median"] == 900.0 and summary["completions"] == 1
     assert summary["warm_before_question"] == 1 and summary["anticipation_not_used"] == 1
     assert summary["anticipation_missing"] == 1
-    assert summary["anticipated_share"] == round(2000 / 4000, 4)
+    assert summary["anticipated_share"] == round(2000 / 4000, 4) and summary["anticipated_uncomputed_chunks"] == 2
     assert summary["prefilled_tokens"] == 4000 and summary["prefilled_tokens_per_minute"] == round(4000 / 3, 1)
     assert summary["prefilled_unused_share"] == round(1 - 1984 / 4000, 4)
