@@ -7,7 +7,10 @@ retrieval, seeded by the place, the diff, the draft and the failing run; no ques
 end of its retrieved segment (the diff and the failing run come before it) as one BACKGROUND request: a turn or an
 inline completion pauses it at the next chunk, and what it computed stays cached. The question's turn takes the
 anticipation (``take``) and lays its retrieved code out with the anticipated chunks first
-(:func:`contenox.planner.anticipate.layout_retrieved`), so only what the question adds is new.
+(:func:`contenox.planner.anticipate.layout_retrieved`), so only what the question adds is new. Only the chunks the
+cache holds when the question comes count (:meth:`Anticipation.computed`): an anticipation cut short never makes the
+question prefill code it did not choose. A new place on the same prefix (the cursor moved, the user began typing)
+keeps first the previous anticipation's computed code it also wants (:func:`contenox.planner.anticipate.carried_over`).
 
 Budgeted (``[anticipate] tokens``), off with ``[anticipate] enabled = false`` and while on battery
 (``[anticipate] on_battery``); a completion within ``quiet_ms`` (the user is typing) postpones it.
