@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import time
 from datetime import date
@@ -20,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from contenox.config import Config
+from contenox.host import host_facts
 from contenox.runtime_ov import EngineOptions, GenerateRequest, ModelStore, Sampling, start_engine
 from contenox.verify import edit_block_grammar
 
@@ -95,8 +94,7 @@ def main(config: Config, argv: list[str]) -> int:
     one, many = summary["one greedy"]["decode_tps_median"], summary[f"{ns.k} sampled"]["decode_tps_median"]
     report = {"model": model.name, "date": date.today().isoformat(), "prompt_tokens": len(ids),
               "prefill_ttft_s": round(warm.metrics.ttft_ms / 1000, 2), "k": ns.k, "max_new_tokens": ns.max_new_tokens,
-              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                          "load_avg": [round(x, 2) for x in os.getloadavg()]},
+              "machine": host_facts(),
               "summary": summary, "throughput_ratio_k_vs_one": round(many / one, 2) if one else None,
               "grammar_cost": {
                   "one": round(summary["one greedy, grammar"]["decode_tps_median"] / one, 3) if one else None,

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from contenox.config import Config
+from contenox.host import host_facts
 
 __all__ = ["TASKS", "Task", "main"]
 
@@ -222,7 +223,7 @@ def main(config: Config, argv: list[str]) -> int:
                                timeout=120, check=False)
                 shutil.rmtree(runtime, ignore_errors=True)
     report = {"model": ns.model, "date": date.today().isoformat(),
-              "machine": {"cpus": os.cpu_count(), "load_avg": [round(x, 2) for x in os.getloadavg()]},
+              "machine": host_facts(),
               "summary": _summary(rows), "runs": rows}
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)

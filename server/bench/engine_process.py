@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from contenox.config import Config
+from contenox.host import host_facts
 from contenox.runtime_ov import (
     EngineLike,
     EngineOptions,
@@ -233,8 +233,7 @@ def main(config: Config, argv: list[str]) -> int:
         out.mkdir(parents=True, exist_ok=True)
         path = out / f"{date.today().isoformat()}-engine-process-node-{model.name}.json"
         path.write_text(json.dumps({"model": model.name, "date": date.today().isoformat(),
-                                    "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                                                "load_avg": [round(x, 2) for x in os.getloadavg()]},
+                                    "machine": host_facts(),
                                     "node_status_during_prefill": node}, indent=2) + "\n", encoding="utf-8")
         say(f"wrote {path}")
         return 0
@@ -246,8 +245,7 @@ def main(config: Config, argv: list[str]) -> int:
     supervision = _supervision(model, options, tokens=min(ns.cancel_tokens, limit), say=say)
     report = {
         "model": model.name, "date": date.today().isoformat(), "chunk_tokens": options.chunk_tokens,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "load_avg": [round(x, 2) for x in os.getloadavg()]},
+        "machine": host_facts(),
         "modes": modes,
         "supervision": supervision,
         "ratios": {

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import platform
 import resource
-from pathlib import Path
 
 import msgspec
 import psutil
@@ -14,6 +12,7 @@ import psutil
 from contenox import __version__
 from contenox.bench.report import Identity, Residency
 from contenox.config import Config
+from contenox.host import cpu
 from contenox.runtime_ov import InstalledModel, ModelStore
 from contenox.runtime_ov.metrics import peak_rss_bytes
 from contenox.runtime_ov.reference import openvino_versions
@@ -21,29 +20,21 @@ from contenox.runtime_ov.reference import openvino_versions
 __all__ = ["SwapCounter", "identity", "residency"]
 
 
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def identity(config: Config, model: InstalledModel, *, mode: str, max_new: int, path: str) -> Identity:
     versions = openvino_versions()
     profile = model.profile
+    cpu_name, cpu_features = cpu()
     return Identity(
         model=model.name, profile=msgspec.to_builtins(profile),
         digests={"model": profile.model_digest, "tokenizer": profile.tokenizer_digest,
                  "chat_template": profile.chat_template_digest},
         openvino_version=versions["openvino"], openvino_genai_version=versions["openvino_genai"],
-        contenox_version=__version__, cpu=_cpu_name(), cores=os.cpu_count() or 0,
+        contenox_version=__version__, cpu=cpu_name, cores=os.cpu_count() or 0,
         threads=config.engine.threads, date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), mode=mode,
         chunk_tokens=config.engine.chunk_tokens, cache_size_gb=config.engine.cache_size_gb, max_new_tokens=max_new,
         repetition_penalty=config.engine.repetition_penalty,
-        load_average=[round(x, 2) for x in os.getloadavg()], path=path)
+        load_average=[round(x, 2) for x in os.getloadavg()], path=path,
+        cpu_features=cpu_features)
 
 
 class SwapCounter:

@@ -150,6 +150,9 @@ class Identity(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     load_average: list[float]
     path: str
     """What the warm cases ran through, e.g. "planner+engine"."""
+    cpu_features: list[str] = msgspec.field(default_factory=list)
+    """The CPU's instruction sets OpenVINO's kernels depend on (``contenox.host.CPU_FEATURES``): timings are
+    read beside them (empty in reports written before they were recorded)."""
 
 
 class ReplayTurn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

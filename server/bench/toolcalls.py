@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from contenox.config import Config
+from contenox.host import host_facts
 from contenox.runtime_ov import EngineOptions, GenerateRequest, ModelStore, ToolCallGrammar, start_engine
 
 __all__ = ["main"]
@@ -88,8 +87,7 @@ def main(config: Config, argv: list[str]) -> int:
               "call, under its schema": median["call, under its schema"] / median["call, free"],
               "call, required": median["call, required"] / median["call, free"]}
     report = {"model": model.name, "date": date.today().isoformat(), "max_new_tokens": ns.max_new_tokens,
-              "repeats": ns.repeats, "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                                                 "load_avg": [round(x, 2) for x in os.getloadavg()]},
+              "repeats": ns.repeats, "machine": host_facts(),
               "decode_tps_median": median, "ratio_to_free": {k: round(v, 3) for k, v in ratios.items()},
               "target_ratio_min": 0.9, "runs": arms}
     out = Path(ns.out)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from contenox.eval.prepare import prepare
 from contenox.eval.report import AgentTask, EvalReport, TaskResult, VerifiedTask, summarize
 from contenox.eval.score import bug_place, check_edit, files_named, passes, recall, symbols_named
 from contenox.eval.tasks import Task
+from contenox.host import host_facts
 from contenox.verify import python_env, run_check
 
 __all__ = ["MODES", "EvalNode", "run_eval"]
@@ -300,7 +300,6 @@ def run_eval(config: Config, paths: Sequence[Path], *, model: str, modes: Sequen
     return EvalReport(
         model=model, date=date.today().isoformat(), retrieval_only=retrieval_only,
         task_files=tuple(str(p) for p in paths),
-        machine={"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                 "load_avg": [round(x, 2) for x in os.getloadavg()]},
+        machine=host_facts(),
         summaries=tuple(summarize(mode, [r for r in ordered if r.mode == mode]) for mode in modes),
         results=tuple(ordered))
