@@ -32,8 +32,9 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
 
     ``computed``: how many of the anticipated chunks, from the first, the prefix cache held when the question came
     (None: all of them). Only those count as anticipated: the others would cost the question their prefill like
-    any code, so they are the question's own chunks if it chose them (and pass its ``pointed`` and ``new_tokens``
-    rules as such), and are left out, named, if it did not.
+    any code, so they are the question's own chunks if it chose them (within ``new_tokens``; ``pointed`` does not
+    leave them out: they are near the place, and the anticipation does not hold them), and are left out, named,
+    if it did not.
 
     A question that chose none of the anticipated chunks (byte for byte the same) is not about the place: its
     own chunks come as they came, and the anticipation is named unused. One that chose some is about the place:
@@ -50,8 +51,10 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
     if not anticipated:
         return list(question), None
     uncomputed: tuple[str, ...] = ()
+    late: set[tuple[str, str]] = set()
     if computed is not None and computed < len(anticipated):
         uncomputed = tuple(c.id for c in anticipated[max(0, computed):])
+        late = {_key(c) for c in anticipated[max(0, computed):]}
         anticipated = anticipated[: max(0, computed)]
     chosen = {_key(c) for c in question}
     last = max((i for i, c in enumerate(anticipated) if _key(c) in chosen), default=-1)
@@ -65,9 +68,9 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
     rest = [c for c in question if _key(c) not in laid]
     left_out: list[str] = []
     unpointed: list[str] = []
-    if capped and pointed is not None:
-        unpointed = [c.id for c in rest if not pointed(c)]
-        rest = [c for c in rest if pointed(c)]
+    if capped and pointed is not None:  # (what the place's anticipation chose but did not compute is not held)
+        unpointed = [c.id for c in rest if not pointed(c) and _key(c) not in late]
+        rest = [c for c in rest if pointed(c) or _key(c) in late]
     if capped:
         assert count is not None
         kept_rest: list[Chunk] = []

@@ -110,13 +110,20 @@ def test_only_the_computed_anticipated_chunks_are_laid_out_as_anticipated() -> N
     laid, record = layout_retrieved(question, [a, b, c, d], place="a.py:3", count=lambda ch: len(ch.text),
                                     new_tokens=45, pointed=lambda ch: "mentioned" in "".join(ch.reasons),
                                     computed=2)
-    # a and b were computed: they come first; c and d are the question's own, so its rules apply to them
-    assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "c.py:1-5"]
+    # a and b were computed: they come first; c and d are the question's own chunks, within its cap, and kept
+    # though the question does not point at d (the place's anticipation chose it, and does not hold it)
+    assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "c.py:1-5", "d.py:1-5"]
     assert record is not None and record.chunks == ("a.py:1-5", "b.py:1-5") and record.used == ("a.py:1-5",)
-    assert record.uncomputed == ("c.py:1-5", "d.py:1-5")
-    assert record.unpointed == ("d.py:1-5",)  # it only ranked near the place, and was never prefilled
-    assert record.left_out == ("x.py:1-9",)  # over the 45-token cap after c
+    assert record.uncomputed == ("c.py:1-5", "d.py:1-5") and record.unpointed == ()
+    assert record.left_out == ("x.py:1-9",)  # over the 45-token cap after c and d
     assert record.dropped == ()
+    laid, record = layout_retrieved(question, [a, b, c, d], count=lambda ch: len(ch.text), new_tokens=200,
+                                    pointed=lambda ch: "mentioned" in "".join(ch.reasons), computed=2)
+    assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "c.py:1-5", "d.py:1-5", "x.py:1-9"]
+    unanticipated = chunk("y.py:1-5", "y" * 10)  # only ranked near the place: left out, as before
+    laid, record = layout_retrieved([*question, unanticipated], [a, b, c, d], count=lambda ch: len(ch.text),
+                                    new_tokens=200, pointed=lambda ch: "mentioned" in "".join(ch.reasons), computed=2)
+    assert record is not None and record.unpointed == ("y.py:1-5",)
 
 
 def test_an_anticipation_cut_short_before_its_code_leaves_the_question_as_it_came() -> None:
