@@ -48,6 +48,8 @@ class InView(msgspec.Struct, frozen=True, kw_only=True):
 
     place: str
     think_s: float = 0.0
+    moved_from: str = ""
+    """``moved``: where the editor was before the place ('' : the workspace had no other file to be at)."""
     warm_before_question: bool = False
     """The anticipation's prefill was done when the question came."""
     anticipation_state: str = ""
@@ -132,7 +134,8 @@ def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *
         completion = _completion(call, tree, place)
         return place, {"open_file": place.path, "selection_lines": [place.line, place.line]}, InView(
             place=where, completion_ms=completion, completion_during="nothing" if completion is not None else "")
-    if mode == "moved" and (before_place := elsewhere(task, tree, place)) is not None:  # untimed: earlier work
+    before_place = elsewhere(task, tree, place) if mode == "moved" else None
+    if before_place is not None:  # untimed: the user's earlier work in the workspace
         call("focus", {"cwd": str(tree), "path": before_place.path, "line": before_place.line, "thread": thread})
         deadline = time.monotonic() + _SETTLE_S
         while time.monotonic() < deadline and _workspace_state(call, tree)[0] != "warm":
@@ -154,6 +157,7 @@ def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *
             time.sleep(0.1)
     state, _ = _workspace_state(call, tree)
     return place, {"terminal": ""} if terminal else {}, InView(place=where, think_s=think_s if mode != "floor" else 0.0,
+                             moved_from=f"{before_place.path}:{before_place.line}" if before_place else "",
                              warm_before_question=state == "warm", anticipation_state=state,
                              waited_s=round(time.monotonic() - started, 2), completion_ms=completion,
                              completion_during="anticipation" if completion is not None else "",
