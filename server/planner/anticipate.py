@@ -31,10 +31,10 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
     """The turn's retrieved chunks: the anticipated ones first, then the question's others, best first.
 
     ``computed``: how many of the anticipated chunks, from the first, the prefix cache held when the question came
-    (None: all of them). Only those count as anticipated: the others would cost the question their prefill like
-    any code, so they are the question's own chunks if it chose them (within ``new_tokens``; ``pointed`` does not
-    leave them out: they are near the place, and the anticipation does not hold them), and are left out, named,
-    if it did not.
+    (None: all of them). Only those count as anticipated. Of the others (the anticipation was cut short), the ones
+    the question chose follow them, in their order and beyond ``new_tokens`` and ``pointed`` (those rules trust the
+    anticipation to hold the code near the place: it does not hold these, and a question that lost them lost the
+    place's code, measured); the ones it did not choose would cost it their prefill for nothing: left out, named.
 
     A question that chose none of the anticipated chunks (byte for byte the same) is not about the place: its
     own chunks come as they came, and the anticipation is named unused. One that chose some is about the place:
@@ -50,12 +50,11 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
     """
     if not anticipated:
         return list(question), None
-    uncomputed: tuple[str, ...] = ()
-    late: set[tuple[str, str]] = set()
+    late: list[Chunk] = []
     if computed is not None and computed < len(anticipated):
-        uncomputed = tuple(c.id for c in anticipated[max(0, computed):])
-        late = {_key(c) for c in anticipated[max(0, computed):]}
+        late = list(anticipated[max(0, computed):])
         anticipated = anticipated[: max(0, computed)]
+    uncomputed = tuple(c.id for c in late)
     chosen = {_key(c) for c in question}
     last = max((i for i, c in enumerate(anticipated) if _key(c) in chosen), default=-1)
     if last < 0:
@@ -64,13 +63,15 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
                                                   uncomputed=uncomputed)
     capped = new_tokens > 0 and count is not None
     first = list(anticipated if capped else anticipated[: last + 1])
-    laid = {_key(c) for c in first}
+    theirs = {_key(c): c for c in question}
+    late_chosen = [theirs[_key(c)] for c in late if _key(c) in chosen]
+    laid = {_key(c) for c in (*first, *late_chosen)}
     rest = [c for c in question if _key(c) not in laid]
     left_out: list[str] = []
     unpointed: list[str] = []
-    if capped and pointed is not None:  # (what the place's anticipation chose but did not compute is not held)
-        unpointed = [c.id for c in rest if not pointed(c) and _key(c) not in late]
-        rest = [c for c in rest if pointed(c) or _key(c) in late]
+    if capped and pointed is not None:
+        unpointed = [c.id for c in rest if not pointed(c)]
+        rest = [c for c in rest if pointed(c)]
     if capped:
         assert count is not None
         kept_rest: list[Chunk] = []
@@ -83,7 +84,6 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
             else:
                 left_out.append(chunk.id)
         rest = kept_rest
-    theirs = {_key(c): c for c in question}
     shown = [msgspec.structs.replace(theirs[_key(c)], reasons=(*theirs[_key(c)].reasons, "anticipated"))
              if _key(c) in theirs else
              msgspec.structs.replace(c, reasons=(*c.reasons, "anticipated (the question did not choose it; kept: "
@@ -95,8 +95,8 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
         kept=tuple(c.id for c in first if _key(c) not in chosen),
         dropped=tuple(c.id for c in anticipated[len(first):]), age_s=round(age_s, 1),
         left_out=tuple(left_out), unpointed=tuple(unpointed), new_tokens=new_tokens if capped else 0,
-        uncomputed=uncomputed)
-    return shown + rest, record
+        uncomputed=uncomputed, uncomputed_kept=tuple(c.id for c in late_chosen))
+    return shown + late_chosen + rest, record
 
 
 def carried_over(question: Sequence[Chunk], previous: Sequence[Chunk], count: Callable[[Chunk], int]) -> list[Chunk]:

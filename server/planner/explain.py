@@ -55,11 +55,13 @@ class AnticipatedContext(msgspec.Struct, frozen=True, kw_only=True):
     unpointed: int = 0
     """The question's own chunks left out because it does not point at them."""
     uncomputed: int = 0
-    """Anticipated chunks not computed yet when the question came: left to the question's own retrieval."""
+    """Anticipated chunks not computed yet when the question came."""
+    uncomputed_kept: int = 0
+    """Of which: the ones the question chose, laid out after the computed ones (the others left out)."""
 
     def summary(self) -> str:
-        late = (f"{self.uncomputed} anticipated chunk(s) not computed yet when the question came, left to the "
-                "question's own retrieval (they would cost it their prefill)") if self.uncomputed else ""
+        late = (f"{self.uncomputed} anticipated chunk(s) not computed yet when the question came: the "
+                f"{self.uncomputed_kept} it chose kept, the rest left out") if self.uncomputed else ""
         if not self.used:
             why = [f"the question chose none of its {self.dropped} chunk(s)"] if self.dropped or not late else []
             why += [late] if late else []
@@ -102,7 +104,8 @@ def _anticipated_context(manifest: Manifest) -> AnticipatedContext | None:
                               anticipated_tokens=anticipated, cached_tokens=cached, new_tokens=tokens - cached,
                               used=len(record.used), kept=len(record.kept), dropped=len(record.dropped),
                               left_out=len(record.left_out), new_cap=record.new_tokens,
-                              unpointed=len(record.unpointed), uncomputed=len(record.uncomputed))
+                              unpointed=len(record.unpointed), uncomputed=len(record.uncomputed),
+                              uncomputed_kept=len(record.uncomputed_kept))
 
 
 class Explain(msgspec.Struct, frozen=True, kw_only=True):

@@ -94,7 +94,9 @@ class AnticipationRecord(msgspec.Struct, frozen=True, kw_only=True):
     """The cap on the question's own code beside the anticipated (``[anticipate] question_tokens``; 0: none)."""
     uncomputed: tuple[str, ...] = ()
     """Anticipated chunks the prefix cache did not hold yet when the question came (the anticipation was cut
-    short): not laid out as anticipated; the question's own retrieval decided on them like on any chunk."""
+    short): not laid out as anticipated."""
+    uncomputed_kept: tuple[str, ...] = ()
+    """Of those, the ones the question chose: laid out after the computed ones (the rest were left out)."""
 
 
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):

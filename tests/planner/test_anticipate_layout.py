@@ -103,27 +103,25 @@ def test_the_explain_line_names_what_the_question_did_not_point_at() -> None:
 
 
 def test_only_the_computed_anticipated_chunks_are_laid_out_as_anticipated() -> None:
-    a, b, c, d = (chunk(f"{n}.py:1-5", n * 20) for n in "abcd")
+    a, b, c, d, e = (chunk(f"{n}.py:1-5", n * 20) for n in "abcde")
     named = chunk("x.py:1-9", "x" * 30, reason="defines parse (mentioned)")
-    # the question chose a, c and d (c and d were not prefilled yet) and names x
-    question = [chunk("c.py:1-5", "c" * 20, reason="defines c (mentioned)"), a, d, named]
-    laid, record = layout_retrieved(question, [a, b, c, d], place="a.py:3", count=lambda ch: len(ch.text),
-                                    new_tokens=45, pointed=lambda ch: "mentioned" in "".join(ch.reasons),
+    near = chunk("y.py:1-9", "y" * 10)  # only ranked near the place
+    # the anticipation computed a and b; the question chose a, d and c (in that order), names x, ranks y
+    question = [a, d, chunk("c.py:1-5", "c" * 20, reason="defines c (mentioned)"), named, near]
+    laid, record = layout_retrieved(question, [a, b, c, d, e], place="a.py:3", count=lambda ch: len(ch.text),
+                                    new_tokens=35, pointed=lambda ch: "mentioned" in "".join(ch.reasons),
                                     computed=2)
-    # a and b were computed: they come first; c and d are the question's own chunks, within its cap, and kept
-    # though the question does not point at d (the place's anticipation chose it, and does not hold it)
-    assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "c.py:1-5", "d.py:1-5"]
-    assert record is not None and record.chunks == ("a.py:1-5", "b.py:1-5") and record.used == ("a.py:1-5",)
-    assert record.uncomputed == ("c.py:1-5", "d.py:1-5") and record.unpointed == ()
-    assert record.left_out == ("x.py:1-9",)  # over the 45-token cap after c and d
-    assert record.dropped == ()
-    laid, record = layout_retrieved(question, [a, b, c, d], count=lambda ch: len(ch.text), new_tokens=200,
-                                    pointed=lambda ch: "mentioned" in "".join(ch.reasons), computed=2)
+    # a and b come first (cached); then what the question chose of the rest, in the anticipation's order, beyond
+    # the cap and the pointed rule (the place's code: the anticipation does not hold it); then its own within the cap
     assert [ch.id for ch in laid] == ["a.py:1-5", "b.py:1-5", "c.py:1-5", "d.py:1-5", "x.py:1-9"]
-    unanticipated = chunk("y.py:1-5", "y" * 10)  # only ranked near the place: left out, as before
-    laid, record = layout_retrieved([*question, unanticipated], [a, b, c, d], count=lambda ch: len(ch.text),
-                                    new_tokens=200, pointed=lambda ch: "mentioned" in "".join(ch.reasons), computed=2)
-    assert record is not None and record.unpointed == ("y.py:1-5",)
+    assert laid[2].reasons == ("defines c (mentioned)",)  # the question's chunk, not called anticipated
+    assert record is not None and record.chunks == ("a.py:1-5", "b.py:1-5") and record.used == ("a.py:1-5",)
+    assert record.uncomputed == ("c.py:1-5", "d.py:1-5", "e.py:1-5")
+    assert record.uncomputed_kept == ("c.py:1-5", "d.py:1-5")  # e: not chosen, it would cost prefill for nothing
+    assert record.unpointed == ("y.py:1-9",) and record.left_out == () and record.dropped == ()
+    laid, record = layout_retrieved(question, [a, b, c, d, e], count=lambda ch: len(ch.text), new_tokens=20,
+                                    pointed=lambda ch: "mentioned" in "".join(ch.reasons), computed=2)
+    assert record is not None and record.left_out == ("x.py:1-9",)  # the cap binds the question's own
 
 
 def test_an_anticipation_cut_short_before_its_code_leaves_the_question_as_it_came() -> None:
@@ -141,9 +139,10 @@ def test_an_anticipation_cut_short_before_its_code_leaves_the_question_as_it_cam
 
 def test_the_explain_line_names_the_anticipated_chunks_not_computed_in_time() -> None:
     line = AnticipatedContext(place="a.py:3", state="computing", retrieved_tokens=1200, anticipated_tokens=800,
-                              cached_tokens=800, new_tokens=400, used=2, kept=1, dropped=0, uncomputed=3).summary()
-    assert "3 anticipated chunk(s) not computed yet when the question came, left to the question's own retrieval" \
-        in line
+                              cached_tokens=800, new_tokens=400, used=2, kept=1, dropped=0, uncomputed=3,
+                              uncomputed_kept=2).summary()
+    assert "3 anticipated chunk(s) not computed yet when the question came: the 2 it chose kept, the rest left " \
+        "out" in line
 
 
 def test_a_new_anticipation_keeps_first_the_run_of_the_previous_ones_code_that_saves_it_the_most() -> None:
