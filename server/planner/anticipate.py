@@ -84,11 +84,11 @@ def layout_retrieved(question: Sequence[Chunk], anticipated: Sequence[Chunk], *,
             else:
                 left_out.append(chunk.id)
         rest = kept_rest
+    kept_why = "anticipated (the question did not choose it; kept: it is cached)"
     shown = [msgspec.structs.replace(theirs[_key(c)], reasons=(*theirs[_key(c)].reasons, "anticipated"))
              if _key(c) in theirs else
-             msgspec.structs.replace(c, reasons=(*c.reasons, "anticipated (the question did not choose it; kept: "
-                                                              "it is cached)"))
-             for c in first]
+             msgspec.structs.replace(c, reasons=(*(r for r in c.reasons if r != kept_why), kept_why))
+             for c in first]  # (a chunk carried over from an earlier anticipation may say it already)
     record = AnticipationRecord(
         place=place, state=state, chunks=tuple(c.id for c in first),
         used=tuple(c.id for c in first if _key(c) in chosen),

@@ -26,6 +26,8 @@ def test_anticipated_chunks_come_first_up_to_the_last_one_the_question_uses() ->
     # the question's reasons are kept and the layout says why each chunk sits where it does
     assert laid[0].reasons == ("selected", "anticipated") and laid[2].reasons == ("mentioned", "anticipated")
     assert laid[1].reasons[-1].startswith("anticipated (the question did not choose it")
+    # laid out again (a question after an anticipation that carried it over): said once
+    assert layout_retrieved(question, laid, place="a.py:3")[0][1].reasons == laid[1].reasons
     assert [ch.text for ch in laid[:3]] == [a.text, b.text, c.text]  # byte for byte what was prefilled
 
 
