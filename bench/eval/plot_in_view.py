@@ -17,8 +17,8 @@ import msgspec
 from contenox.eval.report import EvalReport
 
 MODES = ("inview", "anticipated", "moved", "floor")
-LABELS = {"inview": "today's layout", "anticipated": "anticipated\n(10 s think, fresh workspace)",
-          "moved": "anticipated\n(10 s think, after elsewhere)", "floor": "floor\n(all but the question cached)"}
+LABELS = {"inview": "today's layout", "anticipated": "anticipated\n10 s think,\nfresh workspace",
+          "moved": "anticipated\n10 s think, after\nwork elsewhere", "floor": "floor\nall but the\nquestion cached"}
 
 
 def _ttfts(report: EvalReport, mode: str) -> list[float]:
@@ -37,7 +37,7 @@ def plot(reports: list[EvalReport], out: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, len(reports), figsize=(6.5 * len(reports), 8), squeeze=False)
+    fig, axes = plt.subplots(2, len(reports), figsize=(8 * len(reports), 8.5), squeeze=False)
     for col, report in enumerate(reports):
         top, bottom = axes[0][col], axes[1][col]
         modes = [m for m in MODES if _ttfts(report, m)]
@@ -57,7 +57,10 @@ def plot(reports: list[EvalReport], out: Path) -> Path:
                 bottom.annotate(f"median {statistics.median(values):.2f} s", (i, statistics.median(values)),
                                 textcoords="offset points", xytext=(18, 4), fontsize=8)
         bottom.set_ylabel("inline completion latency (s)")
-    fig.suptitle(f"Anticipated context, {reports[0].date} ({reports[0].machine.get('cpus')} CPUs)")
+    machine = reports[0].machine
+    features = machine.get("cpu_features")
+    isa = f", {'/'.join(features)}" if isinstance(features, list) and features else ""
+    fig.suptitle(f"Anticipated context, {reports[0].date} ({machine.get('cpus')} CPUs{isa})")
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
