@@ -48,8 +48,8 @@ __all__ = ["MetricsLike", "Planner", "TurnPlan"]
 
 PredictCached = Callable[[Sequence[int]], int]
 STABLE_KINDS = ("system", "tools", "policy", "instructions", "repo_map", "pins")
-_Built = tuple[tuple[int, ...], str, str, tuple[tuple[str, str], ...]]
-"""A segment's ids, token hash, byte hash and item hashes."""
+_Built = tuple[tuple[int, ...], str, str, tuple[tuple[str, str], ...], tuple[int, ...]]
+"""A segment's ids, token hash, byte hash, item hashes and the token count of each of its parts."""
 
 
 class MetricsLike(Protocol):
@@ -180,7 +180,7 @@ class Planner:
         ids_by_segment: list[tuple[int, ...]] = []
         records_out: list[SegmentRecord] = []
         start = 0
-        for seg, (ids, thash, bhash, items) in zip(rendered, built, strict=True):
+        for seg, (ids, thash, bhash, items, _) in zip(rendered, built, strict=True):
             ids_by_segment.append(ids)
             records_out.append(SegmentRecord(
                 kind=seg.kind, byte_hash=bhash, token_hash=thash, token_start=start, token_end=start + len(ids),
@@ -212,19 +212,21 @@ class Planner:
         return TurnPlan(token_ids=token_ids, manifest=manifest, user=entry_of(rendered),
                         prompt=(inputs.prompt or inputs.user).strip(), entry=entry,
                         messages=messages_of(self.prompts, draft, rendered), retrieved=tuple(inputs.retrieved),
-                        chunk_ends=self._chunk_ends(rendered, records_out, draft))
+                        chunk_ends=self._chunk_ends(rendered, built, records_out, draft))
 
-    def _chunk_ends(self, rendered: list[RenderedSegment], records: list[SegmentRecord],
+    @staticmethod
+    def _chunk_ends(rendered: list[RenderedSegment], built: list[_Built], records: list[SegmentRecord],
                     draft: Draft) -> tuple[tuple[str, int], ...]:
         """Where each laid-out chunk ends in the turn's ids: the retrieved segment's parts are its heading, then
         one part per chunk (each tokenized on its own, so the lengths add up)."""
-        for seg, record in zip(rendered, records, strict=True):
+        for seg, segment, record in zip(rendered, built, records, strict=True):
             if seg.kind != "retrieved" or not draft.retrieved:
                 continue
-            end = record.token_start + len(self.tokens.lookup(seg.parts[0]).ids)
+            lengths = segment[4]
+            end = record.token_start + lengths[0]
             ends: list[tuple[str, int]] = []
-            for chunk, part in zip(draft.retrieved, seg.parts[1:], strict=False):
-                end += len(self.tokens.lookup(part).ids)
+            for chunk, length in zip(draft.retrieved, lengths[1:], strict=False):
+                end += length
                 ends.append((chunk.id, end))
             return tuple(ends)
         return ()
@@ -408,7 +410,7 @@ class Planner:
             items = tuple((f"turn {i + 1}", byte_hash(f"{''.join(u)}\0{a}")) for i, (u, a) in enumerate(draft.history))
         else:
             items = tuple((name, byte_hash(text)) for name, text in seg.items)
-        return (*hit, items)
+        return (*hit, items, tuple(len(e.ids) for e in entries))
 
     def _total(self, draft: Draft) -> int:
         return sum(len(b[0]) for b in self._assemble(draft)[1])
