@@ -14,7 +14,9 @@ __all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids"
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply"]
 
 _FAILED = re.compile(r"\b(\d+) (?:failed|failing|errors?)\b")
-_FAILED_ID = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)", re.MULTILINE)
+_FAILED_ID = re.compile(r"^(?:FAILED|ERROR) (\S+::.+?)(?: - .*)?$", re.MULTILINE)
+"""A summary line's test id: up to `` - `` and the message, or the line's end (a parametrized id may hold spaces:
+``test_parse[a=b #c-expected9]``)."""
 
 
 class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):

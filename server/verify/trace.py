@@ -233,13 +233,15 @@ def ran_functions(trace: Mapping[str, Mapping[Key, Calls]], failed_ids: tuple[st
                   run_failed: bool) -> list[Ran]:
     """The non-test functions the failing tests ran, most suspicious first: by their most suspicious line
     (Ochiai over lines), then the function's own Ochiai, then nearest the test's own code, then in the order
-    first run. The failing tests are those ``failed_ids`` names (a parametrized id counts for its function); when
-    none of them was traced by id (not pytest) and the run failed, the whole run is the failing test."""
+    first run. The failing tests are those ``failed_ids`` names, by their whole id, so a parametrized test's passing
+    cases count as passing; an id the trace does not hold as it is counts every case of its function; when none of
+    them was traced (not pytest) and the run failed, the whole run is the failing test."""
     def bare(test: str) -> str:
-        return _PARAMS.sub("", test)
+        return _PARAMS.sub("", test).rstrip()
 
-    failed_bare = {bare(t) for t in failed_ids}
-    failing = [t for t in trace if t and bare(t) in failed_bare]
+    exact = {t for t in failed_ids if t in trace}
+    failed_bare = {bare(t) for t in failed_ids if t not in exact}
+    failing = [t for t in trace if t and (t in exact or bare(t) in failed_bare)]
     if not failing and run_failed:
         failing = list(trace)
     passing = [t for t in trace if t and t not in failing]

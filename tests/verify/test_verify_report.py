@@ -16,6 +16,10 @@ def test_the_failing_tests_are_read_from_pytest_s_summary_lines() -> None:
     assert failed_test_ids(OUTPUT) == ("tests/test_lru.py::LRUCacheTest::test_lru",
                                        "tests/test_lru.py::LRUCacheTest::test_lru_clear", "tests/test_io.py::test_reader")
     assert failed_test_ids("1 failed in 0.01s\nFAILED: the build\n") == ()
+    spaced = ("FAILED tests/test_p.py::test_parse[a=b #c-expected9] - AssertionE...\n"
+              "FAILED tests/test_p.py::test_parse[a=b\\t#c-expected10]\n")
+    assert failed_test_ids(spaced) == ("tests/test_p.py::test_parse[a=b #c-expected9]",
+                                       "tests/test_p.py::test_parse[a=b\\t#c-expected10]")
 
 
 def test_the_verdict_names_the_change_and_what_it_made_pass_and_only_for_a_fix() -> None:

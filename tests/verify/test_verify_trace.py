@@ -237,3 +237,50 @@ def test_what_a_failure_s_report_calls_is_not_recorded_what_a_test_calls_is(tmp_
     assert names["tests/test_box.py::test_repr"] >= {"Box.__repr__", "_show"}
     ran = ran_functions(trace, failed_test_ids(run.output), run_failed=True)
     assert [r.name for r in ran] == ["Box.__eq__", "Box.__init__"]
+
+
+PARSE = '''\
+def parse(line):
+    key, _, value = line.partition("=")
+    return key, _strip(value)
+
+
+def _strip(value):
+    if " " in value:
+        return value  # the bug: a comment after a spaced value is kept
+    return value.strip()
+'''
+
+PARSE_TESTS = '''\
+import pytest
+
+from parse import parse
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("a=b", ("a", "b")),
+    ("c=d", ("c", "d")),
+    ("e=f #note", ("e", "f")),
+    ("g=h", ("g", "h")),
+])
+def test_parse(line, expected):
+    assert parse(line) == expected
+'''
+
+
+def test_a_parametrized_test_s_passing_cases_count_as_passing_even_when_its_id_holds_spaces(tmp_path: Path) -> None:
+    """One case of four fails, and its id (``test_parse[e=f #note-expected2]``) holds a space. Read whole from
+    the summary line, it alone is the failing test: ``_strip``'s branch line, which only that case ran, is the
+    most suspicious line and ``parse`` (every case runs it) is not. Counted by the test's function, all four
+    cases would fail and every line would be equally suspicious."""
+    run, trace = _traced_project(tmp_path, "parse", PARSE, PARSE_TESTS)
+    assert run.outcome == "failed"
+    assert trace is not None
+    failed = failed_test_ids(run.output)
+    assert failed == ("tests/test_parse.py::test_parse[e=f #note-expected2]",)
+    ran = ran_functions(trace, failed, run_failed=True)
+    assert [(r.name, r.failed, r.of, r.passed) for r in ran] == [("_strip", 1, 1, 3), ("parse", 1, 1, 3)]
+    assert ran[0].lines[0] == (8, 1.0) and ran[0].suspicion == 1.0 > ran[1].suspicion
+    # an id the trace does not hold as it is (cut short) still counts its function's cases
+    cut = ran_functions(trace, ("tests/test_parse.py::test_parse[e=f",), run_failed=True)
+    assert {(r.name, r.failed, r.of, r.passed) for r in cut} == {("_strip", 4, 4, 0), ("parse", 4, 4, 0)}
