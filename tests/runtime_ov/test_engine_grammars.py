@@ -133,3 +133,21 @@ def test_a_redrawn_propose_edit_call_edits_real_lines_and_changes_something(engi
         else:
             assert line == "" or line.startswith("+"), (line, diff)
     json.dumps(parsed.arguments)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_line_written_whole_goes_on_only_as_python_that_parses(engine: EngineLike, seed: int) -> None:
+    """The picked line written as it is, then what the grammar lets follow it (drawn by the real engine, sampled):
+    the function with that line in place still parses, whatever the test model would have written after it (a
+    marker such as ``  <== Corrected line`` does not)."""
+    function = "def helper(x):\n    y = x - 1\n    z = y\n    return z\n"
+    rules = line_repair(function, 1).grammar.splitlines()
+    grammar = "\n".join(['root ::= "    y = x - 1" appended "\\n"', *rules[1:]])
+    final = engine.submit(GenerateRequest(
+        session_id="g", token_ids=_ids(engine), max_new_tokens=40, grammar=grammar,
+        sampling=Sampling(temperature=1.0, top_p=1.0, seed=seed))).wait(300)
+    if final.finish_reason == "length":  # still inside an operand when the cap came: nothing to parse yet
+        return
+    line = final.text.rstrip("\n")
+    assert line.startswith("    y = x - 1") and line != "    y = x - 1", final.text
+    compile(function.replace("    y = x - 1\n", line + "\n"), "util.py", "exec")
