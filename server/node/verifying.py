@@ -56,6 +56,7 @@ from contenox.verify import (
     resolve_check_command,
     run_check,
     spectrum_command,
+    unparsable,
     unusable_terminal_command,
 )
 from contenox.verify.focus import (
@@ -634,9 +635,16 @@ class VerifyJob:
                                                                         new_text=e.new_text) for e in edits.edits])
         except VerifyError as exc:  # a path outside the workspace: this candidate, not the verification
             why = exc.message
-        self._apply_s += time.monotonic() - began
         if why:
+            self._apply_s += time.monotonic() - began
             result = msgspec.structs.replace(base, outcome="does_not_apply", output_tail=why)
+            self._checked[key] = result
+            return _Tried(result=result, draft=draft, edits=edits)
+        broken = [problem for e in edits.edits if (problem := unparsable(e.path, e.old_text, e.new_text))]
+        self._apply_s += time.monotonic() - began
+        if broken:  # it cannot pass: the check (the user's, maybe minutes long) is not run for it
+            await asyncio.to_thread(self.scratch.reset)
+            result = msgspec.structs.replace(base, outcome="does_not_parse", output_tail="\n".join(broken))
             self._checked[key] = result
             return _Tried(result=result, draft=draft, edits=edits)
         call_id = f"verify-{index}"
@@ -716,13 +724,17 @@ def _ranked(tried: list[_Tried], *, guard: bool = False) -> list[_Tried]:
             return (0, 1 if any(is_test_path(f) for f in r.files) else 0, order)
         if r.outcome in ("failed", "timeout", "not_found", "error"):
             return (1, r.failing if r.failing is not None else 10**6, r.index)
-        if r.outcome == "does_not_apply":
-            return (2, 0, r.index)
+        if r.outcome in ("does_not_parse", "does_not_apply"):
+            return (2, int(r.outcome == "does_not_apply"), r.index)
         return (3, 0, r.index)
     return sorted(tried, key=key)
 
 
 def _repair_message(command: CheckCommand, result: CandidateResult) -> str:
+    if result.outcome == "does_not_parse":
+        return (f"I applied that edit in a scratch copy: the file no longer parses, so `{command.command}` was not "
+                f"run.\n```\n{result.output_tail}\n```\nThe edit was not kept: the files are as before. Write one "
+                "corrected edit block that parses and makes the check pass.")
     return (f"I applied that edit in a scratch copy and ran `{command.command}`: it "
             f"{'timed out' if result.outcome == 'timeout' else 'failed'}. The output ends with:\n```\n"
             f"{result.output_tail}\n```\nThe edit was not kept: the files are as before. Write one corrected edit "
@@ -750,7 +762,8 @@ def describe(report: Verification) -> list[str]:
     for c in report.candidates:
         how = ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "") + (
             f", {c.arm} prompt" if c.arm and c.arm != "turn" else "") + (f" (line {c.line})" if c.line else "")
-        detail = {"no_edit": "no edit", "does_not_apply": f"does not apply: {c.output_tail}"}.get(
+        detail = {"no_edit": "no edit", "does_not_apply": f"does not apply: {c.output_tail}",
+                  "does_not_parse": f"does not parse, not checked: {c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s")
         chosen = " <- offered" if c.index == report.chosen else ""
         lines.append(f"candidate {c.index} (round {c.round}, {how}, {c.tokens} tokens, {c.recomputed_tokens} "

@@ -34,6 +34,7 @@ from contenox.verify.report import (
 )
 from contenox.verify.runner import CheckRun, run_check
 from contenox.verify.scratch import EditLike, ScratchTree, python_env
+from contenox.verify.syntax import unparsable
 
 __all__ = [
     "CandidateResult",
@@ -63,5 +64,6 @@ __all__ = [
     "resolve_check_command",
     "run_check",
     "spectrum_command",
+    "unparsable",
     "unusable_terminal_command",
 ]

@@ -11,7 +11,8 @@ from contenox.verify.localize import is_test_path
 
 __all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failing_tests"]
 
-CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply"]
+CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply",
+                           "does_not_parse"]
 
 _FAILED = re.compile(r"\b(\d+) (?:failed|failing|errors?)\b")
 _FAILED_ID = re.compile(r"^(?:FAILED|ERROR) (\S+::.+?)(?: - .*)?$", re.MULTILINE)

@@ -161,6 +161,31 @@ async def test_a_repair_round_extends_the_turn_with_the_failing_output(
     assert (repo / "util.py").read_text() == UTIL
 
 
+async def test_a_candidate_that_does_not_parse_is_not_checked_and_says_why(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A candidate whose file no longer parses cannot pass: the check (the user's command, maybe minutes long) is
+    not run for it, and the parser's words stand where its output would."""
+    repo = _repo(tmp_path)
+    scripted(monkeypatch, WRONG, block("(x + 1"), RIGHT, block("x +  # one more"))
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    outcome = await node.turn(_request(repo, verify=True), on_event)
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 3
+    assert [c.outcome for c in report.candidates] == ["failed", "does_not_parse", "passed", "does_not_parse"]
+    broken = report.candidates[1]
+    assert broken.check_s == 0.0 and broken.output_tail.startswith("util.py, line 2: ")
+    assert "return (x + 1" in broken.output_tail
+    checks = [e.tool for e in events if e.kind == "tool" and e.tool is not None and e.tool.status == "in_progress"]
+    assert [t.id for t in checks] == ["verify-0", "verify-1", "verify-3"]  # before any change, then 1 and 3 only
+    notes = "\n".join(outcome.explain.notes)
+    assert "candidate 2 (round 0, sampled, grammar, " in notes and "does not parse, not checked: util.py, line 2" in notes
+    assert (repo / "util.py").read_text() == UTIL
+
+
 async def test_a_focused_prompt_of_the_localized_function_draws_the_fix(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path)

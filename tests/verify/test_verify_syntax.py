@@ -1,0 +1,25 @@
+"""Whether a candidate's edited file still parses (checked before the check command runs)."""
+
+from __future__ import annotations
+
+from contenox.verify import unparsable
+
+BEFORE = "def f(x):\n    return x - 1\n"
+
+
+def test_a_python_file_that_no_longer_parses_is_named_with_the_parser_s_words() -> None:
+    said = unparsable("src/util.py", BEFORE, "def f(x):\n    return x - 1  <== Corrected line\n")
+    assert said is not None and said.startswith("src/util.py, line 2: invalid syntax")
+    assert said.endswith("\n    return x - 1  <== Corrected line")
+    indented = unparsable("util.py", BEFORE, "def f(x):\n    y = x\n  return y\n")
+    assert indented is not None and "unindent does not match any outer indentation level" in indented
+
+
+def test_what_parses_what_is_not_python_and_what_did_not_parse_before_is_left_to_the_check() -> None:
+    assert unparsable("util.py", BEFORE, "def f(x):\n    return x + 1\n") is None
+    assert unparsable("util.py", BEFORE, "def f(x):\n    return x is 1\n") is None  # a warning is not an error
+    assert unparsable("util.js", "f()", "f(") is None  # not Python: the check decides
+    assert unparsable("util.py", BEFORE, None) is None  # deleted
+    assert unparsable("new.py", None, "def (") is not None  # a new file that does not parse
+    assert unparsable("py2.py", "print 'x'\n", "print 'y'\n") is None  # did not parse here before either
+    assert unparsable("nul.py", BEFORE, "x = 1\0\n") is not None
