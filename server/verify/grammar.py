@@ -144,7 +144,9 @@ def line_repair(code: str, index: int) -> LineRepair:
     the whole line, more of its expression (:data:`_APPENDED`: ``x = a`` -> ``x = a + 1``; never a comment or a
     marker: the 1.5B's first line-level answers on cachetools' lru task appended ``// Corrected line`` to the
     line, 8 of 16, the second run's ``  <-- Corrected line``, the 0.5B's ``  <!-- Corrected line -->``). A line
-    that opens a block (``while ...:``) is never written whole: its change comes before its colon.
+    that opens a block (``while ...:``) is never written whole: its change comes before its colon, and it still
+    ends with one (the 0.5B's changed headers on the 31-task run ended ``try``, ``try;``, ``if salt is None;``,
+    ``def advance(self, string: str) -> None``, ``...has_next()：``, each a candidate that could not parse).
     A new line is one of the function's body (indented deeper than its ``def``, not starting with ``<``) or
     blank: in the first run, free new lines held ``import time`` at column 0, a ``**Question**`` in markdown,
     the line with its number from the pick's listing."""
@@ -154,15 +156,17 @@ def line_repair(code: str, index: int) -> LineRepair:
     outer = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
     rules = []
     header = target.endswith(":")  # if/while/for/def/with ...: nothing may follow it on its line
+    rest, shorter = ("opened", '":"') if header else ("rest", '""')
     for i, char in enumerate(target):
         # (xgrammar clamps a non-ASCII character in a negated class to 127: not excluded there, so a copy through
         # it can be drawn, and counts as a copy in the node)
         other = "" if char in " \t" or ord(char) > 127 else _class_char(char)
-        alternatives = [f"[^{other} \\t\\n] rest"]
-        if not (header and i == len(target) - 1):  # a header's colon ends a copy: the change comes before it
+        alternatives = [f"[^{other}{'#' if header else ''} \\t\\n] {rest}"]
+        last = i == len(target) - 1
+        if not (header and last):  # a header's colon ends a copy: the change comes before it
             alternatives.append(f"{_literal(char)} d{i + 1}")
-        if i:
-            alternatives.append('""')
+        if i and not (header and last):  # (a header cut before its colon and closed again is the line itself)
+            alternatives.append(shorter)
         rules.append(f"d{i} ::= " + " | ".join(alternatives))
     ending = _literal(lines[index + 1] + "\n") if index + 1 < len(lines) else '"```"'
     grammar = "\n".join([
@@ -171,6 +175,7 @@ def line_repair(code: str, index: int) -> LineRepair:
         f'd{len(target)} ::= {_APPENDED}',
         *_EXPRESSION,
         "rest ::= [^\\n]*",
+        'opened ::= [^#\\n]* ":" comment?',  # a changed header still opens its block (a colon in a comment: no)
         f'more ::= ({_literal(outer)} [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"',
     ])
     rest = "".join(line + "\n" for line in lines[index + 2:]) + "```" if index + 1 < len(lines) else ""

@@ -151,3 +151,20 @@ def test_a_line_written_whole_goes_on_only_as_python_that_parses(engine: EngineL
     line = final.text.rstrip("\n")
     assert line.startswith("    y = x - 1") and line != "    y = x - 1", final.text
     compile(function.replace("    y = x - 1\n", line + "\n"), "util.py", "exec")
+
+
+@pytest.mark.parametrize("seed", [None, 2, 3, 4, 7])
+def test_a_changed_block_opening_line_still_opens_its_block(engine: EngineLike, seed: int | None) -> None:
+    """A picked ``while ...:`` line drawn changed by the real engine still ends with its colon (a comment may
+    follow), so the block under it stays a block."""
+    function = "def helper(x):\n    while x > 1:\n        x -= 1\n    return x\n"
+    repair = line_repair(function, 1)
+    final = engine.submit(GenerateRequest(
+        session_id="g", token_ids=[*_ids(engine), *engine.tokenizer.encode(repair.begun)], max_new_tokens=96,
+        grammar=repair.grammar,
+        sampling=None if seed is None else Sampling(temperature=1.0, top_p=1.0, seed=seed))).wait(300)
+    if final.finish_reason == "length":
+        return
+    line = final.text.splitlines()[0]
+    assert "#" not in line.split(":")[0], final.text  # not a colon inside a comment
+    assert line != "    while x > 1:" and line.split("  # ")[0].endswith(":"), final.text

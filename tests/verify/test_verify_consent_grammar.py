@@ -58,7 +58,9 @@ def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
     assert 'appended ::= trailer+ operations comment? | operation+ comment? | ("," " " expr)+ comment?' in lines
     assert 'operation ::= " " binop " " unary' in lines  # an operator between single spaces, then an operand
     header = line_repair("def f(a):\n    while a > 1:\n        a -= 1\n", 1).grammar.splitlines()
-    assert 'd11 ::= [^: \\t\\n] rest | ""' in header  # a block's opening line: changed before its colon
+    assert 'd11 ::= [^:# \\t\\n] opened' in header  # a block's opening line: changed before its colon
+    assert 'd10 ::= [^1# \\t\\n] opened | "1" d11 | ":"' in header  # cut short, it is closed again
+    assert 'opened ::= [^#\\n]* ":" comment?' in header  # and changed, it still opens its block
     assert lines[-1] == 'more ::= ("" [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"'  # a new line: the body's, or blank
     assert repair.answer("    x = a[1]\n    y = x\n") == "```python\ndef f(a):\n    x = a[1]\n    y = x\n    return y\n```"
     last = line_repair("def f(a):\n    return a\n", 1)  # the last line: the draw ends with the fence
