@@ -77,8 +77,6 @@ def number_grammar(numbers: Iterable[int]) -> str:
 
 _EXTRA_LINES = 2
 """New lines a changed line may bring after it (a fix that adds a statement)."""
-_APPENDED = "appended"
-"""The rule a picked line written whole goes on with (see :data:`_EXPRESSION`)."""
 _EXPRESSION = [
     'appended ::= trailer+ operations comment? | operation+ comment? | ("," " " expr)+ comment?',
     'operations ::= operation*',
@@ -141,7 +139,7 @@ def line_repair(code: str, index: int) -> LineRepair:
     The changed line keeps its own indentation: ``d{i}`` means its first ``i`` characters of code were written
     as they are, so what follows is another character (not a blank: a space put in is no change), or the line
     ends there (a shorter line; not an empty one, after which the line could come back as a new line), or, after
-    the whole line, more of its expression (:data:`_APPENDED`: ``x = a`` -> ``x = a + 1``; never a comment or a
+    the whole line, more of its expression (``appended``, :data:`_EXPRESSION`: ``x = a`` -> ``x = a + 1``; never a comment or a
     marker: the 1.5B's first line-level answers on cachetools' lru task appended ``// Corrected line`` to the
     line, 8 of 16, the second run's ``  <-- Corrected line``, the 0.5B's ``  <!-- Corrected line -->``). A line
     that opens a block (``while ...:``) is never written whole: its change comes before its colon, and it still
@@ -172,7 +170,7 @@ def line_repair(code: str, index: int) -> LineRepair:
     grammar = "\n".join([
         f'root ::= {_literal(indent)} d0 "\\n" more{{0,{_EXTRA_LINES}}} {ending}',
         *rules,
-        f'd{len(target)} ::= {_APPENDED}',
+        f'd{len(target)} ::= appended',
         *_EXPRESSION,
         "rest ::= [^\\n]*",
         'opened ::= [^#\\n]* ":" comment?',  # a changed header still opens its block (a colon in a comment: no)
