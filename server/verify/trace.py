@@ -146,9 +146,13 @@ except Exception:
     pass
 '''
 
-_RENDERING = re.compile(r"[/\\](?:_pytest[/\\](?:_io|assertion)[/\\][^/\\]+|unittest[/\\]util\.py|reprlib\.py|pprint\.py)$")
-"""Where a failure's report is written (pytest's assertion messages and safe repr, unittest's ``safe_repr``,
-``reprlib``, ``pprint``): what they call in the project renders the failure, and is not recorded."""
+_RENDERING = re.compile(r"[/\\](?:_pytest[/\\](?:_io|assertion|_code)[/\\][^/\\]+|unittest[/\\]util\.py|reprlib\.py|pprint\.py"
+                        r"|traceback\.py)$")
+"""Where a failure's report is written (pytest's assertion messages, safe repr and exception info, unittest's
+``safe_repr``, ``reprlib``, ``pprint``, ``traceback``'s formatting): what they call in the project renders the
+failure, and is not recorded. An exception's ``__str__``, called only to print the failing test's error, ranked
+first of all on itsdangerous' base64 task (its own line ran in the failing test alone) before ``traceback`` was
+one of them."""
 TRACER = _TRACER.replace("TEST_PATTERN", repr(_TEST.pattern)).replace("RENDERING_PATTERN", repr(_RENDERING.pattern))
 """The ``sitecustomize`` laid in: the tracer, with the pattern of test paths (calls are counted from the test)."""
 _PARAMS = re.compile(r"\[.*\]$")

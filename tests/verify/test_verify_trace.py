@@ -284,3 +284,46 @@ def test_a_parametrized_test_s_passing_cases_count_as_passing_even_when_its_id_h
     # an id the trace does not hold as it is (cut short) still counts its function's cases
     cut = ran_functions(trace, ("tests/test_parse.py::test_parse[e=f",), run_failed=True)
     assert {(r.name, r.failed, r.of, r.passed) for r in cut} == {("_strip", 4, 4, 0), ("parse", 4, 4, 0)}
+
+
+BAD = '''\
+class BadData(Exception):
+    def __init__(self, message):
+        self.message = message
+
+    def __str__(self):
+        return _say(self.message)
+
+
+def _say(message):
+    return "bad data: " + message
+
+
+def decode(text):
+    if not text.endswith("="):
+        raise BadData(text)  # the bug: unpadded input is refused
+    return text.rstrip("=")
+'''
+
+BAD_TESTS = '''\
+import pytest
+
+from bad import decode
+
+
+@pytest.mark.parametrize("text", ["YQ==", "Yg", "Yw=="])
+def test_decode(text):
+    assert decode(text)
+'''
+
+
+def test_an_exception_s_str_written_only_to_report_the_failure_is_not_recorded(tmp_path: Path) -> None:
+    """The failing case raises ``BadData``; pytest prints it with ``str`` (through ``traceback``), which runs
+    ``__str__`` and ``_say`` in the failing test alone: recorded, they would be the most suspicious of all. The
+    exception's ``__init__`` and ``decode``, which the test's own run reached, are."""
+    run, trace = _traced_project(tmp_path, "bad", BAD, BAD_TESTS)
+    assert run.outcome == "failed" and "bad data: Yg" in run.output  # the report was written with __str__
+    assert trace is not None
+    ran = ran_functions(trace, failed_test_ids(run.output), run_failed=True)
+    assert [(r.name, r.suspicion) for r in ran] == [("BadData.__init__", 1.0), ("decode", 1.0)]
+    assert ran[1].lines[0] == (15, 1.0)  # the raise, which only the failing case reached
