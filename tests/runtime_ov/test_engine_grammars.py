@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from contenox.runtime_ov import EngineOptions, GenerateRequest, InstalledModel, Sampling, start_engine
 from contenox.runtime_ov.remote import EngineLike
 from contenox.verify import (
+    LineRepair,
     diff_call_grammar,
     edit_block_grammar,
     function_grammar,
@@ -37,6 +39,13 @@ def _ids(engine: EngineLike) -> list[int]:
     return list(engine.tokenizer.encode(text))
 
 
+def _draw_line(engine: EngineLike, repair: LineRepair, max_new_tokens: int, sampling: Sampling | None) -> Any:
+    """A line-level repair drawn by the engine: the prompt, the answer begun, the line's grammar."""
+    return engine.submit(GenerateRequest(
+        session_id="g", token_ids=[*_ids(engine), *engine.tokenizer.encode(repair.begun)],
+        max_new_tokens=max_new_tokens, grammar=repair.grammar, sampling=sampling)).wait(300)
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_function_grammar_answer_is_a_rewrite_of_that_function(engine: EngineLike, seed: int) -> None:
     final = engine.submit(GenerateRequest(session_id="g", token_ids=_ids(engine), max_new_tokens=48,
@@ -56,10 +65,7 @@ def test_a_changed_line_answer_keeps_every_other_line_and_changes_the_picked_one
     after it, then the next line as it is, where the draw ends."""
     function = "def helper(x):\n    y = x - 1\n    z = y\n    return z\n"
     repair = line_repair(function, 1)
-    final = engine.submit(GenerateRequest(
-        session_id="g", token_ids=[*_ids(engine), *engine.tokenizer.encode(repair.begun)], max_new_tokens=48,
-        grammar=repair.grammar,
-        sampling=None if seed is None else Sampling(temperature=0.8, top_p=0.95, seed=seed))).wait(300)
+    final = _draw_line(engine, repair, 48, None if seed is None else Sampling(temperature=0.8, top_p=0.95, seed=seed))
     drawn = final.text.splitlines()
     assert drawn[0].startswith("    "), final.text
     assert drawn[0].strip() != "y = x - 1" and drawn[0].strip() and not drawn[0].strip().startswith("#")
@@ -158,11 +164,8 @@ def test_a_changed_block_opening_line_still_opens_its_block(engine: EngineLike, 
     """A picked ``while ...:`` line drawn changed by the real engine still ends with its colon (a comment may
     follow), so the block under it stays a block."""
     function = "def helper(x):\n    while x > 1:\n        x -= 1\n    return x\n"
-    repair = line_repair(function, 1)
-    final = engine.submit(GenerateRequest(
-        session_id="g", token_ids=[*_ids(engine), *engine.tokenizer.encode(repair.begun)], max_new_tokens=96,
-        grammar=repair.grammar,
-        sampling=None if seed is None else Sampling(temperature=1.0, top_p=1.0, seed=seed))).wait(300)
+    final = _draw_line(engine, line_repair(function, 1), 96,
+                       None if seed is None else Sampling(temperature=1.0, top_p=1.0, seed=seed))
     if final.finish_reason == "length":
         return
     line = final.text.splitlines()[0]
