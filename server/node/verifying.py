@@ -629,22 +629,20 @@ class VerifyJob:
                                              tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens,
                                              check_s=0.0)
             return _Tried(result=result, draft=draft, edits=edits)
+        broken = [problem for e in edits.edits if (problem := unparsable(e.path, e.old_text, e.new_text))]
+        if broken:  # it cannot pass: the check (the user's, maybe minutes long) is not run for it
+            result = msgspec.structs.replace(base, outcome="does_not_parse", output_tail="\n".join(broken))
+            self._checked[key] = result
+            return _Tried(result=result, draft=draft, edits=edits)
         began = time.monotonic()
         try:
             why = await asyncio.to_thread(self.scratch.apply, [EditLike(path=e.path, old_text=e.old_text,
                                                                         new_text=e.new_text) for e in edits.edits])
         except VerifyError as exc:  # a path outside the workspace: this candidate, not the verification
             why = exc.message
-        if why:
-            self._apply_s += time.monotonic() - began
-            result = msgspec.structs.replace(base, outcome="does_not_apply", output_tail=why)
-            self._checked[key] = result
-            return _Tried(result=result, draft=draft, edits=edits)
-        broken = [problem for e in edits.edits if (problem := unparsable(e.path, e.old_text, e.new_text))]
         self._apply_s += time.monotonic() - began
-        if broken:  # it cannot pass: the check (the user's, maybe minutes long) is not run for it
-            await asyncio.to_thread(self.scratch.reset)
-            result = msgspec.structs.replace(base, outcome="does_not_parse", output_tail="\n".join(broken))
+        if why:
+            result = msgspec.structs.replace(base, outcome="does_not_apply", output_tail=why)
             self._checked[key] = result
             return _Tried(result=result, draft=draft, edits=edits)
         call_id = f"verify-{index}"

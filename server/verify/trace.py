@@ -155,7 +155,8 @@ first of all on itsdangerous' base64 task (its own line ran in the failing test 
 one of them."""
 TRACER = _TRACER.replace("TEST_PATTERN", repr(_TEST.pattern)).replace("RENDERING_PATTERN", repr(_RENDERING.pattern))
 """The ``sitecustomize`` laid in: the tracer, with the pattern of test paths (calls are counted from the test)."""
-_PARAMS = re.compile(r"\[.*\]$")
+_PARAMS = re.compile(r"\[.*$")
+"""A test id's parameters, from their opening bracket (to the end: an id cut short has no closing one)."""
 
 
 class Ran(msgspec.Struct, frozen=True, kw_only=True):
@@ -241,7 +242,7 @@ def ran_functions(trace: Mapping[str, Mapping[Key, Calls]], failed_ids: tuple[st
     cases count as passing; an id the trace does not hold as it is counts every case of its function; when none of
     them was traced (not pytest) and the run failed, the whole run is the failing test."""
     def bare(test: str) -> str:
-        return _PARAMS.sub("", test).rstrip()
+        return _PARAMS.sub("", test)
 
     exact = {t for t in failed_ids if t in trace}
     failed_bare = {bare(t) for t in failed_ids if t not in exact}
