@@ -74,6 +74,7 @@ from contenox.verify.focus import (
     with_traced,
 )
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
+from contenox.verify.usable import missing_dependencies, unusable, without_files
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "consent",
            "strip_edit_blocks"]
@@ -303,17 +304,32 @@ class VerifyJob:
         started = time.monotonic()
         await asyncio.to_thread(self.scratch.build, self.overlays)
         try:
-            baseline = await self._baseline(command)
+            command, baseline = await self._usable_baseline(command)
+            if why := unusable(command.command, baseline.outcome, baseline.exit_code, baseline.output):
+                # every candidate would end as the workspace did: none is drawn, the turn's answer stands
+                report = Verification(status="skipped", reason=why, baseline=baseline.outcome,
+                                      command=command.command, command_source=command.source,
+                                      command_detail=command.detail, check_s=round(self._check_s, 2),
+                                      wall_s=round(time.monotonic() - started, 2))
+                return report, _Tried(result=CandidateResult(index=1, round=0, sampled=False, constrained=False,
+                                                             outcome="no_edit"),
+                                      draft=greedy, edits=greedy_edits), []
             # A check that already passes without any change tells a change that breaks nothing from one that
             # breaks something, not a right change from a wrong one: then only the turn's own answer is checked
             # (and repaired if it breaks the check); sampled candidates, which could pass with any harmless edit,
-            # are drawn only in repair rounds and rank after the round's greedy answer.
+            # are drawn only in repair rounds and rank after the round's greedy answer; or when the turn's answer,
+            # asked for a change, wrote none (the 0.5B often spends its tokens on a table of the files): then the
+            # grammar-drawn ones are edits of real lines, and the check keeps those that break it from being offered.
             guard = baseline.passed
             tried: list[_Tried] = []
             steps: list[ToolStep] = []
             step_at: dict[int, list[ToolStep]] = {0: []}
             if guard:
                 tried.append(await self._try(greedy, greedy_edits, command, 1))
+                if tried[0].result.outcome == "no_edit" and self.config.candidates > 1:
+                    for draft in await self._generate(prompt_ids, 0, self.config.candidates - 1, False,
+                                                      self._grammars(greedy_edits)):
+                        tried.append(await self._try(draft, None, command, len(tried) + 1))
             else:
                 pending = asyncio.ensure_future(self._generate(prompt_ids, 0, self.config.candidates - 1, False,
                                                                self._grammars(greedy_edits)))
@@ -365,6 +381,24 @@ class VerifyJob:
             failed_before=failed_test_ids(baseline.output) or tuple(
                 f"{path}::{function}" for path, _, function in failing_test_frames(baseline.output, self.root)))
         return report, chosen, step_at[chosen.draft.round]
+
+    async def _usable_baseline(self, command: CheckCommand) -> tuple[CheckCommand, CheckRun]:
+        """The check and its run on the workspace as it is; a detected pytest command whose test files cannot be
+        imported for want of an installed package is run again without them (named in its detail), up to
+        :data:`_NARROWINGS` times (``-x`` stops collecting at the first such file)."""
+        baseline = await self._baseline(command)
+        detail, left_out = command.detail, []
+        for _ in range(_NARROWINGS):
+            missing = missing_dependencies(baseline.output, self.scratch.tree) if command.source == "detected" else {}
+            narrowed = without_files(command.command, list(missing)) if missing else None
+            if narrowed is None:
+                break
+            left_out += [f"{path} (its `{module}` is not installed)" for path, module in missing.items()]
+            command = msgspec.structs.replace(command, command=narrowed, detail="; ".join(
+                filter(None, [detail, "left out " + ", ".join(left_out)])))
+            self._ran, self._traced, self._spectrum_note = [], None, ""  # the run that could not collect told nothing
+            baseline = await self._baseline(command)
+        return command, baseline
 
     async def _baseline(self, command: CheckCommand) -> CheckRun:
         """The check on the workspace as it is (no candidate applied): does it fail to begin with?"""
@@ -767,6 +801,10 @@ def describe(report: Verification) -> list[str]:
         lines.append(f"candidate {c.index} (round {c.round}, {how}, {c.tokens} tokens, {c.recomputed_tokens} "
                      f"prompt tokens computed): {', '.join(c.files) or '-'}: {detail}{chosen}")
     return lines
+
+
+_NARROWINGS = 4
+"""How many times a detected check is run again without the test files it could not import."""
 
 
 def skipped(reason: str) -> Verification:

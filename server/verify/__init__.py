@@ -1,7 +1,8 @@
 """contenox.verify: checking a proposed change before it is offered.
 
 The check command and where it came from (:mod:`command`), the user's consent (:mod:`consent`), a scratch copy
-of the workspace (:mod:`scratch`), the one command runner (:mod:`runner`), the failing run traced (:mod:`trace`), the grammar that makes a candidate
+of the workspace (:mod:`scratch`), the one command runner (:mod:`runner`), whether a check's run before any change
+can judge one (:mod:`usable`), the failing run traced (:mod:`trace`), the grammar that makes a candidate
 an edit of real lines (:mod:`grammar`) and the typed report (:mod:`report`). The node draws the candidates and
 decides; nothing here touches the engine or the user's files.
 """

@@ -99,7 +99,10 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     def summary(self) -> str:
         if self.status == "skipped":
             return f"not verified: {self.reason}"
-        if self.baseline == "passed":
+        offered = next((c for c in self.candidates if c.index == self.chosen), None)
+        if offered is not None and offered.outcome == "no_edit":
+            head = f"not verified: no candidate proposed a change to check ({len(self.candidates)} tried)"
+        elif self.baseline == "passed":
             head = (f"checked: `{self.command}` still passes with the change (it passed before it too: nothing "
                     "broke, but the check cannot tell whether the change does what was asked)"
                     if self.status == "passed" else

@@ -10,7 +10,7 @@ from typing import Any
 from contenox.answer.edits import ProposedEdit, ProposedEdits
 from contenox.config import VerifyConfig
 from contenox.node.contract import TurnRequest
-from contenox.node.verifying import VerifyJob, asks_for_change, strip_edit_blocks
+from contenox.node.verifying import Draft, VerifyJob, asks_for_change, strip_edit_blocks
 from contenox.verify import CheckCommand, ConsentStore
 from support.gitrepo import make_repo
 
@@ -56,17 +56,89 @@ async def test_a_traced_first_check_that_times_out_runs_again_without_the_trace(
     assert not_python._traced is None  # no Python ran: nothing to say about a trace
 
 
-def _job(root: Path, folder: Path, *, timeout_s: float) -> VerifyJob:
+async def test_a_check_that_cannot_run_before_any_change_draws_no_candidate(tmp_path: Path) -> None:
+    """Every candidate would end as the workspace did (semver's `npm test`, whose `tap` is not installed, "failed"
+    all 12 candidates and two repair rounds): none is drawn, the turn's answer stands, and the report says why."""
+    root = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    job = _job(root, tmp_path / "scratch", timeout_s=30.0)  # its generate raises: no candidate may be drawn
+    greedy = Draft(text="a.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n", round=0, sampled=False,
+                   constrained=False)
+    report, chosen, steps = await job.run(greedy, EDIT, [1, 2, 3],
+                                          CheckCommand(command="contenox-no-such-runner", source="detected"))
+    assert (report.status, report.baseline, report.candidates, steps) == ("skipped", "not_found", (), [])
+    assert "`contenox-no-such-runner` is not installed" in report.summary()
+    assert chosen.draft is greedy and chosen.edits is EDIT
+    assert (root / "a.py").read_text() == "x = 1\n" and not (tmp_path / "scratch" / "tree").exists()
+
+
+async def test_a_detected_check_leaves_out_test_files_whose_package_is_not_installed(tmp_path: Path) -> None:
+    """python-dotenv's tests/test_cli.py imports `sh`, which the environment lacks: the detected check stopped at
+    collecting it, before and after every candidate. It is run without that file (named), and checks the rest."""
+    files = {"mypkg/__init__.py": "def answer():\n    return 42\n",
+             "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
+             "tests/test_cli.py": "import contenox_not_installed_pkg\n\ndef test_cli():\n    pass\n",
+             "tests/test_ok.py": "from mypkg import answer\n\ndef test_ok():\n    assert answer() == 42\n"}
+    root = make_repo(tmp_path / "repo", files)
+    pytest_line = f"{sys.executable} -m pytest -q -x -p no:cacheprovider tests/test_cli.py tests/test_ok.py"
+    job = _job(root, tmp_path / "scratch", timeout_s=60.0)
+    job.scratch.build({})
+    command, run = await job._usable_baseline(CheckCommand(command=pytest_line, source="detected",
+                                                           detail="pytest (pyproject.toml)"))
+    assert run.outcome == "passed"
+    assert command.command.endswith("-p no:cacheprovider tests/test_ok.py")
+    assert command.detail == ("pytest (pyproject.toml); left out tests/test_cli.py (its `contenox_not_installed_pkg` "
+                              "is not installed)")
+    theirs = _job(root, tmp_path / "scratch2", timeout_s=60.0)  # the user's own command is run as they gave it
+    theirs.scratch.build({})
+    kept, failed = await theirs._usable_baseline(CheckCommand(command=pytest_line, source="terminal"))
+    assert (kept.command, failed.outcome) == (pytest_line, "failed")
+    assert "No module named 'contenox_not_installed_pkg'" in failed.output
+
+
+async def test_a_turn_answer_with_no_change_under_a_check_that_passes_draws_edits_and_offers_one_that_keeps_it(
+        tmp_path: Path) -> None:
+    """The 0.5B often spends a refactor's answer on a table of the files and writes no edit: with a check that
+    passes before any change, grammar-drawn candidates are drawn from the same prompt, and one that breaks the
+    check is not offered."""
+    root = make_repo(tmp_path / "repo", {"mypkg/__init__.py": "def answer():\n    return 42\n",
+                                         "tests/test_ok.py": "from mypkg import answer\n\n\ndef test_ok():\n"
+                                                             "    assert answer() == 42\n"})
+    before = "def answer():\n    return 42\n"  # an edit's texts are the file's, before and after
+    edits = {"breaks": ProposedEdits(edits=(ProposedEdit(path="mypkg/__init__.py", old_text=before,
+                                                         new_text=before.replace("42", "41"), diff="-42 +41",
+                                                         blocks=1),)),
+             "keeps": ProposedEdits(edits=(ProposedEdit(path="mypkg/__init__.py", old_text=before,
+                                                        new_text=before.replace("42", "6 * 7"), diff="-42 +6*7",
+                                                        blocks=1),))}
+    asked: list[tuple[int, bool]] = []
+
+    async def generate(ids: list[int], round_: int, count: int, greedy: bool, grammars: list[str]) -> list[Draft]:
+        asked.append((count, greedy))
+        return [Draft(text=text, round=round_, sampled=True, constrained=True) for text in ("breaks", "keeps")]
+
+    job = _job(root, tmp_path / "scratch", timeout_s=60.0, generate=generate, propose=lambda text: edits[text])
+    command = CheckCommand(command=f"{sys.executable} -m pytest -q -p no:cacheprovider tests", source="detected")
+    greedy = Draft(text="| Path | Function |\n|---|---|\n| mypkg/__init__.py | answer |", round=0, sampled=False,
+                   constrained=False)
+    report, chosen, _ = await job.run(greedy, ProposedEdits(), [1, 2, 3], command)
+    assert asked == [(3, False)]  # one round, from the turn's prompt: [verify] candidates less the greedy answer
+    assert [c.outcome for c in report.candidates] == ["no_edit", "failed", "passed"]
+    assert (report.status, report.baseline, report.chosen, chosen.draft.text) == ("passed", "passed", 3, "keeps")
+    assert report.summary().startswith(f"checked: `{command.command}` still passes with the change")
+    assert (root / "mypkg/__init__.py").read_text() == before
+
+
+def _job(root: Path, folder: Path, *, timeout_s: float, generate: Any = None, propose: Any = None) -> VerifyJob:
     async def emit(event: object) -> None:
         return None
 
     def unused(*args: object) -> Any:
-        raise AssertionError("not called by a first check")
+        raise AssertionError(f"not called by a first check: {args}")
 
     return VerifyJob(config=VerifyConfig(timeout_s=timeout_s), request=TurnRequest(root=str(root), prompt="fix it"),
                      root=root, scratch_folder=folder, consents=ConsentStore(folder / "consents.json"), asker=None,
-                     emit=emit, propose=unused, read=unused, locate=unused, generate=unused, step_ids=unused,
-                     overlays={}, paths=())
+                     emit=emit, propose=propose or unused, read=lambda path: None, locate=unused,
+                     generate=generate or unused, step_ids=unused, overlays={}, paths=())
 
 
 STATS = ("class Stats:\n    def __init__(self):\n        self.hits = 0\n\n    def clear(self):\n        self.data = {}\n\n"

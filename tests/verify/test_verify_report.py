@@ -3,6 +3,8 @@ output names."""
 
 from __future__ import annotations
 
+import msgspec
+
 from contenox.verify import CandidateResult, Verification, failed_test_ids
 
 OUTPUT = ("..FF\n=========================== short test summary info ============================\n"
@@ -49,3 +51,14 @@ def test_a_fix_that_edits_the_test_says_so_instead_of_verified() -> None:
         "Checked, but the offered change to `parse_stream` in src/dotenv/parser.py and `test_parse_stream` in "
         "tests/test_parser.py edits the test tests/test_parser.py: with it, `pytest -q` passes in a scratch copy; "
         "before it, tests/test_parser.py::test_parse_stream failed. Check that it does not pass by changing the test.")
+
+
+def test_a_verification_whose_candidates_wrote_no_change_says_so_not_that_a_change_broke_the_check() -> None:
+    none = CandidateResult(index=1, round=0, sampled=False, constrained=False, outcome="no_edit")
+    report = Verification(status="failed", baseline="passed", command="pytest -q", candidates=(none,), chosen=1)
+    assert report.summary().startswith("not verified: no candidate proposed a change to check (1 tried); ")
+    broke = CandidateResult(index=1, round=0, sampled=False, constrained=False, outcome="failed", diff="d")
+    assert msgspec.structs.replace(report, candidates=(broke,)).summary().startswith(
+        "not verified: the change breaks `pytest -q`, which passed before it (1 candidate(s) tried)")
+    assert Verification(status="skipped", reason="`npm test` could not run before any change").summary() == \
+        "not verified: `npm test` could not run before any change"

@@ -1,0 +1,91 @@
+"""Whether a check can judge a change, read from its run on the workspace before any change.
+
+A check that cannot run (its program is not installed: ``npm test`` whose ``tap`` is missing), or that pytest
+could not start or found no test in (an internal error, a usage error, no tests collected), ends the same with
+every candidate: run against it, each candidate "fails", repair rounds chase a failure no change can mend, and
+the one offered is whichever ranked first. On the eval's 31 tasks, 12 of the 14 commands the node found itself
+were such checks. Such a check is not used, and the turn says why.
+
+A test file that cannot be imported because a package the project's tests need is not installed (``import sh``,
+``from freezegun import freeze_time``) is a fault of the environment, not of the code a change could mend. A
+detected pytest command leaves such files out (named), and is used when the files left still hold tests. Only a
+detected command is narrowed: a command the user ran or configured is theirs, and an import error in their run
+may be the bug itself.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+__all__ = ["missing_dependencies", "unusable", "without_files"]
+
+_PYTEST_CANNOT_JUDGE = {3: "pytest stopped on an internal error", 4: "pytest could not run it (a usage error)",
+                        5: "pytest collected no test"}
+"""pytest's exit codes for a run that judged nothing (1 is failing tests, 2 an interrupted run)."""
+_COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.MULTILINE)
+_NO_MODULE = re.compile(r"^E\s+ModuleNotFoundError: No module named '([\w.]+)'", re.MULTILINE)
+_SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,} .* ={3,})$", re.MULTILINE)
+
+
+def _runs_pytest(command: str) -> bool:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return any(w == "pytest" or w.endswith("/pytest") for w in words)
+
+
+def unusable(command: str, outcome: str, exit_code: int | None, output: str) -> str | None:
+    """Why a check that ended as ``outcome`` (``exit_code``, ``output``) before any change cannot tell one
+    candidate from another, in words; None when it can (it passed, or it failed as tests fail)."""
+    if outcome == "not_found":
+        missing = re.search(r"([^\s:]+): (?:command )?not found|command not found: (\S+)", output)
+        what = f" (`{next(filter(None, missing.groups()))}` is not installed)" if missing else ""
+        return f"`{command}` could not run before any change: command not found{what}"
+    if outcome == "error":
+        return f"`{command}` could not run before any change: {output.strip().splitlines()[-1] if output.strip() else 'no output'}"
+    if outcome == "failed" and exit_code in _PYTEST_CANNOT_JUDGE and _runs_pytest(command):
+        return f"`{command}` judged nothing before any change: {_PYTEST_CANNOT_JUDGE[exit_code]} (exit {exit_code})"
+    return None
+
+
+def missing_dependencies(output: str, root: Path) -> dict[str, str]:
+    """The test files pytest could not collect because a module outside the workspace is not installed, each
+    with that module's name (``{"tests/test_cli.py": "sh"}``), in the order reported. A module the workspace
+    holds itself (``src/pkg``, ``pkg/``, ``pkg.py``) is the code's, not the environment's: such a file is not
+    listed."""
+    found: dict[str, str] = {}
+    headers = list(_COLLECTING.finditer(output))
+    for header in headers:
+        rest = output[header.end():]
+        end = _SECTION.search(rest)
+        section = rest[:end.start()] if end else rest
+        missing = _NO_MODULE.search(section)
+        if missing is None:
+            continue
+        top = missing.group(1).split(".")[0]
+        if any((base / top).is_dir() or (base / f"{top}.py").is_file() for base in (root, root / "src")):
+            continue
+        found[header.group(1)] = missing.group(1)
+    return found
+
+
+def without_files(command: str, files: list[str]) -> str | None:
+    """``command`` (a pytest command line) without ``files``: the ones it names are taken out, and each one it
+    does not name is left out with ``--ignore`` (a command that names a folder or no file at all). None: a
+    command that is not a plain pytest run (a pipeline, an unreadable line), or one whose named test files
+    would all be gone."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not _runs_pytest(command) or any(w in ("&&", "||", ";", "|") for w in words):
+        return None
+    gone = set(files)
+    named = {w.split("::")[0] for w in words if not w.startswith("-") and (w.endswith(".py") or "::" in w)}
+    if named and named <= gone:
+        return None
+    kept = [w for w in words if w.split("::")[0] not in gone]
+    return shlex.join([*kept, *(f"--ignore={f}" for f in files if f not in named)])

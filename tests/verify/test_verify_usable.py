@@ -1,0 +1,79 @@
+"""Whether a check can judge a change: read from real runs before any change (a runner that is not installed,
+pytest finding nothing, test files that cannot import a package the environment lacks)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from contenox.verify import run_check
+from contenox.verify.usable import missing_dependencies, unusable, without_files
+
+PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -x -p no:cacheprovider"
+
+
+def _project(root: Path) -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "mypkg").mkdir()
+    (root / "mypkg" / "__init__.py").write_text("def answer():\n    return 42\n")
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntestpaths = ['tests']\n")
+    (root / "tests" / "test_cli.py").write_text("import contenox_not_installed_pkg\n\ndef test_cli():\n    pass\n")
+    (root / "tests" / "test_ok.py").write_text("from mypkg import answer\n\ndef test_ok():\n    assert answer() == 42\n")
+    (root / "tests" / "test_own.py").write_text("import mypkg.gone\n\ndef test_own():\n    pass\n")
+    return root
+
+
+def _env(root: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(root), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def test_a_runner_that_is_not_installed_cannot_judge(tmp_path: Path) -> None:
+    run = run_check("contenox-no-such-runner --all", tmp_path, env=dict(os.environ))
+    why = unusable(run.command, run.outcome, run.exit_code, run.output)
+    assert why is not None and "command not found" in why and "`contenox-no-such-runner` is not installed" in why
+
+
+def test_npm_test_whose_program_is_not_installed_cannot_judge(tmp_path: Path) -> None:
+    """As semver's package from npm: its ``test`` script runs ``tap``, and no ``node_modules`` holds it."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    (tmp_path / "package.json").write_text('{"name": "x", "version": "1.0.0", "scripts": {"test": "contenox-no-such-tap"}}')
+    npm = run_check("npm test", tmp_path, env=dict(os.environ))
+    assert npm.outcome == "not_found"
+    assert "`contenox-no-such-tap` is not installed" in (unusable(npm.command, npm.outcome, npm.exit_code,
+                                                                   npm.output) or "")
+
+
+def test_pytest_that_collects_nothing_cannot_judge_and_failing_tests_can(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    nothing = run_check(f"{PYTEST} empty", tmp_path, env=dict(os.environ))
+    assert nothing.exit_code == 5
+    assert "collected no test" in (unusable(nothing.command, nothing.outcome, nothing.exit_code, nothing.output) or "")
+    (tmp_path / "test_x.py").write_text("def test_x():\n    assert 1 == 2\n")
+    failing = run_check(f"{PYTEST} test_x.py", tmp_path, env=dict(os.environ))
+    assert failing.outcome == "failed" and unusable(failing.command, failing.outcome, failing.exit_code,
+                                                    failing.output) is None
+    # exit 5 from a command that is not pytest is that command's own failure: it judges
+    assert unusable("sh check.sh", "failed", 5, "") is None
+
+
+def test_test_files_whose_packages_are_missing_are_named_and_left_out(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p")
+    run = run_check(f"{PYTEST} --continue-on-collection-errors tests", root, env=_env(root))
+    assert run.outcome == "failed"
+    # the missing package is the environment's; the missing module of the project's own package is the code's
+    assert missing_dependencies(run.output, root) == {"tests/test_cli.py": "contenox_not_installed_pkg"}
+    narrowed = without_files(f"{PYTEST} tests", ["tests/test_cli.py", "tests/test_own.py"])
+    assert narrowed is not None and "--ignore=tests/test_cli.py" in narrowed
+    assert run_check(narrowed, root, env=_env(root)).outcome == "passed"
+    named = without_files(f"{PYTEST} tests/test_cli.py tests/test_ok.py::test_ok", ["tests/test_cli.py"])
+    assert named == f"{PYTEST} tests/test_ok.py::test_ok"
+    assert run_check(named, root, env=_env(root)).outcome == "passed"
+    assert without_files(f"{PYTEST} tests/test_cli.py", ["tests/test_cli.py"]) is None  # nothing would be left
+    assert without_files("npm test", ["tests/test_cli.py"]) is None
+    assert without_files(f"{PYTEST} tests && echo done", ["tests/test_cli.py"]) is None
