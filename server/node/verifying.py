@@ -663,7 +663,8 @@ class VerifyJob:
                                              tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens,
                                              check_s=0.0)
             return _Tried(result=result, draft=draft, edits=edits)
-        broken = [problem for e in edits.edits if (problem := unparsable(e.path, e.old_text, e.new_text))]
+        broken = await asyncio.to_thread(  # a JavaScript file is parsed by ``node --check``: off the loop
+            lambda: [problem for e in edits.edits if (problem := unparsable(e.path, e.old_text, e.new_text))])
         if broken:  # it cannot pass: the check (the user's, maybe minutes long) is not run for it
             result = msgspec.structs.replace(base, outcome="does_not_parse", output_tail="\n".join(broken))
             self._checked[key] = result

@@ -1,14 +1,24 @@
 """Whether a candidate's edited file still parses, before the check runs: a candidate that does not parse
-cannot pass, and the user's check command may take minutes; what the parser says is what a repair needs."""
+cannot pass, and the user's check command may take minutes; what the parser says is what a repair needs.
+
+Python is parsed in process (``ast``); JavaScript by ``node --check`` on a temporary copy (it parses and runs
+nothing), where ``node`` is installed: without it, the check decides."""
 
 from __future__ import annotations
 
 import ast
+import re
+import shutil
+import subprocess
+import tempfile
 import warnings
+from pathlib import Path
 
 __all__ = ["unparsable"]
 
 _PYTHON = (".py", ".pyi")
+_JAVASCRIPT = (".js", ".cjs", ".mjs")
+_NODE_WHERE = re.compile(r"^.*:(\d+)$")
 
 
 def _parse(text: str, path: str) -> SyntaxError | None:
@@ -23,15 +33,45 @@ def _parse(text: str, path: str) -> SyntaxError | None:
     return None
 
 
+def _parse_js(text: str, path: str) -> SyntaxError | None:
+    """``node --check``'s verdict on ``text`` as a file named like ``path`` (its suffix tells CommonJS from a
+    module); None: it parses, or ``node`` is missing or did not answer (the check decides)."""
+    node = shutil.which("node")
+    if node is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="contenox-parse-") as folder:
+        copy = Path(folder) / Path(path).name
+        copy.write_text(text, encoding="utf-8")
+        try:
+            done = subprocess.run([node, "--check", str(copy)], capture_output=True, text=True, timeout=20,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.splitlines()
+    message = next((line.strip() for line in lines if re.match(r"\s*\w*Error: ", line)), "")
+    if not message.startswith("SyntaxError"):
+        return None  # node failed for another reason: not the parser's word
+    where = _NODE_WHERE.match(lines[0]) if lines else None
+    error = SyntaxError(message.removeprefix("SyntaxError: "))
+    error.lineno = int(where.group(1)) if where else None
+    error.text = lines[1] if where and len(lines) > 1 else None
+    return error
+
+
 def unparsable(path: str, before: str | None, after: str | None) -> str | None:
     """Why ``after``, a file's text once a candidate's edit is laid on it, does not parse (the parser's
-    message, its line and that line's text), or None: it parses, it is not Python, it was deleted, or ``before``
-    did not parse either (a file this interpreter cannot read, such as another Python's syntax: the check
-    decides)."""
-    if after is None or not path.endswith(_PYTHON):
+    message, its line and that line's text), or None: it parses, it is neither Python nor JavaScript, it was
+    deleted, or ``before`` did not parse either (a file this parser cannot read, such as another Python's syntax
+    or a JavaScript dialect: the check decides)."""
+    if after is None:
         return None
-    error = _parse(after, path)
-    if error is None or (before is not None and _parse(before, path) is not None):
+    parse = _parse if path.endswith(_PYTHON) else _parse_js if path.endswith(_JAVASCRIPT) else None
+    if parse is None:
+        return None
+    error = parse(after, path)
+    if error is None or (before is not None and parse(before, path) is not None):
         return None
     where = f", line {error.lineno}" if error.lineno else ""
     text = (error.text or "").rstrip("\n")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+
+import pytest
+
 from contenox.verify import unparsable
 
 BEFORE = "def f(x):\n    return x - 1\n"
@@ -18,8 +22,20 @@ def test_a_python_file_that_no_longer_parses_is_named_with_the_parser_s_words() 
 def test_what_parses_what_is_not_python_and_what_did_not_parse_before_is_left_to_the_check() -> None:
     assert unparsable("util.py", BEFORE, "def f(x):\n    return x + 1\n") is None
     assert unparsable("util.py", BEFORE, "def f(x):\n    return x is 1\n") is None  # a warning is not an error
-    assert unparsable("util.js", "f()", "f(") is None  # not Python: the check decides
+    assert unparsable("util.ts", "f()", "f(") is None  # neither Python nor JavaScript: the check decides
     assert unparsable("util.py", BEFORE, None) is None  # deleted
     assert unparsable("new.py", None, "def (") is not None  # a new file that does not parse
     assert unparsable("py2.py", "print 'x'\n", "print 'y'\n") is None  # did not parse here before either
     assert unparsable("nul.py", BEFORE, "x = 1\0\n") is not None
+
+
+def test_a_javascript_file_that_no_longer_parses_is_named_with_node_s_words() -> None:
+    """semver's candidates: ``node --check`` parses the edited file (a temporary copy; nothing runs)."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    before = "function f (x) {\n  return x - 1\n}\nmodule.exports = f\n"
+    said = unparsable("classes/range.js", before, before.replace("x - 1", "x - 1  <== Corrected line"))
+    assert said == "classes/range.js, line 2: Unexpected token '='\n    return x - 1  <== Corrected line"
+    assert unparsable("classes/range.js", before, before.replace("x - 1", "x + 1")) is None
+    assert unparsable("index.mjs", "export const a = 1\n", "export const a = 2\n") is None  # a module
+    assert unparsable("old.js", "function (", "function ((") is None  # did not parse before either
