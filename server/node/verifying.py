@@ -306,7 +306,12 @@ class VerifyJob:
         try:
             command, baseline = await self._usable_baseline(command)
             if why := unusable(command.command, baseline.outcome, baseline.exit_code, baseline.output):
-                # every candidate would end as the workspace did: none is drawn, the turn's answer stands
+                # every candidate would end as the workspace did: none is drawn, the turn's answer stands (and
+                # the user is told if its edit leaves a file that no longer parses: that much is known without it)
+                broken = await asyncio.to_thread(lambda: [problem for e in greedy_edits.edits if (
+                    problem := unparsable(e.path, e.old_text, e.new_text))])
+                if broken:
+                    why += f"; the answer's edit does not parse: {broken[0]}"
                 report = Verification(status="skipped", reason=why, baseline=baseline.outcome,
                                       command=command.command, command_source=command.source,
                                       command_detail=command.detail, check_s=round(self._check_s, 2),

@@ -69,6 +69,12 @@ async def test_a_check_that_cannot_run_before_any_change_draws_no_candidate(tmp_
     assert "`contenox-no-such-runner` is not installed" in report.summary()
     assert chosen.draft is greedy and chosen.edits is EDIT
     assert (root / "a.py").read_text() == "x = 1\n" and not (tmp_path / "scratch" / "tree").exists()
+    broken = ProposedEdits(edits=(ProposedEdit(path="a.py", old_text="x = 1\n", new_text="x = (1\n", diff="d2",
+                                               blocks=1),))
+    unparsed, _, _ = await _job(root, tmp_path / "scratch2", timeout_s=30.0).run(
+        greedy, broken, [1], CheckCommand(command="contenox-no-such-runner", source="detected"))
+    assert unparsed.summary().endswith("; the answer's edit does not parse: a.py, line 1: '(' was never closed\n"
+                                       "    x = (1")
 
 
 async def test_a_detected_check_leaves_out_test_files_whose_package_is_not_installed(tmp_path: Path) -> None:
