@@ -44,6 +44,7 @@ from contenox.verify import (
     Verification,
     changed_lines,
     choice_grammar,
+    code_unchanged,
     edit_block_grammar,
     failed_test_ids,
     failing_tests,
@@ -652,7 +653,8 @@ class VerifyJob:
             edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
                 await asyncio.to_thread(self.propose, draft.text)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
-                               arm=draft.arm, line=draft.line,
+                               arm=draft.arm, line=draft.line, comments_only=bool(edits.edits) and all(
+                                   code_unchanged(e.path, e.old_text, e.new_text) for e in edits.edits),
                                outcome="no_edit", files=tuple(e.path for e in edits.edits), diff=edits.diff,
                                answer=draft.text[:3000],
                                changed_lines=changed_lines(edits.diff), decode_s=round(draft.decode_s, 2),
@@ -753,12 +755,14 @@ def _line_said(number: int, suspicion: dict[int, float], votes: Counter[int], pi
 
 def _ranked(tried: list[_Tried], *, guard: bool = False) -> list[_Tried]:
     """Passing candidates first (those leaving tests alone, then fewest changed lines; with a ``guard`` check,
-    one that passed before any change, greedy answers before sampled ones, in the order drawn), then those whose
-    check ran (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first)."""
+    one that passed before any change, greedy answers before sampled ones, in the order drawn, and sampled ones
+    that change only comments or docstrings last: any such change passes a guard), then those whose check ran
+    (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first)."""
     def key(t: _Tried) -> tuple[int, int, int]:
         r = t.result
         if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone
-            order = (int(r.sampled) * 10_000 + r.index) if guard else (r.changed_lines * 10_000 + r.index)
+            order = ((int(r.sampled) + int(r.sampled and r.comments_only)) * 10_000 + r.index) if guard else \
+                (r.changed_lines * 10_000 + r.index)
             return (0, 1 if any(is_test_path(f) for f in r.files) else 0, order)
         if r.outcome in ("failed", "timeout", "not_found", "error"):
             return (1, r.failing if r.failing is not None else 10**6, r.index)

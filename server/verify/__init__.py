@@ -35,7 +35,7 @@ from contenox.verify.report import (
 )
 from contenox.verify.runner import CheckRun, run_check
 from contenox.verify.scratch import EditLike, ScratchTree, python_env
-from contenox.verify.syntax import unparsable
+from contenox.verify.syntax import code_unchanged, unparsable
 
 __all__ = [
     "CandidateResult",
@@ -50,6 +50,7 @@ __all__ = [
     "Verification",
     "changed_lines",
     "choice_grammar",
+    "code_unchanged",
     "command_from_request",
     "command_from_terminal",
     "diff_call_grammar",

@@ -49,6 +49,8 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     by a grammar) or ``repair`` (the turn's, with a failed candidate and its output appended)."""
     line: int = 0
     """The file line a ``line`` candidate changes."""
+    comments_only: bool = False
+    """Its change edits only comments, docstrings and layout of Python files (no code)."""
 
 
 class Verification(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,7 +106,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
             head = f"not verified: no candidate proposed a change to check ({len(self.candidates)} tried)"
         elif self.baseline == "passed":
             head = (f"checked: `{self.command}` still passes with the change (it passed before it too: nothing "
-                    "broke, but the check cannot tell whether the change does what was asked)"
+                    "broke, but the check cannot tell whether the change does what was asked"
+                    + ("; and the change edits only comments or docstrings, no code)" if offered is not None and
+                       offered.comments_only else ")")
                     if self.status == "passed" else
                     f"not verified: the change breaks `{self.command}`, which passed before it "
                     f"({len(self.candidates)} candidate(s) tried)")

@@ -14,7 +14,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-__all__ = ["unparsable"]
+__all__ = ["code_unchanged", "unparsable"]
 
 _PYTHON = (".py", ".pyi")
 _JAVASCRIPT = (".js", ".cjs", ".mjs")
@@ -76,3 +76,31 @@ def unparsable(path: str, before: str | None, after: str | None) -> str | None:
     where = f", line {error.lineno}" if error.lineno else ""
     text = (error.text or "").rstrip("\n")
     return f"{path}{where}: {error.msg}" + (f"\n    {text.strip()}" if text.strip() else "")
+
+
+def _code(text: str, path: str) -> str | None:
+    """The module's code as ``ast`` sees it, docstrings left out (comments and layout never reach it); None
+    when it does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and \
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
+
+def code_unchanged(path: str, before: str | None, after: str | None) -> bool:
+    """Whether an edit of a Python file from ``before`` to ``after`` changes only comments, docstrings and
+    layout (a check that passed before any change passes such an edit too: it shows nothing). False for any
+    other file, a new or deleted one, or one that does not parse."""
+    if before is None or after is None or not path.endswith(_PYTHON):
+        return False
+    old = _code(before, path)
+    return old is not None and old == _code(after, path)

@@ -104,8 +104,8 @@ async def test_a_detected_check_leaves_out_test_files_whose_package_is_not_insta
 async def test_a_turn_answer_with_no_change_under_a_check_that_passes_draws_edits_and_offers_one_that_keeps_it(
         tmp_path: Path) -> None:
     """The 0.5B often spends a refactor's answer on a table of the files and writes no edit: with a check that
-    passes before any change, grammar-drawn candidates are drawn from the same prompt, and one that breaks the
-    check is not offered."""
+    passes before any change, grammar-drawn candidates are drawn from the same prompt, one that breaks the check is
+    not offered, and one that changes only a comment is offered last."""
     root = make_repo(tmp_path / "repo", {"mypkg/__init__.py": "def answer():\n    return 42\n",
                                          "tests/test_ok.py": "from mypkg import answer\n\n\ndef test_ok():\n"
                                                              "    assert answer() == 42\n"})
@@ -113,6 +113,9 @@ async def test_a_turn_answer_with_no_change_under_a_check_that_passes_draws_edit
     edits = {"breaks": ProposedEdits(edits=(ProposedEdit(path="mypkg/__init__.py", old_text=before,
                                                          new_text=before.replace("42", "41"), diff="-42 +41",
                                                          blocks=1),)),
+             "comment": ProposedEdits(edits=(ProposedEdit(path="mypkg/__init__.py", old_text=before,
+                                                          new_text=before + "# the answer\n", diff="+# the answer",
+                                                          blocks=1),)),
              "keeps": ProposedEdits(edits=(ProposedEdit(path="mypkg/__init__.py", old_text=before,
                                                         new_text=before.replace("42", "6 * 7"), diff="-42 +6*7",
                                                         blocks=1),))}
@@ -120,7 +123,8 @@ async def test_a_turn_answer_with_no_change_under_a_check_that_passes_draws_edit
 
     async def generate(ids: list[int], round_: int, count: int, greedy: bool, grammars: list[str]) -> list[Draft]:
         asked.append((count, greedy))
-        return [Draft(text=text, round=round_, sampled=True, constrained=True) for text in ("breaks", "keeps")]
+        return [Draft(text=text, round=round_, sampled=True, constrained=True) for text in ("comment", "breaks",
+                                                                                             "keeps")]
 
     job = _job(root, tmp_path / "scratch", timeout_s=60.0, generate=generate, propose=lambda text: edits[text])
     command = CheckCommand(command=f"{sys.executable} -m pytest -q -p no:cacheprovider tests", source="detected")
@@ -128,8 +132,10 @@ async def test_a_turn_answer_with_no_change_under_a_check_that_passes_draws_edit
                    constrained=False)
     report, chosen, _ = await job.run(greedy, ProposedEdits(), [1, 2, 3], command)
     assert asked == [(3, False)]  # one round, from the turn's prompt: [verify] candidates less the greedy answer
-    assert [c.outcome for c in report.candidates] == ["no_edit", "failed", "passed"]
-    assert (report.status, report.baseline, report.chosen, chosen.draft.text) == ("passed", "passed", 3, "keeps")
+    # a comment alone passes any guard: drawn first, it ranks after the passing change of code
+    assert [(c.outcome, c.comments_only) for c in report.candidates] == [
+        ("no_edit", False), ("passed", True), ("failed", False), ("passed", False)]
+    assert (report.status, report.baseline, report.chosen, chosen.draft.text) == ("passed", "passed", 4, "keeps")
     assert report.summary().startswith(f"checked: `{command.command}` still passes with the change")
     assert (root / "mypkg/__init__.py").read_text() == before
 

@@ -62,3 +62,13 @@ def test_a_verification_whose_candidates_wrote_no_change_says_so_not_that_a_chan
         "not verified: the change breaks `pytest -q`, which passed before it (1 candidate(s) tried)")
     assert Verification(status="skipped", reason="`npm test` could not run before any change").summary() == \
         "not verified: `npm test` could not run before any change"
+
+
+def test_a_guard_passed_by_a_change_to_comments_alone_says_so() -> None:
+    comment = CandidateResult(index=2, round=0, sampled=True, constrained=True, outcome="passed", diff="d",
+                              comments_only=True)
+    report = Verification(status="passed", baseline="passed", command="pytest -q", candidates=(comment,), chosen=2)
+    assert "still passes with the change" in report.summary()
+    assert "the change edits only comments or docstrings, no code)" in report.summary()
+    code = msgspec.structs.replace(comment, comments_only=False)
+    assert "comments" not in msgspec.structs.replace(report, candidates=(code,)).summary()

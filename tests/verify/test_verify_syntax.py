@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from contenox.verify import unparsable
+from contenox.verify import code_unchanged, unparsable
 
 BEFORE = "def f(x):\n    return x - 1\n"
 
@@ -39,3 +39,17 @@ def test_a_javascript_file_that_no_longer_parses_is_named_with_node_s_words() ->
     assert unparsable("classes/range.js", before, before.replace("x - 1", "x + 1")) is None
     assert unparsable("index.mjs", "export const a = 1\n", "export const a = 2\n") is None  # a module
     assert unparsable("old.js", "function (", "function ((") is None  # did not parse before either
+
+
+def test_an_edit_of_comments_docstrings_or_layout_alone_changes_no_code() -> None:
+    """What passed the guards of the detected-checks run: a comment echoing the repair message, a docstring
+    reworded. Any such edit passes a check that passed before it."""
+    before = 'class A:\n    """Doc."""\n\n    def f(self):\n        return 1  # one\n'
+    assert code_unchanged("a.py", before, before.replace("Doc.", "Other.").replace("# one", "# uno"))
+    assert code_unchanged("a.py", before, before + "\n# Unmatched triple-quoted string literals detected.\n")
+    assert code_unchanged("a.py", before, before.replace("return 1", "return (1)"))  # the same code
+    assert not code_unchanged("a.py", before, before.replace("return 1", "return 2"))
+    assert not code_unchanged("a.py", before, before.replace('"""Doc."""', "x = 'Doc.'"))  # no longer a docstring
+    assert not code_unchanged("a.js", "f()\n", "f()\n// note\n")  # not Python: not known
+    assert not code_unchanged("a.py", None, "x = 1\n") and not code_unchanged("a.py", "x = 1\n", None)
+    assert not code_unchanged("a.py", before, "def (")
