@@ -101,11 +101,12 @@ async def test_a_detected_check_leaves_out_test_files_whose_package_is_not_insta
     assert "No module named 'contenox_not_installed_pkg'" in failed.output
 
 
-async def test_a_turn_answer_with_no_change_under_a_check_that_passes_draws_edits_and_offers_one_that_keeps_it(
+async def test_under_a_check_that_passes_nothing_is_drawn_for_no_change_and_a_comment_alone_ranks_last(
         tmp_path: Path) -> None:
-    """The 0.5B often spends a refactor's answer on a table of the files and writes no edit: with a check that
-    passes before any change, grammar-drawn candidates are drawn from the same prompt, one that breaks the check is
-    not offered, and one that changes only a comment is offered last."""
+    """A check that passes before any change only guards. The turn's answer wrote no change (the 0.5B often spends
+    a refactor's answer on a table of the files): nothing is drawn for it (drawn, in 9 such turns, the offered
+    edits were 9 harmless wrong ones). Its answer broke the check: the repair round's candidates are checked,
+    and a sampled one that changes only a comment ranks after one that changes code."""
     root = make_repo(tmp_path / "repo", {"mypkg/__init__.py": "def answer():\n    return 42\n",
                                          "tests/test_ok.py": "from mypkg import answer\n\n\ndef test_ok():\n"
                                                              "    assert answer() == 42\n"})
@@ -119,28 +120,33 @@ async def test_a_turn_answer_with_no_change_under_a_check_that_passes_draws_edit
              "keeps": ProposedEdits(edits=(ProposedEdit(path="mypkg/__init__.py", old_text=before,
                                                         new_text=before.replace("42", "6 * 7"), diff="-42 +6*7",
                                                         blocks=1),))}
+    command = CheckCommand(command=f"{sys.executable} -m pytest -q -p no:cacheprovider tests", source="detected")
+    table = Draft(text="| Path | Function |\n|---|---|\n| mypkg/__init__.py | answer |", round=0, sampled=False,
+                  constrained=False)
+    none, _, _ = await _job(root, tmp_path / "scratch", timeout_s=60.0).run(table, ProposedEdits(), [1], command)
+    assert [c.outcome for c in none.candidates] == ["no_edit"] and none.status == "failed"  # its generate: unused
+    assert none.summary().startswith("not verified: no candidate proposed a change to check (1 tried); ")
     asked: list[tuple[int, bool]] = []
 
     async def generate(ids: list[int], round_: int, count: int, greedy: bool, grammars: list[str]) -> list[Draft]:
         asked.append((count, greedy))
-        return [Draft(text=text, round=round_, sampled=True, constrained=True) for text in ("comment", "breaks",
-                                                                                             "keeps")]
+        return [Draft(text=text, round=round_, sampled=text != "breaks", constrained=text != "breaks")
+                for text in ("breaks", "comment", "keeps")]
 
-    job = _job(root, tmp_path / "scratch", timeout_s=60.0, generate=generate, propose=lambda text: edits[text])
-    command = CheckCommand(command=f"{sys.executable} -m pytest -q -p no:cacheprovider tests", source="detected")
-    greedy = Draft(text="| Path | Function |\n|---|---|\n| mypkg/__init__.py | answer |", round=0, sampled=False,
-                   constrained=False)
-    report, chosen, _ = await job.run(greedy, ProposedEdits(), [1, 2, 3], command)
-    assert asked == [(3, False)]  # one round, from the turn's prompt: [verify] candidates less the greedy answer
-    # a comment alone passes any guard: drawn first, it ranks after the passing change of code
+    job = _job(root, tmp_path / "scratch2", timeout_s=60.0, generate=generate, propose=lambda text: edits[text],
+               step_ids=lambda steps: [1, 2])
+    greedy = Draft(text="breaks", round=0, sampled=False, constrained=False)
+    report, chosen, steps = await job.run(greedy, edits["breaks"], [1], command)
+    assert asked == [(4, True)] and len(steps) == 1  # one repair round: [verify] candidates, its greedy one first
     assert [(c.outcome, c.comments_only) for c in report.candidates] == [
-        ("no_edit", False), ("passed", True), ("failed", False), ("passed", False)]
+        ("failed", False), ("failed", False), ("passed", True), ("passed", False)]
     assert (report.status, report.baseline, report.chosen, chosen.draft.text) == ("passed", "passed", 4, "keeps")
     assert report.summary().startswith(f"checked: `{command.command}` still passes with the change")
     assert (root / "mypkg/__init__.py").read_text() == before
 
 
-def _job(root: Path, folder: Path, *, timeout_s: float, generate: Any = None, propose: Any = None) -> VerifyJob:
+def _job(root: Path, folder: Path, *, timeout_s: float, generate: Any = None, propose: Any = None,
+         step_ids: Any = None) -> VerifyJob:
     async def emit(event: object) -> None:
         return None
 
@@ -150,7 +156,7 @@ def _job(root: Path, folder: Path, *, timeout_s: float, generate: Any = None, pr
     return VerifyJob(config=VerifyConfig(timeout_s=timeout_s), request=TurnRequest(root=str(root), prompt="fix it"),
                      root=root, scratch_folder=folder, consents=ConsentStore(folder / "consents.json"), asker=None,
                      emit=emit, propose=propose or unused, read=lambda path: None, locate=unused,
-                     generate=generate or unused, step_ids=unused, overlays={}, paths=())
+                     generate=generate or unused, step_ids=step_ids or unused, overlays={}, paths=())
 
 
 STATS = ("class Stats:\n    def __init__(self):\n        self.hits = 0\n\n    def clear(self):\n        self.data = {}\n\n"
