@@ -309,9 +309,7 @@ class VerifyJob:
             if why := unusable(command.command, baseline.outcome, baseline.exit_code, baseline.output):
                 # every candidate would end as the workspace did: none is drawn, the turn's answer stands (and
                 # the user is told if its edit leaves a file that no longer parses: that much is known without it)
-                broken = await asyncio.to_thread(lambda: [problem for e in greedy_edits.edits if (
-                    problem := unparsable(e.path, e.old_text, e.new_text))])
-                if broken:
+                if broken := await asyncio.to_thread(_unparsable, greedy_edits):
                     why += f"; the answer's edit does not parse: {broken[0]}"
                 report = Verification(status="skipped", reason=why, baseline=baseline.outcome,
                                       command=command.command, command_source=command.source,
@@ -394,6 +392,10 @@ class VerifyJob:
             missing = missing_dependencies(baseline.output, self.scratch.tree) if command.source == "detected" else {}
             narrowed = without_files(command.command, list(missing)) if missing else None
             if narrowed is None:
+                break
+            if why := await consent(narrowed, self.root, self.request, self.consents, self.asker):
+                command = msgspec.structs.replace(command, detail="; ".join(
+                    filter(None, [command.detail, f"not run without {', '.join(missing)}: {why}"])))
                 break
             left_out += [f"{path} (its `{module}` is not installed)" for path, module in missing.items()]
             command = msgspec.structs.replace(command, command=narrowed, detail="; ".join(
@@ -666,9 +668,7 @@ class VerifyJob:
                                              tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens,
                                              check_s=0.0)
             return _Tried(result=result, draft=draft, edits=edits)
-        broken = await asyncio.to_thread(  # a JavaScript file is parsed by ``node --check``: off the loop
-            lambda: [problem for e in edits.edits if (problem := unparsable(e.path, e.old_text, e.new_text))])
-        if broken:  # it cannot pass: the check (the user's, maybe minutes long) is not run for it
+        if broken := await asyncio.to_thread(_unparsable, edits):  # it cannot pass: the check (the user's, maybe minutes long) is not run for it
             result = msgspec.structs.replace(base, outcome="does_not_parse", output_tail="\n".join(broken))
             self._checked[key] = result
             return _Tried(result=result, draft=draft, edits=edits)
@@ -807,6 +807,12 @@ def describe(report: Verification) -> list[str]:
         lines.append(f"candidate {c.index} (round {c.round}, {how}, {c.tokens} tokens, {c.recomputed_tokens} "
                      f"prompt tokens computed): {', '.join(c.files) or '-'}: {detail}{chosen}")
     return lines
+
+
+def _unparsable(edits: ProposedEdits) -> list[str]:
+    """Why each file the edits leave no longer parses (a JavaScript file is parsed by ``node --check``: run it
+    off the event loop)."""
+    return [problem for e in edits.edits if (problem := unparsable(e.path, e.old_text, e.new_text))]
 
 
 _NARROWINGS = 4

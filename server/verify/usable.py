@@ -57,8 +57,7 @@ def missing_dependencies(output: str, root: Path) -> dict[str, str]:
     holds itself (``src/pkg``, ``pkg/``, ``pkg.py``) is the code's, not the environment's: such a file is not
     listed."""
     found: dict[str, str] = {}
-    headers = list(_COLLECTING.finditer(output))
-    for header in headers:
+    for header in _COLLECTING.finditer(output):
         rest = output[header.end():]
         end = _SECTION.search(rest)
         section = rest[:end.start()] if end else rest

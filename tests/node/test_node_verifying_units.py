@@ -86,7 +86,7 @@ async def test_a_detected_check_leaves_out_test_files_whose_package_is_not_insta
              "tests/test_ok.py": "from mypkg import answer\n\ndef test_ok():\n    assert answer() == 42\n"}
     root = make_repo(tmp_path / "repo", files)
     pytest_line = f"{sys.executable} -m pytest -q -x -p no:cacheprovider tests/test_cli.py tests/test_ok.py"
-    job = _job(root, tmp_path / "scratch", timeout_s=60.0)
+    job = _job(root, tmp_path / "scratch", timeout_s=60.0, verify=True)
     job.scratch.build({})
     command, run = await job._usable_baseline(CheckCommand(command=pytest_line, source="detected",
                                                            detail="pytest (pyproject.toml)"))
@@ -94,6 +94,12 @@ async def test_a_detected_check_leaves_out_test_files_whose_package_is_not_insta
     assert command.command.endswith("-p no:cacheprovider tests/test_ok.py")
     assert command.detail == ("pytest (pyproject.toml); left out tests/test_cli.py (its `contenox_not_installed_pkg` "
                               "is not installed)")
+    asked = _job(root, tmp_path / "scratch3", timeout_s=60.0)  # the narrowed line is another command: it asks
+    asked.scratch.build({})
+    unasked, stopped = await asked._usable_baseline(CheckCommand(command=pytest_line, source="detected"))
+    assert (unasked.command, stopped.outcome) == (pytest_line, "failed")
+    assert unasked.detail.startswith("not run without tests/test_cli.py: running `") and "needs your consent" in \
+        unasked.detail
     theirs = _job(root, tmp_path / "scratch2", timeout_s=60.0)  # the user's own command is run as they gave it
     theirs.scratch.build({})
     kept, failed = await theirs._usable_baseline(CheckCommand(command=pytest_line, source="terminal"))
@@ -146,14 +152,14 @@ async def test_under_a_check_that_passes_nothing_is_drawn_for_no_change_and_a_co
 
 
 def _job(root: Path, folder: Path, *, timeout_s: float, generate: Any = None, propose: Any = None,
-         step_ids: Any = None) -> VerifyJob:
+         step_ids: Any = None, verify: bool | None = None) -> VerifyJob:
     async def emit(event: object) -> None:
         return None
 
     def unused(*args: object) -> Any:
         raise AssertionError(f"not called by a first check: {args}")
 
-    return VerifyJob(config=VerifyConfig(timeout_s=timeout_s), request=TurnRequest(root=str(root), prompt="fix it"),
+    return VerifyJob(config=VerifyConfig(timeout_s=timeout_s), request=TurnRequest(root=str(root), prompt="fix it", verify=verify),
                      root=root, scratch_folder=folder, consents=ConsentStore(folder / "consents.json"), asker=None,
                      emit=emit, propose=propose or unused, read=lambda path: None, locate=unused,
                      generate=generate or unused, step_ids=step_ids or unused, overlays={}, paths=())
