@@ -107,6 +107,11 @@ class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """Turns of a thread kept in full; when exceeded (or over ``thread_tokens``) older turns are summarised."""
     thread_tokens: int = 6144
     """A thread's history budget; past it the thread is rebased (older turns summarised), named in explain."""
+    edit_step: bool = True
+    """A turn whose question asks for a change and whose answer wrote no edit block takes one more step: its answer
+    is followed by a request for the change as edit blocks, and what that step writes is appended to the answer
+    (Aider's architect/editor split; the answer is in the prefix cache, so the step prefills only the request).
+    Named in explain-context."""
 
 
 class CompletionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

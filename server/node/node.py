@@ -83,6 +83,7 @@ from contenox.node.workspaces import WorkspaceState
 from contenox.planner import toolcheck
 from contenox.planner.anticipate import carried_over
 from contenox.planner.journal import Journal, ToolStep
+from contenox.planner.prompts import edit_step_request
 from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
@@ -501,6 +502,11 @@ class Node:
                                         request.prompt)
         if tool_edits:  # the agent's proposed edits first, then any the final answer wrote
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
+        elif (self.config.planner.edit_step and not steps and not edits.edits and not edits.problems
+              and final.finish_reason != "cancelled" and asks_for_change(request.prompt, edits)
+              and not asks_only_to_read(request.prompt)):
+            final, edits = await self._edit_step(engine, state, workspace, turn_plan, request, final, max_new,
+                                                 on_event, step_notes)
         verification = None
         agent_steps = len(steps)
         if self.config.verify.enabled and asks_for_change(request.prompt, edits):
@@ -536,6 +542,34 @@ class Node:
                            files_in_prompt=turn_plan.files_in_prompt(), output_tokens=len(final.token_ids),
                            edits=edits, tool_steps=agent_steps,
                            verification=verification)
+
+    async def _edit_step(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, plan: TurnPlan,
+                         request: TurnRequest, final: FinalEvent, max_new: int, on_event: EventCallback | None,
+                         notes: list[str]) -> tuple[FinalEvent, ProposedEdits]:
+        """The answer asked for a change and wrote no edit block (the 0.5B spends most of such answers on a table
+        of the files): one more step asks for the change it described as edit blocks alone, after the answer
+        (Aider's architect/editor split; the answer is in the prefix cache, so only the request is prefilled).
+        Its blocks are appended to the answer, streamed after it; the thread records the answer with them."""
+        planner = state.planner
+        assert planner is not None
+        ids = await asyncio.to_thread(planner.step_ids, plan, [ToolStep(call=final.text, result=edit_step_request())])
+        cached = engine.predict_cached(ids)
+        await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids), cached)))
+        await _emit(on_event, TurnEvent(kind="chunk", text="\n\n"))
+        step = await self._generate(engine, state, ids, cached, max_new, on_event)
+        edits = await asyncio.to_thread(_proposed_edits, step.text, workspace, plan.files_in_prompt(),
+                                        request.prompt)
+        took = (f"{step.metrics.measured_recomputed_tokens} prompt tokens computed, {len(step.token_ids)} decoded "
+                f"in {step.metrics.total_ms / 1000:.1f} s")
+        if edits.edits:
+            notes.append(f"the answer asked for a change wrote no edit block; asked for one after it, it wrote "
+                         f"{len(edits.edits)} file edit(s) ({', '.join(e.path for e in edits.edits)}; {took})")
+        else:
+            notes.append(f"the answer asked for a change wrote no edit block; asked for one after it, it wrote "
+                         f"none that applies ({'; '.join(edits.problems) or 'no edit block'}; {took})")
+        text = f"{final.text.rstrip()}\n\n{step.text.strip()}"
+        return msgspec.structs.replace(final, text=text, token_ids=[*final.token_ids, *step.token_ids],
+                                       finish_reason=step.finish_reason), edits
 
     async def _verify(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, request: TurnRequest,
                       plan: TurnPlan, final: FinalEvent, edits: ProposedEdits, max_new: int,

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["PromptTexts", "declared_parameters", "load_prompts", "tool_definitions"]
+__all__ = ["PromptTexts", "declared_parameters", "edit_step_request", "load_prompts", "tool_definitions"]
 
 
 class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,6 +45,12 @@ def declared_parameters() -> dict[str, dict[str, Any]]:
     generates a call follows this order (a JSON-schema grammar keeps its properties' order)."""
     tools = msgspec.json.decode(_read("tools.json").encode())
     return {str(tool["name"]): dict(tool.get("parameters") or {}) for tool in tools}
+
+
+def edit_step_request() -> str:
+    """The request of a change turn's edit step (its answer wrote no edit block): the change as edit blocks. Not a
+    part of :class:`PromptTexts`, which a tool-policy certification digests: no tool-enabled turn shows it first."""
+    return _read("edit_step.md").strip()
 
 
 def _read(name: str) -> str:

@@ -161,6 +161,45 @@ async def test_a_repair_round_extends_the_turn_with_the_failing_output(
     assert (repo / "util.py").read_text() == UTIL
 
 
+async def test_an_answer_that_wrote_no_edit_is_asked_for_one_and_its_edit_is_checked(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 0.5B spends most change answers on a table of the files and writes no edit block: one more step, after
+    the answer, asks for the change as edit blocks (Aider's architect/editor split); what it writes is the turn's
+    change, appended to the answer, and verification checks it as the turn's own."""
+    repo = _repo(tmp_path)
+    prose = "| File | Function |\n|---|---|\n| util.py | helper |\n\nhelper subtracts one where it should add one."
+    script = scripted(monkeypatch, prose, RIGHT, WRONG, WRONG, WRONG)
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    outcome = await node.turn(_request(repo, verify=True), on_event)
+    turn_prompt, step = script.prompts[0], script.prompts[1]
+    assert step[:len(turn_prompt)] == turn_prompt  # append-only: the turn's prompt, the answer, the request
+    step_text = (await node.engine()).tokenizer.decode(step[len(turn_prompt):])
+    assert "helper subtracts one" in step_text and "has no edit block" in step_text
+    assert outcome.text.startswith(prose) and RIGHT.strip() in outcome.text  # the prose kept, the blocks after it
+    assert "".join(e.text for e in events if e.kind == "chunk").startswith(prose + "\n\n" + RIGHT[:20])
+    assert [e.path for e in outcome.edits.edits] == ["util.py"] and "+    return x + 1" in outcome.edits.diff
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 1
+    assert [c.outcome for c in report.candidates] == ["passed", "failed", "failed", "failed"]
+    assert all(r["ids"] == turn_prompt for r in script.requests)  # the sampled ones: from the turn's own prompt
+    notes = "\n".join(outcome.explain.notes)
+    assert "wrote no edit block; asked for one after it, it wrote 1 file edit(s) (util.py;" in notes
+    history = await node.history(str(repo), "main")
+    assert history[-1].answer.startswith(prose) and RIGHT.strip() in history[-1].answer
+    assert (repo / "util.py").read_text() == UTIL
+    # off: the answer stands as written (no check runs here: the user said no to running it)
+    node.config = msgspec.structs.replace(node.config, planner=msgspec.structs.replace(node.config.planner,
+                                                                                       edit_step=False))
+    script = scripted(monkeypatch, prose)
+    outcome = await node.turn(_request(repo, verify=False, thread="off"))
+    assert len(script.prompts) == 1 and outcome.text == prose and not outcome.edits.edits
+    assert not any("asked for one after it" in note for note in outcome.explain.notes)
+
+
 async def test_a_candidate_that_does_not_parse_is_not_checked_and_says_why(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A candidate whose file no longer parses cannot pass: the check (the user's command, maybe minutes long) is
