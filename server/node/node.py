@@ -87,6 +87,7 @@ from contenox.planner.prompts import edit_step_request
 from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
+from contenox.verify import edit_blocks_grammar, is_test_path
 from contenox.workspace import points_at, rename_identifier
 
 if TYPE_CHECKING:
@@ -122,6 +123,29 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
 
     proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown, question)
     return propagate_renames(proposed, locate, users, read, rename_identifier) if proposed.edits else proposed
+
+
+_EDIT_STEP_FILES = 3
+_PATHLIKE = re.compile(r"[\w./-]+\.\w{1,8}")
+
+
+def _edit_step_files(workspace: Workspace, answer: str, shown: tuple[str, ...], question: str) -> list[tuple[str, str]]:
+    """The files an edit step's blocks may edit (its grammar's): of the files the prompt held, those the answer
+    names first, in its order, then the rest as the prompt ranked them; test files only when the question
+    speaks of tests; at most :data:`_EDIT_STEP_FILES`."""
+    named = [path for path in dict.fromkeys(_PATHLIKE.findall(answer)) if path in shown]
+    tests = "test" in question.lower()
+    files: list[tuple[str, str]] = []
+    for path in dict.fromkeys([*named, *shown]):
+        if len(files) >= _EDIT_STEP_FILES:
+            break
+        if is_test_path(path) and not tests:
+            continue
+        try:
+            files.append((path, workspace.read_text(path)))
+        except ContenoxError:
+            continue
+    return files
 
 
 def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[str, ...]:
@@ -554,9 +578,12 @@ class Node:
         assert planner is not None
         ids = await asyncio.to_thread(planner.step_ids, plan, [ToolStep(call=final.text, result=edit_step_request())])
         cached = engine.predict_cached(ids)
+        files = await asyncio.to_thread(_edit_step_files, workspace, final.text, plan.files_in_prompt(),
+                                        request.prompt)
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids), cached)))
         await _emit(on_event, TurnEvent(kind="chunk", text="\n\n"))
-        step = await self._generate(engine, state, ids, cached, max_new, on_event)
+        step = await self._generate(engine, state, ids, cached, max_new, on_event,
+                                    grammar=edit_blocks_grammar(files) if files else "")
         edits = await asyncio.to_thread(_proposed_edits, step.text, workspace, plan.files_in_prompt(),
                                         request.prompt)
         took = (f"{step.metrics.measured_recomputed_tokens} prompt tokens computed, {len(step.token_ids)} decoded "

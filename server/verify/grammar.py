@@ -18,6 +18,7 @@ __all__ = [
     "choice_grammar",
     "diff_call_grammar",
     "edit_block_grammar",
+    "edit_blocks_grammar",
     "function_grammar",
     "line_repair",
     "number_grammar",
@@ -46,6 +47,42 @@ def edit_block_grammar(path: str, text: str) -> str:
         f'root ::= {_literal(path + chr(10))} "<<<<<<< SEARCH\\n" search "=======\\n" '
         f'new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',
         f"search ::= {starts}",
+        *rules,
+        'new ::= ([^\\n=>] [^\\n]*)? "\\n"',
+    ])
+
+
+_EDIT_STEP_LINES = 800
+"""Lines of all files together an edit step's grammar draws SEARCH runs from (a chain of a 1,100-line file's lines
+crashed the grammar compiler once: see :func:`_diff_rules`)."""
+
+
+def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3) -> str:
+    """EBNF (root rule ``root``) of one to ``blocks`` edit blocks, each on one of ``files`` ((path, text)) and
+    searching a run of that file's consecutive lines, as :func:`edit_block_grammar` draws one: a change turn's
+    edit step, when its answer named the change but wrote no block. The files share :data:`_EDIT_STEP_LINES`
+    lines, the first ones first (each file its first lines)."""
+    rules: list[str] = []
+    alternatives: list[str] = []
+    budget = _EDIT_STEP_LINES
+    for k, (path, text) in enumerate(files):
+        lines = [line.rstrip() for line in text.splitlines()[:min(_MAX_LINES, budget)]]
+        while lines and not lines[-1]:
+            lines.pop()
+        if not any(lines):
+            continue
+        budget -= len(lines)
+        rules += [f"l{k}_{i} ::= {_literal(line + chr(10))}" + (f" l{k}_{i + 1}?" if i + 1 < len(lines) else "")
+                  for i, line in enumerate(lines)]
+        rules.append(f"s{k} ::= " + " | ".join(f"l{k}_{i}" for i, line in enumerate(lines) if line))
+        alternatives.append(f"{_literal(path + chr(10))} {_literal('<<<<<<< SEARCH' + chr(10))} s{k}")
+        if budget <= 0:
+            break
+    if not alternatives:
+        raise ValueError("no file with lines to search")
+    return "\n".join([
+        f'root ::= block ("\\n"? block){{0,{max(0, blocks - 1)}}}',
+        f'block ::= ({" | ".join(alternatives)}) "=======\\n" new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',
         *rules,
         'new ::= ([^\\n=>] [^\\n]*)? "\\n"',
     ])

@@ -39,6 +39,8 @@ def block(new: str) -> str:
 
 
 WRONG = "helper is off by one.\n\n" + block("x - 2")
+EDIT_STEP_NONE = "no idea"
+"""The edit step's answer, when the turn's own wrote no edit block: none again (what follows is the subject)."""
 RIGHT = block("x + 1")
 
 
@@ -179,6 +181,7 @@ async def test_an_answer_that_wrote_no_edit_is_asked_for_one_and_its_edit_is_che
     assert step[:len(turn_prompt)] == turn_prompt  # append-only: the turn's prompt, the answer, the request
     step_text = (await node.engine()).tokenizer.decode(step[len(turn_prompt):])
     assert "helper subtracts one" in step_text and "has no edit block" in step_text
+    assert '"util.py\\n" "<<<<<<< SEARCH\\n"' in script.grammars[1]  # blocks on the files the answer named
     assert outcome.text.startswith(prose) and RIGHT.strip() in outcome.text  # the prose kept, the blocks after it
     assert "".join(e.text for e in events if e.kind == "chunk").startswith(prose + "\n\n" + RIGHT[:20])
     assert [e.path for e in outcome.edits.edits] == ["util.py"] and "+    return x + 1" in outcome.edits.diff
@@ -264,7 +267,7 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
                 "tests/test_util.py:5: in test_total\n    assert total(1) == 3\nE   assert 1 == 3\n1 failed in 0.01s")
     right = "```python\ndef clamp(x):\n    return x\n```"
-    script = scripted(monkeypatch, "The sum is off.", "no idea", "no idea", "no idea", "4", "1", "4", "4", right,
+    script = scripted(monkeypatch, "The sum is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", "4", "1", "4", "4", right,
                       "```python\ndef clamp(x):\n    return 0\n```", "no idea", "no idea",
                       *["```python\ndef total(x):\n    return 0\n```"] * 4)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
@@ -303,7 +306,7 @@ async def test_a_method_several_classes_define_is_rewritten_in_the_test_s_class(
                 "tests/test_caches.py:7: in test_get\n    assert c.get(1) == 1\nE   assert 2 == 1\n1 failed in 0.01s")
     rewrite = ("```python\n    def get(self, key):\n        value = self.data[key]\n        return value\n\n"
                "# usage (the model went on past the function: not part of the rewrite)\nprint(LRU().get(1))\n```")
-    scripted(monkeypatch, "get adds one.", "no idea", "no idea", "no idea", rewrite, "no idea", "no idea", "no idea")
+    scripted(monkeypatch, "get adds one.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", rewrite, "no idea", "no idea", "no idea")
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_get fails. Fix it.", terminal=terminal,
                                           env=env, verify=True))
@@ -330,7 +333,7 @@ async def test_the_places_are_tried_in_turn_until_one_passes(
         "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
                 "tests/test_util.py:5: in test_total\n    assert total(1) == 3\nE   assert 1 == 3\n1 failed in 0.01s")
-    script = scripted(monkeypatch, "The sum is off.", "no idea", "no idea", "no idea", "4", "3", "3", "1",
+    script = scripted(monkeypatch, "The sum is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", "4", "3", "3", "1",
                       *["```python\ndef clamp(x):\n    return 0\n```"] * 4,
                       "```python\ndef shift(x):\n    return x + 1\n```", *["no idea"] * 3, *["no idea"] * 12)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
@@ -368,7 +371,7 @@ async def test_a_function_only_the_trace_of_the_failing_run_reaches_is_a_place(
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
                 "tests/test_util.py:5: in test_run\n    assert run(\"double\", 2) == 4\nE   assert 6 == 4\n"
                 "1 failed in 0.01s")
-    script = scripted(monkeypatch, "run is off.", "no idea", "no idea", "no idea", *["no idea"] * 4,
+    script = scripted(monkeypatch, "run is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", *["no idea"] * 4,
                       "```python\ndef double(x):\n    return x * 2\n```", *["no idea"] * 3)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_run fails. Fix it.", terminal=terminal,
@@ -403,7 +406,7 @@ async def test_the_failing_tests_file_run_traced_puts_the_line_only_failing_test
                 "E   assert 0 == 10\n1 failed in 0.01s")
     right = ("```python\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n"
              "        return hi\n    return x\n```")
-    script = scripted(monkeypatch, "limit is off.", "no idea", "no idea", "no idea", "2", "2", "2", "3", right,
+    script = scripted(monkeypatch, "limit is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", "2", "2", "2", "3", right,
                       *["no idea"] * 3)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_high fails. Fix it.", terminal=terminal,
@@ -442,7 +445,7 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
     fixed_5 = "    return y\n```"  # line 5, the last: drawn to the closing fence
     wrong_4 = "    y = x * 3\n    return y + 1\n"  # line 4, then line 5 as it is, which ends the draw
     recommented = copy.replace("# the factor", "# the factor, corrected")  # a comment changed: still a copy
-    script = scripted(monkeypatch, "scale is off.", "no idea", "no idea", "no idea", *[copy] * 3, recommented,
+    script = scripted(monkeypatch, "scale is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", *[copy] * 3, recommented,
                       "4", "5", "5", "4", *[wrong_4] * 4, wrong_4, fixed_5, fixed_5,
                       "    return y + 1\n```")  # a copy (the grammar lets one through a non-ASCII character)
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))

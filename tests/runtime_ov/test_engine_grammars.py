@@ -15,6 +15,7 @@ from contenox.verify import (
     LineRepair,
     diff_call_grammar,
     edit_block_grammar,
+    edit_blocks_grammar,
     function_grammar,
     line_repair,
     number_grammar,
@@ -90,6 +91,20 @@ def test_an_edit_block_grammar_answer_searches_real_lines(engine: EngineLike) ->
     search = re.split(r"\n=======\n", final.text.split("<<<<<<< SEARCH\n", 1)[1])[0]
     if final.finish_reason != "length" or "=======" in final.text:
         assert search in SOURCE  # consecutive lines of the file
+
+
+def test_an_edit_step_grammar_answer_is_blocks_on_the_given_files_and_their_real_lines(engine: EngineLike) -> None:
+    """A change turn's edit step: blocks on any of its files, each searching a run of that file's lines; a file
+    of 400 lines and two more compile on the engine (a chain of 1,100 lines once crashed the compiler)."""
+    big = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(134))  # 402 lines
+    files = [("util.py", SOURCE), ("big.py", big), ("other.py", "VALUE = 1\n")]
+    final = engine.submit(GenerateRequest(session_id="g", token_ids=_ids(engine), max_new_tokens=48,
+                                          sampling=Sampling(temperature=0.8, top_p=0.95, seed=5),
+                                          grammar=edit_blocks_grammar(files))).wait(300)
+    path, _, rest = final.text.partition("\n<<<<<<< SEARCH\n")
+    assert path in {"util.py", "big.py", "other.py"} and rest, final.text
+    if final.finish_reason != "length" or "=======" in rest:
+        assert rest.split("=======\n")[0] in dict(files)[path]  # consecutive lines of that file
 
 
 @pytest.mark.parametrize("seed", [4, 5, 6])

@@ -5,8 +5,10 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
+
 from contenox.answer.blocks import parse_edit_blocks
-from contenox.verify import ConsentStore, edit_block_grammar, line_repair
+from contenox.verify import ConsentStore, edit_block_grammar, edit_blocks_grammar, line_repair
 
 
 def test_consent_per_workspace_and_command(tmp_path: Path) -> None:
@@ -38,6 +40,21 @@ def test_grammar_holds_runs_of_the_files_consecutive_lines() -> None:
     blocks = parse_edit_blocks(answer)
     assert [(b.path, b.search, b.replace) for b in blocks] == [("src/ops.py", "    return a - b",
                                                                  "    return a + b")]
+
+
+def test_an_edit_step_grammar_takes_blocks_on_each_file_and_shares_its_lines_budget() -> None:
+    long = "".join(f"x{i} = {i}\n" for i in range(500))
+    grammar = edit_blocks_grammar([("a.py", "A = 1\n\n"), ("b.py", long), ("c.py", long), ("d.py", long)])
+    lines = grammar.splitlines()
+    assert lines[0] == 'root ::= block ("\\n"? block){0,2}'  # one to three blocks
+    assert lines[1].startswith('block ::= ("a.py\\n" "<<<<<<< SEARCH\\n" s0 | "b.py\\n" "<<<<<<< SEARCH\\n" s1 | '
+                               '"c.py\\n" "<<<<<<< SEARCH\\n" s2) "=======\\n"')
+    assert 'l0_0 ::= "A = 1\\n"' in lines and "s0 ::= l0_0" in lines  # the blank last line left out
+    assert 'l1_398 ::= "x398 = 398\\n" l1_399?' in lines and 'l1_399 ::= "x399 = 399\\n"' in lines  # 400 lines
+    assert 'l2_398 ::= "x398 = 398\\n"' in lines and "l2_399" not in grammar  # what the 800 left: 399
+    assert "d.py" not in grammar
+    with pytest.raises(ValueError, match="no file"):
+        edit_blocks_grammar([("e.py", "\n\n")])
 
 
 def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
