@@ -125,27 +125,56 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
     return propagate_renames(proposed, locate, users, read, rename_identifier) if proposed.edits else proposed
 
 
-_EDIT_STEP_FILES = 3
+_EDIT_STEP_PLACES = 4
+_EDIT_STEP_DEFINITION_LINES = 150
 _PATHLIKE = re.compile(r"[\w./-]+\.\w{1,8}")
+_NAMED = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`|\*\*([A-Za-z_][\w.]*)\*\*")
+"""A name the answer marks as code (backticks) or bold."""
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_TESTS = re.compile(r"\btests?\b", re.IGNORECASE)
 
 
 def _edit_step_files(workspace: Workspace, answer: str, shown: tuple[str, ...], question: str) -> list[tuple[str, str]]:
-    """The files an edit step's blocks may edit (its grammar's): of the files the prompt held, those the answer
-    names first, in its order, then the rest as the prompt ranked them; test files only when the question
-    speaks of tests; at most :data:`_EDIT_STEP_FILES`."""
+    """What an edit step's blocks may edit (its grammar's SEARCH runs), localized as Agentless edits: the
+    definitions the question names, then those the answer marks as code, each its own lines (up to 150); with
+    none found, the files the answer names, then the prompt's. Test files only when the question speaks of tests
+    ("the tests included"; naming a test function is not asking to change it); at most
+    :data:`_EDIT_STEP_PLACES`."""
+    tests = bool(_TESTS.search(question))
+    names = [*_WORD.findall(question),
+             *(a or b for a, b in _NAMED.findall(answer))]
+    places: list[tuple[str, str]] = []
+    seen: set[tuple[str, int]] = set()
+    texts: dict[str, str | None] = {}
+
+    def text_of(path: str) -> str | None:
+        if path not in texts:
+            try:
+                texts[path] = workspace.read_text(path)
+            except ContenoxError:
+                texts[path] = None
+        return texts[path]
+
+    for name in dict.fromkeys(name.rsplit(".", 1)[-1] for name in names):
+        if len(name) < 3:
+            continue
+        for found in workspace.find_symbol(name):
+            if len(places) >= _EDIT_STEP_PLACES or (is_test_path(found.path) and not tests):
+                continue
+            if (found.path, found.line) in seen or not (text := text_of(found.path)):
+                continue
+            seen.add((found.path, found.line))
+            end = min(found.end_line, found.line + _EDIT_STEP_DEFINITION_LINES - 1)
+            places.append((found.path, "\n".join(text.splitlines()[found.line - 1:end]) + "\n"))
+    if places:
+        return places
     named = [path for path in dict.fromkeys(_PATHLIKE.findall(answer)) if path in shown]
-    tests = "test" in question.lower()
-    files: list[tuple[str, str]] = []
     for path in dict.fromkeys([*named, *shown]):
-        if len(files) >= _EDIT_STEP_FILES:
+        if len(places) >= _EDIT_STEP_PLACES - 1:
             break
-        if is_test_path(path) and not tests:
-            continue
-        try:
-            files.append((path, workspace.read_text(path)))
-        except ContenoxError:
-            continue
-    return files
+        if not (is_test_path(path) and not tests) and (text := text_of(path)):
+            places.append((path, text))
+    return places
 
 
 def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[str, ...]:

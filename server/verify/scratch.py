@@ -15,6 +15,7 @@ import logging
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -155,7 +156,14 @@ class ScratchTree:
         self._applied = []
 
     def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+        """The copy gone. ``rmtree`` that ignores errors can leave the folder when something still writes in it
+        (a cancelled turn's check process not yet ended): tried again a few times. (A cancelled turn's test found
+        the folder left once on a loaded machine; the cause was not pinned down.)"""
+        for attempt in range(5):
+            shutil.rmtree(self.folder, ignore_errors=True)
+            if not self.folder.exists():
+                return
+            time.sleep(0.2 * (attempt + 1))
 
 
 def python_env(tree: Path, env: Mapping[str, str]) -> dict[str, str]:

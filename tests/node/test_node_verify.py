@@ -181,7 +181,9 @@ async def test_an_answer_that_wrote_no_edit_is_asked_for_one_and_its_edit_is_che
     assert step[:len(turn_prompt)] == turn_prompt  # append-only: the turn's prompt, the answer, the request
     step_text = (await node.engine()).tokenizer.decode(step[len(turn_prompt):])
     assert "helper subtracts one" in step_text and "has no edit block" in step_text
-    assert '"util.py\\n" "<<<<<<< SEARCH\\n"' in script.grammars[1]  # blocks on the files the answer named
+    # its blocks search the lines of what the question names (helper's definition), never the test it names
+    assert '"util.py\\n" "<<<<<<< SEARCH\\n" s0' in script.grammars[1] and "tests/" not in script.grammars[1]
+    assert 'l0_1 ::= "    return x - 1\\n"' in script.grammars[1]
     assert outcome.text.startswith(prose) and RIGHT.strip() in outcome.text  # the prose kept, the blocks after it
     assert "".join(e.text for e in events if e.kind == "chunk").startswith(prose + "\n\n" + RIGHT[:20])
     assert [e.path for e in outcome.edits.edits] == ["util.py"] and "+    return x + 1" in outcome.edits.diff

@@ -235,3 +235,25 @@ def test_what_a_change_changes_names_the_definition_an_inserted_line_ends(tmp_pa
     assert _changed_definitions(workspace, edits(inserted)) == ("`Info.clear` in info.py",)
     assert _changed_definitions(workspace, edits(changed)) == ("`Info.info` in info.py",)
     assert _changed_definitions(workspace, edits(module)) == ("info.py",)
+
+
+def test_an_edit_step_searches_the_definitions_the_question_then_the_answer_names(tmp_path: Path) -> None:
+    """A change turn's edit step is localized: the definitions the question names first, then those its answer
+    marks as code, each its own lines; a test only when the question speaks of tests; no name defined: files."""
+    from contenox.config import WorkspaceConfig
+    from contenox.node.node import _edit_step_files
+    from contenox.workspace import Workspace
+
+    codec = "import struct\n\n\ndef int_to_bytes(num):\n    return struct.pack('>Q', num)\n\n\ndef other():\n    return 1\n"
+    timed = "from .codec import int_to_bytes\n\n\ndef stamp(now):\n    return int_to_bytes(now)\n"
+    test = "from pkg.codec import int_to_bytes\n\n\ndef test_int_to_bytes():\n    assert int_to_bytes(1)\n"
+    root = make_repo(tmp_path / "repo", {"pkg/codec.py": codec, "pkg/timed.py": timed, "tests/test_codec.py": test})
+    workspace = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
+    shown = ("pkg/timed.py", "pkg/codec.py", "tests/test_codec.py")
+    places = _edit_step_files(workspace, "| pkg/timed.py | `stamp` |", shown, "Rename int_to_bytes to encode_int.")
+    assert places == [("pkg/codec.py", "def int_to_bytes(num):\n    return struct.pack('>Q', num)\n"),
+                      ("pkg/timed.py", "def stamp(now):\n    return int_to_bytes(now)\n")]
+    with_tests = _edit_step_files(workspace, "", shown, "Rename test_int_to_bytes, the tests included.")
+    assert [path for path, _ in with_tests] == ["tests/test_codec.py"]
+    assert _edit_step_files(workspace, "", shown, "test_int_to_bytes fails. Fix it.") == [
+        ("pkg/timed.py", timed), ("pkg/codec.py", codec)]  # a test named is not a test to change; no definition
