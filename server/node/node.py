@@ -73,6 +73,7 @@ from contenox.node.verifying import (
     VerifyJob,
     asks_for_change,
     asks_only_to_read,
+    asks_to_edit,
     strip_edit_blocks,
     verification_error,
 )
@@ -556,7 +557,7 @@ class Node:
         if tool_edits:  # the agent's proposed edits first, then any the final answer wrote
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
         elif (self.config.planner.edit_step and not steps and not edits.edits and not edits.problems
-              and final.finish_reason != "cancelled" and asks_for_change(request.prompt, edits)
+              and final.finish_reason != "cancelled" and asks_to_edit(request.prompt)
               and not asks_only_to_read(request.prompt)):
             final, edits = await self._edit_step(engine, state, workspace, turn_plan, request, final, max_new,
                                                  on_event, step_notes)

@@ -77,8 +77,8 @@ from contenox.verify.focus import (
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
 from contenox.verify.usable import missing_dependencies, unusable, without_files
 
-__all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "consent",
-           "strip_edit_blocks"]
+__all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "asks_to_edit",
+           "consent", "strip_edit_blocks"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,17 @@ def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
     """A turn verifies when its answer proposes a change, or its question asks for one or is about a bug or a
     failure (the failing run's fix is what the user needs, even when the answer only explains it)."""
     return bool(edits.edits) or bool(_CHANGE.search(prompt))
+
+
+_EDIT = re.compile(r"\b(fix|change|rename|refactor|implement|add|update|correct|patch|repair|modify|edit|replace|"
+                   r"remove|delete|extract|export|make|drop|refuse|give me|diff)\b", re.IGNORECASE)
+
+
+def asks_to_edit(prompt: str) -> bool:
+    """The question asks for a change to be made (fix, rename, add, "give me the diff"...), not only about a failure
+    ("Why does test_x fail?", "Trace it down"): its answer should hold the edit (:mod:`contenox.node`'s edit step
+    asks for one when it does not)."""
+    return bool(_EDIT.search(prompt))
 
 
 _READ_ONLY = re.compile(r"^\s*(?:please\s+)?(?:show(?: me)?|print|display|open|read|what(?:'s| is| are| does| do)?|"

@@ -10,7 +10,7 @@ from typing import Any
 from contenox.answer.edits import ProposedEdit, ProposedEdits
 from contenox.config import VerifyConfig
 from contenox.node.contract import TurnRequest
-from contenox.node.verifying import Draft, VerifyJob, asks_for_change, strip_edit_blocks
+from contenox.node.verifying import Draft, VerifyJob, asks_for_change, asks_to_edit, strip_edit_blocks
 from contenox.verify import CheckCommand, ConsentStore
 from support.gitrepo import make_repo
 
@@ -24,6 +24,17 @@ def test_when_a_turn_verifies() -> None:
         assert asks_for_change(question, ProposedEdits()), question
     for question in ("How is the cache keyed?", "Walk me through the modules involved.", "Which key signs values?"):
         assert not asks_for_change(question, ProposedEdits()), question
+
+
+def test_which_questions_ask_for_the_edit_itself() -> None:
+    """The edit step follows an answer with no edit block only where the question asks for a change to be made."""
+    for question in ("Fix the parser.", "Rename foo to bar", "Give me the diff.", "Add a --no-interpolate flag",
+                     "Export it from the package", "Make pip refuse to install it on 3.8"):
+        assert asks_to_edit(question), question
+    for question in ("Where is the bug?", "test_x fails: why?", "Importing it crashes with the trace below",
+                     "It returns the wrong day.", "Trace the test down to the code that computes the key.",
+                     "How is the cache keyed?"):
+        assert not asks_to_edit(question), question
 
 
 def test_the_prose_without_its_edit_blocks() -> None:
