@@ -178,6 +178,34 @@ def _edit_step_files(workspace: Workspace, answer: str, shown: tuple[str, ...], 
     return places
 
 
+_RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _renamed_line(workspace: Workspace, question: str) -> str:
+    """A question that asks to rename a definition it names: the edit step's opening, that definition's first
+    line as its block's SEARCH part ("path\n<<<<<<< SEARCH\n<line>\n=======\n"), so the model writes the line
+    renamed (the rename reaches every use from there) and not another line of the definition (the 0.5B, asked
+    for the blocks of "rename int_to_bytes to encode_int", changed its body). The first name after "rename"
+    that the workspace defines, outside tests unless the question speaks of them; "" when there is none."""
+    found = _RENAME.search(question)
+    if found is None:
+        return ""
+    tests = bool(_TESTS.search(question))
+    for dotted in _DOTTED.findall(question[found.end():]):  # Duration.totimedelta: the method, not its class
+        name = dotted.rstrip(".").rsplit(".", 1)[-1]
+        for place in workspace.find_symbol(name) if len(name) >= 3 else ():
+            if is_test_path(place.path) and not tests:
+                continue
+            try:
+                line = workspace.read_text(place.path).splitlines()[place.line - 1]
+            except (ContenoxError, IndexError):
+                continue
+            if name in line:
+                return f"{place.path}\n<<<<<<< SEARCH\n{line}\n=======\n"
+    return ""
+
+
 def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[str, ...]:
     """What ``edits`` change, in words: the definition holding each edit's first changed line, or the line before
     it when that one is outside any (a line inserted at a function's end) (``"`LRUCache.__getitem__` in
@@ -610,14 +638,21 @@ class Node:
         cached = engine.predict_cached(ids)
         files = await asyncio.to_thread(_edit_step_files, workspace, final.text, plan.files_in_prompt(),
                                         request.prompt)
+        opened = await asyncio.to_thread(_renamed_line, workspace, request.prompt) if files else ""
+        if opened:  # written in: prefilled with the request, never decoded
+            ids = [*ids, *engine.tokenizer.encode(opened)]
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids), cached)))
-        await _emit(on_event, TurnEvent(kind="chunk", text="\n\n"))
+        await _emit(on_event, TurnEvent(kind="chunk", text="\n\n" + opened))
         step = await self._generate(engine, state, ids, cached, max_new, on_event,
-                                    grammar=edit_blocks_grammar(files) if files else "")
+                                    grammar=edit_blocks_grammar(files, opened=bool(opened)) if files else "")
+        step = msgspec.structs.replace(step, text=opened + step.text)
         edits = await asyncio.to_thread(_proposed_edits, step.text, workspace, plan.files_in_prompt(),
                                         request.prompt)
         took = (f"{step.metrics.measured_recomputed_tokens} prompt tokens computed, {len(step.token_ids)} decoded "
                 f"in {step.metrics.total_ms / 1000:.1f} s")
+        if opened:
+            notes.append("the edit step's first block was opened at the line of the definition the question asks "
+                         f"to rename ({opened.splitlines()[0]}: {opened.splitlines()[2].strip()})")
         if edits.edits:
             notes.append(f"the answer asked for a change wrote no edit block; asked for one after it, it wrote "
                          f"{len(edits.edits)} file edit(s) ({', '.join(e.path for e in edits.edits)}; {took})")

@@ -57,11 +57,13 @@ _EDIT_STEP_LINES = 800
 crashed the grammar compiler once: see :func:`_diff_rules`)."""
 
 
-def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3) -> str:
+def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3, *, opened: bool = False) -> str:
     """EBNF (root rule ``root``) of one to ``blocks`` edit blocks, each on one of ``files`` ((path, text)) and
     searching a run of that file's consecutive lines, as :func:`edit_block_grammar` draws one: a change turn's
     edit step, when its answer named the change but wrote no block. The files share :data:`_EDIT_STEP_LINES`
-    lines, the first ones first (each file its first lines)."""
+    lines, the first ones first (each file its first lines). ``opened``: the answer begins inside a first block
+    whose SEARCH part is written already (a renamed definition's line): first its one replacement line, then
+    up to ``blocks - 1`` more blocks."""
     rules: list[str] = []
     alternatives: list[str] = []
     budget = _EDIT_STEP_LINES
@@ -80,11 +82,13 @@ def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3) -> st
             break
     if not alternatives:
         raise ValueError("no file with lines to search")
+    first = 'one ">>>>>>> REPLACE\\n"' if opened else "block"
     return "\n".join([
-        f'root ::= block ("\\n"? block){{0,{max(0, blocks - 1)}}}',
+        f'root ::= {first} ("\\n"? block){{0,{max(0, blocks - 1)}}}',
         f'block ::= ({" | ".join(alternatives)}) "=======\\n" new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',
         *rules,
         'new ::= ([^\\n=>] [^\\n]*)? "\\n"',
+        *(['one ::= [^\\n=>] [^\\n]* "\\n"'] if opened else []),
     ])
 
 

@@ -205,6 +205,29 @@ async def test_an_answer_that_wrote_no_edit_is_asked_for_one_and_its_edit_is_che
     assert not any("asked for one after it" in note for note in outcome.explain.notes)
 
 
+async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and_carried_to_every_use(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked to rename a definition it names, the edit step begins written in at that definition's line (the
+    0.5B otherwise changed the body): the model writes the line renamed, the rename reaches every use, and the
+    existing tests guard it."""
+    repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
+    script = scripted(monkeypatch, "| util.py | `helper` |", "def plus_one(x):\n>>>>>>> REPLACE\n")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename helper to plus_one, the tests included.",
+                                          verify=True, env=_request(repo).env))
+    opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\n"
+    tokenizer = (await node.engine()).tokenizer
+    assert tokenizer.decode(script.prompts[1]).endswith(opened)  # prefilled after the request, not decoded
+    assert script.grammars[1].startswith('root ::= one ">>>>>>> REPLACE\\n"')  # one line, then any more blocks
+    assert opened + "def plus_one(x):\n>>>>>>> REPLACE" in outcome.text
+    assert sorted(e.path for e in outcome.edits.edits) == ["tests/test_util.py", "util.py"]
+    assert "+from util import plus_one" in outcome.edits.diff and "+def plus_one(x):" in outcome.edits.diff
+    report = outcome.verification
+    assert report is not None and (report.status, report.baseline) == ("passed", "passed")
+    assert any("opened at the line of the definition the question asks to rename (util.py: def helper(x):)" in n
+               for n in outcome.explain.notes)
+    assert (repo / "util.py").read_text() == "def helper(x):\n    return x + 1\n"
+
+
 async def test_a_candidate_that_does_not_parse_is_not_checked_and_says_why(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A candidate whose file no longer parses cannot pass: the check (the user's command, maybe minutes long) is

@@ -268,3 +268,21 @@ def test_an_edit_step_searches_the_definitions_the_question_then_the_answer_name
     assert [path for path, _ in with_tests] == ["tests/test_codec.py"]
     assert _edit_step_files(workspace, "", shown, "test_int_to_bytes fails. Fix it.") == [
         ("pkg/timed.py", timed), ("pkg/codec.py", codec)]  # a test named is not a test to change; no definition
+
+
+def test_a_rename_question_opens_the_edit_step_at_the_definition_it_names(tmp_path: Path) -> None:
+    from contenox.config import WorkspaceConfig
+    from contenox.node.node import _renamed_line
+    from contenox.workspace import Workspace
+
+    durations = "class Duration:\n    def __init__(self):\n        self.days = 0\n\n    def totimedelta(self):\n" \
+                "        return self.days\n"
+    root = make_repo(tmp_path / "repo", {"pkg/duration.py": durations, "tests/test_duration.py":
+                                         "def test_totimedelta():\n    assert True\n"})
+    workspace = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
+    method = "pkg/duration.py\n<<<<<<< SEARCH\n    def totimedelta(self):\n=======\n"
+    assert _renamed_line(workspace, "Rename Duration.totimedelta to to_timedelta.") == method  # not the class
+    assert _renamed_line(workspace, "Please rename the totimedelta method, and its callers") == method
+    assert _renamed_line(workspace, "Rename this function to to_timedelta.") == ""  # it names none defined
+    assert _renamed_line(workspace, "Fix totimedelta.") == ""  # no rename asked
+    assert _renamed_line(workspace, "Rename test_totimedelta to test_days.") == ""  # a test, tests not asked for

@@ -107,6 +107,19 @@ def test_an_edit_step_grammar_answer_is_blocks_on_the_given_files_and_their_real
         assert rest.split("=======\n")[0] in dict(files)[path]  # consecutive lines of that file
 
 
+def test_an_opened_edit_step_writes_one_replacement_line_first(engine: EngineLike) -> None:
+    """A rename's edit step, its first block written in up to the replacement: one line, then the block's end."""
+    opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\n"
+    ids = [*_ids(engine), *engine.tokenizer.encode(opened)]
+    final = engine.submit(GenerateRequest(session_id="g", token_ids=ids, max_new_tokens=40,
+                                          sampling=Sampling(temperature=0.8, top_p=0.95, seed=7),
+                                          grammar=edit_blocks_grammar([("util.py", SOURCE)], opened=True))).wait(300)
+    first, _, rest = final.text.partition("\n")
+    assert first.strip() and not first.startswith(("=", ">")), final.text
+    if final.finish_reason != "length" or rest:
+        assert rest.startswith(">>>>>>> REPLACE\n"), final.text
+
+
 @pytest.mark.parametrize("seed", [4, 5, 6])
 def test_an_answer_after_tool_results_opens_with_neither_an_object_nor_a_code_block(engine: EngineLike,
                                                                                    seed: int) -> None:
