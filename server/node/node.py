@@ -582,6 +582,7 @@ class Node:
             self._warmer.after_turn()
         edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt(),
                                         request.prompt)
+        stepped = False  # the edits came from the edit step
         if tool_edits:  # the agent's proposed edits first, then any the final answer wrote
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
         elif (self.config.planner.edit_step and not steps and not edits.edits and not edits.problems
@@ -589,6 +590,7 @@ class Node:
               and not asks_only_to_read(request.prompt)):
             final, edits = await self._edit_step(engine, state, workspace, turn_plan, request, final, max_new,
                                                  on_event, step_notes)
+            stepped = bool(edits.edits)
         verification = None
         agent_steps = len(steps)
         if self.config.verify.enabled and asks_for_change(request.prompt, edits):
@@ -598,7 +600,7 @@ class Node:
             # (the 1.5B's diff "changed nothing" and its answer then said no change was needed)
             verification, final, edits, repairs = await self._verify(engine, state, workspace, request, turn_plan,
                                                                      final, edits, max_new, on_event, commands,
-                                                                     steps)
+                                                                     steps, stepped)
             steps = [*steps, *repairs]
         notes = [*step_notes, *(describe_verification(verification) if verification is not None else ()),
                  *edits.notes]
@@ -666,11 +668,11 @@ class Node:
     async def _verify(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, request: TurnRequest,
                       plan: TurnPlan, final: FinalEvent, edits: ProposedEdits, max_new: int,
                       on_event: EventCallback | None, commands: CommandHost | None,
-                      agent_steps: Sequence[ToolStep] = (),
+                      agent_steps: Sequence[ToolStep] = (), stepped: bool = False,
                       ) -> tuple[Verification, FinalEvent, ProposedEdits, list[ToolStep]]:
         """Check the turn's change (see :mod:`contenox.node.verifying`); the report, the answer to offer, its
         edits and the repair steps it came after (recorded with the turn, after ``agent_steps``: an agent
-        turn's tool steps, which its candidates are drawn after)."""
+        turn's tool steps, which its candidates are drawn after; ``stepped``: its edits came from the edit step)."""
 
         planner = state.planner
         assert planner is not None
@@ -714,7 +716,8 @@ class Node:
         if why := await job.consented(command):
             return msgspec.structs.replace(skipped_verification(why), command=command.command,
                                            command_source=command.source), final, edits, []
-        greedy = Draft(text=final.text, round=0, sampled=False, constrained=False,
+        greedy = Draft(text=final.text, round=0, sampled=False, constrained=stepped,
+                       arm="edit-step" if stepped else "turn",
                        decode_s=max(0.0, final.metrics.total_ms - final.metrics.ttft_ms) / 1000.0,
                        tokens=len(final.token_ids), recomputed_tokens=final.metrics.measured_recomputed_tokens)
         prompt_ids = plan.token_ids if not before else await asyncio.to_thread(planner.step_ids, plan, before)

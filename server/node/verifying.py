@@ -223,8 +223,9 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int = 0
     recomputed_tokens: int = 0
     arm: str = "turn"
-    """``turn`` (the turn's prompt), ``focused`` (a short prompt of one localized function), ``line`` (the same,
-    with one line of it to change) or ``repair``."""
+    """``turn`` (the turn's prompt), ``edit-step`` (the turn's answer, its edit blocks from the edit step),
+    ``focused`` (a short prompt of one localized function), ``line`` (the same, with one line of it to change) or
+    ``repair``."""
     line: int = 0
     """The file line a ``line`` draft changes."""
 
@@ -343,7 +344,8 @@ class VerifyJob:
                 tried.append(await self._try(greedy, greedy_edits, command, 1))
             else:
                 pending = asyncio.ensure_future(self._generate(prompt_ids, 0, self.config.candidates - 1, False,
-                                                               self._grammars(greedy_edits)))
+                                                               self._grammars(greedy_edits,
+                                                                              greedy.arm == "edit-step")))
                 try:
                     tried.append(await self._try(greedy, greedy_edits, command, len(tried) + 1))
                     drafts = await pending
@@ -469,16 +471,18 @@ class VerifyJob:
         self._check_s += run.seconds
         return run
 
-    def _grammars(self, edits: ProposedEdits) -> list[str]:
+    def _grammars(self, edits: ProposedEdits, frames_first: bool = False) -> list[str]:
         """One edit-block grammar per place the fix may belong, most likely first (sampled candidates take them
         in turn): the files the answer edited, the innermost source frames of the failing run (their function's
-        lines alone, as Agentless localizes to a function), then the files the prompt held, tests last."""
+        lines alone, as Agentless localizes to a function), then the files the prompt held, tests last.
+        ``frames_first``: the frames before the answer's files (its edits came from the edit step, which the node
+        localized by the names the question and the answer use, a weaker sign than the failing run's frames)."""
         if not self.config.grammar:
             return []
         targets: dict[str, str] = {}
-        for edit in edits.edits:
-            if edit.old_text:
-                targets.setdefault(edit.path, edit.old_text)
+        answered = [(edit.path, edit.old_text) for edit in edits.edits if edit.old_text]
+        for path, old in [] if frames_first else answered:
+            targets.setdefault(path, old)
         for frame in frames(self.request.terminal, self.root):
             text = self.read(frame.path)
             if not text or frame.path in targets:
@@ -486,6 +490,8 @@ class VerifyJob:
             spans = [(a, b) for path, a, b in self.locate(frame.function) if path == frame.path and a <= frame.line <= b]
             lines = text.splitlines()
             targets[frame.path] = ("\n".join(lines[spans[0][0] - 1:spans[0][1]]) if spans else text)
+        for path, old in answered if frames_first else []:
+            targets.setdefault(path, old)
         for path in self.paths:  # never a test: a fix that makes the check pass by changing it is no fix
             if len(targets) >= _TARGETS:
                 break

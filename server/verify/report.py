@@ -44,7 +44,8 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     recomputed_tokens: int = 0
     """Prompt tokens the engine computed for this candidate (the shared prompt is prefilled once)."""
     arm: str = ""
-    """The prompt it was drawn from: ``turn`` (the turn's), ``focused`` (one localized function and the failing
+    """The prompt it was drawn from: ``turn`` (the turn's), ``edit-step`` (the turn's answer, its edit blocks
+    written in the edit step after it), ``focused`` (one localized function and the failing
     output, the Agentless split), ``line`` (the same, with the line to change, the function's other lines kept
     by a grammar) or ``repair`` (the turn's, with a failed candidate and its output appended)."""
     line: int = 0

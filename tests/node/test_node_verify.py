@@ -190,6 +190,8 @@ async def test_an_answer_that_wrote_no_edit_is_asked_for_one_and_its_edit_is_che
     report = outcome.verification
     assert report is not None and report.status == "passed" and report.chosen == 1
     assert [c.outcome for c in report.candidates] == ["passed", "failed", "failed", "failed"]
+    assert [c.arm for c in report.candidates] == ["edit-step", "turn", "turn", "turn"]
+    assert "candidate 1 (round 0, greedy, grammar, edit-step prompt" in "\n".join(outcome.explain.notes)
     assert all(r["ids"] == turn_prompt for r in script.requests)  # the sampled ones: from the turn's own prompt
     notes = "\n".join(outcome.explain.notes)
     assert "wrote no edit block; asked for one after it, it wrote 1 file edit(s) (util.py;" in notes

@@ -286,3 +286,20 @@ def test_a_rename_question_opens_the_edit_step_at_the_definition_it_names(tmp_pa
     assert _renamed_line(workspace, "Rename this function to to_timedelta.") == ""  # it names none defined
     assert _renamed_line(workspace, "Fix totimedelta.") == ""  # no rename asked
     assert _renamed_line(workspace, "Rename test_totimedelta to test_days.") == ""  # a test, tests not asked for
+
+
+def test_the_sampled_candidates_target_the_failing_frames_before_an_edit_step_s_files(tmp_path: Path) -> None:
+    """The turn's own edit says where the answer thinks the fix is: its file comes first. An edit the edit step
+    wrote was localized by names alone: the failing run's innermost frame comes first then."""
+    root = make_repo(tmp_path / "repo", {"calc.py": "def half(x):\n    return x // 3\n",
+                                         "other.py": "def noop():\n    return None\n"})
+    terminal = (f'Traceback (most recent call last):\n  File "{root}/calc.py", line 2, in half\n'
+                "    return x // 3\nAssertionError\n")
+    job = _job(root, tmp_path / "scratch", timeout_s=10.0)
+    job.request = TurnRequest(root=str(root), prompt="fix half", terminal=terminal)
+    job.read = lambda path: (root / path).read_text()
+    job.locate = lambda name: [("calc.py", 1, 2)] if name == "half" else []
+    other = ProposedEdits(edits=(ProposedEdit(path="other.py", old_text="    return None\n",
+                                              new_text="    return 0\n", diff="d", blocks=1),))
+    assert [g.splitlines()[0].split('"')[1] for g in job._grammars(other)] == ["other.py\\n", "calc.py\\n"]
+    assert [g.splitlines()[0].split('"')[1] for g in job._grammars(other, True)] == ["calc.py\\n", "other.py\\n"]
