@@ -108,10 +108,12 @@ class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     thread_tokens: int = 6144
     """A thread's history budget; past it the thread is rebased (older turns summarised), named in explain."""
     edit_step: bool = True
-    """A turn whose question asks for a change and whose answer wrote no edit block takes one more step: its answer
-    is followed by a request for the change as edit blocks, and what that step writes is appended to the answer
-    (Aider's architect/editor split; the answer is in the prefix cache, so the step prefills only the request).
-    Named in explain-context."""
+    """A turn whose question asks for a change to be made (fix, rename, add, "give me the diff"...) and whose answer
+    wrote no edit block takes one more step: its answer is followed by a request for the change as edit blocks,
+    and what that step writes is appended to the answer (Aider's architect/editor split; the answer is in the
+    prefix cache, so the step prefills only the request). The step is drawn under a grammar of edit blocks on the
+    definitions the question and the answer name (a rename question's step begins at the renamed definition's
+    line). Named in explain-context."""
 
 
 class CompletionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
