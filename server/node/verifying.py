@@ -102,15 +102,18 @@ def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
     return bool(edits.edits) or bool(_CHANGE.search(prompt))
 
 
-_EDIT = re.compile(r"\b(fix|change|rename|refactor|implement|add|update|correct|patch|repair|modify|edit|replace|"
-                   r"remove|delete|extract|export|make|drop|refuse|give me|diff)\b", re.IGNORECASE)
+_EDIT = re.compile(r"(?:^|[.!?:;\n]\s*|\band\s+)(?:(?:please|now|then|so|and|can you|could you|would you|let's|"
+                   r"i want you to),?\s+)*(?:fix|change|rename|refactor|implement|add|update|correct|patch|repair|"
+                   r"modify|edit|replace|remove|delete|extract|export|make|drop|refuse|give|write|move|propose)\b|"
+                   r"\b(?:the|a|me the) (?:diff|patch)\b", re.IGNORECASE)
 
 
 def asks_to_edit(prompt: str) -> bool:
-    """The question asks for a change to be made (fix, rename, add, "give me the diff"...), not only about a failure
-    ("Why does test_x fail?", "Trace it down"): its answer should hold the edit (:mod:`contenox.node`'s edit step
-    asks for one when it does not)."""
-    return bool(_EDIT.search(prompt))
+    """The question asks for a change to be made: a sentence that begins with what to do ("Fix it.", "Rename foo to
+    bar", "Please add a flag", "Make pip refuse it") or asks for the diff; not one only asking about a failure ("Why
+    does test_x fail?", "Trace it down") or about code whose name is such a word ("What does add do?"): its answer
+    should hold the edit (:mod:`contenox.node`'s edit step asks for one when it does not)."""
+    return bool(_EDIT.search(prompt.strip()))
 
 
 _READ_ONLY = re.compile(r"^\s*(?:please\s+)?(?:show(?: me)?|print|display|open|read|what(?:'s| is| are| does| do)?|"

@@ -28,12 +28,15 @@ def test_when_a_turn_verifies() -> None:
 
 def test_which_questions_ask_for_the_edit_itself() -> None:
     """The edit step follows an answer with no edit block only where the question asks for a change to be made."""
-    for question in ("Fix the parser.", "Rename foo to bar", "Give me the diff.", "Add a --no-interpolate flag",
-                     "Export it from the package", "Make pip refuse to install it on 3.8"):
+    for question in ("Fix the parser.", "Rename foo to bar", "Add a --no-interpolate flag", "Export it",
+                     "We drop 3.8. Make pip refuse to install it on 3.8", "test_x fails: helper(1) should be 2. Fix it.",
+                     "It has a clumsy name.\nPlease rename it to warn", "Can you add a flag?", "Show me the diff.",
+                     "I need it in annotations: make it public", "Where is the bug? Propose a fix.",
+                     "Find the bug and fix it."):
         assert asks_to_edit(question), question
     for question in ("Where is the bug?", "test_x fails: why?", "Importing it crashes with the trace below",
                      "It returns the wrong day.", "Trace the test down to the code that computes the key.",
-                     "How is the cache keyed?"):
+                     "How is the cache keyed?", "What does add do?", "Why does update() fix the key twice?"):
         assert not asks_to_edit(question), question
 
 
