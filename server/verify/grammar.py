@@ -57,13 +57,15 @@ _EDIT_STEP_LINES = 800
 crashed the grammar compiler once: see :func:`_diff_rules`)."""
 
 
-def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3, *, opened: bool = False) -> str:
+def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3, *, opened: bool = False,
+                        renamed: str | None = None) -> str:
     """EBNF (root rule ``root``) of one to ``blocks`` edit blocks, each on one of ``files`` ((path, text)) and
     searching a run of that file's consecutive lines, as :func:`edit_block_grammar` draws one: a change turn's
     edit step, when its answer named the change but wrote no block. The files share :data:`_EDIT_STEP_LINES`
     lines, the first ones first (each file its first lines). ``opened``: the answer begins inside a first block
     whose SEARCH part is written already (a renamed definition's line): first its one replacement line, then
-    up to ``blocks - 1`` more blocks."""
+    up to ``blocks - 1`` more blocks. ``renamed``: that line is written up to the name it renames, and the
+    replacement is a new name, then ``renamed`` (the rest of the line as it is)."""
     rules: list[str] = []
     alternatives: list[str] = []
     budget = _EDIT_STEP_LINES
@@ -82,13 +84,17 @@ def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3, *, op
             break
     if not alternatives:
         raise ValueError("no file with lines to search")
-    first = 'one ">>>>>>> REPLACE\\n"' if opened else "block"
+    first = "block"
+    if renamed is not None:
+        first = f'[A-Za-z_$] [A-Za-z0-9_$]* {_literal(renamed + chr(10) + ">>>>>>> REPLACE" + chr(10))}'
+    elif opened:
+        first = 'one ">>>>>>> REPLACE\\n"'
     return "\n".join([
         f'root ::= {first} ("\\n"? block){{0,{max(0, blocks - 1)}}}',
         f'block ::= ({" | ".join(alternatives)}) "=======\\n" new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',
         *rules,
         'new ::= ([^\\n=>] [^\\n]*)? "\\n"',
-        *(['one ::= [^\\n=>] [^\\n]* "\\n"'] if opened else []),
+        *(['one ::= [^\\n=>] [^\\n]* "\\n"'] if opened and renamed is None else []),
     ])
 
 
