@@ -182,18 +182,19 @@ _RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 
 
-def _renamed_line(workspace: Workspace, question: str) -> tuple[str, str]:
+def _renamed_line(workspace: Workspace, question: str) -> tuple[str, str, str]:
     """A question that asks to rename a definition it names: the edit step's opening, that definition's first
-    line as its block's SEARCH part and, as its replacement, the line up to the name
-    ("path\n<<<<<<< SEARCH\n    def old(self):\n=======\n    def "), and the rest of the line after the name
-    ("(self):"): the model writes the new name alone, the rest of the line stays as it is, and the rename reaches
-    every use from there. (The 0.5B, asked for the blocks of "rename int_to_bytes to encode_int", changed the
-    function's body; opened at the line, it renamed ``parse_stream`` and rewrote its parameters too.) The first
-    name after "rename" that the workspace defines, outside tests unless the question speaks of them; ("", "")
-    when there is none."""
+    line as its block's SEARCH part and, as its replacement, the line up to the name without the blank before it
+    ("path\n<<<<<<< SEARCH\n    def old(self):\n=======\n    def"), that blank (" "), and the rest of the line
+    after the name ("(self):"): the model writes the blank and the new name alone (its tokens carry the blank
+    before a word: written in, the 0.5B's next token was a word out of place, ``istringstream``), the rest of the
+    line stays as it is, and the rename reaches every use from there. (The 0.5B, asked for the blocks of "rename
+    int_to_bytes to encode_int", changed the function's body; opened at the line, it renamed ``parse_stream`` and
+    rewrote its parameters too.) The first name after "rename" that the workspace defines, outside tests unless
+    the question speaks of them; ("", "", "") when there is none."""
     found = _RENAME.search(question)
     if found is None:
-        return "", ""
+        return "", "", ""
     tests = bool(_TESTS.search(question))
     for dotted in _DOTTED.findall(question[found.end():]):  # Duration.totimedelta: the method, not its class
         name = dotted.rstrip(".").rsplit(".", 1)[-1]
@@ -205,9 +206,11 @@ def _renamed_line(workspace: Workspace, question: str) -> tuple[str, str]:
             except (ContenoxError, IndexError):
                 continue
             if at := re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", line):
-                return (f"{place.path}\n<<<<<<< SEARCH\n{line}\n=======\n{line[:at.start()]}",
-                        line[at.end():])
-    return "", ""
+                before = line[:at.start()]
+                kept = before.rstrip()  # "    def" (a space the model writes with the name, as its tokens go)
+                return (f"{place.path}\n<<<<<<< SEARCH\n{line}\n=======\n{kept}",
+                        before[len(kept):], line[at.end():])
+    return "", "", ""
 
 
 def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[str, ...]:
@@ -644,12 +647,14 @@ class Node:
         cached = engine.predict_cached(ids)
         files = await asyncio.to_thread(_edit_step_files, workspace, final.text, plan.files_in_prompt(),
                                         request.prompt)
-        opened, rest = await asyncio.to_thread(_renamed_line, workspace, request.prompt) if files else ("", "")
+        opened, blank, rest = (await asyncio.to_thread(_renamed_line, workspace, request.prompt) if files
+                               else ("", "", ""))
         if opened:  # written in: prefilled with the request, never decoded
             ids = [*ids, *engine.tokenizer.encode(opened)]
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids), cached)))
         await _emit(on_event, TurnEvent(kind="chunk", text="\n\n" + opened))
-        grammar = edit_blocks_grammar(files, opened=bool(opened), renamed=rest if opened else None) if files else ""
+        grammar = edit_blocks_grammar(files, opened=bool(opened), renamed=rest if opened else None,
+                                      blank=blank) if files else ""
         step = await self._generate(engine, state, ids, cached, max_new, on_event, grammar=grammar)
         step = msgspec.structs.replace(step, text=opened + step.text)
         edits = await asyncio.to_thread(_proposed_edits, step.text, workspace, plan.files_in_prompt(),

@@ -58,14 +58,15 @@ crashed the grammar compiler once: see :func:`_diff_rules`)."""
 
 
 def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3, *, opened: bool = False,
-                        renamed: str | None = None) -> str:
+                        renamed: str | None = None, blank: str = "") -> str:
     """EBNF (root rule ``root``) of one to ``blocks`` edit blocks, each on one of ``files`` ((path, text)) and
     searching a run of that file's consecutive lines, as :func:`edit_block_grammar` draws one: a change turn's
     edit step, when its answer named the change but wrote no block. The files share :data:`_EDIT_STEP_LINES`
     lines, the first ones first (each file its first lines). ``opened``: the answer begins inside a first block
     whose SEARCH part is written already (a renamed definition's line): first its one replacement line, then
-    up to ``blocks - 1`` more blocks. ``renamed``: that line is written up to the name it renames, and the
-    replacement is a new name, then ``renamed`` (the rest of the line as it is)."""
+    up to ``blocks - 1`` more blocks. ``renamed``: that line is written up to the name it renames (less the
+    ``blank`` before the name), and the replacement is ``blank``, a new name, then ``renamed`` (the rest of the
+    line as it is)."""
     rules: list[str] = []
     alternatives: list[str] = []
     budget = _EDIT_STEP_LINES
@@ -86,7 +87,8 @@ def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3, *, op
         raise ValueError("no file with lines to search")
     first = "block"
     if renamed is not None:
-        first = f'[A-Za-z_$] [A-Za-z0-9_$]* {_literal(renamed + chr(10) + ">>>>>>> REPLACE" + chr(10))}'
+        first = (f'{_literal(blank) + " " if blank else ""}[A-Za-z_$] [A-Za-z0-9_$]* '
+                 f'{_literal(renamed + chr(10) + ">>>>>>> REPLACE" + chr(10))}')
     elif opened:
         first = 'one ">>>>>>> REPLACE\\n"'
     return "\n".join([

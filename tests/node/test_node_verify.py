@@ -213,15 +213,15 @@ async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and
     0.5B otherwise changed the body): the model writes the line renamed, the rename reaches every use, and the
     existing tests guard it."""
     repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
-    script = scripted(monkeypatch, "| util.py | `helper` |", "plus_one(x):\n>>>>>>> REPLACE\n")
+    script = scripted(monkeypatch, "| util.py | `helper` |", " plus_one(x):\n>>>>>>> REPLACE\n")
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename helper to plus_one, the tests included.",
                                           verify=True, env=_request(repo).env))
-    opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef "
+    opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef"
     tokenizer = (await node.engine()).tokenizer
     assert tokenizer.decode(script.prompts[1]).endswith(opened)  # prefilled after the request, not decoded
     # the new name, the rest of the line as it is, then any more blocks
-    assert script.grammars[1].startswith('root ::= [A-Za-z_$] [A-Za-z0-9_$]* "(x):\\n>>>>>>> REPLACE\\n"')
-    assert opened + "plus_one(x):\n>>>>>>> REPLACE" in outcome.text
+    assert script.grammars[1].startswith('root ::= " " [A-Za-z_$] [A-Za-z0-9_$]* "(x):\\n>>>>>>> REPLACE\\n"')
+    assert opened + " plus_one(x):\n>>>>>>> REPLACE" in outcome.text
     assert sorted(e.path for e in outcome.edits.edits) == ["tests/test_util.py", "util.py"]
     assert "+from util import plus_one" in outcome.edits.diff and "+def plus_one(x):" in outcome.edits.diff
     report = outcome.verification

@@ -284,12 +284,12 @@ def test_a_rename_question_opens_the_edit_step_at_the_definition_it_names(tmp_pa
                                          "def test_totimedelta():\n    assert True\n"})
     workspace = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
     # the block opened up to the name in its replacement; the rest of the line kept after the new name
-    method = ("pkg/duration.py\n<<<<<<< SEARCH\n    def totimedelta(self):\n=======\n    def ", "(self):")
+    method = ("pkg/duration.py\n<<<<<<< SEARCH\n    def totimedelta(self):\n=======\n    def", " ", "(self):")
     assert _renamed_line(workspace, "Rename Duration.totimedelta to to_timedelta.") == method  # not the class
     assert _renamed_line(workspace, "Please rename the totimedelta method, and its callers") == method
-    assert _renamed_line(workspace, "Rename this function to to_timedelta.") == ("", "")  # it names none defined
-    assert _renamed_line(workspace, "Fix totimedelta.") == ("", "")  # no rename asked
-    assert _renamed_line(workspace, "Rename test_totimedelta to test_days.") == ("", "")  # tests not asked for
+    assert _renamed_line(workspace, "Rename this function to to_timedelta.") == ("", "", "")  # it names none
+    assert _renamed_line(workspace, "Fix totimedelta.") == ("", "", "")  # no rename asked
+    assert _renamed_line(workspace, "Rename test_totimedelta to test_days.") == ("", "", "")  # tests not asked
 
 
 def test_the_sampled_candidates_target_the_failing_frames_before_an_edit_step_s_files(tmp_path: Path) -> None:

@@ -111,17 +111,17 @@ def test_an_edit_step_grammar_answer_is_blocks_on_the_given_files_and_their_real
 def test_an_opened_edit_step_writes_one_replacement_line_first(engine: EngineLike, renamed: str | None) -> None:
     """A rename's edit step, its first block written in up to the replacement: one line (or a new name and the
     rest of the line as it was), then the block's end."""
-    opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\n" + ("def " if renamed else "")
+    opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\n" + ("def" if renamed else "")
     ids = [*_ids(engine), *engine.tokenizer.encode(opened)]
-    grammar = edit_blocks_grammar([("util.py", SOURCE)], opened=True, renamed=renamed)
+    grammar = edit_blocks_grammar([("util.py", SOURCE)], opened=True, renamed=renamed, blank=" " if renamed else "")
     final = engine.submit(GenerateRequest(session_id="g", token_ids=ids, max_new_tokens=40,
                                           sampling=Sampling(temperature=0.8, top_p=0.95, seed=7),
                                           grammar=grammar)).wait(300)
     first, _, rest = final.text.partition("\n")
     assert first.strip() and not first.startswith(("=", ">")), final.text
     if renamed:  # a name (the test model, sampled, may run on in it to the token limit), then "(x):"
-        assert re.fullmatch(r"[A-Za-z_$][\w$]*" + ("" if final.finish_reason == "length" else r"\(x\):"),
-                            first), final.text
+        assert re.fullmatch(r" [A-Za-z_$][\w$]*\(x\):", first) or (
+            final.finish_reason == "length" and re.fullmatch(r" [A-Za-z_$][\w$]*", first)), final.text
     if final.finish_reason != "length" or rest:
         assert rest.startswith(">>>>>>> REPLACE\n"), final.text
 
