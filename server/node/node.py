@@ -88,7 +88,7 @@ from contenox.planner.prompts import edit_step_request
 from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
-from contenox.verify import edit_blocks_grammar, is_test_path
+from contenox.verify import edit_blocks_grammar, is_test_path, rename_grammar
 from contenox.workspace import points_at, rename_identifier
 
 if TYPE_CHECKING:
@@ -182,23 +182,25 @@ _RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 
 
-def _renamed_line(workspace: Workspace, question: str) -> tuple[str, str, str]:
-    """A question that asks to rename a definition it names: the edit step's opening, that definition's first
-    line as its block's SEARCH part and, as its replacement, the line up to the name without the blank before it
-    ("path\n<<<<<<< SEARCH\n    def old(self):\n=======\n    def"), that blank (" "), and the rest of the line
-    after the name ("(self):"): the model writes the blank and the new name alone (its tokens carry the blank
-    before a word: written in, the 0.5B's next token was a word out of place, ``istringstream``), the rest of the
-    line stays as it is, and the rename reaches every use from there. (The 0.5B, asked for the blocks of "rename
-    int_to_bytes to encode_int", changed the function's body; opened at the line, it renamed ``parse_stream`` and
-    rewrote its parameters too.) The first name after "rename" that the workspace defines, outside tests unless
-    the question speaks of them; ("", "", "") when there is none."""
+def _renamed_lines(workspace: Workspace, question: str) -> list[tuple[str, str, str]]:
+    """A question that asks to rename definitions it names: for each (up to three), its block written in up to
+    the name, the definition's first line as the SEARCH part and, as its replacement, the line up to the name
+    without the blank before it ("path\n<<<<<<< SEARCH\n    def old(self):\n=======\n    def"), that blank
+    (" "), and the rest of the line after the name ("(self):"). The edit step opens with the first (written in)
+    and the model writes the blank and a new name alone (its tokens carry the blank before a word: written in,
+    the 0.5B's next token was a word out of place, ``istringstream`` for ``parse_stream``); the rest of the line
+    stays as it is, and the rename reaches every use. (The 0.5B, asked for the blocks of "rename int_to_bytes to
+    encode_int", changed the function's body; opened at the line, it renamed ``parse_stream`` and rewrote its
+    parameters too.) The names after "rename" that the workspace defines, outside tests unless the question
+    speaks of them; none when it asks no rename."""
     found = _RENAME.search(question)
     if found is None:
-        return "", "", ""
+        return []
     tests = bool(_TESTS.search(question))
-    for dotted in _DOTTED.findall(question[found.end():]):  # Duration.totimedelta: the method, not its class
+    renamed: list[tuple[str, str, str]] = []
+    for dotted in dict.fromkeys(_DOTTED.findall(question[found.end():])):  # Duration.totimedelta: the method
         name = dotted.rstrip(".").rsplit(".", 1)[-1]
-        for place in workspace.find_symbol(name) if len(name) >= 3 else ():
+        for place in workspace.find_symbol(name) if len(name) >= 3 and len(renamed) < 3 else ():
             if is_test_path(place.path) and not tests:
                 continue
             try:
@@ -207,10 +209,11 @@ def _renamed_line(workspace: Workspace, question: str) -> tuple[str, str, str]:
                 continue
             if at := re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", line):
                 before = line[:at.start()]
-                kept = before.rstrip()  # "    def" (a space the model writes with the name, as its tokens go)
-                return (f"{place.path}\n<<<<<<< SEARCH\n{line}\n=======\n{kept}",
-                        before[len(kept):], line[at.end():])
-    return "", "", ""
+                kept = before.rstrip()
+                renamed.append((f"{place.path}\n<<<<<<< SEARCH\n{line}\n=======\n{kept}", before[len(kept):],
+                                line[at.end():]))
+                break
+    return renamed
 
 
 def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[str, ...]:
@@ -647,14 +650,15 @@ class Node:
         cached = engine.predict_cached(ids)
         files = await asyncio.to_thread(_edit_step_files, workspace, final.text, plan.files_in_prompt(),
                                         request.prompt)
-        opened, blank, rest = (await asyncio.to_thread(_renamed_line, workspace, request.prompt) if files
-                               else ("", "", ""))
+        renames = await asyncio.to_thread(_renamed_lines, workspace, request.prompt)
+        opened = renames[0][0] if renames else ""
         if opened:  # written in: prefilled with the request, never decoded
             ids = [*ids, *engine.tokenizer.encode(opened)]
+            grammar = rename_grammar(renames[0][1], renames[0][2], renames[1:])
+        else:
+            grammar = edit_blocks_grammar(files) if files else ""
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids), cached)))
         await _emit(on_event, TurnEvent(kind="chunk", text="\n\n" + opened))
-        grammar = edit_blocks_grammar(files, opened=bool(opened), renamed=rest if opened else None,
-                                      blank=blank) if files else ""
         step = await self._generate(engine, state, ids, cached, max_new, on_event, grammar=grammar)
         step = msgspec.structs.replace(step, text=opened + step.text)
         edits = await asyncio.to_thread(_proposed_edits, step.text, workspace, plan.files_in_prompt(),
@@ -662,8 +666,9 @@ class Node:
         took = (f"{step.metrics.measured_recomputed_tokens} prompt tokens computed, {len(step.token_ids)} decoded "
                 f"in {step.metrics.total_ms / 1000:.1f} s")
         if opened:
-            notes.append("the edit step's first block was opened at the line of the definition the question asks "
-                         f"to rename ({opened.splitlines()[0]}: {opened.splitlines()[2].strip()})")
+            notes.append("the edit step renames: its block was opened at the line of each definition the question "
+                         "asks to rename (" + "; ".join(f"{r[0].splitlines()[0]}: {r[0].splitlines()[2].strip()}"
+                                                        for r in renames) + ")")
         if edits.edits:
             notes.append(f"the answer asked for a change wrote no edit block; asked for one after it, it wrote "
                          f"{len(edits.edits)} file edit(s) ({', '.join(e.path for e in edits.edits)}; {took})")

@@ -25,6 +25,7 @@ from contenox.verify.grammar import (
     function_grammar,
     line_repair,
     number_grammar,
+    rename_grammar,
 )
 from contenox.verify.localize import Frame, frames, is_test_path
 from contenox.verify.report import (
@@ -65,6 +66,7 @@ __all__ = [
     "line_repair",
     "number_grammar",
     "python_env",
+    "rename_grammar",
     "resolve_check_command",
     "run_check",
     "spectrum_command",

@@ -22,6 +22,7 @@ __all__ = [
     "function_grammar",
     "line_repair",
     "number_grammar",
+    "rename_grammar",
 ]
 
 _MAX_LINES = 400
@@ -57,16 +58,11 @@ _EDIT_STEP_LINES = 800
 crashed the grammar compiler once: see :func:`_diff_rules`)."""
 
 
-def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3, *, opened: bool = False,
-                        renamed: str | None = None, blank: str = "") -> str:
+def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3) -> str:
     """EBNF (root rule ``root``) of one to ``blocks`` edit blocks, each on one of ``files`` ((path, text)) and
     searching a run of that file's consecutive lines, as :func:`edit_block_grammar` draws one: a change turn's
     edit step, when its answer named the change but wrote no block. The files share :data:`_EDIT_STEP_LINES`
-    lines, the first ones first (each file its first lines). ``opened``: the answer begins inside a first block
-    whose SEARCH part is written already (a renamed definition's line): first its one replacement line, then
-    up to ``blocks - 1`` more blocks. ``renamed``: that line is written up to the name it renames (less the
-    ``blank`` before the name), and the replacement is ``blank``, a new name, then ``renamed`` (the rest of the
-    line as it is)."""
+    lines, the first ones first (each file its first lines)."""
     rules: list[str] = []
     alternatives: list[str] = []
     budget = _EDIT_STEP_LINES
@@ -85,19 +81,30 @@ def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3, *, op
             break
     if not alternatives:
         raise ValueError("no file with lines to search")
-    first = "block"
-    if renamed is not None:
-        first = (f'{_literal(blank) + " " if blank else ""}[A-Za-z_$] [A-Za-z0-9_$]* '
-                 f'{_literal(renamed + chr(10) + ">>>>>>> REPLACE" + chr(10))}')
-    elif opened:
-        first = 'one ">>>>>>> REPLACE\\n"'
     return "\n".join([
-        f'root ::= {first} ("\\n"? block){{0,{max(0, blocks - 1)}}}',
+        f'root ::= block ("\\n"? block){{0,{max(0, blocks - 1)}}}',
         f'block ::= ({" | ".join(alternatives)}) "=======\\n" new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',
         *rules,
         'new ::= ([^\\n=>] [^\\n]*)? "\\n"',
-        *(['one ::= [^\\n=>] [^\\n]* "\\n"'] if opened and renamed is None else []),
     ])
+
+
+def rename_grammar(blank: str, rest: str, others: Sequence[tuple[str, str, str]] = ()) -> str:
+    """EBNF (root rule ``root``) of a rename question's edit step, written in up to the first renamed
+    definition's name (:func:`contenox.node.node` opens its block there): ``blank``, the new name, ``rest`` (the
+    line after the name as it is) and the block's end; then, for each of ``others`` ((opening, blank, rest): another
+    definition the question renames, its block written up to its name), that block with a new name, as many blocks
+    as there are others. Nothing else: a rename question's step renames, and the rename reaches every use (the 0.5B, its
+    blocks free after the first, also dropped a class's base class in another file)."""
+    name = "[A-Za-z_$] [A-Za-z0-9_$]*"
+
+    def renamed(blank: str, rest: str) -> str:
+        return (f"{_literal(blank)} " if blank else "") + f"{name} {_literal(rest + chr(10) + '>>>>>>> REPLACE' + chr(10))}"
+
+    rules = [f"root ::= {renamed(blank, rest)}" + (f' ("\\n"? more){{0,{len(others)}}}' if others else "")]
+    if others:
+        rules.append("more ::= " + " | ".join(f"{_literal(opening)} {renamed(b, r)}" for opening, b, r in others))
+    return "\n".join(rules)
 
 
 _MAX_FUNCTION_LINES = 120

@@ -219,14 +219,14 @@ async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and
     opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef"
     tokenizer = (await node.engine()).tokenizer
     assert tokenizer.decode(script.prompts[1]).endswith(opened)  # prefilled after the request, not decoded
-    # the new name, the rest of the line as it is, then any more blocks
-    assert script.grammars[1].startswith('root ::= " " [A-Za-z_$] [A-Za-z0-9_$]* "(x):\\n>>>>>>> REPLACE\\n"')
+    # the new name and the rest of the line as it is: a rename and nothing else
+    assert script.grammars[1] == 'root ::= " " [A-Za-z_$] [A-Za-z0-9_$]* "(x):\\n>>>>>>> REPLACE\\n"'  # no more
     assert opened + " plus_one(x):\n>>>>>>> REPLACE" in outcome.text
     assert sorted(e.path for e in outcome.edits.edits) == ["tests/test_util.py", "util.py"]
     assert "+from util import plus_one" in outcome.edits.diff and "+def plus_one(x):" in outcome.edits.diff
     report = outcome.verification
     assert report is not None and (report.status, report.baseline) == ("passed", "passed")
-    assert any("opened at the line of the definition the question asks to rename (util.py: def helper(x):)" in n
+    assert any("opened at the line of each definition the question asks to rename (util.py: def helper(x):)" in n
                for n in outcome.explain.notes)
     assert (repo / "util.py").read_text() == "def helper(x):\n    return x + 1\n"
 

@@ -273,23 +273,25 @@ def test_an_edit_step_searches_the_definitions_the_question_then_the_answer_name
         ("pkg/timed.py", timed), ("pkg/codec.py", codec)]  # a test named is not a test to change; no definition
 
 
-def test_a_rename_question_opens_the_edit_step_at_the_definition_it_names(tmp_path: Path) -> None:
+def test_a_rename_question_opens_the_edit_step_at_the_definitions_it_names(tmp_path: Path) -> None:
     from contenox.config import WorkspaceConfig
-    from contenox.node.node import _renamed_line
+    from contenox.node.node import _renamed_lines
     from contenox.workspace import Workspace
 
     durations = "class Duration:\n    def __init__(self):\n        self.days = 0\n\n    def totimedelta(self):\n" \
-                "        return self.days\n"
+                "        return self.days\n\n\ndef parse(text):\n    return Duration()\n"
     root = make_repo(tmp_path / "repo", {"pkg/duration.py": durations, "tests/test_duration.py":
                                          "def test_totimedelta():\n    assert True\n"})
     workspace = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
-    # the block opened up to the name in its replacement; the rest of the line kept after the new name
+    # each block written in up to the name, less the blank before it; the rest of the line kept after the new name
     method = ("pkg/duration.py\n<<<<<<< SEARCH\n    def totimedelta(self):\n=======\n    def", " ", "(self):")
-    assert _renamed_line(workspace, "Rename Duration.totimedelta to to_timedelta.") == method  # not the class
-    assert _renamed_line(workspace, "Please rename the totimedelta method, and its callers") == method
-    assert _renamed_line(workspace, "Rename this function to to_timedelta.") == ("", "", "")  # it names none
-    assert _renamed_line(workspace, "Fix totimedelta.") == ("", "", "")  # no rename asked
-    assert _renamed_line(workspace, "Rename test_totimedelta to test_days.") == ("", "", "")  # tests not asked
+    assert _renamed_lines(workspace, "Rename Duration.totimedelta to to_timedelta.") == [method]  # not the class
+    assert _renamed_lines(workspace, "Please rename the totimedelta method, and its callers") == [method]
+    assert _renamed_lines(workspace, "Rename totimedelta and parse to to_timedelta and parse_duration.") == [
+        method, ("pkg/duration.py\n<<<<<<< SEARCH\ndef parse(text):\n=======\ndef", " ", "(text):")]
+    assert _renamed_lines(workspace, "Rename this function to to_timedelta.") == []  # it names none defined
+    assert _renamed_lines(workspace, "Fix totimedelta.") == []  # no rename asked
+    assert _renamed_lines(workspace, "Rename test_totimedelta to test_days.") == []  # tests not asked
 
 
 def test_the_sampled_candidates_target_the_failing_frames_before_an_edit_step_s_files(tmp_path: Path) -> None:

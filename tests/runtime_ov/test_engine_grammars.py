@@ -19,6 +19,7 @@ from contenox.verify import (
     function_grammar,
     line_repair,
     number_grammar,
+    rename_grammar,
 )
 
 pytestmark = pytest.mark.slow
@@ -107,23 +108,21 @@ def test_an_edit_step_grammar_answer_is_blocks_on_the_given_files_and_their_real
         assert rest.split("=======\n")[0] in dict(files)[path]  # consecutive lines of that file
 
 
-@pytest.mark.parametrize("renamed", [None, "(x):"])
-def test_an_opened_edit_step_writes_one_replacement_line_first(engine: EngineLike, renamed: str | None) -> None:
-    """A rename's edit step, its first block written in up to the replacement: one line (or a new name and the
-    rest of the line as it was), then the block's end."""
-    opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\n" + ("def" if renamed else "")
+def test_a_rename_step_writes_new_names_alone(engine: EngineLike) -> None:
+    """A rename question's edit step, its first block written in up to the name: a new name, the rest of the line
+    as it was, then at most the other renamed definition's block, written the same way."""
+    opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef"
+    other = "util.py\n<<<<<<< SEARCH\ndef other():\n=======\ndef"
     ids = [*_ids(engine), *engine.tokenizer.encode(opened)]
-    grammar = edit_blocks_grammar([("util.py", SOURCE)], opened=True, renamed=renamed, blank=" " if renamed else "")
     final = engine.submit(GenerateRequest(session_id="g", token_ids=ids, max_new_tokens=40,
                                           sampling=Sampling(temperature=0.8, top_p=0.95, seed=7),
-                                          grammar=grammar)).wait(300)
-    first, _, rest = final.text.partition("\n")
-    assert first.strip() and not first.startswith(("=", ">")), final.text
-    if renamed:  # a name (the test model, sampled, may run on in it to the token limit), then "(x):"
-        assert re.fullmatch(r" [A-Za-z_$][\w$]*\(x\):", first) or (
-            final.finish_reason == "length" and re.fullmatch(r" [A-Za-z_$][\w$]*", first)), final.text
-    if final.finish_reason != "length" or rest:
-        assert rest.startswith(">>>>>>> REPLACE\n"), final.text
+                                          grammar=rename_grammar(" ", "(x):", [(other, " ", "():")]))).wait(300)
+    pattern = (r" [A-Za-z_$][\w$]*\(x\):\n>>>>>>> REPLACE\n(\n?" + re.escape(other)
+               + r" [A-Za-z_$][\w$]*\(\):\n>>>>>>> REPLACE\n)?")
+    if final.finish_reason != "length":
+        assert re.fullmatch(pattern, final.text), final.text
+    else:  # the test model, sampled, may run on in a name to the token limit
+        assert re.match(r" [A-Za-z_$]", final.text), final.text
 
 
 @pytest.mark.parametrize("seed", [4, 5, 6])
