@@ -104,7 +104,7 @@ def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
 
 _EDIT = re.compile(r"(?:^|[.!?:;\n]\s*|\band\s+)(?:(?:please|now|then|so|and|can you|could you|would you|let's|"
                    r"i want you to),?\s+)*(?:fix|change|rename|refactor|implement|add|update|correct|patch|repair|"
-                   r"modify|edit|replace|remove|delete|extract|export|make|drop|refuse|give|write|move|propose)\b|"
+                   r"modify|edit|replace|remove|delete|extract|export|make|drop|refuse|give|move|propose)\b|"
                    r"\b(?:the|a|me the) (?:diff|patch)\b", re.IGNORECASE)
 
 

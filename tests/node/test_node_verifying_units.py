@@ -36,7 +36,8 @@ def test_which_questions_ask_for_the_edit_itself() -> None:
         assert asks_to_edit(question), question
     for question in ("Where is the bug?", "test_x fails: why?", "Importing it crashes with the trace below",
                      "It returns the wrong day.", "Trace the test down to the code that computes the key.",
-                     "How is the cache keyed?", "What does add do?", "Why does update() fix the key twice?"):
+                     "How is the cache keyed?", "What does add do?", "Why does update() fix the key twice?",
+                     "Write a Python function named read_file that returns a file's text."):  # code, not an edit
         assert not asks_to_edit(question), question
 
 
