@@ -198,8 +198,8 @@ def _renamed_lines(workspace: Workspace, question: str) -> list[tuple[str, str, 
         return []
     tests = bool(_TESTS.search(question))
     renamed: list[tuple[str, str, str]] = []
-    for dotted in dict.fromkeys(_DOTTED.findall(question[found.end():])):  # Duration.totimedelta: the method
-        name = dotted.rstrip(".").rsplit(".", 1)[-1]
+    names = (dotted.rstrip(".").rsplit(".", 1)[-1] for dotted in _DOTTED.findall(question[found.end():]))
+    for name in dict.fromkeys(names):  # Duration.totimedelta: the method, not its class; each name once
         for place in workspace.find_symbol(name) if len(name) >= 3 and len(renamed) < 3 else ():
             if is_test_path(place.path) and not tests:
                 continue

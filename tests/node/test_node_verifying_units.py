@@ -288,6 +288,7 @@ def test_a_rename_question_opens_the_edit_step_at_the_definitions_it_names(tmp_p
     method = ("pkg/duration.py\n<<<<<<< SEARCH\n    def totimedelta(self):\n=======\n    def", " ", "(self):")
     assert _renamed_lines(workspace, "Rename Duration.totimedelta to to_timedelta.") == [method]  # not the class
     assert _renamed_lines(workspace, "Please rename the totimedelta method, and its callers") == [method]
+    assert _renamed_lines(workspace, "Rename totimedelta, but keep Duration.totimedelta working") == [method]
     assert _renamed_lines(workspace, "Rename totimedelta and parse to to_timedelta and parse_duration.") == [
         method, ("pkg/duration.py\n<<<<<<< SEARCH\ndef parse(text):\n=======\ndef", " ", "(text):")]
     assert _renamed_lines(workspace, "Rename this function to to_timedelta.") == []  # it names none defined
