@@ -642,20 +642,22 @@ class Node:
                          notes: list[str]) -> tuple[FinalEvent, ProposedEdits]:
         """The answer asked for a change and wrote no edit block (the 0.5B spends most of such answers on a table
         of the files): one more step asks for the change it described as edit blocks alone, after the answer
-        (Aider's architect/editor split; the answer is in the prefix cache, so only the request is prefilled).
-        Its blocks are appended to the answer, streamed after it; the thread records the answer with them."""
+        (Aider's architect/editor split; the answer is in the prefix cache, so only the request is prefilled),
+        drawn under a grammar: renames alone for a rename question (:func:`_renamed_lines`), else blocks on the
+        definitions named (:func:`_edit_step_files`). Its blocks are appended to the answer, streamed after it;
+        the thread records the answer with them."""
         planner = state.planner
         assert planner is not None
         ids = await asyncio.to_thread(planner.step_ids, plan, [ToolStep(call=final.text, result=edit_step_request())])
         cached = engine.predict_cached(ids)
-        files = await asyncio.to_thread(_edit_step_files, workspace, final.text, plan.files_in_prompt(),
-                                        request.prompt)
         renames = await asyncio.to_thread(_renamed_lines, workspace, request.prompt)
         opened = renames[0][0] if renames else ""
         if opened:  # written in: prefilled with the request, never decoded
             ids = [*ids, *engine.tokenizer.encode(opened)]
             grammar = rename_grammar(renames[0][1], renames[0][2], renames[1:])
         else:
+            files = await asyncio.to_thread(_edit_step_files, workspace, final.text, plan.files_in_prompt(),
+                                            request.prompt)
             grammar = edit_blocks_grammar(files) if files else ""
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids), cached)))
         await _emit(on_event, TurnEvent(kind="chunk", text="\n\n" + opened))
