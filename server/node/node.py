@@ -171,7 +171,7 @@ def _edit_step_files(workspace: Workspace, answer: str, shown: tuple[str, ...], 
         return places
     named = [path for path in dict.fromkeys(_PATHLIKE.findall(answer)) if path in shown]
     for path in dict.fromkeys([*named, *shown]):
-        if len(places) >= _EDIT_STEP_PLACES - 1:
+        if len(places) >= _EDIT_STEP_PLACES:
             break
         if not (is_test_path(path) and not tests) and (text := text_of(path)):
             places.append((path, text))

@@ -688,7 +688,8 @@ class VerifyJob:
                                              tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens,
                                              check_s=0.0)
             return _Tried(result=result, draft=draft, edits=edits)
-        if broken := await asyncio.to_thread(_unparsable, edits):  # it cannot pass: the check (the user's, maybe minutes long) is not run for it
+        # one that does not parse cannot pass: the check (the user's, maybe minutes long) is not run for it
+        if broken := await asyncio.to_thread(_unparsable, edits):
             result = msgspec.structs.replace(base, outcome="does_not_parse", output_tail="\n".join(broken))
             self._checked[key] = result
             return _Tried(result=result, draft=draft, edits=edits)

@@ -35,19 +35,26 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def _runs(prefix: str, text: str, limit: int = _MAX_LINES) -> tuple[list[str], list[str]]:
+    """The rules of runs of consecutive lines of ``text`` (its first ``limit``, trailing blank ones left out):
+    one rule per line (``{prefix}{i}``) whose only continuation is the next line, and the rules a run may start
+    at (a non-blank line)."""
+    lines = [line.rstrip() for line in text.splitlines()[:limit]]
+    while lines and not lines[-1]:
+        lines.pop()
+    rules = [f"{prefix}{i} ::= {_literal(line + chr(10))}" + (f" {prefix}{i + 1}?" if i + 1 < len(lines) else "")
+             for i, line in enumerate(lines)]
+    return rules, [f"{prefix}{i}" for i, line in enumerate(lines) if line]
+
+
 def edit_block_grammar(path: str, text: str) -> str:
     """EBNF (root rule ``root``) of one edit block on ``path`` whose SEARCH lines are consecutive lines of
     ``text``."""
-    lines = [line.rstrip() for line in text.splitlines()[:_MAX_LINES]]
-    while lines and not lines[-1]:
-        lines.pop()
-    rules = [f"l{i} ::= {_literal(line + chr(10))}" + (f" l{i + 1}?" if i + 1 < len(lines) else "")
-             for i, line in enumerate(lines)]
-    starts = " | ".join(f"l{i}" for i, line in enumerate(lines) if line) or _literal("\n")
+    rules, starts = _runs("l", text)
     return "\n".join([
         f'root ::= {_literal(path + chr(10))} "<<<<<<< SEARCH\\n" search "=======\\n" '
         f'new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',
-        f"search ::= {starts}",
+        f"search ::= {' | '.join(starts) or _literal(chr(10))}",
         *rules,
         'new ::= ([^\\n=>] [^\\n]*)? "\\n"',
     ])
@@ -67,18 +74,14 @@ def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3) -> st
     alternatives: list[str] = []
     budget = _EDIT_STEP_LINES
     for k, (path, text) in enumerate(files):
-        lines = [line.rstrip() for line in text.splitlines()[:min(_MAX_LINES, budget)]]
-        while lines and not lines[-1]:
-            lines.pop()
-        if not any(lines):
-            continue
-        budget -= len(lines)
-        rules += [f"l{k}_{i} ::= {_literal(line + chr(10))}" + (f" l{k}_{i + 1}?" if i + 1 < len(lines) else "")
-                  for i, line in enumerate(lines)]
-        rules.append(f"s{k} ::= " + " | ".join(f"l{k}_{i}" for i, line in enumerate(lines) if line))
-        alternatives.append(f"{_literal(path + chr(10))} {_literal('<<<<<<< SEARCH' + chr(10))} s{k}")
         if budget <= 0:
             break
+        runs, starts = _runs(f"l{k}_", text, min(_MAX_LINES, budget))
+        if not starts:
+            continue
+        budget -= len(runs)
+        rules += [*runs, f"s{k} ::= " + " | ".join(starts)]
+        alternatives.append(f"{_literal(path + chr(10))} {_literal('<<<<<<< SEARCH' + chr(10))} s{k}")
     if not alternatives:
         raise ValueError("no file with lines to search")
     return "\n".join([
@@ -93,13 +96,14 @@ def rename_grammar(blank: str, rest: str, others: Sequence[tuple[str, str, str]]
     """EBNF (root rule ``root``) of a rename question's edit step, written in up to the first renamed
     definition's name (:func:`contenox.node.node` opens its block there): ``blank``, the new name, ``rest`` (the
     line after the name as it is) and the block's end; then, for each of ``others`` ((opening, blank, rest): another
-    definition the question renames, its block written up to its name), that block with a new name, as many blocks
-    as there are others. Nothing else: a rename question's step renames, and the rename reaches every use (the 0.5B, its
-    blocks free after the first, also dropped a class's base class in another file)."""
+    definition the question renames, its block written up to its name), that block with a new name, as many
+    blocks as there are others. Nothing else: a rename question's step renames, and the rename reaches every use
+    (the 0.5B, its blocks free after the first, also dropped a class's base class in another file)."""
     name = "[A-Za-z_$] [A-Za-z0-9_$]*"
 
     def renamed(blank: str, rest: str) -> str:
-        return (f"{_literal(blank)} " if blank else "") + f"{name} {_literal(rest + chr(10) + '>>>>>>> REPLACE' + chr(10))}"
+        end = _literal(f"{rest}\n>>>>>>> REPLACE\n")
+        return (f"{_literal(blank)} " if blank else "") + f"{name} {end}"
 
     rules = [f"root ::= {renamed(blank, rest)}" + (f' ("\\n"? more){{0,{len(others)}}}' if others else "")]
     if others:
