@@ -98,7 +98,7 @@ if TYPE_CHECKING:
     from contenox.planner import Chunk, Explain, Planner, TurnPlan
     from contenox.runtime_ov import EngineLike, FinalEvent
     from contenox.verify import ConsentStore, Verification
-    from contenox.workspace import ChangeEvent, RelatedHit, SymbolInfo, Workspace
+    from contenox.workspace import ChangeEvent, RelatedHit, SymbolInfo, SymbolLocation, Workspace
 
 __all__ = ["Node"]
 
@@ -180,9 +180,13 @@ def _edit_step_files(workspace: Workspace, answer: str, shown: tuple[str, ...], 
 
 _RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+_RENAME_HERE = re.compile(r"\brenam(?:e|ing)\s+(?:(?:this|the\s+(?:selected|current|highlighted))\s+"
+                          r"(function|method|class|definition|def|type|symbol)\b|it\b)", re.IGNORECASE)
+"""A rename of the definition in front of the user ("Rename this function to ...", "rename it"): the place decides."""
 
 
-def _renamed_lines(workspace: Workspace, question: str) -> list[tuple[str, str, str]]:
+def _renamed_lines(workspace: Workspace, question: str,
+                   place: tuple[str, int, int] | None = None) -> list[tuple[str, str, str]]:
     """A question that asks to rename definitions it names: for each (up to three), its block written in up to
     the name, the definition's first line as the SEARCH part and, as its replacement, the line up to the name
     without the blank before it ("path\n<<<<<<< SEARCH\n    def old(self):\n=======\n    def"), that blank
@@ -192,28 +196,65 @@ def _renamed_lines(workspace: Workspace, question: str) -> list[tuple[str, str, 
     stays as it is, and the rename reaches every use. (The 0.5B, asked for the blocks of "rename int_to_bytes to
     encode_int", changed the function's body; opened at the line, it renamed ``parse_stream`` and rewrote its
     parameters too.) The names after "rename" that the workspace defines, outside tests unless the question
-    speaks of them; none when it asks no rename."""
+    speaks of them; for "rename this function" (or "rename it"), the definition at the editor's ``place`` (its
+    path and selected lines), the innermost one there of the kind asked; none when it asks no rename."""
     found = _RENAME.search(question)
     if found is None:
         return []
+    here = _RENAME_HERE.search(question)
+    if here is not None:
+        located = _definition_at(workspace, place, (here.group(1) or "").lower()) if place is not None else None
+        renamed = _renamed_line(workspace, located) if located is not None else None
+        return [renamed] if renamed is not None else []
     tests = bool(_TESTS.search(question))
     renamed: list[tuple[str, str, str]] = []
     names = (dotted.rstrip(".").rsplit(".", 1)[-1] for dotted in _DOTTED.findall(question[found.end():]))
     for name in dict.fromkeys(names):  # Duration.totimedelta: the method, not its class; each name once
-        for place in workspace.find_symbol(name) if len(name) >= 3 and len(renamed) < 3 else ():
-            if is_test_path(place.path) and not tests:
+        for place_ in workspace.find_symbol(name) if len(name) >= 3 and len(renamed) < 3 else ():
+            if is_test_path(place_.path) and not tests:
                 continue
-            try:
-                line = workspace.read_text(place.path).splitlines()[place.line - 1]
-            except (ContenoxError, IndexError):
-                continue
-            if at := re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", line):
-                before = line[:at.start()]
-                kept = before.rstrip()
-                renamed.append((f"{place.path}\n<<<<<<< SEARCH\n{line}\n=======\n{kept}", before[len(kept):],
-                                line[at.end():]))
+            if (block := _renamed_line(workspace, place_)) is not None:
+                renamed.append(block)
                 break
     return renamed
+
+
+def _renamed_line(workspace: Workspace, place: SymbolLocation) -> tuple[str, str, str] | None:
+    """:func:`_renamed_lines`'s block for one definition, or None when its first line does not hold its name."""
+    try:
+        line = workspace.read_text(place.path).splitlines()[place.line - 1]
+    except (ContenoxError, IndexError):
+        return None
+    at = re.search(rf"(?<![\w$]){re.escape(place.name)}(?![\w$])", line)
+    if at is None:
+        return None
+    before = line[:at.start()]
+    kept = before.rstrip()
+    return f"{place.path}\n<<<<<<< SEARCH\n{line}\n=======\n{kept}", before[len(kept):], line[at.end():]
+
+
+_CLASS_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"})
+
+
+def _definition_at(workspace: Workspace, place: tuple[str, int, int], kind: str) -> SymbolLocation | None:
+    """The definition the editor's place is in (``(path, first, last)`` selected lines): the innermost one
+    holding the selection's first line, else the first one that begins inside the selection (a selection that
+    starts on a decorator or a blank line above); a class when ``kind`` asks for one, else a function or method
+    when it asks for one."""
+    path, first, last = place
+    for line in range(first, max(first, min(last, first + 40)) + 1):
+        chunk = workspace.chunk_at(path, line)
+        if chunk is None or chunk.kind == "module":
+            continue
+        parts = chunk.name.split(".")  # Signer.unsign: the method, or its class when a class is asked for
+        wanted = parts[0] if kind in _CLASS_KINDS and len(parts) > 1 else parts[-1]
+        held = [found for found in workspace.find_symbol(wanted)
+                if found.path == chunk.path and found.line <= max(line, chunk.start_line) <= found.end_line]
+        if kind in _CLASS_KINDS:
+            held = [found for found in held if found.kind in _CLASS_KINDS] or held
+        if held:
+            return max(held, key=lambda found: found.line)  # the innermost
+    return None
 
 
 def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[str, ...]:
@@ -595,11 +636,13 @@ class Node:
         stepped = False  # the edits came from the edit step
         if tool_edits:  # the agent's proposed edits first, then any the final answer wrote
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
-        elif (self.config.planner.edit_step and not steps and not edits.edits and not edits.problems
+        elif (self.config.planner.edit_step and not steps and not edits.edits
               and final.finish_reason != "cancelled" and asks_to_edit(request.prompt)
               and not asks_only_to_read(request.prompt)):
+            place = ((question.open_file, *question.selection_lines)
+                     if question.open_file and question.selection_lines else None)
             final, edits = await self._edit_step(engine, state, workspace, turn_plan, request, final, max_new,
-                                                 on_event, step_notes)
+                                                 on_event, step_notes, place, edits)
             stepped = bool(edits.edits)
         verification = None
         agent_steps = len(steps)
@@ -639,9 +682,11 @@ class Node:
 
     async def _edit_step(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, plan: TurnPlan,
                          request: TurnRequest, final: FinalEvent, max_new: int, on_event: EventCallback | None,
-                         notes: list[str]) -> tuple[FinalEvent, ProposedEdits]:
-        """The answer asked for a change and wrote no edit block (the 0.5B spends most of such answers on a table
-        of the files): one more step asks for the change it described as edit blocks alone, after the answer
+                         notes: list[str], place: tuple[str, int, int] | None,
+                         written: ProposedEdits) -> tuple[FinalEvent, ProposedEdits]:
+        """The answer asked for a change and wrote no edit that applies (the 0.5B spends most of such answers on a
+        table of the files, and the code it quotes may not resolve: ``written``'s problems, named in the note):
+        one more step asks for the change it described as edit blocks alone, after the answer
         (Aider's architect/editor split; the answer is in the prefix cache, so only the request is prefilled),
         drawn under a grammar: renames alone for a rename question (:func:`_renamed_lines`), else blocks on the
         definitions named (:func:`_edit_step_files`). Its blocks are appended to the answer, streamed after it;
@@ -650,7 +695,7 @@ class Node:
         assert planner is not None
         ids = await asyncio.to_thread(planner.step_ids, plan, [ToolStep(call=final.text, result=edit_step_request())])
         cached = engine.predict_cached(ids)
-        renames = await asyncio.to_thread(_renamed_lines, workspace, request.prompt)
+        renames = await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place)
         opened = renames[0][0] if renames else ""
         if opened:  # written in: prefilled with the request, never decoded
             ids = [*ids, *engine.tokenizer.encode(opened)]
@@ -671,13 +716,17 @@ class Node:
             notes.append("the edit step renames: its block was opened at the line of each definition the question "
                          "asks to rename (" + "; ".join(f"{r[0].splitlines()[0]}: {r[0].splitlines()[2].strip()}"
                                                         for r in renames) + ")")
+        wrote = ("the answer asked for a change wrote no edit block" if not written.problems else
+                 f"the answer asked for a change wrote no edit that applies ({'; '.join(written.problems)})")
         if edits.edits:
-            notes.append(f"the answer asked for a change wrote no edit block; asked for one after it, it wrote "
-                         f"{len(edits.edits)} file edit(s) ({', '.join(e.path for e in edits.edits)}; {took})")
+            notes.append(f"{wrote}; asked for one after it, it wrote {len(edits.edits)} file edit(s) "
+                         f"({', '.join(e.path for e in edits.edits)}; {took})")
         else:
-            notes.append(f"the answer asked for a change wrote no edit block; asked for one after it, it wrote "
-                         f"none that applies ({'; '.join(edits.problems) or 'no edit block'}; {took})")
+            notes.append(f"{wrote}; asked for one after it, it wrote none that applies "
+                         f"({'; '.join(edits.problems) or 'no edit block'}; {took})")
         text = f"{final.text.rstrip()}\n\n{step.text.strip()}"
+        if not edits.edits and written.problems:  # neither applies: both say why
+            edits = msgspec.structs.replace(edits, problems=(*written.problems, *edits.problems))
         return msgspec.structs.replace(final, text=text, token_ids=[*final.token_ids, *step.token_ids],
                                        finish_reason=step.finish_reason), edits
 

@@ -231,6 +231,29 @@ async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and
     assert (repo / "util.py").read_text() == "def helper(x):\n    return x + 1\n"
 
 
+async def test_rename_this_function_opens_the_edit_step_at_the_editor_s_place_after_an_edit_that_did_not_apply(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Rename this function" names nothing: the definition at the editor's selection is the one renamed; and an
+    answer whose edit block does not resolve (its SEARCH is no line of the file) is no edit: the step follows,
+    and the note names why the answer's own did not apply."""
+    util = "def helper(x):\n    return x + 1\n\n\ndef other(y):\n    return y\n"
+    repo = make_repo(tmp_path / "repo", {"util.py": util, "tests/test_util.py": TEST})
+    unresolved = "util.py\n<<<<<<< SEARCH\ndef helpr(x):\n=======\ndef plus_one(x):\n>>>>>>> REPLACE\n"
+    script = scripted(monkeypatch, unresolved, " plus_one(x):\n>>>>>>> REPLACE\n")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename this function to plus_one.", verify=True,
+                                          open_file=str(repo / "util.py"), selection_lines=(1, 2),
+                                          env=_request(repo).env))
+    opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef"
+    tokenizer = (await node.engine()).tokenizer
+    assert tokenizer.decode(script.prompts[1]).endswith(opened)
+    assert sorted(e.path for e in outcome.edits.edits) == ["tests/test_util.py", "util.py"]
+    assert "+def plus_one(x):" in outcome.edits.diff and "def other" not in outcome.edits.diff
+    notes = "\n".join(outcome.explain.notes)
+    assert "the answer asked for a change wrote no edit that applies (" in notes
+    assert "asked for one after it, it wrote 2 file edit(s)" in notes
+    assert (repo / "util.py").read_text() == util
+
+
 async def test_a_candidate_that_does_not_parse_is_not_checked_and_says_why(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A candidate whose file no longer parses cannot pass: the check (the user's command, maybe minutes long) is

@@ -292,6 +292,15 @@ def test_a_rename_question_opens_the_edit_step_at_the_definitions_it_names(tmp_p
     assert _renamed_lines(workspace, "Rename totimedelta and parse to to_timedelta and parse_duration.") == [
         method, ("pkg/duration.py\n<<<<<<< SEARCH\ndef parse(text):\n=======\ndef", " ", "(text):")]
     assert _renamed_lines(workspace, "Rename this function to to_timedelta.") == []  # it names none defined
+    # "this function": the definition at the editor's place, the innermost of the kind asked
+    assert _renamed_lines(workspace, "Rename this function to to_timedelta.", ("pkg/duration.py", 6, 6)) == [method]
+    assert _renamed_lines(workspace, "rename it, please", ("pkg/duration.py", 5, 5)) == [method]
+    assert _renamed_lines(workspace, "Rename this class to Span.", ("pkg/duration.py", 6, 6)) == [
+        ("pkg/duration.py\n<<<<<<< SEARCH\nclass Duration:\n=======\nclass", " ", ":")]
+    # a selection that starts above the definition (a blank line, a decorator): the first definition inside it
+    assert _renamed_lines(workspace, "Rename this function.", ("pkg/duration.py", 8, 10)) == [
+        ("pkg/duration.py\n<<<<<<< SEARCH\ndef parse(text):\n=======\ndef", " ", "(text):")]
+    assert _renamed_lines(workspace, "Rename this function.", ("pkg/missing.py", 1, 1)) == []
     assert _renamed_lines(workspace, "Fix totimedelta.") == []  # no rename asked
     assert _renamed_lines(workspace, "Rename test_totimedelta to test_days.") == []  # tests not asked
 
