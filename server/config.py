@@ -114,6 +114,9 @@ class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     prefix cache, so the step prefills only the request). The step is drawn under a grammar of edit blocks on the
     definitions the question and the answer name (a rename question's step begins at the renamed definition's
     line). Named in explain-context."""
+    continue_edits: bool = True
+    """An answer (or edit step) that ran out of tokens inside an edit block goes on once, for up to as many more,
+    from where it stopped (the answer so far is in the prefix cache), so the block can close and apply."""
 
 
 class CompletionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -178,6 +178,12 @@ def _edit_step_files(workspace: Workspace, answer: str, shown: tuple[str, ...], 
     return places
 
 
+def _open_edit_block(text: str) -> bool:
+    """``text`` ends inside an edit block: its last ``<<<<<<< SEARCH`` has no ``>>>>>>> REPLACE`` after it."""
+    opened = text.rfind("<<<<<<< SEARCH")
+    return opened >= 0 and text.find(">>>>>>> REPLACE", opened) < 0
+
+
 _RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 _RENAME_HERE = re.compile(r"\brenam(?:e|ing)\s+(?:(?:this|the\s+(?:selected|current|highlighted))\s+"
@@ -631,6 +637,9 @@ class Node:
             raise
         if self._warmer is not None:
             self._warmer.after_turn()
+        if not steps and not answer_grammar and self.config.planner.continue_edits:
+            final = await self._continue_block(engine, state, turn_plan.token_ids, final, max_new, on_event,
+                                               step_notes, "the answer")
         edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt(),
                                         request.prompt)
         stepped = False  # the edits came from the edit step
@@ -707,6 +716,8 @@ class Node:
         await _emit(on_event, TurnEvent(kind="state", state="prefill", text=prefill_detail(cached, len(ids), cached)))
         await _emit(on_event, TurnEvent(kind="chunk", text="\n\n" + opened))
         step = await self._generate(engine, state, ids, cached, max_new, on_event, grammar=grammar)
+        if self.config.planner.continue_edits:  # free: the grammar's replacement lines are free text too
+            step = await self._continue_block(engine, state, ids, step, max_new, on_event, notes, "the edit step")
         step = msgspec.structs.replace(step, text=opened + step.text)
         edits = await asyncio.to_thread(_proposed_edits, step.text, workspace, plan.files_in_prompt(),
                                         request.prompt)
@@ -729,6 +740,26 @@ class Node:
             edits = msgspec.structs.replace(edits, problems=(*written.problems, *edits.problems))
         return msgspec.structs.replace(final, text=text, token_ids=[*final.token_ids, *step.token_ids],
                                        finish_reason=step.finish_reason), edits
+
+    async def _continue_block(self, engine: EngineLike, state: WorkspaceState, ids: list[int], final: FinalEvent,
+                              max_new: int, on_event: EventCallback | None, notes: list[str],
+                              what: str) -> FinalEvent:
+        """An answer that ran out of tokens inside an edit block (the 1.5B searches a function's first line and
+        writes the whole function again as its replacement: 60 lines are more than 512 tokens) goes on from where
+        it stopped, once, for up to ``max_new`` more tokens (Aider's "infinite output": the answer so far is the
+        prefix, in the cache, so only its last token is computed); the block may then close and apply. Named in
+        explain-context."""
+        if final.finish_reason != "length" or not _open_edit_block(final.text):
+            return final
+        ids = [*ids, *final.token_ids]
+        more = await self._generate(engine, state, ids, engine.predict_cached(ids), max_new, on_event)
+        closed = "still open" if _open_edit_block(final.text + more.text) else "the block closed"
+        notes.append(f"{what} ran out of its {max_new} tokens inside an edit block: continued for "
+                     f"{len(more.token_ids)} more ({closed}; {more.metrics.measured_recomputed_tokens} prompt tokens "
+                     "computed)")
+        return msgspec.structs.replace(final, text=final.text + more.text, token_ids=[*final.token_ids,
+                                                                                      *more.token_ids],
+                                       finish_reason=more.finish_reason)
 
     async def _verify(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, request: TurnRequest,
                       plan: TurnPlan, final: FinalEvent, edits: ProposedEdits, max_new: int,

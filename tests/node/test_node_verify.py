@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ from contenox.node import Node, backend
 from contenox.node.contract import TurnEvent, TurnRequest
 from contenox.runtime_ov import InstalledModel, RequestHandle
 from contenox.runtime_ov.certification import CERTIFICATION_FILE
-from support.agent_kit import Script, certified_home
+from support.agent_kit import CUT, Script, certified_home
 from support.gitrepo import git, make_repo
 
 pytestmark = pytest.mark.slow
@@ -252,6 +253,36 @@ async def test_rename_this_function_opens_the_edit_step_at_the_editor_s_place_af
     assert "the answer asked for a change wrote no edit that applies (" in notes
     assert "asked for one after it, it wrote 2 file edit(s)" in notes
     assert (repo / "util.py").read_text() == util
+
+
+async def test_an_answer_cut_short_inside_an_edit_block_goes_on_from_its_end_and_its_block_is_checked(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer ran out of tokens in the middle of its block's replacement: it goes on once from where it
+    stopped (its own tokens the prompt), the block closes, applies and passes; explain-context names it."""
+    repo = _repo(tmp_path)
+    script = scripted(monkeypatch, "helper is off by one.\n\nutil.py\n<<<<<<< SEARCH\n    return x - 1\n=======\n"
+                      "    return x" + CUT, " + 1\n>>>>>>> REPLACE\n", block("x - 3"), block("x - 4"),
+                      block("x - 5"))
+    outcome = await node.turn(_request(repo, verify=True))
+    tokenizer = (await node.engine()).tokenizer
+    assert tokenizer.decode(script.prompts[1]).endswith("=======\n    return x")  # the answer so far: the prompt
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 1, report
+    assert "+    return x + 1" in outcome.edits.diff
+    notes = "\n".join(outcome.explain.notes)
+    assert re.search(r"the answer ran out of its \d+ tokens inside an edit block: continued for \d+ more "
+                     r"\(the block closed; \d+ prompt tokens computed\)", notes), notes
+    assert (repo / "util.py").read_text() == UTIL
+
+
+async def test_an_answer_cut_short_outside_an_edit_block_is_left_as_it_is(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    scripted(monkeypatch, WRONG + "\nAnother thought" + CUT, RIGHT, block("x - 3"), block("x - 4"))
+    outcome = await node.turn(_request(repo, verify=True))
+    assert not any("ran out of its" in note for note in outcome.explain.notes)
+    report = outcome.verification
+    assert report is not None and report.candidates[0].outcome == "failed" and report.chosen == 2
 
 
 async def test_a_candidate_that_does_not_parse_is_not_checked_and_says_why(

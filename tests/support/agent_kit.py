@@ -33,6 +33,8 @@ from contenox.runtime_ov.certification import CERTIFICATION_FILE, Certification
 
 HANG = "<<hang until cancelled>>"
 """A scripted answer that streams a little and then waits for a cancel."""
+CUT = "\x00cut"
+"""An answer ending in this is cut there as by the token limit (finish reason "length"), the marker dropped."""
 
 
 def certified_home(root: Path, model: InstalledModel) -> Path:
@@ -138,10 +140,12 @@ class Script:
 
     @staticmethod
     def _answer(handle: RequestHandle, engine: Any, text: str, metrics: RequestMetrics) -> None:
+        reason = "length" if text.endswith(CUT) else "stop"
+        text = text.removesuffix(CUT)
         third = max(1, len(text) // 3)
         for start in range(0, len(text), third):  # streamed in pieces, as the engine does
             handle.emit(TokenEvent(token_ids=[], text=text[start:start + third]))
-        handle.finish(msgspec.structs.replace(_final(engine, text, metrics.prompt_tokens, "stop"), metrics=metrics))
+        handle.finish(msgspec.structs.replace(_final(engine, text, metrics.prompt_tokens, reason), metrics=metrics))
 
 
 def _final(engine: Any, text: str, prompt_tokens: int, reason: str) -> FinalEvent:
