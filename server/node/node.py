@@ -137,8 +137,9 @@ _TESTS = re.compile(r"\btests?\b", re.IGNORECASE)
 
 def _edit_step_files(workspace: Workspace, answer: str, shown: tuple[str, ...], question: str) -> list[tuple[str, str]]:
     """What an edit step's blocks may edit (its grammar's SEARCH runs), localized as Agentless edits: the
-    definitions the question names, then those the answer marks as code, each its own lines (up to 150); with
-    none found, the files the answer names, then the prompt's. Test files only when the question speaks of tests
+    definitions the question names, then those the answer marks as code, each its own lines (up to 150); then
+    the prompt's files the question or the answer names by path that hold none of those, whole; with no place
+    found, the prompt's files in order. Test files only when the question speaks of tests
     ("the tests included"; naming a test function is not asking to change it); at most
     :data:`_EDIT_STEP_PLACES`."""
     tests = bool(_TESTS.search(question))
@@ -167,13 +168,15 @@ def _edit_step_files(workspace: Workspace, answer: str, shown: tuple[str, ...], 
             seen.add((found.path, found.line))
             end = min(found.end_line, found.line + _EDIT_STEP_DEFINITION_LINES - 1)
             places.append((found.path, "\n".join(text.splitlines()[found.line - 1:end]) + "\n"))
-    if places:
-        return places
-    named = [path for path in dict.fromkeys(_PATHLIKE.findall(answer)) if path in shown]
-    for path in dict.fromkeys([*named, *shown]):
+    # then the files the question or the answer names by path that no definition above is in (setup.py's
+    # python_requires, a package's __init__.py and its __all__: a change there is no definition's); with no
+    # place at all, the prompt's files too
+    named = [path for path in dict.fromkeys(_PATHLIKE.findall(f"{question}\n{answer}")) if path in shown]
+    held = {path for path, _ in places}
+    for path in dict.fromkeys([*named, *(() if places else shown)]):
         if len(places) >= _EDIT_STEP_PLACES:
             break
-        if not (is_test_path(path) and not tests) and (text := text_of(path)):
+        if path not in held and not (is_test_path(path) and not tests) and (text := text_of(path)):
             places.append((path, text))
     return places
 

@@ -262,16 +262,22 @@ def test_an_edit_step_searches_the_definitions_the_question_then_the_answer_name
     codec = "import struct\n\n\ndef int_to_bytes(num):\n    return struct.pack('>Q', num)\n\n\ndef other():\n    return 1\n"
     timed = "from .codec import int_to_bytes\n\n\ndef stamp(now):\n    return int_to_bytes(now)\n"
     test = "from pkg.codec import int_to_bytes\n\n\ndef test_int_to_bytes():\n    assert int_to_bytes(1)\n"
-    root = make_repo(tmp_path / "repo", {"pkg/codec.py": codec, "pkg/timed.py": timed, "tests/test_codec.py": test})
+    setup = "from setuptools import setup\n\nsetup(name='pkg', python_requires='>=3.8')\n"
+    root = make_repo(tmp_path / "repo", {"pkg/codec.py": codec, "pkg/timed.py": timed, "tests/test_codec.py": test,
+                                         "setup.py": setup})
     workspace = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
-    shown = ("pkg/timed.py", "pkg/codec.py", "tests/test_codec.py")
+    shown = ("pkg/timed.py", "pkg/codec.py", "tests/test_codec.py", "setup.py")
+    # a file named by path that holds no definition named (a setting, an export list) comes after the definitions
+    assert _edit_step_files(workspace, "In `setup.py`, raise python_requires; `int_to_bytes` stays", shown,
+                            "Drop Python 3.8.") == [
+        ("pkg/codec.py", "def int_to_bytes(num):\n    return struct.pack('>Q', num)\n"), ("setup.py", setup)]
     places = _edit_step_files(workspace, "| pkg/timed.py | `stamp` |", shown, "Rename int_to_bytes to encode_int.")
     assert places == [("pkg/codec.py", "def int_to_bytes(num):\n    return struct.pack('>Q', num)\n"),
                       ("pkg/timed.py", "def stamp(now):\n    return int_to_bytes(now)\n")]
     with_tests = _edit_step_files(workspace, "", shown, "Rename test_int_to_bytes, the tests included.")
     assert [path for path, _ in with_tests] == ["tests/test_codec.py"]
     assert _edit_step_files(workspace, "", shown, "test_int_to_bytes fails. Fix it.") == [
-        ("pkg/timed.py", timed), ("pkg/codec.py", codec)]  # a test named is not a test to change; no definition
+        ("pkg/timed.py", timed), ("pkg/codec.py", codec), ("setup.py", setup)]  # a test named is not to change
 
 
 def test_a_rename_question_opens_the_edit_step_at_the_definitions_it_names(tmp_path: Path) -> None:
