@@ -1,7 +1,9 @@
 """Renaming one identifier in one file's text, by its syntax tree: what a rename refactoring does per file.
 
 Only identifier tokens change: never text in strings or comments, never a longer name that contains the
-old one. In JavaScript and TypeScript a property name (``obj.name``, ``{name: 1}``) is left as it is, since
+old one; the one string that is a reference is a Python module's export list: an ``__all__ = [...]`` (or ``+=``)
+entry that is exactly the old name is renamed with it, as rope and PyCharm rename it (left as it was, the
+package's ``from m import *`` and ``__all__`` check would name a definition that no longer exists). In JavaScript and TypeScript a property name (``obj.name``, ``{name: 1}``) is left as it is, since
 it is part of an object's shape (a module's exports) rather than a reference to the definition, and a
 shorthand property (``{ name }``) becomes ``name: new_name`` so the object keeps its key.
 
@@ -72,11 +74,30 @@ def rename_identifier(path: str, text: str, old: str, new: str, defining: bool) 
     tree = grammar(language).parser.parse(data)
     nodes = [n for n in _leaves(tree.root_node, old.encode("utf-8"))
              if not (language in _SCRIPT and n.type in _PROPERTY)]
+    exported = _exported(tree.root_node, old.encode("utf-8")) if language == "python" and nodes else []
     if not nodes or not (defining or language not in _IMPORTING or any(
             _in_import(n, language) for n in [*nodes, *_leaves(tree.root_node, new.encode("utf-8"))])):
         return text, 0
     out = bytearray(data)
-    for node in sorted(nodes, key=lambda n: n.start_byte, reverse=True):
+    for node in sorted([*nodes, *exported], key=lambda n: n.start_byte, reverse=True):
         replacement = f"{old}: {new}" if language in _SCRIPT and node.type in _SHORTHAND else new
         out[node.start_byte:node.end_byte] = replacement.encode("utf-8")
-    return out.decode("utf-8"), len(nodes)
+    return out.decode("utf-8"), len(nodes) + len(exported)
+
+
+def _exported(root: tree_sitter.Node, name: bytes) -> list[tree_sitter.Node]:
+    """The text of each string that is ``name`` in the module's top-level ``__all__`` lists (``__all__ = [...]``,
+    ``(...)``, ``+=``)."""
+    found: list[tree_sitter.Node] = []
+    for statement in root.children:
+        for assignment in statement.children if statement.type == "expression_statement" else ():
+            if assignment.type not in ("assignment", "augmented_assignment"):
+                continue
+            left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+            if left is None or right is None or left.text != b"__all__" or right.type not in ("list", "tuple"):
+                continue
+            for item in right.children:
+                content = [c for c in item.children if c.type == "string_content"] if item.type == "string" else []
+                if len(content) == 1 and content[0].text == name and len(item.children) == 3:
+                    found.append(content[0])
+    return found

@@ -38,6 +38,19 @@ def test_other_python_file_only_where_it_imports_the_name() -> None:
         "from pkg.keys import normalize_keys\n\nKEYS = normalize_keys('a')\n", 1)
 
 
+def test_a_python_export_list_entry_is_renamed_with_the_name() -> None:
+    """``__all__`` names the module's exports as strings: its entry follows the rename (as rope's does); any other
+    string, and an entry that only contains the name, stay."""
+    package = ('from pkg.keys import make_keys\n\n__all__ = [\n    "make_keys",\n    "make_keys_twice",\n]\n'
+               '__all__ += ("make_keys",)\nNAMES = ["make_keys"]\n')
+    text, count = rename_identifier("pkg/__init__.py", package, "make_keys", "normalize_keys", False)
+    assert text == package.replace('import make_keys', 'import normalize_keys').replace(
+        '    "make_keys",', '    "normalize_keys",').replace('("make_keys",)', '("normalize_keys",)')
+    assert count == 3 and 'NAMES = ["make_keys"]' in text and '"make_keys_twice"' in text
+    unrelated = '__all__ = ["make_keys"]\n\n\ndef f(make_keys):\n    return make_keys\n'  # no import: not a user
+    assert rename_identifier("pkg/other.py", unrelated, "make_keys", "normalize_keys", False) == (unrelated, 0)
+
+
 def test_javascript_objects_keep_their_keys() -> None:
     defining = ("const compare = (a, b) => a - b\nconst rcompare = (a, b) => compare(b, a)\n"
                 "const opts = { compare: 1 }\nmodule.exports = {\n  compare,\n  rcompare,\n}\n")
