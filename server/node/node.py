@@ -211,10 +211,10 @@ def _renamed_lines(workspace: Workspace, question: str,
     if found is None:
         return []
     here = _RENAME_HERE.search(question)
-    if here is not None:
-        located = _definition_at(workspace, place, (here.group(1) or "").lower()) if place is not None else None
-        renamed = _renamed_line(workspace, located) if located is not None else None
-        return [renamed] if renamed is not None else []
+    if here is not None and place is not None:  # else the names it gives, if any
+        located = _definition_at(workspace, place, (here.group(1) or "").lower())
+        if located is not None and (block := _renamed_line(workspace, located)) is not None:
+            return [block]
     tests = bool(_TESTS.search(question))
     renamed: list[tuple[str, str, str]] = []
     names = (dotted.rstrip(".").rsplit(".", 1)[-1] for dotted in _DOTTED.findall(question[found.end():]))
@@ -248,8 +248,7 @@ _CLASS_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type
 def _definition_at(workspace: Workspace, place: tuple[str, int, int], kind: str) -> SymbolLocation | None:
     """The definition the editor's place is in (``(path, first, last)`` selected lines): the innermost one
     holding the selection's first line, else the first one that begins inside the selection (a selection that
-    starts on a decorator or a blank line above); a class when ``kind`` asks for one, else a function or method
-    when it asks for one."""
+    starts on a decorator or a blank line above); the class around a method when ``kind`` asks for a class."""
     path, first, last = place
     for line in range(first, max(first, min(last, first + 40)) + 1):
         chunk = workspace.chunk_at(path, line)
@@ -258,7 +257,7 @@ def _definition_at(workspace: Workspace, place: tuple[str, int, int], kind: str)
         parts = chunk.name.split(".")  # Signer.unsign: the method, or its class when a class is asked for
         wanted = parts[0] if kind in _CLASS_KINDS and len(parts) > 1 else parts[-1]
         held = [found for found in workspace.find_symbol(wanted)
-                if found.path == chunk.path and found.line <= max(line, chunk.start_line) <= found.end_line]
+                if found.path == chunk.path and found.line <= line <= found.end_line]
         if kind in _CLASS_KINDS:
             held = [found for found in held if found.kind in _CLASS_KINDS] or held
         if held:
