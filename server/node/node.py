@@ -181,10 +181,17 @@ def _edit_step_files(workspace: Workspace, answer: str, shown: tuple[str, ...], 
     return places
 
 
-def _open_edit_block(text: str) -> bool:
-    """``text`` ends inside an edit block: its last ``<<<<<<< SEARCH`` has no ``>>>>>>> REPLACE`` after it."""
+_FENCE = re.compile(r"^\s*```", re.MULTILINE)
+
+
+def _open_edit_block(text: str, fences: bool = False) -> bool:
+    """``text`` ends inside an edit block: its last ``<<<<<<< SEARCH`` has no ``>>>>>>> REPLACE`` after it; with
+    ``fences``, also inside a code block (an odd number of ``` fence lines: a quoted definition being rewritten,
+    "here is the updated function", cut before its end does not parse)."""
     opened = text.rfind("<<<<<<< SEARCH")
-    return opened >= 0 and text.find(">>>>>>> REPLACE", opened) < 0
+    if opened >= 0 and text.find(">>>>>>> REPLACE", opened) < 0:
+        return True
+    return fences and len(_FENCE.findall(text)) % 2 == 1
 
 
 _RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
@@ -641,7 +648,7 @@ class Node:
             self._warmer.after_turn()
         if not steps and not answer_grammar and self.config.planner.continue_edits:
             final = await self._continue_block(engine, state, turn_plan.token_ids, final, max_new, on_event,
-                                               step_notes, "the answer")
+                                               step_notes, "the answer", fences=asks_to_edit(request.prompt))
         edits = await asyncio.to_thread(_proposed_edits, final.text, workspace, turn_plan.files_in_prompt(),
                                         request.prompt)
         stepped = False  # the edits came from the edit step
@@ -719,7 +726,8 @@ class Node:
         await _emit(on_event, TurnEvent(kind="chunk", text="\n\n" + opened))
         step = await self._generate(engine, state, ids, cached, max_new, on_event, grammar=grammar)
         if self.config.planner.continue_edits:  # free: the grammar's replacement lines are free text too
-            step = await self._continue_block(engine, state, ids, step, max_new, on_event, notes, "the edit step")
+            step = await self._continue_block(engine, state, ids, step, max_new, on_event, notes, "the edit step",
+                                              fences=False)
         step = msgspec.structs.replace(step, text=opened + step.text)
         edits = await asyncio.to_thread(_proposed_edits, step.text, workspace, plan.files_in_prompt(),
                                         request.prompt)
@@ -745,18 +753,20 @@ class Node:
 
     async def _continue_block(self, engine: EngineLike, state: WorkspaceState, ids: list[int], final: FinalEvent,
                               max_new: int, on_event: EventCallback | None, notes: list[str],
-                              what: str) -> FinalEvent:
+                              what: str, fences: bool) -> FinalEvent:
         """An answer that ran out of tokens inside an edit block (the 1.5B searches a function's first line and
         writes the whole function again as its replacement: 60 lines are more than 512 tokens) goes on from where
         it stopped, once, for up to ``max_new`` more tokens (Aider's "infinite output": the answer so far is the
-        prefix, in the cache, so only its last token is computed); the block may then close and apply. Named in
-        explain-context."""
-        if final.finish_reason != "length" or not _open_edit_block(final.text):
+        prefix, in the cache, so only its last token is computed); the block may then close and apply. With
+        ``fences`` (a turn asked to make a change), an answer cut inside a code block goes on too: the 1.5B
+        rewrites whole functions in fences, and one cut short does not parse. Named in explain-context."""
+        if final.finish_reason != "length" or not _open_edit_block(final.text, fences):
             return final
         ids = [*ids, *final.token_ids]
         more = await self._generate(engine, state, ids, engine.predict_cached(ids), max_new, on_event)
-        closed = "still open" if _open_edit_block(final.text + more.text) else "the block closed"
-        notes.append(f"{what} ran out of its {max_new} tokens inside an edit block: continued for "
+        inside = "an edit block" if _open_edit_block(final.text) else "a code block"
+        closed = "still open" if _open_edit_block(final.text + more.text, fences) else "the block closed"
+        notes.append(f"{what} ran out of its {max_new} tokens inside {inside}: continued for "
                      f"{len(more.token_ids)} more ({closed}; {more.metrics.measured_recomputed_tokens} prompt tokens "
                      "computed)")
         return msgspec.structs.replace(final, text=final.text + more.text, token_ids=[*final.token_ids,

@@ -275,6 +275,21 @@ async def test_an_answer_cut_short_inside_an_edit_block_goes_on_from_its_end_and
     assert (repo / "util.py").read_text() == UTIL
 
 
+async def test_a_change_answer_cut_short_inside_a_rewritten_function_goes_on_and_the_rewrite_is_checked(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn asked to fix writes the function anew in a code block and runs out of tokens inside it (the 1.5B's
+    way: cut short, it does not parse): it goes on, the block closes, and the rewrite is the checked change."""
+    repo = _repo(tmp_path)
+    scripted(monkeypatch, "helper is off by one.\n\n```python\ndef helper(x):\n    return x" + CUT, " + 1\n```\n",
+             block("x - 3"), block("x - 4"), block("x - 5"))
+    outcome = await node.turn(_request(repo, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 1, report
+    assert "+    return x + 1" in outcome.edits.diff
+    assert any(re.search(r"the answer ran out of its \d+ tokens inside a code block: continued for \d+ more "
+                         r"\(the block closed;", note) for note in outcome.explain.notes), outcome.explain.notes
+
+
 async def test_an_answer_cut_short_outside_an_edit_block_is_left_as_it_is(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path)
