@@ -73,7 +73,9 @@ def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
     # (``#``, ``//``), an arrow or a tag pointing at it (``  <-- Corrected line``, ``  <!-- Corrected line -->``)
     assert lines[lines.index('d7 ::= [^\\] \\t\\n] rest | "]" d8 | ""') + 1] == 'd8 ::= appended'
     assert 'appended ::= trailer+ operations comment? | operation+ comment? | ("," " " expr)+ comment?' in lines
-    assert 'operation ::= " " binop " " unary' in lines  # an operator between single spaces, then an operand
+    # an operator between single spaces, then an operand; a conditional's "if" only with its "else"
+    assert 'operation ::= " " binop " " unary | " if " unary (" " binop " " unary)* " else " unary' in lines
+    assert '"if"' not in next(line for line in lines if line.startswith("binop ::="))
     header = line_repair("def f(a):\n    while a > 1:\n        a -= 1\n", 1).grammar.splitlines()
     assert 'd11 ::= [^:# \\t\\n] opened' in header  # a block's opening line: changed before its colon
     assert 'd10 ::= [^1# \\t\\n] opened | "1" d11 | ":"' in header  # cut short, it is closed again
