@@ -75,7 +75,7 @@ from contenox.verify.focus import (
     with_traced,
 )
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
-from contenox.verify.usable import missing_dependencies, unusable, without_files
+from contenox.verify.usable import missing_dependencies, missing_fixtures, unusable, without_files
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "asks_to_edit",
            "consent", "strip_edit_blocks"]
@@ -400,12 +400,18 @@ class VerifyJob:
 
     async def _usable_baseline(self, command: CheckCommand) -> tuple[CheckCommand, CheckRun]:
         """The check and its run on the workspace as it is; a detected pytest command whose test files cannot be
-        imported for want of an installed package is run again without them (named in its detail), up to
+        imported for want of an installed package, or whose tests take a plugin's fixture the environment lacks,
+        is run again without them (named in its detail), up to
         :data:`_NARROWINGS` times (``-x`` stops collecting at the first such file)."""
         baseline = await self._baseline(command)
         detail, left_out = command.detail, []
         for _ in range(_NARROWINGS):
-            missing = missing_dependencies(baseline.output, self.scratch.tree) if command.source == "detected" else {}
+            detected = command.source == "detected"
+            missing = {path: f"its `{module}` is not installed" for path, module in
+                       (missing_dependencies(baseline.output, self.scratch.tree) if detected else {}).items()}
+            missing |= {path: f"its fixture `{fixture}` is defined by no installed plugin" for path, fixture in
+                        (missing_fixtures(baseline.output, self.scratch.tree) if detected else {}).items()
+                        if path not in missing}
             narrowed = without_files(command.command, list(missing)) if missing else None
             if narrowed is None:
                 break
@@ -413,7 +419,7 @@ class VerifyJob:
                 command = msgspec.structs.replace(command, detail="; ".join(
                     filter(None, [command.detail, f"not run without {', '.join(missing)}: {why}"])))
                 break
-            left_out += [f"{path} (its `{module}` is not installed)" for path, module in missing.items()]
+            left_out += [f"{path} ({why_out})" for path, why_out in missing.items()]
             command = msgspec.structs.replace(command, command=narrowed, detail="; ".join(
                 filter(None, [detail, "left out " + ", ".join(left_out)])))
             self._ran, self._traced, self._spectrum_note = [], None, ""  # the run that could not collect told nothing

@@ -10,7 +10,9 @@ A test file that cannot be imported because a package the project's tests need i
 ``from freezegun import freeze_time``) is a fault of the environment, not of the code a change could mend. A
 detected pytest command leaves such files out (named), and is used when the files left still hold tests. Only a
 detected command is narrowed: a command the user ran or configured is theirs, and an import error in their run
-may be the bug itself.
+may be the bug itself. The same holds for a test file whose tests ask for a fixture that neither pytest nor the
+workspace defines: a plugin's (humanize's ``tests/test_benchmarks.py`` takes pytest-benchmark's ``benchmark``;
+not installed, every test there errors at setup, and the 1.5B's verification drew 56 candidates against it).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 import shlex
 from pathlib import Path
 
-__all__ = ["missing_dependencies", "unusable", "without_files"]
+__all__ = ["missing_dependencies", "missing_fixtures", "unusable", "without_files"]
 
 _PYTEST_CANNOT_JUDGE = {3: "pytest stopped on an internal error", 4: "pytest could not run it (a usage error)",
                         5: "pytest collected no test"}
@@ -68,6 +70,37 @@ def missing_dependencies(output: str, root: Path) -> dict[str, str]:
         if any((base / top).is_dir() or (base / f"{top}.py").is_file() for base in (root, root / "src")):
             continue
         found[header.group(1)] = missing.group(1)
+    return found
+
+
+_SETUP_ERROR = re.compile(r"^_+ ERROR at setup of \S+ _+$", re.MULTILINE)
+_FIXTURE_FILE = re.compile(r"^file (.+), line \d+$", re.MULTILINE)
+_NO_FIXTURE = re.compile(r"^E\s+fixture '(\w+)' not found", re.MULTILINE)
+
+
+def missing_fixtures(output: str, root: Path) -> dict[str, str]:
+    """The test files whose tests errored at setup for a fixture that no installed plugin and no ``conftest.py``
+    of the workspace defines, each with that fixture's name (``{"tests/test_benchmarks.py": "benchmark"}``), in
+    the order reported."""
+    found: dict[str, str] = {}
+    for header in _SETUP_ERROR.finditer(output):
+        rest = output[header.end():]
+        end = _SECTION.search(rest)
+        section = rest[:end.start()] if end else rest
+        where, missing = _FIXTURE_FILE.search(section), _NO_FIXTURE.search(section)
+        if where is None or missing is None:
+            continue
+        path = Path(where.group(1))
+        try:
+            rel = path.relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
+        except ValueError:  # outside the workspace: not a test file of the check's
+            continue
+        name = missing.group(1)
+        defines = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", re.MULTILINE)
+        if any(defines.search(conftest.read_text(errors="replace")) for conftest in root.rglob("conftest.py")
+               if ".venv" not in conftest.parts and "node_modules" not in conftest.parts):
+            continue  # the workspace's own fixture: its fault is the code's
+        found.setdefault(rel, name)
     return found
 
 

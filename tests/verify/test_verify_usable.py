@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from contenox.verify import run_check
-from contenox.verify.usable import missing_dependencies, unusable, without_files
+from contenox.verify.usable import missing_dependencies, missing_fixtures, unusable, without_files
 
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -x -p no:cacheprovider"
 
@@ -77,3 +77,23 @@ def test_test_files_whose_packages_are_missing_are_named_and_left_out(tmp_path: 
     assert without_files(f"{PYTEST} tests/test_cli.py", ["tests/test_cli.py"]) is None  # nothing would be left
     assert without_files("npm test", ["tests/test_cli.py"]) is None
     assert without_files(f"{PYTEST} tests && echo done", ["tests/test_cli.py"]) is None
+
+
+def test_test_files_whose_fixtures_no_installed_plugin_defines_are_named(tmp_path: Path) -> None:
+    """A plugin's fixture (pytest-benchmark's ``benchmark``) the environment lacks is the environment's; a fixture
+    the workspace's own conftest.py defines, and breaks, is the code's."""
+    root = _project(tmp_path / "p")
+    (root / "tests" / "test_cli.py").unlink()
+    (root / "tests" / "test_own.py").unlink()
+    (root / "tests" / "test_bench.py").write_text("def test_speed(benchmark):\n    benchmark(len, 'a')\n")
+    run = run_check(f"{PYTEST} tests/test_bench.py tests/test_ok.py", root, env=_env(root))
+    assert run.outcome == "failed"
+    assert missing_fixtures(run.output, root) == {"tests/test_bench.py": "benchmark"}
+    narrowed = without_files(f"{PYTEST} tests/test_bench.py tests/test_ok.py", list(missing_fixtures(run.output, root)))
+    assert narrowed is not None and run_check(narrowed, root, env=_env(root)).outcome == "passed"
+    # the workspace's conftest.py lost the fixture's decorator: the code's fault, not narrowed away
+    (root / "tests" / "test_bench.py").write_text("def test_speed(bench):\n    pass\n")
+    (root / "tests" / "conftest.py").write_text("import pytest\n\n\ndef bench():\n    return 1\n")
+    run = run_check(f"{PYTEST} tests/test_bench.py", root, env=_env(root))
+    assert run.outcome == "failed" and "fixture 'bench' not found" in run.output
+    assert missing_fixtures(run.output, root) == {}
