@@ -84,7 +84,7 @@ from contenox.node.workspaces import WorkspaceState
 from contenox.planner import toolcheck
 from contenox.planner.anticipate import carried_over
 from contenox.planner.journal import Journal, ToolStep
-from contenox.planner.prompts import edit_step_request
+from contenox.planner.prompts import edit_step_request, rename_step_request
 from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
@@ -654,14 +654,19 @@ class Node:
         stepped = False  # the edits came from the edit step
         if tool_edits:  # the agent's proposed edits first, then any the final answer wrote
             edits = msgspec.structs.replace(edits, edits=(*tool_edits, *edits.edits))
-        elif (self.config.planner.edit_step and not steps and not edits.edits
-              and final.finish_reason != "cancelled" and asks_to_edit(request.prompt)
-              and not asks_only_to_read(request.prompt)):
+        elif (self.config.planner.edit_step and not steps and final.finish_reason != "cancelled"
+              and asks_to_edit(request.prompt) and not asks_only_to_read(request.prompt)):
             place = ((question.open_file, *question.selection_lines)
                      if question.open_file and question.selection_lines else None)
-            final, edits = await self._edit_step(engine, state, workspace, turn_plan, request, final, max_new,
-                                                 on_event, step_notes, place, edits)
-            stepped = bool(edits.edits)
+            # a rename question takes the rename step even after an answer's own edit: a definition line renamed
+            # reaches every use, where the answers' own rename edits rewrote bodies and missed uses (humanize's
+            # three renames with the 1.5B, all failed)
+            renames = (await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place)
+                       if _RENAME.search(request.prompt) else [])
+            if not edits.edits or renames:
+                final, edits = await self._edit_step(engine, state, workspace, turn_plan, request, final, max_new,
+                                                     on_event, step_notes, renames, edits)
+                stepped = bool(edits.edits)
         verification = None
         agent_steps = len(steps)
         if self.config.verify.enabled and asks_for_change(request.prompt, edits):
@@ -700,7 +705,7 @@ class Node:
 
     async def _edit_step(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, plan: TurnPlan,
                          request: TurnRequest, final: FinalEvent, max_new: int, on_event: EventCallback | None,
-                         notes: list[str], place: tuple[str, int, int] | None,
+                         notes: list[str], renames: list[tuple[str, str, str]],
                          written: ProposedEdits) -> tuple[FinalEvent, ProposedEdits]:
         """The answer asked for a change and wrote no edit that applies (the 0.5B spends most of such answers on a
         table of the files, and the code it quotes may not resolve: ``written``'s problems, named in the note):
@@ -708,12 +713,14 @@ class Node:
         (Aider's architect/editor split; the answer is in the prefix cache, so only the request is prefilled),
         drawn under a grammar: renames alone for a rename question (:func:`_renamed_lines`), else blocks on the
         definitions named (:func:`_edit_step_files`). Its blocks are appended to the answer, streamed after it;
-        the thread records the answer with them."""
+        the thread records the answer with them. A rename question (``renames``: :func:`_renamed_lines`) takes it
+        even when its answer wrote an edit: the step's renames are the turn's change when they apply, else the
+        answer's own edit stands."""
         planner = state.planner
         assert planner is not None
-        ids = await asyncio.to_thread(planner.step_ids, plan, [ToolStep(call=final.text, result=edit_step_request())])
+        request_text = rename_step_request() if renames else edit_step_request()
+        ids = await asyncio.to_thread(planner.step_ids, plan, [ToolStep(call=final.text, result=request_text)])
         cached = engine.predict_cached(ids)
-        renames = await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place)
         opened = renames[0][0] if renames else ""
         if opened:  # written in: prefilled with the request, never decoded
             ids = [*ids, *engine.tokenizer.encode(opened)]
@@ -737,8 +744,13 @@ class Node:
             notes.append("the edit step renames: its block was opened at the line of each definition the question "
                          "asks to rename (" + "; ".join(f"{r[0].splitlines()[0]}: {r[0].splitlines()[2].strip()}"
                                                         for r in renames) + ")")
-        wrote = ("the answer asked for a change wrote no edit block" if not written.problems else
-                 f"the answer asked for a change wrote no edit that applies ({'; '.join(written.problems)})")
+        if written.edits:
+            wrote = (f"the answer to a rename question wrote its own edit ({', '.join(e.path for e in written.edits)}"
+                     f"; {'set aside for the rename step' if edits.edits else 'kept: the rename step wrote none'})")
+        elif written.problems:
+            wrote = f"the answer asked for a change wrote no edit that applies ({'; '.join(written.problems)})"
+        else:
+            wrote = "the answer asked for a change wrote no edit block"
         if edits.edits:
             notes.append(f"{wrote}; asked for one after it, it wrote {len(edits.edits)} file edit(s) "
                          f"({', '.join(e.path for e in edits.edits)}; {took})")
@@ -746,7 +758,9 @@ class Node:
             notes.append(f"{wrote}; asked for one after it, it wrote none that applies "
                          f"({'; '.join(edits.problems) or 'no edit block'}; {took})")
         text = f"{final.text.rstrip()}\n\n{step.text.strip()}"
-        if not edits.edits and written.problems:  # neither applies: both say why
+        if not edits.edits and written.edits:  # the rename step wrote nothing that applies: the answer's own stands
+            edits = written
+        elif not edits.edits and written.problems:  # neither applies: both say why
             edits = msgspec.structs.replace(edits, problems=(*written.problems, *edits.problems))
         return msgspec.structs.replace(final, text=text, token_ids=[*final.token_ids, *step.token_ids],
                                        finish_reason=step.finish_reason), edits

@@ -11,7 +11,8 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["PromptTexts", "declared_parameters", "edit_step_request", "load_prompts", "tool_definitions"]
+__all__ = ["PromptTexts", "declared_parameters", "edit_step_request", "load_prompts", "rename_step_request",
+           "tool_definitions"]
 
 
 class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,6 +52,12 @@ def edit_step_request() -> str:
     """The request of a change turn's edit step (its answer wrote no edit block): the change as edit blocks. Not a
     part of :class:`PromptTexts`, which a tool-policy certification digests: no tool-enabled turn shows it first."""
     return _read("edit_step.md").strip()
+
+
+def rename_step_request() -> str:
+    """The request of a rename question's edit step: each renamed definition's first line, renamed (every use
+    follows). Not a part of :class:`PromptTexts`, as :func:`edit_step_request`."""
+    return _read("rename_step.md").strip()
 
 
 def _read(name: str) -> str:

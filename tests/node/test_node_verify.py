@@ -232,6 +232,24 @@ async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and
     assert (repo / "util.py").read_text() == "def helper(x):\n    return x + 1\n"
 
 
+async def test_a_rename_question_s_own_edit_is_set_aside_for_the_rename_step(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer to a rename question wrote an edit of its own (a body rewritten, the rename missed): the rename
+    step follows anyway, asked for the renamed line, and its rename, carried to every use, is the turn's change."""
+    repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
+    own = "util.py\n<<<<<<< SEARCH\n    return x + 1\n=======\n    return x + 2\n>>>>>>> REPLACE\n"
+    script = scripted(monkeypatch, own, " plus_one(x):\n>>>>>>> REPLACE\n")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename helper to plus_one, the tests included.",
+                                          verify=True, env=_request(repo).env))
+    tokenizer = (await node.engine()).tokenizer
+    assert "Write the rename now as edit blocks" in tokenizer.decode(script.prompts[1])
+    assert "+def plus_one(x):" in outcome.edits.diff and "x + 2" not in outcome.edits.diff
+    assert sorted(e.path for e in outcome.edits.edits) == ["tests/test_util.py", "util.py"]
+    notes = "\n".join(outcome.explain.notes)
+    assert "the answer to a rename question wrote its own edit (util.py; set aside for the rename step)" in notes
+    assert (repo / "util.py").read_text() == "def helper(x):\n    return x + 1\n"
+
+
 async def test_rename_this_function_opens_the_edit_step_at_the_editor_s_place_after_an_edit_that_did_not_apply(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """"Rename this function" names nothing: the definition at the editor's selection is the one renamed; and an
