@@ -74,8 +74,10 @@ def rename_identifier(path: str, text: str, old: str, new: str, defining: bool) 
     tree = grammar(language).parser.parse(data)
     nodes = [n for n in _leaves(tree.root_node, old.encode("utf-8"))
              if not (language in _SCRIPT and n.type in _PROPERTY)]
-    exported = _exported(tree.root_node, old.encode("utf-8")) if language == "python" and nodes else []
-    if not nodes or not (defining or language not in _IMPORTING or any(
+    exported = _exported(tree.root_node, old.encode("utf-8")) if language == "python" else []
+    if not nodes and not (defining and exported):  # the defining file's def may be renamed already: its __all__
+        return text, 0
+    if not (defining or language not in _IMPORTING or any(
             _in_import(n, language) for n in [*nodes, *_leaves(tree.root_node, new.encode("utf-8"))])):
         return text, 0
     out = bytearray(data)

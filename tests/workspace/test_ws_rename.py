@@ -47,6 +47,10 @@ def test_a_python_export_list_entry_is_renamed_with_the_name() -> None:
     assert text == package.replace('import make_keys', 'import normalize_keys').replace(
         '    "make_keys",', '    "normalize_keys",').replace('("make_keys",)', '("normalize_keys",)')
     assert count == 3 and 'NAMES = ["make_keys"]' in text and '"make_keys_twice"' in text
+    # the defining file whose def the answer already renamed: its export list still follows
+    renamed = '__all__ = ["make_keys"]\n\n\ndef normalize_keys(key):\n    return [key]\n'
+    assert rename_identifier("pkg/keys.py", renamed, "make_keys", "normalize_keys", True) == (
+        renamed.replace('"make_keys"', '"normalize_keys"'), 1)
     unrelated = '__all__ = ["make_keys"]\n\n\ndef f(make_keys):\n    return make_keys\n'  # no import: not a user
     assert rename_identifier("pkg/other.py", unrelated, "make_keys", "normalize_keys", False) == (unrelated, 0)
 
