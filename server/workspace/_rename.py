@@ -3,17 +3,21 @@
 Only identifier tokens change: never text in strings or comments, never a longer name that contains the
 old one; the one string that is a reference is a Python module's export list: an ``__all__ = [...]`` (or ``+=``)
 entry that is exactly the old name is renamed with it, as rope and PyCharm rename it (left as it was, the
-package's ``from m import *`` and ``__all__`` check would name a definition that no longer exists). In JavaScript and TypeScript a property name (``obj.name``, ``{name: 1}``) is left as it is, since
+package's ``from m import *`` and ``__all__`` check would name a definition that no longer exists); and in the
+defining file, the doctest lines of its docstrings (``>>> old(1)``), which ``--doctest-modules`` runs as code. In JavaScript and TypeScript a property name (``obj.name``, ``{name: 1}``) is left as it is, since
 it is part of an object's shape (a module's exports) rather than a reference to the definition, and a
 shorthand property (``{ name }``) becomes ``name: new_name`` so the object keeps its key.
 
 A file that is not the definition's own takes the rename only where it *imports* the name, or already the
 new name (Python ``from m import name``, JavaScript ``require`` / ``import``): a file that merely holds a local of the same
-name is not a user of the definition. Go, Rust, Java and C have no per-name imports to check; there, every
+name is not a user of the definition. A Python file that imports a module instead (``import pkg``) takes it only in
+its ``pkg.name`` uses (a package's tests call ``humanize.natural_list``). Go, Rust, Java and C have no per-name imports to check; there, every
 file of the same language that holds the identifier takes it.
 """
 
 from __future__ import annotations
+
+import re
 
 import tree_sitter
 
@@ -79,12 +83,64 @@ def rename_identifier(path: str, text: str, old: str, new: str, defining: bool) 
         return text, 0
     if not (defining or language not in _IMPORTING or any(
             _in_import(n, language) for n in [*nodes, *_leaves(tree.root_node, new.encode("utf-8"))])):
-        return text, 0
+        if language != "python":
+            return text, 0
+        # ``import pkg`` then ``pkg.name(...)``: the uses through a module the file imports (a package's tests
+        # call ``humanize.natural_list``), and nothing else of the file
+        modules = _imported_modules(tree.root_node)
+        nodes = [n for n in nodes if n.parent is not None and n.parent.type == "attribute"
+                 and _same(n.parent.child_by_field_name("attribute"), n)
+                 and (found := n.parent.child_by_field_name("object")) is not None and found.text in modules]
+        exported = []
+        if not nodes:
+            return text, 0
+    examples = _doctest_uses(tree.root_node, old) if language == "python" and defining else []
     out = bytearray(data)
-    for node in sorted([*nodes, *exported], key=lambda n: n.start_byte, reverse=True):
-        replacement = f"{old}: {new}" if language in _SCRIPT and node.type in _SHORTHAND else new
-        out[node.start_byte:node.end_byte] = replacement.encode("utf-8")
-    return out.decode("utf-8"), len(nodes) + len(exported)
+    for start, end in sorted([*((n.start_byte, n.end_byte) for n in [*nodes, *exported]), *examples], reverse=True):
+        node_type = next((n.type for n in nodes if n.start_byte == start), "")
+        replacement = f"{old}: {new}" if language in _SCRIPT and node_type in _SHORTHAND else new
+        out[start:end] = replacement.encode("utf-8")
+    return out.decode("utf-8"), len(nodes) + len(exported) + len(examples)
+
+
+_DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.) .*$", re.MULTILINE)
+
+
+def _doctest_uses(root: tree_sitter.Node, name: str) -> list[tuple[int, int]]:
+    """Byte ranges of ``name`` as a word in the doctest lines (``>>> name(1)``, ``... name``) of the defining
+    file's strings: a docstring's examples are code, run by ``--doctest-modules``."""
+    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])".encode())
+    lines = re.compile(_DOCTEST_LINE.pattern.encode(), re.MULTILINE)
+    found: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "string_content" and node.text is not None:
+            for line in lines.finditer(node.text):
+                found += [(node.start_byte + line.start() + m.start(), node.start_byte + line.start() + m.end())
+                          for m in word.finditer(line.group(0))]
+            continue
+        stack.extend(node.children)
+    return found
+
+
+def _same(a: tree_sitter.Node | None, b: tree_sitter.Node) -> bool:
+    return a is not None and (a.start_byte, a.end_byte) == (b.start_byte, b.end_byte)
+
+
+def _imported_modules(root: tree_sitter.Node) -> set[bytes]:
+    """The names a Python file's top-level ``import`` statements bind to modules (``import pkg``, ``import a.b``
+    -> ``a.b``, ``import a.b as c`` -> ``c``)."""
+    bound: set[bytes] = set()
+    for statement in root.children:
+        if statement.type != "import_statement":
+            continue
+        for name in statement.children:
+            if name.type == "dotted_name" and name.text is not None:
+                bound.add(name.text)
+            elif name.type == "aliased_import" and (alias := name.child_by_field_name("alias")) is not None:
+                bound.add(alias.text or b"")
+    return bound
 
 
 def _exported(root: tree_sitter.Node, name: bytes) -> list[tree_sitter.Node]:

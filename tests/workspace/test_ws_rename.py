@@ -55,6 +55,20 @@ def test_a_python_export_list_entry_is_renamed_with_the_name() -> None:
     assert rename_identifier("pkg/other.py", unrelated, "make_keys", "normalize_keys", False) == (unrelated, 0)
 
 
+def test_a_python_file_that_imports_the_module_takes_the_rename_in_its_attribute_uses_only() -> None:
+    user = ("import pkg\nimport pkg.keys as k\n\n\ndef test_keys(make_keys):\n    assert pkg.make_keys(1) == "
+            "k.make_keys(1) == other.make_keys(1)\n    print('make_keys', make_keys)\n")
+    text, count = rename_identifier("tests/test_keys.py", user, "make_keys", "normalize_keys", False)
+    assert count == 2 and text == user.replace("pkg.make_keys", "pkg.normalize_keys").replace(
+        "k.make_keys", "k.normalize_keys")  # not other.make_keys (no module of the file's), the local, the string
+
+
+def test_the_defining_file_s_doctest_examples_follow_the_rename() -> None:
+    doc = 'def make_keys(key):\n    """make_keys turns a key into a list.\n\n    >>> make_keys(1)\n    [1]\n    """\n    return [key]\n'
+    text, count = rename_identifier("pkg/keys.py", doc, "make_keys", "normalize_keys", True)
+    assert count == 2 and ">>> normalize_keys(1)" in text and '"""make_keys turns' in text  # prose left as it is
+
+
 def test_javascript_objects_keep_their_keys() -> None:
     defining = ("const compare = (a, b) => a - b\nconst rcompare = (a, b) => compare(b, a)\n"
                 "const opts = { compare: 1 }\nmodule.exports = {\n  compare,\n  rcompare,\n}\n")
