@@ -658,11 +658,12 @@ class Node:
               and asks_to_edit(request.prompt) and not asks_only_to_read(request.prompt)):
             place = ((question.open_file, *question.selection_lines)
                      if question.open_file and question.selection_lines else None)
-            # a rename question takes the rename step even after an answer's own edit: a definition line renamed
-            # reaches every use, where the answers' own rename edits rewrote bodies and missed uses (humanize's
-            # three renames with the 1.5B, all failed)
+            # a rename question takes the rename step even after an answer's own edit that renamed nothing: a
+            # definition line renamed reaches every use, where the answers' own edits rewrote bodies and missed
+            # uses (humanize's three renames with the 1.5B, all failed)
+            renamed = any(note.startswith("rename of `") for note in edits.notes)  # the answer renamed itself
             renames = (await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place)
-                       if _RENAME.search(request.prompt) else [])
+                       if _RENAME.search(request.prompt) and not renamed else [])
             if not edits.edits or renames:
                 final, edits = await self._edit_step(engine, state, workspace, turn_plan, request, final, max_new,
                                                      on_event, step_notes, renames, edits)
