@@ -1,18 +1,20 @@
 """Renaming one identifier in one file's text, by its syntax tree: what a rename refactoring does per file.
 
 Only identifier tokens change: never text in strings or comments, never a longer name that contains the
-old one; the one string that is a reference is a Python module's export list: an ``__all__ = [...]`` (or ``+=``)
-entry that is exactly the old name is renamed with it, as rope and PyCharm rename it (left as it was, the
-package's ``from m import *`` and ``__all__`` check would name a definition that no longer exists); and in the
-defining file, the doctest lines of its docstrings (``>>> old(1)``), which ``--doctest-modules`` runs as code. In JavaScript and TypeScript a property name (``obj.name``, ``{name: 1}``) is left as it is, since
-it is part of an object's shape (a module's exports) rather than a reference to the definition, and a
-shorthand property (``{ name }``) becomes ``name: new_name`` so the object keeps its key.
+old one. Two kinds of string are references, in Python: a module's export list (an ``__all__ = [...]`` or
+``+=`` entry that is exactly the old name, renamed as rope and PyCharm rename it; left, ``from m import *`` and
+the package's ``__all__`` would name a definition that no longer exists), and, in the defining file, the doctest
+lines of its strings (``>>> old(1)``), which ``--doctest-modules`` runs as code. In JavaScript and TypeScript a
+property name (``obj.name``, ``{name: 1}``) is left as it is, since it is part of an object's shape (a module's
+exports) rather than a reference to the definition, and a shorthand property (``{ name }``) becomes
+``name: new_name`` so the object keeps its key.
 
 A file that is not the definition's own takes the rename only where it *imports* the name, or already the
-new name (Python ``from m import name``, JavaScript ``require`` / ``import``): a file that merely holds a local of the same
-name is not a user of the definition. A Python file that imports a module instead (``import pkg``) takes it only in
-its ``pkg.name`` uses (a package's tests call ``humanize.natural_list``). Go, Rust, Java and C have no per-name imports to check; there, every
-file of the same language that holds the identifier takes it.
+new name (Python ``from m import name``, JavaScript ``require`` / ``import``): a file that merely holds a local of
+the same name is not a user of the definition. A Python file that imports a module instead (``import pkg``) takes
+it only in its ``pkg.name`` uses (a package's tests call ``humanize.natural_list``); a method called on an instance
+(``d.totimedelta()``) is out of reach. Go, Rust, Java and C have no per-name imports to check; there, every file of
+the same language that holds the identifier takes it.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ def rename_identifier(path: str, text: str, old: str, new: str, defining: bool) 
     nodes = [n for n in _leaves(tree.root_node, old.encode("utf-8"))
              if not (language in _SCRIPT and n.type in _PROPERTY)]
     exported = _exported(tree.root_node, old.encode("utf-8")) if language == "python" else []
-    if not nodes and not (defining and exported):  # the defining file's def may be renamed already: its __all__
+    examples = _doctest_uses(tree.root_node, old) if language == "python" and defining else []
+    if not nodes and not (defining and (exported or examples)):  # the def may be renamed already: the rest
         return text, 0
     if not (defining or language not in _IMPORTING or any(
             _in_import(n, language) for n in [*nodes, *_leaves(tree.root_node, new.encode("utf-8"))])):
@@ -94,7 +97,6 @@ def rename_identifier(path: str, text: str, old: str, new: str, defining: bool) 
         exported = []
         if not nodes:
             return text, 0
-    examples = _doctest_uses(tree.root_node, old) if language == "python" and defining else []
     out = bytearray(data)
     for start, end in sorted([*((n.start_byte, n.end_byte) for n in [*nodes, *exported]), *examples], reverse=True):
         node_type = next((n.type for n in nodes if n.start_byte == start), "")

@@ -67,6 +67,9 @@ def test_the_defining_file_s_doctest_examples_follow_the_rename() -> None:
     doc = 'def make_keys(key):\n    """make_keys turns a key into a list.\n\n    >>> make_keys(1)\n    [1]\n    """\n    return [key]\n'
     text, count = rename_identifier("pkg/keys.py", doc, "make_keys", "normalize_keys", True)
     assert count == 2 and ">>> normalize_keys(1)" in text and '"""make_keys turns' in text  # prose left as it is
+    renamed = doc.replace("def make_keys", "def normalize_keys")  # the answer renamed the def: its examples follow
+    assert rename_identifier("pkg/keys.py", renamed, "make_keys", "normalize_keys", True) == (
+        renamed.replace(">>> make_keys", ">>> normalize_keys"), 1)
 
 
 def test_javascript_objects_keep_their_keys() -> None:
