@@ -20,7 +20,7 @@ import msgspec
 
 from contenox.answer.blocks import parse_edit_blocks
 from contenox.answer.edits import ProposedEdit, ProposedEdits
-from contenox.answer.renames import propagate_renames
+from contenox.answer.renames import propagate_renames, renamed_definitions
 from contenox.answer.repetition import RepetitionGuard
 from contenox.answer.resolve import propose_edits
 from contenox.buildinfo import build_id
@@ -661,7 +661,8 @@ class Node:
             # a rename question takes the rename step even after an answer's own edit that renamed nothing: a
             # definition line renamed reaches every use, where the answers' own edits rewrote bodies and missed
             # uses (humanize's three renames with the 1.5B, all failed)
-            renamed = any(note.startswith("rename of `") for note in edits.notes)  # the answer renamed itself
+            renamed = any(renamed_definitions(e.old_text, e.new_text) for e in edits.edits  # the answer renamed
+                          if e.old_text is not None)
             renames = (await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place)
                        if _RENAME.search(request.prompt) and not renamed else [])
             if not edits.edits or renames:
@@ -772,7 +773,7 @@ class Node:
         """An answer that ran out of tokens inside an edit block (the 1.5B searches a function's first line and
         writes the whole function again as its replacement: 60 lines are more than 512 tokens) goes on from where
         it stopped, once, for up to ``max_new`` more tokens (Aider's "infinite output": the answer so far is the
-        prefix, in the cache, so only its last token is computed); the block may then close and apply. With
+        prefix, in the cache, so only its last chunk is computed); the block may then close and apply. With
         ``fences`` (a turn asked to make a change), an answer cut inside a code block goes on too: the 1.5B
         rewrites whole functions in fences, and one cut short does not parse. Named in explain-context."""
         if final.finish_reason != "length" or not _open_edit_block(final.text, fences):

@@ -80,8 +80,8 @@ _NO_FIXTURE = re.compile(r"^E\s+fixture '(\w+)' not found", re.MULTILINE)
 
 def missing_fixtures(output: str, root: Path) -> dict[str, str]:
     """The test files whose tests errored at setup for a fixture that no installed plugin and no ``conftest.py``
-    of the workspace defines, each with that fixture's name (``{"tests/test_benchmarks.py": "benchmark"}``), in
-    the order reported."""
+    pytest reads for them (the one beside the file and those of the folders above it, up to ``root``) defines,
+    each with that fixture's name (``{"tests/test_benchmarks.py": "benchmark"}``), in the order reported."""
     found: dict[str, str] = {}
     for header in _SETUP_ERROR.finditer(output):
         rest = output[header.end():]
@@ -97,8 +97,9 @@ def missing_fixtures(output: str, root: Path) -> dict[str, str]:
             continue
         name = missing.group(1)
         defines = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", re.MULTILINE)
-        if any(defines.search(conftest.read_text(errors="replace")) for conftest in root.rglob("conftest.py")
-               if ".venv" not in conftest.parts and "node_modules" not in conftest.parts):
+        folders = [root / Path(rel).parent, *(root / Path(rel).parent).parents]
+        conftests = [folder / "conftest.py" for folder in folders if folder == root or root in folder.parents]
+        if any(c.is_file() and defines.search(c.read_text(errors="replace")) for c in conftests):
             continue  # the workspace's own fixture: its fault is the code's
         found.setdefault(rel, name)
     return found

@@ -97,11 +97,10 @@ def rename_identifier(path: str, text: str, old: str, new: str, defining: bool) 
         exported = []
         if not nodes:
             return text, 0
+    shorthand = {n.start_byte for n in nodes if language in _SCRIPT and n.type in _SHORTHAND}
     out = bytearray(data)
     for start, end in sorted([*((n.start_byte, n.end_byte) for n in [*nodes, *exported]), *examples], reverse=True):
-        node_type = next((n.type for n in nodes if n.start_byte == start), "")
-        replacement = f"{old}: {new}" if language in _SCRIPT and node_type in _SHORTHAND else new
-        out[start:end] = replacement.encode("utf-8")
+        out[start:end] = (f"{old}: {new}" if start in shorthand else new).encode("utf-8")
     return out.decode("utf-8"), len(nodes) + len(exported) + len(examples)
 
 
