@@ -2,11 +2,15 @@
 
 When a proposed change renames a definition (its first line changes name) and the old name is defined only
 once, each use (callers, imports, tests) is renamed too, by syntax tree, as an editor's rename refactoring does.
+A method's uses are attribute accesses on instances whose type no syntax tree knows; they follow in the files that
+import from the method's package, unless a builtin type has a method of that name (``get``, ``items``...), where an
+attribute use is as likely to be the builtin's.
 """
 
 from __future__ import annotations
 
 import difflib
+import io
 from collections.abc import Callable, Iterable
 
 from contenox.answer.edits import (
@@ -20,9 +24,38 @@ from contenox.answer.edits import (
 
 __all__ = ["Rename", "propagate_renames", "renamed_definitions"]
 
-Rename = Callable[[str, str, str, str, bool], tuple[str, int]]
-"""``rename(path, text, old, new, defining)``: the file's text with the identifier renamed, and how many
-places changed (``contenox.workspace.rename_identifier``, by syntax tree; 0 where the file does not use it)."""
+Rename = Callable[[str, str, str, str, bool, str], tuple[str, int]]
+"""``rename(path, text, old, new, defining, package)``: the file's text with the identifier renamed, and how many
+places changed (``contenox.workspace.rename_identifier``, by syntax tree; 0 where the file does not use it);
+``package`` is the Python package of a renamed method ("" for anything else), whose importers' attribute uses
+follow."""
+
+_BUILTIN_METHODS = frozenset(name for kind in (str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float,
+                                               complex, object, io.TextIOWrapper, io.BufferedReader, io.BytesIO)
+                             for name in dir(kind))
+
+
+def _is_method(text: str, line: int) -> bool:
+    """Whether the definition at 1-based ``line`` of a Python ``text`` is a method: indented, and the first line
+    above it that is indented less (a comment aside) opens a class."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines) or not indent_of(lines[line - 1]):
+        return False
+    depth = len(indent_of(lines[line - 1]))
+    for above in reversed(lines[:line - 1]):
+        stripped = above.strip()
+        if stripped and not stripped.startswith("#") and len(indent_of(above)) < depth:
+            return stripped.startswith("class ")
+    return False
+
+
+def _python_package(path: str) -> str:
+    """The top-level package a Python file's importers name: ``src/isodate/duration.py`` -> ``isodate``,
+    ``humanize.py`` -> ``humanize``."""
+    parts = path.split("/")
+    if parts[0] in ("src", "lib") and len(parts) > 1:
+        parts = parts[1:]
+    return parts[0] if len(parts) > 1 else parts[0].removesuffix(".py")
 
 
 def renamed_definitions(old_text: str, new_text: str) -> list[tuple[str, str]]:
@@ -70,11 +103,18 @@ def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Loca
                 continue
             changed: dict[str, int] = {}
             left: list[str] = []
+            package = ""
+            if edit.path.endswith(".py") and _is_method(edit.old_text, defined[0][1]):
+                if old in _BUILTIN_METHODS:
+                    notes.append(f"`{old}` is a method, and builtin types have a method of that name too: its "
+                                 f"attribute uses (`obj.{old}`) outside {edit.path} are left as they are")
+                else:
+                    package = _python_package(edit.path)
             for path in dict.fromkeys([edit.path, *users(old)]):
                 current = texts[path] if path in texts else read(path)
                 if current is None:
                     continue
-                text, count = rename(path, current, old, new, path == edit.path)
+                text, count = rename(path, current, old, new, path == edit.path, package)
                 if count:
                     originals.setdefault(path, current)
                     texts[path] = text
@@ -83,8 +123,10 @@ def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Loca
                     left.append(path)
             if changed:
                 places = ", ".join(f"{path} ({count})" for path, count in changed.items())
-                notes.append(f"rename of `{old}` to `{new}` carried to every use: {sum(changed.values())} more "
-                             f"place(s): {places}")
+                through = (f" (a method: its `obj.{old}` uses in the files that import from `{package}`)"
+                           if package else "")
+                notes.append(f"rename of `{old}` to `{new}` carried to every use{through}: {sum(changed.values())} "
+                             f"more place(s): {places}")
             if left:
                 notes.append(f"rename of `{old}` not carried into {', '.join(left)}: the name is there but not "
                              "imported (a comment, a string, another object's attribute or a local); check them")

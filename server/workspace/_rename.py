@@ -12,8 +12,11 @@ exports) rather than a reference to the definition, and a shorthand property (``
 A file that is not the definition's own takes the rename only where it *imports* the name, or already the
 new name (Python ``from m import name``, JavaScript ``require`` / ``import``): a file that merely holds a local of
 the same name is not a user of the definition. A Python file that imports a module instead (``import pkg``) takes
-it only in its ``pkg.name`` uses (a package's tests call ``humanize.natural_list``); a method called on an instance
-(``d.totimedelta()``) is out of reach. Go, Rust, Java and C have no per-name imports to check; there, every file of
+it only in its ``pkg.name`` uses (a package's tests call ``humanize.natural_list``). A method is called on an
+instance (``dur.totimedelta()``), whose type a syntax tree does not know: given the method's ``package``, a Python
+file that imports from that package (``from isodate import Duration``, a relative import inside it) takes the
+rename in its ``obj.name`` uses, and only there (the caller checks that the name is defined once in the workspace
+and is no builtin type's method). Go, Rust, Java and C have no per-name imports to check; there, every file of
 the same language that holds the identifier takes it.
 """
 
@@ -69,10 +72,11 @@ def _in_import(node: tree_sitter.Node, language: str) -> bool:
     return language in _SCRIPT and _is_require(node)
 
 
-def rename_identifier(path: str, text: str, old: str, new: str, defining: bool) -> tuple[str, int]:
+def rename_identifier(path: str, text: str, old: str, new: str, defining: bool, package: str = "") -> tuple[str, int]:
     """``text`` (the file at ``path``) with the identifier ``old`` renamed to ``new`` wherever it is one, and how
     many places changed (0: the text is unchanged). A file that does not define it (``defining`` False) is
-    renamed only if it imports the name (see the module docstring); an unknown language is left as it is."""
+    renamed only if it imports the name, or, for a method of a class in the Python ``package``, in its attribute
+    uses if it imports from that package (see the module docstring); an unknown language is left as it is."""
     language = language_for(path)
     if language is None or old == new:
         return text, 0
@@ -91,9 +95,11 @@ def rename_identifier(path: str, text: str, old: str, new: str, defining: bool) 
         # ``import pkg`` then ``pkg.name(...)``: the uses through a module the file imports (a package's tests
         # call ``humanize.natural_list``), and nothing else of the file
         modules = _imported_modules(tree.root_node)
+        method = bool(package) and _imports_from(tree.root_node, package.encode("utf-8"))
         nodes = [n for n in nodes if n.parent is not None and n.parent.type == "attribute"
                  and _same(n.parent.child_by_field_name("attribute"), n)
-                 and (found := n.parent.child_by_field_name("object")) is not None and found.text in modules]
+                 and (found := n.parent.child_by_field_name("object")) is not None
+                 and (method or found.text in modules)]
         exported = []
         if not nodes:
             return text, 0
@@ -142,6 +148,27 @@ def _imported_modules(root: tree_sitter.Node) -> set[bytes]:
             elif name.type == "aliased_import" and (alias := name.child_by_field_name("alias")) is not None:
                 bound.add(alias.text or b"")
     return bound
+
+
+def _imports_from(root: tree_sitter.Node, package: bytes) -> bool:
+    """Whether a Python file imports from ``package`` anywhere (``import pkg``, ``import pkg.sub``, ``from pkg.sub
+    import x``, or a relative import, which only a module inside a package can make)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "import_from_statement":
+            module = node.child_by_field_name("module_name")
+            if module is not None and (module.type == "relative_import"
+                                       or (module.text or b"").split(b".")[0] == package):
+                return True
+        elif node.type == "import_statement":
+            for name in node.children:
+                dotted = name.child_by_field_name("name") if name.type == "aliased_import" else name
+                if dotted is not None and dotted.type == "dotted_name" and (dotted.text or b"").split(b".")[0] == package:
+                    return True
+        else:
+            stack.extend(node.children)
+    return False
 
 
 def _exported(root: tree_sitter.Node, name: bytes) -> list[tree_sitter.Node]:

@@ -89,3 +89,22 @@ def test_javascript_objects_keep_their_keys() -> None:
 
 def test_unknown_language_is_left_as_it_is() -> None:
     assert rename_identifier("README.md", "make_keys", "make_keys", "normalize_keys", True) == ("make_keys", 0)
+
+
+def test_a_method_s_attribute_uses_follow_in_files_that_import_from_its_package() -> None:
+    """A method is called on instances (``dur.totimedelta()``): given its package, a file that imports from that
+    package takes the rename in its ``obj.name`` uses; a file that imports nothing of it does not, and neither do
+    locals or strings of the same name."""
+    user = ("from isodate import Duration\n\n\ndef test_totimedelta(totimedelta):\n"
+            "    dur = Duration(months=2)\n    assert dur.totimedelta(1) == Duration().totimedelta(1)\n"
+            "    print('totimedelta', totimedelta)\n")
+    text, count = rename_identifier("tests/test_duration.py", user, "totimedelta", "to_timedelta", False, "isodate")
+    assert count == 2 and text == user.replace(".totimedelta(", ".to_timedelta(")
+    assert "def test_totimedelta(totimedelta)" in text and "print('totimedelta', totimedelta)" in text
+    # the same file without the package: a plain rename leaves attribute uses on unknown objects alone
+    assert rename_identifier("tests/test_duration.py", user, "totimedelta", "to_timedelta", False) == (user, 0)
+    inside = "from .duration import Duration\n\n\ndef f(d):\n    return d.totimedelta()\n"  # a relative import
+    assert rename_identifier("src/isodate/isostrf.py", inside, "totimedelta", "to_timedelta", False, "isodate") == (
+        inside.replace("d.totimedelta", "d.to_timedelta"), 1)
+    elsewhere = "import isodatex\n\n\ndef f(d):\n    return d.totimedelta()\n"  # another package's importer
+    assert rename_identifier("tools/f.py", elsewhere, "totimedelta", "to_timedelta", False, "isodate") == (elsewhere, 0)

@@ -1,0 +1,54 @@
+"""Carrying a rename to every use (``propagate_renames``) over an in-memory workspace with the real syntax-tree
+renamer: a method's attribute uses follow in its package's importers, unless builtin types share its name."""
+
+from __future__ import annotations
+
+from contenox.answer.edits import Located, ProposedEdit, ProposedEdits, unified_diff
+from contenox.answer.renames import propagate_renames
+from contenox.workspace import rename_identifier
+
+DURATION = ("class Duration:\n    def __init__(self, days=0):\n        self.days = days\n\n"
+            "    # in days\n    def totimedelta(self):\n        return self.days\n\n"
+            "    def items(self):\n        return [self.totimedelta()]\n")
+FILES = {
+    "src/isodate/duration.py": DURATION,
+    "tests/test_duration.py": ("from isodate import Duration\n\n\ndef test_totimedelta():\n"
+                               "    assert Duration(2).totimedelta() == 2 == len(Duration(2).items()) + 1\n"),
+    "tools/report.py": "def show(row):\n    return row.totimedelta(), dict(row).items()\n",  # imports nothing
+}
+
+
+def _carry(old_line: str, new_line: str) -> ProposedEdits:
+    new_text = DURATION.replace(old_line, new_line)
+    edit = ProposedEdit(path="src/isodate/duration.py", old_text=DURATION, new_text=new_text,
+                        diff=unified_diff("src/isodate/duration.py", DURATION, new_text), blocks=1)
+
+    def locate(name: str) -> list[Located]:
+        lines = DURATION.split("\n")
+        return [("src/isodate/duration.py", n + 1, n + 2) for n, line in enumerate(lines)
+                if line.strip().startswith(f"def {name}(")]
+
+    def users(name: str) -> list[str]:
+        return [path for path, text in FILES.items() if name in text]
+
+    return propagate_renames(ProposedEdits(edits=(edit,), problems=(), notes=()), locate, users, FILES.get,
+                             rename_identifier)
+
+
+def test_a_renamed_method_follows_into_the_attribute_uses_of_its_package_s_importers() -> None:
+    carried = _carry("def totimedelta(self):", "def to_timedelta(self):")
+    texts = {edit.path: edit.new_text for edit in carried.edits}
+    assert sorted(texts) == ["src/isodate/duration.py", "tests/test_duration.py"]
+    assert "return [self.to_timedelta()]" in texts["src/isodate/duration.py"]
+    assert "Duration(2).to_timedelta() == 2" in texts["tests/test_duration.py"]
+    assert ("rename of `totimedelta` to `to_timedelta` carried to every use (a method: its `obj.totimedelta` uses in "
+            "the files that import from `isodate`): 2 more place(s): src/isodate/duration.py (1), "
+            "tests/test_duration.py (1)") in carried.notes
+    assert any(note.startswith("rename of `totimedelta` not carried into tools/report.py") for note in carried.notes)
+
+
+def test_a_method_named_like_a_builtin_s_is_not_followed_into_attribute_uses() -> None:
+    carried = _carry("def items(self):", "def entries(self):")
+    assert [edit.path for edit in carried.edits] == ["src/isodate/duration.py"]  # not len(...items()) in the test
+    assert ("`items` is a method, and builtin types have a method of that name too: its attribute uses "
+            "(`obj.items`) outside src/isodate/duration.py are left as they are") in carried.notes
