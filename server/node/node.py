@@ -742,6 +742,10 @@ class Node:
                                         request.prompt)
         took = (f"{step.metrics.measured_recomputed_tokens} prompt tokens computed, {len(step.token_ids)} decoded "
                 f"in {step.metrics.total_ms / 1000:.1f} s")
+        if grammar and not opened and not edits.edits and _unchanged(step.text):
+            step, edits, again = await self._redraw_step(engine, state, workspace, plan, request, ids, grammar,
+                                                         max_new, on_event, step, edits)
+            took = f"{took}; {again}"
         if opened:
             notes.append("the edit step renames: its block was opened at the line of each definition the question "
                          "asks to rename (" + "; ".join(f"{r[0].splitlines()[0]}: {r[0].splitlines()[2].strip()}"
@@ -766,6 +770,31 @@ class Node:
             edits = msgspec.structs.replace(edits, problems=(*written.problems, *edits.problems))
         return msgspec.structs.replace(final, text=text, token_ids=[*final.token_ids, *step.token_ids],
                                        finish_reason=step.finish_reason), edits
+
+    async def _redraw_step(self, engine: EngineLike, state: WorkspaceState, workspace: Workspace, plan: TurnPlan,
+                           request: TurnRequest, ids: list[int], grammar: str, max_new: int,
+                           on_event: EventCallback | None, step: FinalEvent,
+                           edits: ProposedEdits) -> tuple[FinalEvent, ProposedEdits, str]:
+        """The edit step's blocks replaced their lines with the same lines (the 1.5B copied h11's export list
+        unchanged, humanize's ``_DEFAULT_LOCALE`` too): ``verify.candidates - 1`` answers are drawn again from the
+        same prompt (cached), sampled under the same grammar, as one group, and the first whose blocks change a
+        line and apply is the step's; streamed after the first. The step, its edits, and what was done in words."""
+        count = max(1, self.config.verify.candidates - 1)
+        specs = [(False, grammar, 7001 + i) for i in range(count)]
+        drafts = await self._draw_specs(engine, state, ids, 0, specs, max_new)
+        for n, (_, draft) in enumerate(drafts, start=1):
+            if _unchanged(draft.text):
+                continue
+            again = await asyncio.to_thread(_proposed_edits, draft.text, workspace, plan.files_in_prompt(),
+                                            request.prompt)
+            if again.edits:
+                await _emit(on_event, TurnEvent(kind="chunk", text="\n\n" + draft.text))
+                step = msgspec.structs.replace(step, text=draft.text, token_ids=engine.tokenizer.encode(draft.text),
+                                               finish_reason="stop")
+                return step, again, (f"its blocks changed nothing: drawn again, sampled under the same grammar, "
+                                     f"draw {n} of {len(drafts)} changes a line and is the step's")
+        return step, edits, (f"its blocks changed nothing: drawn again {len(drafts)} time(s), sampled under the "
+                             "same grammar, and none changed a line that applies")
 
     async def _continue_block(self, engine: EngineLike, state: WorkspaceState, ids: list[int], final: FinalEvent,
                               max_new: int, on_event: EventCallback | None, notes: list[str],

@@ -208,6 +208,45 @@ async def test_an_answer_that_wrote_no_edit_is_asked_for_one_and_its_edit_is_che
     assert not any("asked for one after it" in note for note in outcome.explain.notes)
 
 
+async def test_an_edit_step_that_copied_its_lines_unchanged_is_drawn_again_and_the_draw_that_changes_one_kept(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The edit step's block replaces its lines with the same lines (the 1.5B's way on h11's export list): drawn
+    again from the same prompt, sampled under the same grammar, as one group; the first draw that changes a line
+    is the step's, checked as the turn's change."""
+    repo = _repo(tmp_path)
+    prose = "helper subtracts one where it should add one."
+    same = block("x - 1")
+    script = scripted(monkeypatch, prose, same, same, RIGHT, WRONG, WRONG, WRONG, WRONG)
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    outcome = await node.turn(_request(repo, verify=True), on_event)
+    step_prompt = script.prompts[1]
+    redraws = script.requests[:3]
+    assert [r["ids"] for r in redraws] == [step_prompt] * 3  # the step's own prompt, cached
+    assert all(r["sampling"] is not None and r["grammar"] == script.grammars[1] for r in redraws)
+    assert len({r["sampling"][2] for r in redraws}) == 3 and len({r["group"] for r in redraws}) == 1
+    assert [e.path for e in outcome.edits.edits] == ["util.py"] and "+    return x + 1" in outcome.edits.diff
+    assert outcome.text.startswith(prose) and RIGHT.strip() in outcome.text and same.strip() not in outcome.text
+    assert "".join(e.text for e in events if e.kind == "chunk").endswith(RIGHT[-40:] + "\n\n" +
+                                                                        outcome.verification.verdict())
+    notes = "\n".join(outcome.explain.notes)
+    assert ("its blocks changed nothing: drawn again, sampled under the same grammar, draw 2 of 3 changes a line "
+            "and is the step's") in notes
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 1
+    assert report.candidates[0].arm == "edit-step"
+    # every draw copying its lines again: the step wrote nothing that applies, and says so (no check runs here)
+    script = scripted(monkeypatch, prose, same, same, same, same)
+    outcome = await node.turn(_request(repo, verify=False, thread="again"))
+    assert len(script.prompts) == 5 and not outcome.edits.edits
+    assert ("drawn again 3 time(s), sampled under the same grammar, and none changed a line that applies"
+            in "\n".join(outcome.explain.notes))
+    assert (repo / "util.py").read_text() == UTIL
+
+
 async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and_carried_to_every_use(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Asked to rename a definition it names, the edit step begins written in at that definition's line (the
