@@ -42,6 +42,8 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     """The command that verified is the task's own grading test (shown in its failing run, as a user would)."""
     candidates: int = 0
     passed_candidates: int = 0
+    broke_candidates: int = 0
+    """Candidates that passed the check but broke tests of the failing tests' files that passed before."""
     with_edit: int = 0
     chosen: int | None = None
     rounds: int = 0
@@ -192,6 +194,8 @@ def _verification_summary(judged: Sequence[TaskResult]) -> dict[str, object] | N
         "passed_not_verified": share([r for r in runs if r not in ran]),
         "candidates": sum(r.verification.candidates for r in ran if r.verification is not None),
         "candidates_passed": sum(r.verification.passed_candidates for r in ran if r.verification is not None),
+        "candidates_passed_breaking_tests": sum(r.verification.broke_candidates for r in ran
+                                                if r.verification is not None),
         "verify_wall_s_median": round(statistics.median(walls), 1) if walls else None,
         "decode_s_median": round(statistics.median(r.verification.decode_s for r in ran
                                                    if r.verification is not None), 1) if ran else None,

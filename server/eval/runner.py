@@ -212,6 +212,7 @@ def _verification(task: Task, report: Any) -> VerifiedTask | None:
         command_source=str(report.get("command_source") or ""),
         grading_test=bool(command and grading and " ".join(command.split()) == " ".join(grading.split())),
         candidates=len(candidates), passed_candidates=sum(1 for c in candidates if c.get("outcome") == "passed"),
+        broke_candidates=sum(1 for c in candidates if c.get("outcome") == "passed" and c.get("broke")),
         with_edit=sum(1 for c in candidates if c.get("outcome") != "no_edit"),
         chosen=report.get("chosen"), rounds=int(report.get("rounds") or 0),
         prefill_tokens=int(report.get("prefill_tokens") or 0),

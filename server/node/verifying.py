@@ -291,6 +291,15 @@ class VerifyJob:
         self._spectrum_note = ""
         self._ran: list[Ran] = []
         """The workspace's functions the failing tests ran (the first check traced), most suspicious first."""
+        self._guard = False
+        """The check passed before any change."""
+        self._failed_before: tuple[str, ...] = ()
+        self._regression: str | None = None
+        """The failing tests' whole files, run to completion (:func:`spectrum_command`): a candidate that passes
+        the check runs it too, so a change that makes the failing test pass by breaking its neighbours is seen."""
+        self._regression_before: frozenset[str] | None = None
+        """The tests the regression run failed on the workspace as it was (the traced spectrum run's, when it ran;
+        else run when first needed)."""
 
     # -- when ------------------------------------------------------------------------------------
     def command(self) -> CheckCommand | None:
@@ -340,6 +349,7 @@ class VerifyJob:
             # wrote no change: drawn then, in 9 such turns of the 0.5B, the offered ones were 9 harmless wrong
             # edits, a comment, a docstring, a typo in `__all__`, and none did what was asked.)
             guard = baseline.passed
+            self._guard = guard
             tried: list[_Tried] = []
             steps: list[ToolStep] = []
             step_at: dict[int, list[ToolStep]] = {0: []}
@@ -357,16 +367,16 @@ class VerifyJob:
                         pending.cancel()
                 for draft in drafts:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
-                if not any(t.result.outcome == "passed" for t in tried):
+                if not _any_clean(tried):
                     async with aclosing(self._focused(command, baseline)) as batches:
                         async for batch in batches:  # place by place, until one passes
                             for draft, place in batch:
                                 tried.append(await self._try(draft, None, command, len(tried) + 1, place=place))
-                            if any(t.result.outcome == "passed" for t in tried):
+                            if _any_clean(tried):
                                 break
             rounds = 0
             repaired: set[int] = set()
-            while not any(t.result.outcome == "passed" for t in tried) and rounds < self.config.rounds:
+            while not _any_clean(tried) and rounds < self.config.rounds:
                 # repair the best of the latest round (an earlier one again would repeat a prompt already drawn)
                 latest = [t for t in tried if t.draft.round == rounds and t.result.index not in repaired] or [
                     t for t in tried if t.result.index not in repaired]
@@ -385,7 +395,7 @@ class VerifyJob:
             chosen = _ranked(tried, guard=guard)[0]
         finally:
             await asyncio.to_thread(self.scratch.remove)
-        passed = chosen.result.outcome == "passed"
+        passed = chosen.result.clean_pass
         report = Verification(
             status="passed" if passed else "failed", baseline=baseline.outcome,
             command=command.command, command_source=command.source,
@@ -423,6 +433,7 @@ class VerifyJob:
             command = msgspec.structs.replace(command, command=narrowed, detail="; ".join(
                 filter(None, [detail, "left out " + ", ".join(left_out)])))
             self._ran, self._traced, self._spectrum_note = [], None, ""  # the run that could not collect told nothing
+            self._regression_before = None
             baseline = await self._baseline(command)
         return command, baseline
 
@@ -444,6 +455,10 @@ class VerifyJob:
                 self._ran, self._traced = ran, len(ran)
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
             activity, status="completed", output=f"before any change: {run.describe()}\n{run.tail(2000)}")))
+        if not run.passed:
+            files = [path for path, _, _ in failing_test_frames(run.output, self.scratch.tree)] or [
+                test.split("::")[0] for test in failed_test_ids(run.output)]
+            self._regression = spectrum_command(command.command, files)
         return run
 
     async def _spectrum(self, command: CheckCommand, baseline: CheckRun) -> list[Ran] | None:
@@ -466,6 +481,8 @@ class VerifyJob:
         self._check_s += run.seconds
         calls = await asyncio.to_thread(read_trace, folder) if run.outcome in ("passed", "failed") else None
         failed = failed_test_ids(run.output)
+        if run.outcome in ("passed", "failed"):
+            self._regression_before = frozenset(failed)
         ran = ran_functions(calls, failed, run_failed=False) if calls else []
         tests = sum(1 for test in calls or () if test)
         self._spectrum_note = f"`{line}`: {run.describe()}, {len(failed)} of {tests} tests failing" + (
@@ -717,16 +734,41 @@ class VerifyJob:
         await self.emit(TurnEvent(kind="tool", tool=activity))
         try:
             run = await self._check(command)
+            broke, broken_tail = (await self._broken() if run.passed and not self._guard else ((), ""))
         finally:
             await asyncio.to_thread(self.scratch.reset)
         result = msgspec.structs.replace(base, outcome=run.outcome, exit_code=run.exit_code,
-                                         failing=failing_tests(run.output), output_tail=run.tail(),
-                                         check_s=round(run.seconds, 2))
+                                         failing=failing_tests(run.output), output_tail=broken_tail or run.tail(),
+                                         check_s=round(run.seconds, 2), broke=broke)
         self._checked[key] = result
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
-            activity, status="completed" if run.passed else "failed",
-            output=f"{run.describe()}\n{run.tail(4000)}")))
+            activity, status="completed" if run.passed and not broke else "failed",
+            output=f"{run.describe()}" + (f"; but it breaks {', '.join(broke)}, which passed before" if broke else "")
+            + f"\n{broken_tail or run.tail(4000)}")))
         return _Tried(result=result, draft=draft, edits=edits)
+
+    async def _broken(self) -> tuple[tuple[str, ...], str]:
+        """A passing candidate (applied in the scratch copy) against the failing tests' whole files: the tests
+        there that passed before the change and fail with it, and that run's output tail (none: nothing broke, or
+        no such run: the check already runs those files whole, it is no pytest command, or it may not run). A
+        change can make a failing test pass by defeating what it compares (the 0.5B made ``Variable.__eq__``
+        return a tuple, always true); the tests beside it still hold the code to what it did."""
+        line = self._regression
+        if line is None or await consent(line, self.root, self.request, self.consents, self.asker):
+            return (), ""
+        after = await check_in(self.scratch.tree, line, self.request, self.config)
+        self._check_s += after.seconds
+        if after.outcome != "failed":  # passed, or could not judge (a timeout): nothing to hold against it
+            return (), ""
+        if self._regression_before is None:  # what those files failed before the change, once
+            await asyncio.to_thread(self.scratch.reset)
+            before = await check_in(self.scratch.tree, line, self.request, self.config)
+            self._check_s += before.seconds
+            if before.outcome not in ("passed", "failed"):
+                return (), ""
+            self._regression_before = frozenset(failed_test_ids(before.output))
+        broke = tuple(test for test in failed_test_ids(after.output) if test not in self._regression_before)
+        return broke, (after.tail() if broke else "")
 
 
 _NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER}
@@ -781,21 +823,32 @@ def _ranked(tried: list[_Tried], *, guard: bool = False) -> list[_Tried]:
     one that passed before any change, greedy answers before sampled ones, in the order drawn, and sampled ones
     that change only comments or docstrings last: any such change passes a guard), then those whose check ran
     (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first)."""
-    def key(t: _Tried) -> tuple[int, int, int]:
+    def key(t: _Tried) -> tuple[int, int, int, int]:
         r = t.result
-        if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone
+        if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone,
+            # and one that breaks tests that passed before after those that break none (fewest broken first)
             order = ((int(r.sampled) + int(r.sampled and r.comments_only)) * 10_000 + r.index) if guard else \
                 (r.changed_lines * 10_000 + r.index)
-            return (0, 1 if any(is_test_path(f) for f in r.files) else 0, order)
+            return (0, len(r.broke), 1 if any(is_test_path(f) for f in r.files) else 0, order)
         if r.outcome in ("failed", "timeout", "not_found", "error"):
-            return (1, r.failing if r.failing is not None else 10**6, r.index)
+            return (1, r.failing if r.failing is not None else 10**6, r.index, 0)
         if r.outcome in ("does_not_parse", "does_not_apply"):
-            return (2, int(r.outcome == "does_not_apply"), r.index)
-        return (3, 0, r.index)
+            return (2, int(r.outcome == "does_not_apply"), r.index, 0)
+        return (3, 0, r.index, 0)
     return sorted(tried, key=key)
 
 
+def _any_clean(tried: list[_Tried]) -> bool:
+    """Whether a candidate passed the check and broke no test that passed before."""
+    return any(t.result.clean_pass for t in tried)
+
+
 def _repair_message(command: CheckCommand, result: CandidateResult) -> str:
+    if result.outcome == "passed" and result.broke:
+        return (f"I applied that edit in a scratch copy: `{command.command}` passed, but other tests that passed "
+                f"before now fail: {', '.join(result.broke)}. The output ends with:\n```\n{result.output_tail}\n```\n"
+                "The edit was not kept: the files are as before. Write one corrected edit block that fixes the code "
+                "so the check passes and the other tests still pass.")
     if result.outcome == "does_not_parse":
         return (f"I applied that edit in a scratch copy: the file no longer parses, so `{command.command}` was not "
                 f"run.\n```\n{result.output_tail}\n```\nThe edit was not kept: the files are as before. Write one "
@@ -829,7 +882,8 @@ def describe(report: Verification) -> list[str]:
             f", {c.arm} prompt" if c.arm and c.arm != "turn" else "") + (f" (line {c.line})" if c.line else "")
         detail = {"no_edit": "no edit", "does_not_apply": f"does not apply: {c.output_tail}",
                   "does_not_parse": f"does not parse, not checked: {c.output_tail}"}.get(
-            c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s")
+            c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s"
+            + (f", but it breaks {', '.join(c.broke)} (passed before it)" if c.broke else ""))
         chosen = " <- offered" if c.index == report.chosen else ""
         lines.append(f"candidate {c.index} (round {c.round}, {how}, {c.tokens} tokens, {c.recomputed_tokens} "
                      f"prompt tokens computed): {', '.join(c.files) or '-'}: {detail}{chosen}")

@@ -52,6 +52,14 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     """The file line a ``line`` candidate changes."""
     comments_only: bool = False
     """Its change edits only comments, docstrings and layout of Python files (no code)."""
+    broke: tuple[str, ...] = ()
+    """A passing candidate's regressions: tests of the failing tests' files that passed before the change and
+    fail with it (the check passed, but the change may defeat the test rather than fix the code)."""
+
+    @property
+    def clean_pass(self) -> bool:
+        """It passed the check and broke no test that passed before."""
+        return self.outcome == "passed" and not self.broke
 
 
 class Verification(msgspec.Struct, frozen=True, kw_only=True):
@@ -97,7 +105,8 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def passed_count(self) -> int:
-        return sum(1 for c in self.candidates if c.outcome == "passed")
+        """Candidates that passed the check and broke no test that passed before."""
+        return sum(1 for c in self.candidates if c.clean_pass)
 
     def summary(self) -> str:
         if self.status == "skipped":
@@ -113,6 +122,10 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
                     if self.status == "passed" else
                     f"not verified: the change breaks `{self.command}`, which passed before it "
                     f"({len(self.candidates)} candidate(s) tried)")
+        elif offered is not None and offered.outcome == "passed" and offered.broke:
+            head = (f"not verified: `{self.command}` passed with the change, but it breaks "
+                    f"{_listed(list(offered.broke[:3]) + ([f'{len(offered.broke) - 3} more'] if len(offered.broke) > 3 else []))}"
+                    f", which passed before it (no candidate of {len(self.candidates)} passed without breaking a test)")
         else:
             head = (f"verified: `{self.command}` passed ({self.passed_count} of {len(self.candidates)} candidates)"
                     if self.status == "passed" else

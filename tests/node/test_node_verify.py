@@ -90,7 +90,7 @@ def _repo(tmp_path: Path, check: str = "") -> Path:
 
 def _request(repo: Path, **kw: Any) -> TurnRequest:
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
-    return TurnRequest(root=str(repo), prompt=ASK, terminal=TERMINAL, env=env, **kw)
+    return TurnRequest(root=str(repo), prompt=ASK, env=env, **{"terminal": TERMINAL, **kw})
 
 
 async def test_the_passing_candidate_is_offered_and_the_user_files_are_untouched(
@@ -206,6 +206,41 @@ async def test_an_answer_that_wrote_no_edit_is_asked_for_one_and_its_edit_is_che
     outcome = await node.turn(_request(repo, verify=False, thread="off"))
     assert len(script.prompts) == 1 and outcome.text == prose and not outcome.edits.edits
     assert not any("asked for one after it" in note for note in outcome.explain.notes)
+
+
+NEIGHBOURS = TEST + "\n\ndef test_helper_elsewhere():\n    assert helper(5) != 2\n"
+"""The failing test and one beside it that passes before the fix (and with the right one)."""
+ONE_TEST = TERMINAL.replace("tests/test_util.py\nF", "tests/test_util.py::test_helper\nF")
+
+
+async def test_a_candidate_that_passes_by_breaking_the_failing_test_s_neighbours_ranks_after_a_real_fix(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``return 2`` makes ``test_helper`` pass and defeats it: the failing test's whole file, run with each passing
+    candidate, shows ``test_helper_elsewhere`` (passing before) now failing. The real fix is offered; when only
+    the defeating change passes, a repair round is drawn from it, told which tests it broke."""
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL, "tests/test_util.py": NEIGHBOURS})
+    defeat = "helper must give 2.\n\n" + block("2")
+    scripted(monkeypatch, defeat, RIGHT, WRONG, block("x - 3"))
+    outcome = await node.turn(_request(repo, verify=True, terminal=ONE_TEST))
+    report = outcome.verification
+    assert report is not None and report.command.endswith("tests/test_util.py::test_helper"), report
+    assert [c.outcome for c in report.candidates] == ["passed", "passed", "failed", "failed"]
+    assert report.candidates[0].broke == ("tests/test_util.py::test_helper_elsewhere",)
+    assert report.candidates[1].broke == () and report.chosen == 2 and report.status == "passed"
+    assert report.passed_count == 1 and "+    return x + 1" in outcome.edits.diff
+    notes = "\n".join(outcome.explain.notes)
+    assert "passed in" in notes and "but it breaks tests/test_util.py::test_helper_elsewhere (passed before it)" in notes
+    # the defeating change alone passes: repaired from, told what it broke; the round's right answer is offered
+    script = scripted(monkeypatch, defeat, WRONG, block("x - 3"), block("x - 4"), RIGHT, WRONG, WRONG, WRONG)
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify,
+                                                                                      focused=False))
+    outcome = await node.turn(_request(repo, verify=True, terminal=ONE_TEST, thread="again"))
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.rounds == 1, report
+    assert report.chosen == 5 and report.candidates[4].arm == "repair"
+    repair = (await node.engine()).tokenizer.decode(script.requests[3]["ids"])
+    assert "passed, but other tests that passed before now fail: tests/test_util.py::test_helper_elsewhere" in repair
+    assert (repo / "util.py").read_text() == UTIL
 
 
 async def test_an_edit_step_that_copied_its_lines_unchanged_is_drawn_again_and_the_draw_that_changes_one_kept(

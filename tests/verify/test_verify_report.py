@@ -72,3 +72,16 @@ def test_a_guard_passed_by_a_change_to_comments_alone_says_so() -> None:
     assert "the change edits only comments or docstrings, no code)" in report.summary()
     code = msgspec.structs.replace(comment, comments_only=False)
     assert "comments" not in msgspec.structs.replace(report, candidates=(code,)).summary()
+
+
+def test_an_offered_change_that_breaks_tests_which_passed_before_is_not_called_verified() -> None:
+    broke = tuple(f"tests/test_x.py::test_{i}" for i in range(5))
+    offered = CandidateResult(index=2, round=0, sampled=True, constrained=True, outcome="passed", broke=broke)
+    clean = CandidateResult(index=1, round=0, sampled=False, constrained=False, outcome="failed")
+    report = Verification(status="failed", baseline="failed", command="pytest -q t.py::test_a",
+                          candidates=(clean, offered), chosen=2)
+    assert report.passed_count == 0 and report.verdict() == ""
+    assert report.summary().startswith(
+        "not verified: `pytest -q t.py::test_a` passed with the change, but it breaks tests/test_x.py::test_0, "
+        "tests/test_x.py::test_1, tests/test_x.py::test_2 and 2 more, which passed before it (no candidate of 2 "
+        "passed without breaking a test); 0 repair round(s)")
