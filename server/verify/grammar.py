@@ -4,11 +4,16 @@ The answer must be one edit block for ``path``: the path line, ``<<<<<<< SEARCH`
 consecutive lines (it may start at any non-blank line and stop after any line: each line is a rule whose only
 continuation is the next line), ``=======``, any new lines, ``>>>>>>> REPLACE``. So a candidate is never prose,
 never an invented format, and its SEARCH part is always text the file holds, in the file's order: it resolves.
+A Python file's docstrings of three lines or more are left out of the runs (a run stops before one and starts
+again after it): the 1.5B, offered a class, searched its 45-line docstring line by line and ran out of tokens
+before its change (itsdangerous' ``Serializer``); a fix is in the code.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import tokenize
 from collections.abc import Iterable, Sequence
 
 import msgspec
@@ -35,22 +40,48 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _runs(prefix: str, text: str, limit: int = _MAX_LINES) -> tuple[list[str], list[str]]:
+_DOC_LINES = 3
+"""A standalone string statement this many lines long or longer (a docstring) is no part of a SEARCH run."""
+
+
+def _doc_lines(path: str, text: str) -> frozenset[int]:
+    """0-based indices of the lines of ``text`` (a Python file, or a definition cut from one) that hold a
+    standalone string statement of :data:`_DOC_LINES` lines or more: a docstring. Read by tokens, so a
+    definition cut short still gives the docstrings before the cut; other languages: none."""
+    if not path.endswith(".py"):
+        return frozenset()
+    found: set[int] = set()
+    opens = True  # the next token begins a statement
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING and opens and token.end[0] - token.start[0] + 1 >= _DOC_LINES:
+                found.update(range(token.start[0] - 1, token.end[0]))
+            if token.type not in (tokenize.COMMENT, tokenize.NL):
+                opens = token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+    except (tokenize.TokenError, SyntaxError):  # cut inside a string or a bracket: what came before stands
+        pass
+    return frozenset(found)
+
+
+def _runs(prefix: str, text: str, limit: int = _MAX_LINES, path: str = "") -> tuple[list[str], list[str]]:
     """The rules of runs of consecutive lines of ``text`` (its first ``limit``, trailing blank ones left out):
     one rule per line (``{prefix}{i}``) whose only continuation is the next line, and the rules a run may start
-    at (a non-blank line)."""
+    at (a non-blank line). A Python ``path``'s docstrings (:func:`_doc_lines`) have no rule: a run ends before
+    one."""
     lines = [line.rstrip() for line in text.splitlines()[:limit]]
     while lines and not lines[-1]:
         lines.pop()
-    rules = [f"{prefix}{i} ::= {_literal(line + chr(10))}" + (f" {prefix}{i + 1}?" if i + 1 < len(lines) else "")
-             for i, line in enumerate(lines)]
-    return rules, [f"{prefix}{i}" for i, line in enumerate(lines) if line]
+    skip = _doc_lines(path, text)
+    rules = [f"{prefix}{i} ::= {_literal(line + chr(10))}"
+             + (f" {prefix}{i + 1}?" if i + 1 < len(lines) and i + 1 not in skip else "")
+             for i, line in enumerate(lines) if i not in skip]
+    return rules, [f"{prefix}{i}" for i, line in enumerate(lines) if line and i not in skip]
 
 
 def edit_block_grammar(path: str, text: str) -> str:
     """EBNF (root rule ``root``) of one edit block on ``path`` whose SEARCH lines are consecutive lines of
     ``text``."""
-    rules, starts = _runs("l", text)
+    rules, starts = _runs("l", text, path=path)
     return "\n".join([
         f'root ::= {_literal(path + chr(10))} "<<<<<<< SEARCH\\n" search "=======\\n" '
         f'new{{0,{_MAX_NEW}}} ">>>>>>> REPLACE\\n"',
@@ -76,7 +107,7 @@ def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3) -> st
     for k, (path, text) in enumerate(files):
         if budget <= 0:
             break
-        runs, starts = _runs(f"l{k}_", text, min(_MAX_LINES, budget))
+        runs, starts = _runs(f"l{k}_", text, min(_MAX_LINES, budget), path)
         if not starts:
             continue
         budget -= len(runs)

@@ -91,3 +91,22 @@ def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
     assert method.begun == "```python\n    def g(self):\n"
     assert method.grammar.startswith('root ::= "        " d0')  # its indentation kept
     assert method.grammar.splitlines()[-1] == 'more ::= ("    " [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"'
+
+
+def test_a_python_file_s_docstrings_are_no_part_of_a_search_run() -> None:
+    """A docstring of three lines or more has no rule: a run stops before it and may start again after it (the
+    1.5B searched a class's 45-line docstring and ran out of tokens before its change). A one-line docstring, a
+    string that is an argument and another language's text stay."""
+    text = ('class Serializer:\n    """Wraps a signer.\n\n    More.\n    """\n\n    default = json\n\n'
+            '    def dumps(self):\n        """One line."""\n        return f(\n            """not a\n\n'
+            '            docstring"""\n        )\n')
+    lines = edit_block_grammar("s.py", text).splitlines()
+    assert 'l0 ::= "class Serializer:\\n"' in lines  # no continuation into the docstring
+    assert not any(line.startswith(("l1 ", "l2 ", "l3 ", "l4 ")) for line in lines)
+    assert "search ::= l0 | l6 | l8 | l9 | l10 | l11 | l13 | l14" in lines
+    assert 'l9 ::= "        \\"\\"\\"One line.\\"\\"\\"\\n" l10?' in lines and 'l12 ::= "\\n" l13?' in lines
+    cut = "\n".join(text.splitlines()[:3])  # a definition cut inside its docstring: what came before stands
+    assert 'l0 ::= "class Serializer:\\n" l1?' in edit_block_grammar("s.py", cut).splitlines()
+    assert 'l0 ::= "class Serializer:\\n" l1?' in edit_block_grammar("s.txt", text).splitlines()
+    step = edit_blocks_grammar([("s.py", text)]).splitlines()
+    assert 'l0_0 ::= "class Serializer:\\n"' in step and "l0_1 " not in "\n".join(step)
