@@ -202,6 +202,13 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     change that line alone (every other line kept by a grammar): Agentless's edit locations. 0: none. A line
     costs a line's decoding, not the function's: the lines before it begin the answer (prefilled), the ones
     after are added to it (was 2 while every candidate decoded the whole function)."""
+    reproduce: bool = True
+    """A check that already passes before any change (a feature asked for under the existing tests) can only
+    guard; the model is then asked for a test of the change (Agentless's reproduction test), which runs after the
+    check in the scratch copy. When that test fails before the change (for want of what was asked, not for an
+    error of its own), candidates are drawn and repaired as for a failing check, and one that passes both is
+    offered; else the turn's answer is guarded as before. The test is the node's, never part of the offered
+    change."""
     trace: bool = True
     """The check's first run (before any candidate) is traced: which of the workspace's functions and lines each
     test ran (a tracer laid in through ``sitecustomize``; Python checks only). A pytest check that names test ids

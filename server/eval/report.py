@@ -44,6 +44,9 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     passed_candidates: int = 0
     broke_candidates: int = 0
     """Candidates that passed the check but broke tests of the failing tests' files that passed before."""
+    reproduction: str = ""
+    """The test the model wrote for the change (a check that passed before it), as run; empty: none used."""
+    reproduction_note: str = ""
     with_edit: int = 0
     chosen: int | None = None
     rounds: int = 0
@@ -192,6 +195,8 @@ def _verification_summary(judged: Sequence[TaskResult]) -> dict[str, object] | N
         "passed_with_grading_test": share(grading),
         "passed_with_other_command": share([r for r in ran if r not in grading]),
         "passed_not_verified": share([r for r in runs if r not in ran]),
+        "passed_with_a_test_the_model_wrote": share([r for r in ran if r.verification is not None
+                                                     and r.verification.reproduction]),
         "candidates": sum(r.verification.candidates for r in ran if r.verification is not None),
         "candidates_passed": sum(r.verification.passed_candidates for r in ran if r.verification is not None),
         "candidates_passed_breaking_tests": sum(r.verification.broke_candidates for r in ran
@@ -306,6 +311,10 @@ def render_table(report: EvalReport) -> str:
                      f"verified with the task's own failing test, {frac('passed_with_other_command')} with a command "
                      f"it found, {frac('passed_not_verified')} unverified; median verification "
                      f"{v['verify_wall_s_median']} s")
+            if isinstance(written := v.get("passed_with_a_test_the_model_wrote"), list) and written[1]:
+                text += (f"\n  a test the model wrote for the change was used in {written[1]} task(s) (their check "
+                         f"passed before it): passed {written[0]}/{written[1]}; candidates that passed their check "
+                         f"but broke tests that passed before: {v.get('candidates_passed_breaking_tests', 0)}")
             if isinstance(loc := v.get("localized"), dict) and loc.get("focused"):
                 text += (f"\n  localized: the bug's function tried first in {loc['bug_first']} of {loc['focused']} "
                          f"focused rounds, tried at all in {loc['bug_tried']}, found (offered to the pick) in "

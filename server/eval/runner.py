@@ -213,6 +213,8 @@ def _verification(task: Task, report: Any) -> VerifiedTask | None:
         grading_test=bool(command and grading and " ".join(command.split()) == " ".join(grading.split())),
         candidates=len(candidates), passed_candidates=sum(1 for c in candidates if c.get("outcome") == "passed"),
         broke_candidates=sum(1 for c in candidates if c.get("outcome") == "passed" and c.get("broke")),
+        reproduction=str(report.get("reproduction") or ""),
+        reproduction_note=str(report.get("reproduction_note") or ""),
         with_edit=sum(1 for c in candidates if c.get("outcome") != "no_edit"),
         chosen=report.get("chosen"), rounds=int(report.get("rounds") or 0),
         prefill_tokens=int(report.get("prefill_tokens") or 0),

@@ -57,6 +57,7 @@ from contenox.verify import (
     resolve_check_command,
     run_check,
     spectrum_command,
+    test_file_command,
     unparsable,
     unusable_terminal_command,
 )
@@ -293,6 +294,10 @@ class VerifyJob:
         """The workspace's functions the failing tests ran (the first check traced), most suspicious first."""
         self._guard = False
         """The check passed before any change."""
+        self._repro: tuple[str, str, str] | None = None
+        """The test the model wrote for the change, when it failed before it: (path, code, the command that
+        runs it alone)."""
+        self._repro_note = ""
         self._failed_before: tuple[str, ...] = ()
         self._regression: str | None = None
         """The failing tests' whole files, run to completion (:func:`spectrum_command`): a candidate that passes
@@ -350,10 +355,13 @@ class VerifyJob:
             # edits, a comment, a docstring, a typo in `__all__`, and none did what was asked.)
             guard = baseline.passed
             self._guard = guard
+            before = baseline
+            if guard and self.config.reproduce:  # a test of the change, so that candidates can be told apart
+                before = await self._reproduction(command, greedy) or baseline
             tried: list[_Tried] = []
             steps: list[ToolStep] = []
             step_at: dict[int, list[ToolStep]] = {0: []}
-            if guard:
+            if guard and self._repro is None:
                 tried.append(await self._try(greedy, greedy_edits, command, 1))
             else:
                 pending = asyncio.ensure_future(self._generate(prompt_ids, 0, self.config.candidates - 1, False,
@@ -367,7 +375,7 @@ class VerifyJob:
                         pending.cancel()
                 for draft in drafts:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
-                if not _any_clean(tried):
+                if not _any_clean(tried) and not guard:  # (a test of a feature asked for: no place to localize)
                     async with aclosing(self._focused(command, baseline)) as batches:
                         async for batch in batches:  # place by place, until one passes
                             for draft, place in batch:
@@ -395,7 +403,10 @@ class VerifyJob:
             chosen = _ranked(tried, guard=guard)[0]
         finally:
             await asyncio.to_thread(self.scratch.remove)
-        passed = chosen.result.clean_pass
+        repro = self._repro
+        # a check that passed before any change, passed with it: guarded, whatever became of the test written for
+        # the change (the summary says which)
+        passed = chosen.result.clean_pass or (guard and chosen.result.outcome == "passed" and not chosen.result.broke)
         report = Verification(
             status="passed" if passed else "failed", baseline=baseline.outcome,
             command=command.command, command_source=command.source,
@@ -404,8 +415,10 @@ class VerifyJob:
             spectrum=self._spectrum_note,
             decode_s=round(greedy.decode_s + self._decode_s, 2),
             apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2),
-            failed_before=failed_test_ids(baseline.output) or tuple(
-                f"{path}::{function}" for path, _, function in failing_test_frames(baseline.output, self.root)))
+            failed_before=failed_test_ids(before.output) or tuple(
+                f"{path}::{function}" for path, _, function in failing_test_frames(before.output, self.root)),
+            reproduction=repro[1] if repro else "", reproduction_path=repro[0] if repro else "",
+            reproduction_note=self._repro_note)
         return report, chosen, step_at[chosen.draft.round]
 
     async def _usable_baseline(self, command: CheckCommand) -> tuple[CheckCommand, CheckRun]:
@@ -735,17 +748,64 @@ class VerifyJob:
         try:
             run = await self._check(command)
             broke, broken_tail = (await self._broken() if run.passed and not self._guard else ((), ""))
+            reproduced, repro_tail = None, ""
+            if run.passed and self._repro is not None:
+                repro = await check_in(self.scratch.tree, self._repro[2], self.request, self.config)
+                self._check_s += repro.seconds
+                reproduced, repro_tail = repro.passed, ("" if repro.passed else repro.tail())
         finally:
             await asyncio.to_thread(self.scratch.reset)
         result = msgspec.structs.replace(base, outcome=run.outcome, exit_code=run.exit_code,
-                                         failing=failing_tests(run.output), output_tail=broken_tail or run.tail(),
-                                         check_s=round(run.seconds, 2), broke=broke)
+                                         failing=failing_tests(run.output),
+                                         output_tail=broken_tail or repro_tail or run.tail(),
+                                         check_s=round(run.seconds, 2), broke=broke, reproduced=reproduced)
         self._checked[key] = result
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
-            activity, status="completed" if run.passed and not broke else "failed",
+            activity, status="completed" if result.clean_pass else "failed",
             output=f"{run.describe()}" + (f"; but it breaks {', '.join(broke)}, which passed before" if broke else "")
-            + f"\n{broken_tail or run.tail(4000)}")))
+            + (f"; the test written for the change {'passed' if reproduced else 'failed'}"
+               if reproduced is not None else "")
+            + f"\n{broken_tail or repro_tail or run.tail(4000)}")))
         return _Tried(result=result, draft=draft, edits=edits)
+
+    async def _reproduction(self, command: CheckCommand, greedy: Draft) -> CheckRun | None:
+        """Agentless's reproduction test, for a check that already passes: the model, after the turn's answer,
+        writes a pytest test of the change, laid in the scratch copy (never the workspace) and run alone. Used
+        (``self._repro``) only when it fails before the change for want of what was asked: a test that passes
+        already tests nothing new, and one that errors on its own (a syntax error, a name it never imported, a
+        fixture nobody defines) fails with every change. Its run before the change, or None; either way
+        ``self._repro_note`` says what became of it."""
+        folder = next((f for f in ("tests", "test") if (self.scratch.tree / f).is_dir()), "")
+        path = f"{folder}/{_REPRO_FILE}" if folder else _REPRO_FILE
+        line = test_file_command(command.command, path)
+        if line is None:
+            self._repro_note = f"no test of the change asked for: `{command.command}` is no pytest command"
+            return None
+        if why := await consent(line, self.root, self.request, self.consents, self.asker):
+            self._repro_note = f"no test of the change run: {why}"
+            return None
+        ids = self.step_ids([ToolStep(call=greedy.text.strip(), result=_REPRO_REQUEST)])
+        drafts = await self._generate(ids, 0, 1, True, [])
+        code = _test_code(drafts[0].text) if drafts else None
+        if code is None:
+            self._repro_note = "asked for a test of the change, the model wrote none that parses with a test in it"
+            return None
+        await asyncio.to_thread(self.scratch.add, path, code)
+        activity = ToolActivity(id="verify-reproduce", name="verify", kind="execute", status="in_progress",
+                                title=f"run the test written for the change, before it: {line}"[:160])
+        await self.emit(TurnEvent(kind="tool", tool=activity))
+        run = await check_in(self.scratch.tree, line, self.request, self.config)
+        self._check_s += run.seconds
+        await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
+            activity, status="completed", output=f"before any change: {run.describe()}\n{run.tail(2000)}")))
+        if why := _own_error(run):
+            self._repro_note = f"the test written for the change ({path}) was not used: {why}"
+            await asyncio.to_thread(self.scratch.add, path, None)
+            return None
+        self._repro = (path, code, line)
+        self._repro_note = (f"the test written for the change ({path}) fails before it ({run.describe()}): "
+                            "candidates must pass it and the check")
+        return run
 
     async def _broken(self) -> tuple[tuple[str, ...], str]:
         """A passing candidate (applied in the scratch copy) against the failing tests' whole files: the tests
@@ -823,19 +883,52 @@ def _ranked(tried: list[_Tried], *, guard: bool = False) -> list[_Tried]:
     one that passed before any change, greedy answers before sampled ones, in the order drawn, and sampled ones
     that change only comments or docstrings last: any such change passes a guard), then those whose check ran
     (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first)."""
-    def key(t: _Tried) -> tuple[int, int, int, int]:
+    def key(t: _Tried) -> tuple[int, int, int, int, int]:
         r = t.result
         if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone,
             # and one that breaks tests that passed before after those that break none (fewest broken first)
             order = ((int(r.sampled) + int(r.sampled and r.comments_only)) * 10_000 + r.index) if guard else \
                 (r.changed_lines * 10_000 + r.index)
-            return (0, len(r.broke), 1 if any(is_test_path(f) for f in r.files) else 0, order)
+            return (0, len(r.broke), int(r.reproduced is False), 1 if any(is_test_path(f) for f in r.files) else 0,
+                    order)
         if r.outcome in ("failed", "timeout", "not_found", "error"):
-            return (1, r.failing if r.failing is not None else 10**6, r.index, 0)
+            return (1, r.failing if r.failing is not None else 10**6, r.index, 0, 0)
         if r.outcome in ("does_not_parse", "does_not_apply"):
-            return (2, int(r.outcome == "does_not_apply"), r.index, 0)
-        return (3, 0, r.index, 0)
+            return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0)
+        return (3, 0, r.index, 0, 0)
     return sorted(tried, key=key)
+
+
+_REPRO_FILE = "test_contenox_change.py"
+_REPRO_REQUEST = ("Before your change is checked, write a pytest test for it: one test file that imports from the "
+                  "project as its tests do and checks what was asked for, so that it fails on the code as it is now "
+                  "and passes once the change is made. Reply with the test file alone in one ```python code block.")
+_OWN_ERRORS = re.compile(r"\b(?:SyntaxError|IndentationError|NameError)\b|fixture '[^']+' not found")
+
+
+def _test_code(answer: str) -> str | None:
+    """The first code block of ``answer`` (or the whole answer) that parses and holds a ``test`` function."""
+    for code in [m.group(1) for m in _FENCE.finditer(answer)] + [answer]:
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+               for node in ast.walk(tree)):
+            return code.rstrip() + "\n"
+    return None
+
+
+def _own_error(run: CheckRun) -> str:
+    """Why a test written for the change cannot tell changes apart, from its run before the change ('' when it
+    can: it failed)."""
+    if run.passed:
+        return "it passes before the change too (it tests nothing the change adds)"
+    if run.outcome != "failed" or run.exit_code not in (1, 2):
+        return f"it {run.describe()}"
+    if found := _OWN_ERRORS.search(run.output):
+        return f"it fails on an error of its own ({found.group(0)}), with any change"
+    return ""
 
 
 def _any_clean(tried: list[_Tried]) -> bool:
@@ -844,6 +937,10 @@ def _any_clean(tried: list[_Tried]) -> bool:
 
 
 def _repair_message(command: CheckCommand, result: CandidateResult) -> str:
+    if result.outcome == "passed" and result.reproduced is False:
+        return (f"I applied that edit in a scratch copy: `{command.command}` passed, but the test written for the "
+                f"change fails. Its output ends with:\n```\n{result.output_tail}\n```\nThe edit was not kept: the "
+                "files are as before. Write one corrected edit block that makes the change so that test passes.")
     if result.outcome == "passed" and result.broke:
         return (f"I applied that edit in a scratch copy: `{command.command}` passed, but other tests that passed "
                 f"before now fail: {', '.join(result.broke)}. The output ends with:\n```\n{result.output_tail}\n```\n"
@@ -869,6 +966,8 @@ def describe(report: Verification) -> list[str]:
         lines.append("the offered change edits a test file: check it does not pass by changing the test")
     lines.append(f"check command: `{report.command}` (from {report.command_source}"
                  f"{': ' + report.command_detail if report.command_detail else ''})")
+    if report.reproduction_note:
+        lines.append(report.reproduction_note)
     if report.traced is not None:
         lines.append(f"the check's first run traced: {report.traced} function(s) of the workspace ran in the "
                      "failing test(s)")
@@ -883,7 +982,9 @@ def describe(report: Verification) -> list[str]:
         detail = {"no_edit": "no edit", "does_not_apply": f"does not apply: {c.output_tail}",
                   "does_not_parse": f"does not parse, not checked: {c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s"
-            + (f", but it breaks {', '.join(c.broke)} (passed before it)" if c.broke else ""))
+            + (f", but it breaks {', '.join(c.broke)} (passed before it)" if c.broke else "")
+            + ({True: "; the test written for the change passed", False: "; the test written for the change failed",
+                None: ""}[c.reproduced]))
         chosen = " <- offered" if c.index == report.chosen else ""
         lines.append(f"candidate {c.index} (round {c.round}, {how}, {c.tokens} tokens, {c.recomputed_tokens} "
                      f"prompt tokens computed): {', '.join(c.files) or '-'}: {detail}{chosen}")

@@ -13,6 +13,7 @@ from contenox.verify.command import (
     command_from_terminal,
     resolve_check_command,
     spectrum_command,
+    test_file_command,
     unusable_terminal_command,
 )
 from contenox.verify.consent import Consent, ConsentStore
@@ -70,6 +71,7 @@ __all__ = [
     "resolve_check_command",
     "run_check",
     "spectrum_command",
+    "test_file_command",
     "unparsable",
     "unusable_terminal_command",
 ]

@@ -23,7 +23,7 @@ from typing import Literal
 import msgspec
 
 __all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "resolve_check_command",
-           "spectrum_command", "unusable_terminal_command"]
+           "spectrum_command", "test_file_command", "unusable_terminal_command"]
 
 log = logging.getLogger(__name__)
 
@@ -237,3 +237,40 @@ def spectrum_command(command: str, test_files: Iterable[str]) -> str | None:
     if not targets or (targets == files and len(spectrum) == len(words)):
         return None  # no test file named (a folder, the whole suite: not widened), or already those files
     return shlex.join(spectrum)
+
+
+def test_file_command(command: str, path: str) -> str | None:
+    """The pytest command that runs the test file ``path`` alone, to completion: ``command``'s runner and its
+    options (without what stops early or selects, and without its own test files, ids or folders). None: not one
+    pytest command (another runner, or commands chained)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    runner = next((i for i, w in enumerate(words) if w == "pytest" or w.endswith("/pytest")), None)
+    if runner is None or any(w in ("&&", "||", ";", "|") for w in words):
+        return None
+    kept: list[str] = []
+    skip = value = False
+    for word in words[runner + 1:]:
+        if skip:
+            skip = False
+        elif value:  # an option's own value (``-p no:cacheprovider``)
+            kept.append(word)
+            value = False
+        elif word in ("--maxfail", "-k", "-m"):
+            skip = True
+        elif word in _STOPS_EARLY or word.startswith(("--maxfail=", "-k", "-m")):
+            continue
+        elif not word.startswith("-"):  # a test file, id or folder of the command's own
+            continue
+        else:
+            kept.append(word)
+            value = word in _VALUED
+    return shlex.join([*words[:runner + 1], *kept, path])
+
+
+_VALUED = {"-p", "-c", "-o", "-W", "-r", "--tb", "--rootdir", "--confcutdir", "--basetemp", "--durations",
+           "--import-mode", "--ignore", "--deselect", "--override-ini", "--pythonwarnings", "--capture",
+           "--log-level", "--color", "--junitxml", "--cov"}
+"""pytest options whose value is the next word."""

@@ -52,14 +52,18 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     """The file line a ``line`` candidate changes."""
     comments_only: bool = False
     """Its change edits only comments, docstrings and layout of Python files (no code)."""
+    reproduced: bool | None = None
+    """With a test the model wrote for the change (the check passed before it): whether that test passed with
+    this candidate (None: no such test, or the check failed first)."""
     broke: tuple[str, ...] = ()
     """A passing candidate's regressions: tests of the failing tests' files that passed before the change and
     fail with it (the check passed, but the change may defeat the test rather than fix the code)."""
 
     @property
     def clean_pass(self) -> bool:
-        """It passed the check and broke no test that passed before."""
-        return self.outcome == "passed" and not self.broke
+        """It passed the check, broke no test that passed before, and passed the test written for the change when
+        there is one."""
+        return self.outcome == "passed" and not self.broke and self.reproduced is not False
 
 
 class Verification(msgspec.Struct, frozen=True, kw_only=True):
@@ -99,6 +103,11 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     wall_s: float = 0.0
     failed_before: tuple[str, ...] = ()
     """The tests the check failed on the workspace as it was (pytest's ids, ``tests/test_x.py::test_y``)."""
+    reproduction: str = ""
+    """The test the model wrote for the change, as run after the check (empty: none was used)."""
+    reproduction_path: str = ""
+    reproduction_note: str = ""
+    """What became of the test asked for (used: it failed before the change, and how; or why it was not used)."""
     changed: tuple[str, ...] = ()
     """What the offered change edits, in words: each definition (```LRUCache.__getitem__` in
     src/cachetools/__init__.py``), or the file alone for a change outside any definition."""
@@ -114,6 +123,10 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         offered = next((c for c in self.candidates if c.index == self.chosen), None)
         if offered is not None and offered.outcome == "no_edit":
             head = f"not verified: no candidate proposed a change to check ({len(self.candidates)} tried)"
+        elif self.baseline == "passed" and self.reproduction and offered is not None and offered.clean_pass:
+            head = (f"verified: `{self.command}` still passes, and the test written for the change "
+                    f"({self.reproduction_path}), which failed before it, passes ({self.passed_count} of "
+                    f"{len(self.candidates)} candidates)")
         elif self.baseline == "passed":
             head = (f"checked: `{self.command}` still passes with the change (it passed before it too: nothing "
                     "broke, but the check cannot tell whether the change does what was asked"
@@ -122,6 +135,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
                     if self.status == "passed" else
                     f"not verified: the change breaks `{self.command}`, which passed before it "
                     f"({len(self.candidates)} candidate(s) tried)")
+            if self.reproduction:
+                head += (f"; the test written for the change ({self.reproduction_path}) failed with every "
+                         f"candidate")
         elif offered is not None and offered.outcome == "passed" and offered.broke:
             head = (f"not verified: `{self.command}` passed with the change, but it breaks "
                     f"{_listed(list(offered.broke[:3]) + ([f'{len(offered.broke) - 3} more'] if len(offered.broke) > 3 else []))}"
@@ -140,13 +156,18 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     def verdict(self) -> str:
         """The sentence the offered answer ends with when its change fixed a check that failed: what it changes
         and which tests it made pass ('' otherwise: the verdict in :meth:`summary` says the rest)."""
+        offered = next((c for c in self.candidates if c.index == self.chosen), None)
+        where = f" to {self.changed_in()}" if self.changed else ""
+        if (self.status == "passed" and self.baseline == "passed" and self.reproduction and offered is not None
+                and offered.clean_pass):
+            return (f"Verified: with the offered change{where}, `{self.command}` still passes in a scratch copy, "
+                    f"and a test written for the change ({self.reproduction_path}, by the model: read it), which "
+                    "failed before it, passes.")
         if self.status != "passed" or self.baseline == "passed":
             return ""
-        where = f" to {self.changed_in()}" if self.changed else ""
         tests = _listed(list(self.failed_before[:5]) + ([f"{len(self.failed_before) - 5} more"]
                                                        if len(self.failed_before) > 5 else []))
         before = f"; before it, {tests} failed" if tests else "; before it, the check failed"
-        offered = next((c for c in self.candidates if c.index == self.chosen), None)
         edited_tests = [f for f in (offered.files if offered else ()) if is_test_path(f)]
         if edited_tests:  # a check made to pass by changing it shows nothing about the code
             return (f"Checked, but the offered change{where} edits the test {_listed(edited_tests)}: with it, "

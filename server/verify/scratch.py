@@ -128,6 +128,10 @@ class ScratchTree:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
 
+    def add(self, rel: str, text: str | None) -> None:
+        """Write (None: delete) a file of the base: kept across candidates (a test the node runs, not an edit)."""
+        self._write(rel, text)
+
     def read(self, rel: str) -> str | None:
         try:
             return self._inside(rel).read_text(encoding="utf-8")

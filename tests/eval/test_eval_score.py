@@ -121,7 +121,8 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
     seen = VerifiedTask(status="passed", command="pytest t.py", grading_test=True, candidates=4, passed_candidates=2,
                         wall_s=30.0, decode_s=20.0, check_s=2.0, bug_place=1, bug_found=2)
     found = VerifiedTask(status="failed", command="python -m pytest -q -x", grading_test=False, candidates=12,
-                         wall_s=90.0, decode_s=60.0, check_s=6.0, bug_place=0, bug_found=4)
+                         wall_s=90.0, decode_s=60.0, check_s=6.0, bug_place=0, bug_found=4, broke_candidates=1,
+                         reproduction="def test_x():\n    assert f() == 1\n")
     skipped = VerifiedTask(status="skipped", reason="no check command")
     results = [TaskResult(id="a", passed=True, verification=seen, **base),
                TaskResult(id="b", passed=False, verification=found, **base),
@@ -130,13 +131,16 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
     s = summarize("verified", results)
     assert s.verification == {
         "verified_tasks": 2, "skipped": 1, "check_passed_tasks": 1, "passed_with_grading_test": [1, 1],
-        "passed_with_other_command": [0, 1], "passed_not_verified": [1, 1], "candidates": 16,
-        "candidates_passed": 2, "verify_wall_s_median": 60.0, "decode_s_median": 40.0, "check_s_median": 4.0,
+        "passed_with_other_command": [0, 1], "passed_not_verified": [1, 1],
+        "passed_with_a_test_the_model_wrote": [0, 1], "candidates": 16, "candidates_passed": 2,
+        "candidates_passed_breaking_tests": 1, "verify_wall_s_median": 60.0, "decode_s_median": 40.0, "check_s_median": 4.0,
         "localized": {"focused": 2, "bug_first": 1, "bug_tried": 1, "bug_found": 2}}
     table = render_table(EvalReport(model="m", date="d", retrieval_only=False, task_files=(), machine={},
                                     summaries=(s,), results=tuple(results)))
     assert ("verified 2 task(s) (1 with a passing candidate; 1 not verified); passed 1/1 where the node verified "
             "with the task's own failing test, 0/1 with a command it found, 1/1 unverified") in table
+    assert ("a test the model wrote for the change was used in 1 task(s) (their check passed before it): passed 0/1; "
+            "candidates that passed their check but broke tests that passed before: 1") in table
     assert ("localized: the bug's function tried first in 1 of 2 focused rounds, tried at all in 1, found (offered "
             "to the pick) in 2") in table
     assert summarize("retrieval", [TaskResult(id="e", passed=True, **{**base, "mode": "retrieval"})]).verification \

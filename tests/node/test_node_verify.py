@@ -243,6 +243,54 @@ async def test_a_candidate_that_passes_by_breaking_the_failing_test_s_neighbours
     assert (repo / "util.py").read_text() == UTIL
 
 
+GOOD_UTIL = "def helper(x):\n    return x + 1\n"
+
+
+def adds_double(body: str) -> str:
+    return (f"util.py\n<<<<<<< SEARCH\n    return x + 1\n=======\n    return x + 1\n\n\ndef double(x):\n"
+            f"    return {body}\n>>>>>>> REPLACE\n")
+
+
+async def test_a_feature_under_passing_tests_is_checked_against_a_test_the_model_wrote_for_it(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check passes before any change, so it only guards. The model writes a test of the change (Agentless's
+    reproduction test), run in the scratch copy after the check: it fails before the change, so candidates are
+    drawn and the one that passes both is offered; the test never reaches the workspace."""
+    check = "python -m pytest -q -p no:cacheprovider tests/test_util.py"
+    repo = make_repo(tmp_path / "repo", {"util.py": GOOD_UTIL, "tests/test_util.py": TEST,
+                                         ".contenox.toml": f'[verify]\ncommand = "{check}"\n'})
+    ask = "Add a function double(x) to util.py that returns twice x."
+    written = "```python\nfrom util import double\n\n\ndef test_double():\n    assert double(2) == 4\n```\n"
+    script = scripted(monkeypatch, adds_double("x * 3"), written, adds_double("x * 2"), adds_double("x - 1"),
+                      adds_double("x"))
+    request = TurnRequest(root=str(repo), prompt=ask, verify=True, env=_request(repo).env)
+    outcome = await node.turn(request)
+    report = outcome.verification
+    assert report is not None and (report.status, report.baseline) == ("passed", "passed"), report
+    assert report.reproduction_path == "tests/test_contenox_change.py" and "def test_double" in report.reproduction
+    assert "Before your change is checked, write a pytest test" in (await node.engine()).tokenizer.decode(
+        script.requests[0]["ids"])  # asked after the turn's answer, from its prompt
+    assert [c.outcome for c in report.candidates] == ["passed"] * 4
+    assert [c.reproduced for c in report.candidates] == [False, True, False, False] and report.chosen == 2
+    assert "+    return x * 2" in outcome.edits.diff and [e.path for e in outcome.edits.edits] == ["util.py"]
+    assert report.summary().startswith("verified: `python -m pytest -q -p no:cacheprovider tests/test_util.py` still "
+                                       "passes, and the test written for the change (tests/test_contenox_change.py), "
+                                       "which failed before it, passes (1 of 4 candidates)")
+    assert outcome.text.rstrip().endswith("which failed before it, passes.")
+    notes = "\n".join(outcome.explain.notes)
+    assert "the test written for the change (tests/test_contenox_change.py) fails before it (failed (exit" in notes
+    assert not (repo / "tests/test_contenox_change.py").exists() and (repo / "util.py").read_text() == GOOD_UTIL
+    # a test that passes before the change tests nothing it adds: not used, the turn's answer guarded as before
+    passing = "```python\nfrom util import helper\n\n\ndef test_helper():\n    assert helper(1) == 2\n```\n"
+    scripted(monkeypatch, adds_double("x * 3"), passing)
+    outcome = await node.turn(msgspec.structs.replace(request, thread="again"))
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and len(report.candidates) == 1 and not report.reproduction
+    assert report.reproduction_note == ("the test written for the change (tests/test_contenox_change.py) was not "
+                                        "used: it passes before the change too (it tests nothing the change adds)")
+    assert report.summary().startswith("checked: ")
+
+
 async def test_an_edit_step_that_copied_its_lines_unchanged_is_drawn_again_and_the_draw_that_changes_one_kept(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The edit step's block replaces its lines with the same lines (the 1.5B's way on h11's export list): drawn
