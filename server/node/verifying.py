@@ -788,7 +788,9 @@ class VerifyJob:
         drafts = await self._generate(ids, 0, 1, True, [])
         code = _test_code(drafts[0].text) if drafts else None
         if code is None:
-            self._repro_note = "asked for a test of the change, the model wrote none that parses with a test in it"
+            said = " ".join((drafts[0].text if drafts else "").split())[:160]
+            self._repro_note = ("asked for a test of the change, the model wrote none that parses with a test in it "
+                                f"(it began: {said!r})")
             return None
         await asyncio.to_thread(self.scratch.add, path, code)
         activity = ToolActivity(id="verify-reproduce", name="verify", kind="execute", status="in_progress",
@@ -907,15 +909,20 @@ _OWN_ERRORS = re.compile(r"\b(?:SyntaxError|IndentationError|NameError)\b|fixtur
 
 
 def _test_code(answer: str) -> str | None:
-    """The first code block of ``answer`` (or the whole answer) that parses and holds a ``test`` function."""
+    """The first code block of ``answer`` (or the whole answer) that parses and holds a ``test`` function; a
+    block cut short (the answer ran out of tokens) up to its last whole statement."""
     for code in [m.group(1) for m in _FENCE.finditer(answer)] + [answer]:
-        try:
-            tree = ast.parse(code)
-        except SyntaxError:
-            continue
-        if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
-               for node in ast.walk(tree)):
-            return code.rstrip() + "\n"
+        lines = code.rstrip().splitlines()
+        while lines:
+            try:
+                tree = ast.parse("\n".join(lines))
+            except SyntaxError:
+                lines.pop()
+                continue
+            if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+                   for node in ast.walk(tree)):
+                return "\n".join(lines).rstrip() + "\n"
+            break
     return None
 
 
@@ -927,7 +934,8 @@ def _own_error(run: CheckRun) -> str:
     if run.outcome != "failed" or run.exit_code not in (1, 2):
         return f"it {run.describe()}"
     if found := _OWN_ERRORS.search(run.output):
-        return f"it fails on an error of its own ({found.group(0)}), with any change"
+        line = run.output[run.output.rfind("\n", 0, found.start()) + 1:].split("\n", 1)[0].strip()
+        return f"it fails on an error of its own ({line[:160]}), with any change"
     return ""
 
 

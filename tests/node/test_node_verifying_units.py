@@ -326,3 +326,24 @@ def test_the_sampled_candidates_target_the_failing_frames_before_an_edit_step_s_
                                               new_text="    return 0\n", diff="d", blocks=1),))
     assert [g.splitlines()[0].split('"')[1] for g in job._grammars(other)] == ["other.py\\n", "calc.py\\n"]
     assert [g.splitlines()[0].split('"')[1] for g in job._grammars(other, True)] == ["calc.py\\n", "other.py\\n"]
+
+
+def test_a_test_written_for_the_change_is_read_from_its_answer_and_used_only_when_it_fails_for_want_of_it() -> None:
+    from contenox.node.verifying import _own_error, _test_code
+    from contenox.verify import CheckRun
+
+    cut = "Here:\n```python\nfrom util import double\n\n\ndef test_double():\n    assert double(2) == 4\n\n\ndef test_"
+    assert _test_code(cut) == "from util import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+    assert _test_code("```python\nimport util\n```\n") is None  # no test in it
+    assert _test_code("I would test that double doubles.") is None
+
+    def run(exit_code: int, output: str) -> CheckRun:
+        return CheckRun(command="pytest t.py", outcome="passed" if exit_code == 0 else "failed", exit_code=exit_code,
+                        output=output, seconds=0.1)
+
+    assert _own_error(run(2, "E   ImportError: cannot import name 'double' from 'util'\n1 error")) == ""
+    assert _own_error(run(1, "E   assert 3 == 4\n1 failed")) == ""
+    assert _own_error(run(0, "1 passed")) == "it passes before the change too (it tests nothing the change adds)"
+    assert _own_error(run(1, "E   NameError: name 'pytest' is not defined\n1 failed")) == (
+        "it fails on an error of its own (E   NameError: name 'pytest' is not defined), with any change")
+    assert _own_error(run(4, "ERROR: usage")) == "it failed (exit 4) in 0.1 s"
