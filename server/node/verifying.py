@@ -73,6 +73,7 @@ from contenox.verify.focus import (
     localize_prompt,
     pickable_lines,
     places,
+    values_used,
     with_traced,
 )
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
@@ -564,7 +565,14 @@ class VerifyJob:
         how = ["found along the failing run"] * len(found)
         if localize and len(found) > 2:
             found, how = await self._localized(found, command, failing, test_code)
-        for place, why in zip(found[:limit], how, strict=False):
+        tried = list(zip(found[:limit], how, strict=False))
+        for k, (place, _) in enumerate(tried):  # the first multi-line module value a place uses: one more place
+            used = [v for v in values_used(place, self.read(place.path) or "")
+                    if not any(t.path == v.path and t.start == v.start for t, _ in tried)]
+            if used:
+                tried.insert(k + 1, (used[0], f"used by `{place.name}`"))
+                break
+        for place, why in tried:
             source = self.read(place.path)
             if not source:
                 continue
@@ -867,6 +875,8 @@ def _function_only(code: str) -> str:
     except SyntaxError:
         return code
     first = next((node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if first is None and tree.body and isinstance(tree.body[0], (ast.Assign, ast.AnnAssign)):
+        first = tree.body[0]  # a module-level value's rewrite: the assignment, not what was written after it
     if first is None or first.end_lineno is None:
         return code
     return "".join(lines[:first.end_lineno])

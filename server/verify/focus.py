@@ -6,6 +6,9 @@ for a fix often explains instead, or copies the lines it was shown. Agentless-st
 places (the innermost source frames of the failing run; when the traceback shows only the test, the source
 definitions the failing test calls) and writes the short prompt for one of them; the node draws the candidates
 and resolves the rewritten function with its edit machinery (a whole quoted definition replaces its own).
+Agentless localizes to global variables too: a module-level value of several lines that a place uses (a verbose
+regex, a table) is a place of its own (:func:`values_used`), since no function's rewrite can reach it
+(python-dotenv's ``${VAR:-default}`` syntax lives in the ``_posix_variable`` regex).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from contenox.verify.localize import _PYTEST, _PYTHON, frames, is_test_path, pri
 from contenox.verify.trace import Ran, span_of
 
 __all__ = ["FOCUS_SYSTEM", "LINE_SYSTEM", "LOCALIZE_SYSTEM", "Place", "failing_test_frames", "focus_prompt", "line_pick_prompt",
-           "line_prompt", "localize_prompt", "pickable_lines", "places", "with_traced"]
+           "line_prompt", "localize_prompt", "pickable_lines", "places", "values_used", "with_traced"]
 
 FOCUS_SYSTEM = ("You are a careful Python developer fixing a bug. You are shown the output of a failing check and "
                 "one function from the project. Reply with the whole corrected function in one ```python code "
@@ -71,6 +74,29 @@ class Place(msgspec.Struct, frozen=True, kw_only=True):
     """How suspicious a trace of the failing tests made it (its most suspicious line's Ochiai; 0: not traced)."""
     lines: tuple[tuple[int, float], ...] = ()
     """Its lines the trace found most suspicious, most first, each with its suspicion (none: not traced)."""
+    kind: str = "function"
+    """``function`` (a def, a method) or ``value`` (a module-level assignment, :func:`values_used`)."""
+
+
+def values_used(place: Place, text: str) -> list[Place]:
+    """The module-level values of ``place``'s file (``text``) that it uses by name, each an assignment of more
+    than one line (a verbose regex, a table: one line is read in the function's own prompt as well as anywhere),
+    in the order the place first uses them."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    values: dict[str, tuple[int, int]] = {}
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+            node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(target, ast.Name) and node.end_lineno is not None and node.end_lineno > node.lineno:
+            values[target.id] = (node.lineno, node.end_lineno)
+    body = "\n".join(text.splitlines()[place.start - 1:place.end])
+    used = sorted((m.start(), name) for name in values
+                  if (m := re.search(rf"(?<![\w.]){re.escape(name)}\b", body)))
+    return [Place(path=place.path, name=name, start=values[name][0], end=values[name][1], kind="value",
+                  why=f"a module-level value `{place.name}` uses") for _, name in used]
 
 
 def failing_test_frames(output: str, root: Path) -> list[tuple[str, int, str]]:
@@ -330,9 +356,10 @@ def focus_prompt(place: Place, code: str, command: str, failing_output: str, tes
     parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
                      question=question) + related_part(related or [])
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
+    what = "definition" if place.kind == "value" else "function"
     parts.append(f"`{place.name}` as shown is what makes the check fail: a copy of it unchanged is no fix. Rewrite "
                  f"`{place.name}` so that the check passes, changing the line(s) that are wrong. Reply with the whole "
-                 "corrected function in one ```python code block.")
+                 f"corrected {what} in one ```python code block.")
     return "\n\n".join(parts)
 
 
@@ -382,6 +409,6 @@ def line_prompt(place: Place, code: str, index: int, command: str, failing_outpu
     parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
     line = code.splitlines()[index].strip()
     parts.append(f"Line {place.start + index} of `{place.name}` is what makes the check fail:\n```python\n{line}\n```\n"
-                 f"Rewrite `{place.name}` with that line corrected. Reply with the whole corrected function in one "
-                 "```python code block.")
+                 f"Rewrite `{place.name}` with that line corrected. Reply with the whole corrected "
+                 f"{'definition' if place.kind == 'value' else 'function'} in one ```python code block.")
     return "\n\n".join(parts)

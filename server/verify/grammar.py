@@ -246,7 +246,8 @@ def line_repair(code: str, index: int) -> LineRepair:
     indent = lines[index][:len(lines[index]) - len(lines[index].lstrip())]
     outer = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
     rules = []
-    header = target.endswith(":")  # if/while/for/def/with ...: nothing may follow it on its line
+    text = index in _string_lines(code)  # a line of a string's text (a verbose regex): no Python rule holds it
+    header = target.endswith(":") and not text  # if/while/for/def/with ...: nothing may follow it on its line
     rest, shorter = ("opened", '":"') if header else ("rest", '""')
     for i, char in enumerate(target):
         # (xgrammar clamps a non-ASCII character in a negated class to 127: not excluded there, so a copy through
@@ -263,7 +264,7 @@ def line_repair(code: str, index: int) -> LineRepair:
     grammar = "\n".join([
         f'root ::= {_literal(indent)} d0 "\\n" more{{0,{_EXTRA_LINES}}} {ending}',
         *rules,
-        f'd{len(target)} ::= appended',
+        f'd{len(target)} ::= ' + ('[^\\n]+' if text else 'appended'),  # text goes on as anything
         *_EXPRESSION,
         "rest ::= [^\\n]*",
         'opened ::= [^#\\n]* ":" comment?',  # a changed header still opens its block (a colon in a comment: no)
@@ -272,6 +273,19 @@ def line_repair(code: str, index: int) -> LineRepair:
     rest = "".join(line + "\n" for line in lines[index + 2:]) + "```" if index + 1 < len(lines) else ""
     return LineRepair(begun="```python\n" + "".join(line + "\n" for line in lines[:index]), grammar=grammar,
                       rest=rest)
+
+
+def _string_lines(code: str) -> frozenset[int]:
+    """0-based indices of the lines of ``code`` that begin inside a string (the lines after the first of a
+    triple-quoted one): their text is the string's, not Python's."""
+    inside: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.STRING and token.end[0] > token.start[0]:
+                inside.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return frozenset(inside)
 
 
 _DIFF_MAX_LINES = 2000

@@ -490,6 +490,43 @@ async def test_a_focused_prompt_of_the_localized_function_draws_the_fix(
     assert "focused prompt" in "\n".join(outcome.explain.notes)
 
 
+VARIABLES = ('import re\n\n_pattern = re.compile(\n    r"""\n    (?P<name>[a-z]+)\n    =\n    (?P<value>[0-9])\n'
+             '    """,\n    re.VERBOSE,\n)\n\n\ndef parse(text):\n    match = _pattern.match(text)\n'
+             '    return (match.group("name"), int(match.group("value")))\n')
+
+
+async def test_a_module_level_value_the_localized_function_uses_is_a_place_of_its_own(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bug is in a module-level regex the function uses, which no rewrite of the function reaches: after the
+    function's candidates, the value is a focused place of its own (Agentless localizes to global variables too),
+    and its rewrite replaces the assignment alone."""
+    repo = make_repo(tmp_path / "repo", {"variables.py": VARIABLES, "tests/test_variables.py": (
+        "from variables import parse\n\n\ndef test_parse():\n    assert parse('a=12') == ('a', 12)\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_variables.py\nF\n"
+                "tests/test_variables.py:5: in test_parse\n    assert parse('a=12') == ('a', 12)\n"
+                "E   AssertionError: assert ('a', 1) == ('a', 12)\n1 failed in 0.01s")
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, trace=False, localize=False, lines=0))
+    wrong = ("variables.py\n<<<<<<< SEARCH\n    match = _pattern.match(text)\n=======\n"
+             "    match = _pattern.search(text)\n>>>>>>> REPLACE\n")
+    copy = "```python\n" + VARIABLES.split("\n\n\n")[1] + "```"
+    fixed = "```python\n" + VARIABLES.split("\n\n\n")[0].split("\n\n", 1)[1].replace("[0-9])", "[0-9]+)") + \
+        "\n\n\nprint(parse('a=12'))\n```"  # what the model writes after the assignment is no part of it
+    script = scripted(monkeypatch, wrong, wrong, wrong, wrong, copy, copy, copy, copy, fixed, copy, copy, copy)
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_parse fails. Fix it.", terminal=terminal,
+                                          verify=True, env=_request(repo).env))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert [c.arm for c in report.candidates] == ["turn"] * 4 + ["focused"] * 8 and report.chosen == 9
+    assert report.places[1].startswith("_pattern (variables.py:3-10, a module-level value `parse` uses; used by "
+                                       "`parse`)"), report.places
+    value = (await node.engine()).tokenizer.decode(script.requests[7]["ids"])
+    assert "`_pattern` in variables.py (lines 3-10)" in value and "whole corrected definition" in value
+    added = [line for line in outcome.edits.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["+    (?P<value>[0-9]+)"]  # the assignment alone
+    assert (repo / "variables.py").read_text() == VARIABLES
+
+
 CHAIN = ("def total(x):\n    y = scale(x)\n    return y + shift(x)\n\n\ndef scale(x):\n    y = x * 1\n    return y\n\n\n"
          "def shift(x):\n    y = clamp(x + 1)\n    return y\n\n\ndef clamp(x):\n    y = min(x, 0)\n    return y\n")
 

@@ -187,3 +187,16 @@ def test_an_operator_on_an_object_of_a_project_class_reaches_the_method_it_runs(
     assert found("tests/test_lru.py:9: in test_lru\n    assert (1, 1) == copy.copy(cache).popitem()\nE   assert False\n"
                  ) == [("popitem", 18), ("__setitem__", 5), ("__getitem__", 13)]
     assert found("tests/test_lru.py:14: in test_list\n    assert values[0] == 1\nE   assert False\n") == []
+
+
+def test_the_multi_line_module_values_a_place_uses_are_places_of_their_own() -> None:
+    from contenox.verify.focus import values_used
+
+    text = ('import re\n\nTABLE = {\n    "a": 1,\n}\n_ONE = re.compile(r"x")\n_pattern: re.Pattern[str] = re.compile(\n'
+            '    r"""(?P<v>[0-9])""",\n)\n\n\ndef parse(s):\n    m = _pattern.match(s) or _ONE.match(s)\n'
+            '    return TABLE[m.group(0)], self._pattern\n')
+    place = Place(path="v.py", name="parse", start=12, end=14, why="called by test_parse")
+    used = values_used(place, text)
+    assert [(v.name, v.start, v.end, v.kind) for v in used] == [("_pattern", 7, 9, "value"), ("TABLE", 3, 5, "value")]
+    assert used[0].why == "a module-level value `parse` uses"  # one-line _ONE: in the function's prompt already
+    assert values_used(place, "def parse(:\n") == []

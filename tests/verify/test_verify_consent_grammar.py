@@ -110,3 +110,13 @@ def test_a_python_file_s_docstrings_are_no_part_of_a_search_run() -> None:
     assert 'l0 ::= "class Serializer:\\n" l1?' in edit_block_grammar("s.txt", text).splitlines()
     step = edit_blocks_grammar([("s.py", text)]).splitlines()
     assert 'l0_0 ::= "class Serializer:\\n"' in step and "l0_1 " not in "\n".join(step)
+
+
+def test_a_line_of_a_string_s_text_is_changed_as_text() -> None:
+    """A verbose regex's line is no Python: after it is written whole anything may follow (``(?::`` ->
+    ``(?::-``), and its colon is no block header's."""
+    code = '_pattern = re.compile(\n    r"""\n    (?::\n    """,\n)\n'
+    lines = line_repair(code, 2).grammar.splitlines()
+    assert "d4 ::= [^\\n]+" in lines and 'd3 ::= [^: \\t\\n] rest | ":" d4 | ""' in lines
+    python = line_repair("def f(a):\n    x = {1:\n    2}\n", 1).grammar.splitlines()
+    assert not any(line.startswith("d") and "[^\\n]+" in line for line in python)
