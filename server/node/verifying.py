@@ -874,7 +874,8 @@ def _function_only(code: str) -> str:
         tree = ast.parse("".join(line[len(depth):] if line.startswith(depth) else line for line in lines))
     except SyntaxError:
         return code
-    first = next((node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    first: ast.stmt | None = next(
+        (node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if first is None and tree.body and isinstance(tree.body[0], (ast.Assign, ast.AnnAssign)):
         first = tree.body[0]  # a module-level value's rewrite: the assignment, not what was written after it
     if first is None or first.end_lineno is None:
