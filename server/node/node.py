@@ -201,8 +201,8 @@ _RENAME_HERE = re.compile(r"\brenam(?:e|ing)\s+(?:(?:this|the\s+(?:selected|curr
 """A rename of the definition in front of the user ("Rename this function to ...", "rename it"): the place decides."""
 
 
-def _renamed_lines(workspace: Workspace, question: str,
-                   place: tuple[str, int, int] | None = None) -> list[tuple[str, str, str]]:
+def _renamed_lines(workspace: Workspace, question: str, place: tuple[str, int, int] | None = None,
+                   answer: str = "") -> list[tuple[str, str, str]]:
     """A question that asks to rename definitions it names: for each (up to three), its block written in up to
     the name, the definition's first line as the SEARCH part and, as its replacement, the line up to the name
     without the blank before it ("path\n<<<<<<< SEARCH\n    def old(self):\n=======\n    def"), that blank
@@ -213,7 +213,10 @@ def _renamed_lines(workspace: Workspace, question: str,
     encode_int", changed the function's body; opened at the line, it renamed ``parse_stream`` and rewrote its
     parameters too.) The names after "rename" that the workspace defines, outside tests unless the question
     speaks of them; for "rename this function" (or "rename it"), the definition at the editor's ``place`` (its
-    path and selected lines), the innermost one there of the kind asked; none when it asks no rename."""
+    path and selected lines), the innermost one there of the kind asked. A question that names no definition
+    but describes it by text it holds ("the wrapper that logs 'could not parse statement'"): the definition
+    holding that quoted text; for "rename it" with no place, the first definition the ``answer`` marks as code
+    (the answer says what "it" is). None when it asks no rename."""
     found = _RENAME.search(question)
     if found is None:
         return []
@@ -232,7 +235,25 @@ def _renamed_lines(workspace: Workspace, question: str,
             if (block := _renamed_line(workspace, place_)) is not None:
                 renamed.append(block)
                 break
+    if renamed:
+        return renamed
+    for quoted in dict.fromkeys(a or b for a, b in _QUOTED.findall(question)):
+        for hit in workspace.search(quoted, regex=False, limit=20):
+            if is_test_path(hit.path) and not tests:
+                continue
+            located = _definition_at(workspace, (hit.path, hit.line, hit.line), "")
+            if located is not None and (block := _renamed_line(workspace, located)) is not None:
+                return [block]
+    if here is not None and answer:  # "rename it": what the answer says "it" is
+        for name in dict.fromkeys((a or b).rsplit(".", 1)[-1] for a, b in _NAMED.findall(answer)):
+            for place_ in workspace.find_symbol(name) if len(name) >= 3 else ():
+                if not (is_test_path(place_.path) and not tests) and (block := _renamed_line(workspace, place_)):
+                    return [block]
     return renamed
+
+
+_QUOTED = re.compile(r"'([^'\n]{8,80})'|\"([^\"\n]{8,80})\"")
+"""Text a question quotes (a message a definition logs or raises), long enough to find its definition by."""
 
 
 def _renamed_line(workspace: Workspace, place: SymbolLocation) -> tuple[str, str, str] | None:
@@ -663,7 +684,7 @@ class Node:
             # uses (humanize's three renames with the 1.5B, all failed)
             renamed = any(renamed_definitions(e.old_text, e.new_text) for e in edits.edits  # the answer renamed
                           if e.old_text is not None)
-            renames = (await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place)
+            renames = (await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place, final.text)
                        if _RENAME.search(request.prompt) and not renamed else [])
             if not edits.edits or renames:
                 final, edits = await self._edit_step(engine, state, workspace, turn_plan, request, final, max_new,

@@ -286,7 +286,8 @@ def test_a_rename_question_opens_the_edit_step_at_the_definitions_it_names(tmp_p
     from contenox.workspace import Workspace
 
     durations = "class Duration:\n    def __init__(self):\n        self.days = 0\n\n    def totimedelta(self):\n" \
-                "        return self.days\n\n\ndef parse(text):\n    return Duration()\n"
+                "        return self.days\n\n\ndef parse(text):\n    return Duration()\n\n\ndef warn(line):\n" \
+                "    log('could not parse statement', line)\n"
     root = make_repo(tmp_path / "repo", {"pkg/duration.py": durations, "tests/test_duration.py":
                                          "def test_totimedelta():\n    assert True\n"})
     workspace = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
@@ -307,6 +308,13 @@ def test_a_rename_question_opens_the_edit_step_at_the_definitions_it_names(tmp_p
     assert _renamed_lines(workspace, "Rename this function.", ("pkg/duration.py", 8, 10)) == [
         ("pkg/duration.py\n<<<<<<< SEARCH\ndef parse(text):\n=======\ndef", " ", "(text):")]
     assert _renamed_lines(workspace, "Rename this function.", ("pkg/missing.py", 1, 1)) == []
+    # named by text it holds, or by what the answer says "it" is
+    warn = ("pkg/duration.py\n<<<<<<< SEARCH\ndef warn(line):\n=======\ndef", " ", "(line):")
+    assert _renamed_lines(workspace, "The wrapper that logs 'could not parse statement' has a clumsy name. Rename "
+                                     "it to warn_on_parse_errors.") == [warn]
+    assert _renamed_lines(workspace, "Rename it to to_days.", None, "It is `Duration.totimedelta`.") == [method]
+    assert _renamed_lines(workspace, "Rename it to to_days.", None, "It logs with `log`, see `warn`.") == [warn]
+    assert _renamed_lines(workspace, "Rename it to to_days.", None, "Nothing `named` here.") == []
     assert _renamed_lines(workspace, "Fix totimedelta.") == []  # no rename asked
     assert _renamed_lines(workspace, "Rename test_totimedelta to test_days.") == []  # tests not asked
 
