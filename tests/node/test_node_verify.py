@@ -43,6 +43,9 @@ WRONG = "helper is off by one.\n\n" + block("x - 2")
 EDIT_STEP_NONE = "no idea"
 """The edit step's answer, when the turn's own wrote no edit block: none again (what follows is the subject)."""
 RIGHT = block("x + 1")
+NO_TEST = "A docstring needs no test."
+"""The answer when asked for a test of the change under a check that already passes: none (the test's subject is
+something else; a check that passes before any change is then only a guard, as without the test)."""
 
 
 @pytest.fixture
@@ -336,7 +339,7 @@ async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and
     0.5B otherwise changed the body): the model writes the line renamed, the rename reaches every use, and the
     existing tests guard it."""
     repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
-    script = scripted(monkeypatch, "| util.py | `helper` |", " plus_one(x):\n>>>>>>> REPLACE\n")
+    script = scripted(monkeypatch, "| util.py | `helper` |", " plus_one(x):\n>>>>>>> REPLACE\n", NO_TEST)
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename helper to plus_one, the tests included.",
                                           verify=True, env=_request(repo).env))
     opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef"
@@ -360,7 +363,7 @@ async def test_a_rename_question_s_own_edit_is_set_aside_for_the_rename_step(
     step follows anyway, asked for the renamed line, and its rename, carried to every use, is the turn's change."""
     repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
     own = "util.py\n<<<<<<< SEARCH\n    return x + 1\n=======\n    return x + 2\n>>>>>>> REPLACE\n"
-    script = scripted(monkeypatch, own, " plus_one(x):\n>>>>>>> REPLACE\n")
+    script = scripted(monkeypatch, own, " plus_one(x):\n>>>>>>> REPLACE\n", NO_TEST)
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename helper to plus_one, the tests included.",
                                           verify=True, env=_request(repo).env))
     tokenizer = (await node.engine()).tokenizer
@@ -380,7 +383,7 @@ async def test_rename_this_function_opens_the_edit_step_at_the_editor_s_place_af
     util = "def helper(x):\n    return x + 1\n\n\ndef other(y):\n    return y\n"
     repo = make_repo(tmp_path / "repo", {"util.py": util, "tests/test_util.py": TEST})
     unresolved = "util.py\n<<<<<<< SEARCH\ndef helpr(x):\n=======\ndef plus_one(x):\n>>>>>>> REPLACE\n"
-    script = scripted(monkeypatch, unresolved, " plus_one(x):\n>>>>>>> REPLACE\n")
+    script = scripted(monkeypatch, unresolved, " plus_one(x):\n>>>>>>> REPLACE\n", NO_TEST)
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename this function to plus_one.", verify=True,
                                           open_file=str(repo / "util.py"), selection_lines=(1, 2),
                                           env=_request(repo).env))
@@ -841,18 +844,20 @@ async def test_a_check_that_passed_before_the_change_only_guards_the_answer(
     answer is checked (no sampled candidate could beat it by passing), and the report says what was shown."""
     repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
     docstring = 'util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef helper(x):\n    """Add one."""\n>>>>>>> REPLACE\n'
-    script = scripted(monkeypatch, docstring)
+    script = scripted(monkeypatch, docstring, NO_TEST)
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Add a docstring to helper.", verify=True,
                                           env=_request(repo).env))
     report = outcome.verification
     assert report is not None and (report.status, report.baseline, report.chosen) == ("passed", "passed", 1)
-    assert [c.outcome for c in report.candidates] == ["passed"] and script.requests == []
+    assert [c.outcome for c in report.candidates] == ["passed"]
+    assert len(script.requests) == 1 and script.requests[0]["sampling"] is None  # the test asked for, no candidate
+    assert report.reproduction_note.startswith("asked for a test of the change, the model wrote none that parses")
     assert report.command == "python -m pytest -q -x tests/test_util.py" and report.command_source == "detected"
     assert "nothing broke, but the check cannot tell" in report.summary()
     assert report.verdict() == "" and "Verified:" not in outcome.text  # it made nothing pass that failed
     # an answer that breaks the passing check is repaired; the round's greedy answer wins over sampled ones
     breaking = "util.py\n<<<<<<< SEARCH\n    return x + 1\n=======\n    return x + 2\n>>>>>>> REPLACE\n"
-    script = scripted(monkeypatch, breaking, docstring, docstring.replace("Add one.", "Plus one."), breaking,
+    script = scripted(monkeypatch, breaking, NO_TEST, docstring, docstring.replace("Add one.", "Plus one."), breaking,
                       docstring.replace("Add one.", "One more."))
     again = await node.turn(TurnRequest(root=str(repo), prompt="Add a docstring to helper.", verify=True,
                                         env=_request(repo).env))
