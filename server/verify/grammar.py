@@ -214,9 +214,23 @@ class LineRepair(msgspec.Struct, frozen=True, kw_only=True):
     begun: str
     grammar: str
     rest: str
+    ending: str = ""
+    """The line after the picked one as the draw ends with it ('' at the function's end)."""
+    after: tuple[str, ...] = ()
+    """The function's lines after the picked one, as many as new lines may be drawn."""
 
     def answer(self, drawn: str) -> str:
-        """The whole answer: the function with the drawn line(s) in place."""
+        """The whole answer: the function with the drawn line(s) in place. New lines that copy the lines after the
+        picked one, in order, are dropped: the model went on copying the function (the 1.5B wrote
+        ``name = match["name"]`` again before the grammar's own copy of it, 8 of 16 line candidates on
+        python-dotenv's variables), which adds a duplicate, no line."""
+        first, _, tail = drawn.partition("\n")
+        if self.ending and tail.endswith(self.ending):
+            new = tail[:len(tail) - len(self.ending)].splitlines()
+            copied = 0
+            while copied < min(len(new), len(self.after)) and new[copied].rstrip() == self.after[copied].rstrip():
+                copied += 1
+            drawn = first + "\n" + "".join(line + "\n" for line in new[copied:]) + self.ending
         return self.begun + drawn + self.rest
 
 
@@ -272,7 +286,8 @@ def line_repair(code: str, index: int) -> LineRepair:
     ])
     rest = "".join(line + "\n" for line in lines[index + 2:]) + "```" if index + 1 < len(lines) else ""
     return LineRepair(begun="```python\n" + "".join(line + "\n" for line in lines[:index]), grammar=grammar,
-                      rest=rest)
+                      rest=rest, ending=lines[index + 1] + "\n" if index + 1 < len(lines) else "",
+                      after=tuple(lines[index + 1:index + 1 + _EXTRA_LINES]))
 
 
 def _string_lines(code: str) -> frozenset[int]:

@@ -120,3 +120,16 @@ def test_a_line_of_a_string_s_text_is_changed_as_text() -> None:
     assert "d4 ::= [^\\n]+" in lines and 'd3 ::= [^: \\t\\n] rest | ":" d4 | ""' in lines
     python = line_repair("def f(a):\n    x = {1:\n    2}\n", 1).grammar.splitlines()
     assert not any(line.startswith("d") and "[^\\n]+" in line for line in python)
+
+
+def test_new_lines_that_copy_the_lines_after_the_picked_one_are_dropped() -> None:
+    """The model drew the changed line, then went on copying the function as new lines before the grammar's own
+    copy of the next line: the copies are dropped (a duplicate is no added line); a real new line stays."""
+    code = "def f(m):\n    (s, e) = m.span()\n    name = m['name']\n    value = m['value']\n    return name\n"
+    repair = line_repair(code, 1)
+    copied = "    (s, e) = m.span(0)\n    name = m['name']\n    value = m['value']\n    name = m['name']\n"
+    assert repair.answer(copied) == "```python\n" + code.replace("m.span()", "m.span(0)") + "```"
+    added = "    (s, e) = m.span(0)\n    s += 1\n    name = m['name']\n"
+    assert "    s += 1\n    name = m['name']\n    value" in repair.answer(added)
+    last = line_repair("def f(a):\n    return a\n", 1)  # the function's last line: nothing after it to copy
+    assert last.answer("    return a + 1\n```") == "```python\ndef f(a):\n    return a + 1\n```"
