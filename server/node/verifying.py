@@ -357,7 +357,9 @@ class VerifyJob:
             guard = baseline.passed
             self._guard = guard
             before = baseline
-            if guard and self.config.reproduce:  # a test of the change, so that candidates can be told apart
+            if guard and self.config.reproduce and asks_to_edit(self.request.prompt):
+                # a test of the change asked for, so that candidates can be told apart (not of an answer's own edit
+                # to a question that asked for none: the 1.5B's to "does loading the .env overwrite it?")
                 before = await self._reproduction(command, greedy) or baseline
             tried: list[_Tried] = []
             steps: list[ToolStep] = []
@@ -808,7 +810,7 @@ class VerifyJob:
         self._check_s += run.seconds
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
             activity, status="completed", output=f"before any change: {run.describe()}\n{run.tail(2000)}")))
-        if why := _own_error(run):
+        if why := _own_error(run) or self._misimported(run):
             self._repro_note = f"the test written for the change ({path}) was not used: {why}"
             await asyncio.to_thread(self.scratch.add, path, None)
             return None
@@ -816,6 +818,16 @@ class VerifyJob:
         self._repro_note = (f"the test written for the change ({path}) fails before it ({run.describe()}): "
                             "candidates must pass it and the check")
         return run
+
+    def _misimported(self, run: CheckRun) -> str:
+        """Why a test's failed import is its own error ('' when it is not): it imports a name the workspace
+        defines, from where it is not (``from dotenv.main import set_as_environment_variables``, a method), so
+        the import fails with any change; an import of a name no definition has yet is what a change adds, and so
+        is one of a name the question speaks of ("export it from the package")."""
+        for name in _CANNOT_IMPORT.findall(run.output):
+            if self.locate(name) and not re.search(rf"\b{re.escape(name)}\b", self.request.prompt):
+                return f"it imports `{name}` from where it is not defined (it is defined elsewhere), with any change"
+        return ""
 
     async def _broken(self) -> tuple[tuple[str, ...], str]:
         """A passing candidate (applied in the scratch copy) against the failing tests' whole files: the tests
@@ -916,6 +928,7 @@ _REPRO_FILE = "test_contenox_change.py"
 _REPRO_REQUEST = ("Before your change is checked, write a pytest test for it: one test file that imports from the "
                   "project as its tests do and checks what was asked for, so that it fails on the code as it is now "
                   "and passes once the change is made. Reply with the test file alone in one ```python code block.")
+_CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)'")
 _OWN_ERRORS = re.compile(r"\b(?:SyntaxError|IndentationError|NameError)\b|fixture '[^']+' not found")
 
 

@@ -355,3 +355,31 @@ def test_a_test_written_for_the_change_is_read_from_its_answer_and_used_only_whe
     assert _own_error(run(1, "E   NameError: name 'pytest' is not defined\n1 failed")) == (
         "it fails on an error of its own (E   NameError: name 'pytest' is not defined), with any change")
     assert _own_error(run(4, "ERROR: usage")) == "it failed (exit 4) in 0.1 s"
+
+
+def test_a_written_test_that_imports_a_defined_name_from_the_wrong_place_is_its_own_error(tmp_path: Path) -> None:
+    """``from dotenv.main import set_as_environment_variables`` (a method) fails with any change; an import of a
+    name nothing defines yet, or of one the question asks to export, is what the change adds."""
+    from contenox.verify import CheckRun
+
+    async def emit(event: object) -> None:
+        return None
+
+    def locate(name: str) -> list[tuple[str, int, int]]:
+        return [("src/dotenv/main.py", 40, 60)] if name in ("set_as_environment_variables", "DotEnv") else []
+
+    def job(prompt: str) -> VerifyJob:
+        return VerifyJob(config=VerifyConfig(), request=TurnRequest(root=str(tmp_path), prompt=prompt),
+                         root=tmp_path, scratch_folder=tmp_path / "s", consents=ConsentStore(tmp_path / "c.json"),
+                         asker=None, emit=emit, propose=lambda text: ProposedEdits(), read=lambda path: None,
+                         locate=locate, generate=None, step_ids=lambda steps: [], overlays={}, paths=())  # type: ignore[arg-type]
+
+    def run(name: str) -> CheckRun:
+        return CheckRun(command="pytest t.py", outcome="failed", exit_code=2, seconds=0.1,
+                        output=f"E   ImportError: cannot import name '{name}' from 'dotenv.main'\n1 error")
+
+    assert job("Add a reset option.")._misimported(run("set_as_environment_variables")) == (
+        "it imports `set_as_environment_variables` from where it is not defined (it is defined elsewhere), with any "
+        "change")
+    assert job("Add rename_key next to set_key.")._misimported(run("rename_key")) == ""  # to be added
+    assert job("Export DotEnv from the package root.")._misimported(run("DotEnv")) == ""  # what was asked
