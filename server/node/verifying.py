@@ -299,7 +299,6 @@ class VerifyJob:
         """The test the model wrote for the change, when it failed before it: (path, code, the command that
         runs it alone)."""
         self._repro_note = ""
-        self._failed_before: tuple[str, ...] = ()
         self._regression: str | None = None
         """The failing tests' whole files, run to completion (:func:`spectrum_command`): a candidate that passes
         the check runs it too, so a change that makes the failing test pass by breaking its neighbours is seen."""
