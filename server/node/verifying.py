@@ -809,7 +809,7 @@ class VerifyJob:
         self._check_s += run.seconds
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
             activity, status="completed", output=f"before any change: {run.describe()}\n{run.tail(2000)}")))
-        if why := _own_error(run) or self._misimported(run):
+        if why := _own_error(run, self.request.prompt) or self._misimported(run):
             self._repro_note = f"the test written for the change ({path}) was not used: {why}"
             await asyncio.to_thread(self.scratch.add, path, None)
             return None
@@ -949,13 +949,18 @@ def _test_code(answer: str) -> str | None:
     return None
 
 
-def _own_error(run: CheckRun) -> str:
+def _own_error(run: CheckRun, question: str = "") -> str:
     """Why a test written for the change cannot tell changes apart, from its run before the change ('' when it
-    can: it failed)."""
+    can: it failed). A ``NameError`` of a name the ``question`` gives is the change not made yet (the 1.5B's test
+    of a rename called ``warn_on_parse_errors``, the new name), not the test's own error."""
     if run.passed:
         return "it passes before the change too (it tests nothing the change adds)"
     if run.outcome != "failed" or run.exit_code not in (1, 2):
         return f"it {run.describe()}"
+    undefined = set(re.findall(r"NameError: name '(\w+)' is not defined", run.output))
+    if undefined and all(re.search(rf"\b{re.escape(name)}\b", question) for name in undefined) and \
+            not re.search(r"\b(?:SyntaxError|IndentationError)\b|fixture '[^']+' not found", run.output):
+        return ""
     if found := _OWN_ERRORS.search(run.output):
         line = run.output[run.output.rfind("\n", 0, found.start()) + 1:].split("\n", 1)[0].strip()
         return f"it fails on an error of its own ({line[:160]}), with any change"

@@ -355,6 +355,9 @@ def test_a_test_written_for_the_change_is_read_from_its_answer_and_used_only_whe
     assert _own_error(run(1, "E   NameError: name 'pytest' is not defined\n1 failed")) == (
         "it fails on an error of its own (E   NameError: name 'pytest' is not defined), with any change")
     assert _own_error(run(4, "ERROR: usage")) == "it failed (exit 4) in 0.1 s"
+    renamed = run(1, "E       NameError: name 'warn_on_parse_errors' is not defined\n1 failed")
+    assert _own_error(renamed, "Rename it to warn_on_parse_errors.") == ""  # the new name, not made yet
+    assert _own_error(renamed, "Rename it.").startswith("it fails on an error of its own (E       NameError")
 
 
 def test_a_written_test_that_imports_a_defined_name_from_the_wrong_place_is_its_own_error(tmp_path: Path) -> None:
