@@ -212,37 +212,21 @@ def spectrum_command(command: str, test_files: Iterable[str]) -> str | None:
     that names no test file or id (a folder, the whole suite: a run that long is not added), or one that already
     runs exactly those files to completion."""
     files = list(dict.fromkeys(test_files))
-    try:
-        words = shlex.split(command)
-    except ValueError:
+    parts = _pytest_parts(command)
+    if parts is None or not files:
         return None
-    runner = next((i for i, w in enumerate(words) if w == "pytest" or w.endswith("/pytest")), None)
-    if runner is None or not files or any(w in ("&&", "||", ";", "|") for w in words):
-        return None
-    kept: list[str] = []
-    targets: list[str] = []
-    skip = False
-    for word in words[runner + 1:]:
-        if skip:
-            skip = False
-        elif word in ("--maxfail", "-k"):
-            skip = True
-        elif word in _STOPS_EARLY or word.startswith(("--maxfail=", "-k=")) or (word.startswith("-k") and len(word) > 2):
-            continue
-        elif not word.startswith("-") and ("::" in word or word.endswith(".py")):
-            targets.append(word)
-        else:
-            kept.append(word)
-    spectrum = [*words[:runner + 1], *kept, *files]
-    if not targets or (targets == files and len(spectrum) == len(words)):
+    runner, options, named = parts
+    targets = [word for word in named if "::" in word or word.endswith(".py")]
+    spectrum = [*runner, *options, *(word for word in named if word not in targets), *files]
+    if not targets or (targets == files and len(spectrum) == len(shlex.split(command))):
         return None  # no test file named (a folder, the whole suite: not widened), or already those files
     return shlex.join(spectrum)
 
 
-def test_file_command(command: str, path: str) -> str | None:
-    """The pytest command that runs the test file ``path`` alone, to completion: ``command``'s runner and its
-    options (without what stops early or selects, and without its own test files, ids or folders). None: not one
-    pytest command (another runner, or commands chained)."""
+def _pytest_parts(command: str) -> tuple[list[str], list[str], list[str]] | None:
+    """A pytest command's words in three: up to the runner (``python -m pytest``), its options with their values
+    less what stops early or selects (``-x``, ``--maxfail``, ``-k``, ``-m``, ``--lf``...), and the words it names
+    (test files, ids, folders). None: not one pytest command (another runner, commands chained, bad quoting)."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -250,24 +234,33 @@ def test_file_command(command: str, path: str) -> str | None:
     runner = next((i for i, w in enumerate(words) if w == "pytest" or w.endswith("/pytest")), None)
     if runner is None or any(w in ("&&", "||", ";", "|") for w in words):
         return None
-    kept: list[str] = []
+    options: list[str] = []
+    named: list[str] = []
     skip = value = False
     for word in words[runner + 1:]:
         if skip:
             skip = False
         elif value:  # an option's own value (``-p no:cacheprovider``)
-            kept.append(word)
+            options.append(word)
             value = False
         elif word in ("--maxfail", "-k", "-m"):
             skip = True
         elif word in _STOPS_EARLY or word.startswith(("--maxfail=", "-k", "-m")):
             continue
-        elif not word.startswith("-"):  # a test file, id or folder of the command's own
-            continue
+        elif not word.startswith("-"):
+            named.append(word)
         else:
-            kept.append(word)
+            options.append(word)
             value = word in _VALUED
-    return shlex.join([*words[:runner + 1], *kept, path])
+    return words[:runner + 1], options, named
+
+
+def test_file_command(command: str, path: str) -> str | None:
+    """The pytest command that runs the test file ``path`` alone, to completion: ``command``'s runner and its
+    options (without what stops early or selects, and without its own test files, ids or folders). None: not one
+    pytest command (another runner, or commands chained)."""
+    parts = _pytest_parts(command)
+    return None if parts is None else shlex.join([*parts[0], *parts[1], path])
 
 
 _VALUED = {"-p", "-c", "-o", "-W", "-r", "--tb", "--rootdir", "--confcutdir", "--basetemp", "--durations",
