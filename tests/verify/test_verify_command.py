@@ -10,8 +10,10 @@ from contenox.verify import (
     command_from_terminal,
     resolve_check_command,
     spectrum_command,
-    test_file_command,
     unusable_terminal_command,
+)
+from contenox.verify import (
+    test_file_command as alone_command,  # (named test_*: pytest would collect it)
 )
 from support.gitrepo import write
 
@@ -145,9 +147,9 @@ def test_the_spectrum_command_runs_the_failing_tests_whole_files_to_completion()
 
 
 def test_a_test_file_runs_alone_with_the_check_s_runner_and_options() -> None:
-    assert test_file_command("python -m pytest -q -x -m slow tests/a.py tests/b.py::t", "tests/t_c.py") == (
+    assert alone_command("python -m pytest -q -x -m slow tests/a.py tests/b.py::t", "tests/t_c.py") == (
         "python -m pytest -q tests/t_c.py")  # its own files, ids, stops and selections left out
-    assert test_file_command("pytest --tb=short -p no:cacheprovider --noconftest tests", "t_c.py") == (
+    assert alone_command("pytest --tb=short -p no:cacheprovider --noconftest tests", "t_c.py") == (
         "pytest --tb=short -p no:cacheprovider --noconftest t_c.py")  # an option's value kept, the folder not
-    assert test_file_command("npm test", "t_c.py") is None
-    assert test_file_command("pytest a.py && pytest b.py", "t_c.py") is None
+    assert alone_command("npm test", "t_c.py") is None
+    assert alone_command("pytest a.py && pytest b.py", "t_c.py") is None
