@@ -18,6 +18,7 @@ import io
 import logging
 import os
 import re
+import shutil
 import textwrap
 import threading
 import time
@@ -68,6 +69,8 @@ from contenox.verify.focus import (
     Place,
     failing_test_frames,
     focus_prompt,
+    for_language,
+    language,
     line_pick_prompt,
     line_prompt,
     localize_prompt,
@@ -335,7 +338,14 @@ class VerifyJob:
         await asyncio.to_thread(self.scratch.build, self.overlays)
         try:
             command, baseline = await self._usable_baseline(command)
-            if why := unusable(command.command, baseline.outcome, baseline.exit_code, baseline.output):
+            why = unusable(command.command, baseline.outcome, baseline.exit_code, baseline.output)
+            if why and self.config.reproduce and asks_to_edit(self.request.prompt) and _scripted(self.scratch.tree):
+                # the project's check cannot run here (semver's `npm test` wants `tap`, which no install put
+                # there): a test of the change the model writes, run by node, stands in for it when it fails for
+                # want of the change
+                if (written := await self._script_reproduction(command, greedy, why)) is not None:
+                    command, baseline, why = *written, None
+            if why:
                 # every candidate would end as the workspace did: none is drawn, the turn's answer stands (and
                 # the user is told if its edit leaves a file that no longer parses: that much is known without it)
                 if broken := await asyncio.to_thread(_unparsable, greedy_edits):
@@ -343,7 +353,7 @@ class VerifyJob:
                 report = Verification(status="skipped", reason=why, baseline=baseline.outcome,
                                       command=command.command, command_source=command.source,
                                       command_detail=command.detail, check_s=round(self._check_s, 2),
-                                      wall_s=round(time.monotonic() - started, 2))
+                                      wall_s=round(time.monotonic() - started, 2), reproduction_note=self._repro_note)
                 return report, _Tried(result=CandidateResult(index=1, round=0, sampled=False, constrained=False,
                                                              outcome="no_edit"),
                                       draft=greedy, edits=greedy_edits), []
@@ -464,7 +474,7 @@ class VerifyJob:
             run = await self._check(command)
         if trace is not None and not run.passed:
             ran = await self._spectrum(command, run)
-            if ran is None and (calls := await asyncio.to_thread(read_trace, trace)) is not None:
+            if ran is None and (calls := await asyncio.to_thread(read_trace, trace, self.scratch.tree)) is not None:
                 ran = ran_functions(calls, failed_test_ids(run.output), run_failed=True)
             if ran is not None:
                 self._ran, self._traced = ran, len(ran)
@@ -552,7 +562,7 @@ class VerifyJob:
         limit = max(1, self.config.places)
         pool = max(_POOL, limit) if localize else limit
         found = with_traced(places(outputs, roots, self.locate, self.read, limit=pool, hops=3 if localize else 1),
-                            self._ran, self.locate, pool)
+                            self._ran, self.locate, pool, self.request.prompt)
         tests = failing_test_frames(baseline.output, self.scratch.tree) or failing_test_frames(self.request.terminal, self.root)
         test_code = ""
         if tests:
@@ -583,8 +593,10 @@ class VerifyJob:
             user = focus_prompt(place, code, command.command, failing, test_code, self.request.prompt, related)
             began = time.monotonic()
             try:
-                grammar = function_grammar(code.splitlines()[0]) if self.config.grammar and code.strip() else ""
-                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates, grammar, "")
+                grammar = function_grammar(code.splitlines()[0], language(place.path)[1]) \
+                    if self.config.grammar and code.strip() else ""
+                drafts = await self.draw_focused(for_language(FOCUS_SYSTEM, place.path), user, self.config.candidates,
+                                                 grammar, "")
             finally:
                 self._decode_s += time.monotonic() - began
             yield [(msgspec.structs.replace(d, arm="focused"), place) for d in drafts]
@@ -598,14 +610,14 @@ class VerifyJob:
         with that line changed, with the related methods of its class shown (``related``): the grammar
         copies every other line and admits no copy of the picked one (the small models' rewrites of a whole
         function were mostly copies)."""
-        pickable = pickable_lines(code)
+        pickable = pickable_lines(code, place.path)
         if self.config.lines <= 0 or not pickable or not self.config.grammar:
             return
         user = line_pick_prompt(place, code, command.command, failing_output, test_code, self.request.prompt)
         began = time.monotonic()
         try:
             assert self.draw_focused is not None
-            picks = await self.draw_focused(LINE_SYSTEM, user, self.config.candidates,
+            picks = await self.draw_focused(for_language(LINE_SYSTEM, place.path), user, self.config.candidates,
                                             number_grammar(place.start + i for i in pickable), "")
         finally:
             self._decode_s += time.monotonic() - began
@@ -625,8 +637,9 @@ class VerifyJob:
                                related)
             began = time.monotonic()
             try:
-                repair = line_repair(code, index)
-                drafts = await self.draw_focused(FOCUS_SYSTEM, user, self.config.candidates, repair.grammar,
+                repair = line_repair(code, index, language(place.path)[1])
+                drafts = await self.draw_focused(for_language(FOCUS_SYSTEM, place.path), user, self.config.candidates,
+                                                 repair.grammar,
                                                  repair.begun)
             finally:
                 self._decode_s += time.monotonic() - began
@@ -665,7 +678,8 @@ class VerifyJob:
         began = time.monotonic()
         try:
             assert self.draw_focused is not None
-            drafts = await self.draw_focused(LOCALIZE_SYSTEM, user, max(1, self.config.candidates),
+            drafts = await self.draw_focused(for_language(LOCALIZE_SYSTEM, found[0].path), user,
+                                             max(1, self.config.candidates),
                                              choice_grammar(len(found)), "")
         finally:
             self._decode_s += time.monotonic() - began
@@ -701,7 +715,7 @@ class VerifyJob:
             return self.propose(f"{place.path}\n{text}")
         lines = source.splitlines(keepends=True)
         old = "".join(lines[place.start - 1:place.end])
-        rewritten = _function_only(code.group(1)).rstrip("\n") + "\n"
+        rewritten = _function_only(code.group(1), place.path).rstrip("\n") + "\n"
         if _same_code(rewritten, old):
             return ProposedEdits()  # copied as it was (its comments aside)
         new = "".join(lines[:place.start - 1]) + rewritten + "".join(lines[place.end:])
@@ -711,7 +725,8 @@ class VerifyJob:
     async def _try(self, draft: Draft, edits: ProposedEdits | None, command: CheckCommand,
                    index: int, *, place: Place | None = None) -> _Tried:
         if place is not None and (code := _FENCE.search(draft.text)):  # shown and repaired as the function alone
-            draft = msgspec.structs.replace(draft, text=f"```python\n{_function_only(code.group(1)).rstrip()}\n```")
+            draft = msgspec.structs.replace(draft, text=f"```{language(place.path)[1]}\n"
+                                                         f"{_function_only(code.group(1), place.path).rstrip()}\n```")
         if edits is None:  # a focused answer is its place's function alone; any other, read as the turn's are
             edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
                 await asyncio.to_thread(self.propose, draft.text)
@@ -758,7 +773,9 @@ class VerifyJob:
             run = await self._check(command)
             broke, broken_tail = (await self._broken() if run.passed and not self._guard else ((), ""))
             reproduced, repro_tail = None, ""
-            if run.passed and self._repro is not None:
+            if run.passed and self._repro is not None and self._repro[2] == command.command:
+                reproduced = True  # the test written for the change is the check itself
+            elif run.passed and self._repro is not None:
                 repro = await check_in(self.scratch.tree, self._repro[2], self.request, self.config)
                 self._check_s += repro.seconds
                 reproduced, repro_tail = repro.passed, ("" if repro.passed else repro.tail())
@@ -818,6 +835,38 @@ class VerifyJob:
                             "candidates must pass it and the check")
         return run
 
+    async def _script_reproduction(self, command: CheckCommand, greedy: Draft,
+                                   why: str) -> tuple[CheckCommand, CheckRun] | None:
+        """The reproduction test for a JavaScript project whose check cannot run (``why``): the model writes a
+        Node script of the change (``assert``), laid in the scratch copy's root and run by ``node`` (its own
+        consent); it is the check (``source="written"``) when it fails before the change for want of what was
+        asked, not for an error of its own (:func:`_script_own_error`). The check and its run before any
+        change, or None (``self._repro_note`` says why)."""
+        path = _SCRIPT_FILE
+        line = f"node {path}"
+        if refused := await consent(line, self.root, self.request, self.consents, self.asker):
+            self._repro_note = f"`{command.command}` could not run and no test of the change was run: {refused}"
+            return None
+        ids = self.step_ids([ToolStep(call=greedy.text.strip(), result=_SCRIPT_REQUEST)])
+        drafts = await self._generate(ids, 0, 1, True, [])
+        code = await asyncio.to_thread(_script_code, drafts[0].text if drafts else "")
+        if code is None:
+            said = " ".join((drafts[0].text if drafts else "").split())[:160]
+            self._repro_note = ("asked for a test of the change, the model wrote no Node script that parses and "
+                                f"asserts (it began: {said!r})")
+            return None
+        await asyncio.to_thread(self.scratch.add, path, code)
+        written = CheckCommand(command=line, source="written", detail=f"`{command.command}` could not run: {why}")
+        run = await self._baseline(written)
+        if own := _script_own_error(run, self.request.prompt):
+            self._repro_note = f"the test written for the change ({path}) was not used: {own}"
+            await asyncio.to_thread(self.scratch.add, path, None)
+            return None
+        self._repro = (path, code, line)
+        self._repro_note = (f"`{command.command}` could not run ({why}); the test written for the change ({path}) "
+                            f"fails before it ({run.describe()}) and is the check")
+        return written, run
+
     def _misimported(self, run: CheckRun) -> str:
         """Why a test's failed import is its own error ('' when it is not): it imports a name the workspace
         defines, from where it is not (``from dotenv.main import set_as_environment_variables``, a method), so
@@ -876,10 +925,13 @@ def _same_code(a: str, b: str) -> bool:
     return tokens_a == tokens_b
 
 
-def _function_only(code: str) -> str:
+def _function_only(code: str, path: str = "") -> str:
     """A rewritten function without what the model wrote after it (a usage example, a copy of the test): the code
-    up to the end of its first definition, as Python parses it; all of it when it does not parse."""
+    up to the end of its first definition, as Python parses it; all of it when it does not parse. Another
+    language's (``path``'s): up to the line where the braces the function opened close again."""
     lines = code.splitlines(keepends=True)
+    if language(path)[1] != "python":
+        return _braced(lines)
     depth = next((line[:len(line) - len(line.lstrip())] for line in lines if line.strip()), "")
     try:  # the def line's indentation off every line that has it (a comment at column 0 keeps its place)
         tree = ast.parse("".join(line[len(depth):] if line.startswith(depth) else line for line in lines))
@@ -892,6 +944,38 @@ def _function_only(code: str) -> str:
     if first is None or first.end_lineno is None:
         return code
     return "".join(lines[:first.end_lineno])
+
+
+_QUOTES = {"'", '"', "`"}
+
+
+def _braced(lines: list[str]) -> str:
+    """The lines up to the one where the first ``{`` written closes (strings, template literals and ``//``
+    comments skipped; a regex literal's braces are not told apart); all of them when it never closes."""
+    depth, opened, quote = 0, False, ""
+    for number, line in enumerate(lines):
+        k = 0
+        while k < len(line):
+            char = line[k]
+            if quote:
+                if char == "\\":
+                    k += 1
+                elif char == quote:
+                    quote = ""
+            elif char in _QUOTES:
+                quote = char
+            elif line.startswith("//", k):
+                break
+            elif char == "{":
+                depth, opened = depth + 1, True
+            elif char == "}":
+                depth -= 1
+                if opened and depth == 0:
+                    return "".join(lines[:number + 1])
+            k += 1
+        if quote != "`":  # a quote left open at a line's end is the line's error, not a string going on
+            quote = ""
+    return "".join(lines)
 
 
 def _line_said(number: int, suspicion: dict[int, float], votes: Counter[int], picks: int) -> str:
@@ -929,6 +1013,60 @@ _REPRO_REQUEST = ("Before your change is checked, write a pytest test for it: on
                   "and passes once the change is made. Reply with the test file alone in one ```python code block.")
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)'")
 _OWN_ERRORS = re.compile(r"\b(?:SyntaxError|IndentationError|NameError)\b|fixture '[^']+' not found")
+
+
+_SCRIPT_FILE = "contenox-change.test.js"
+_SCRIPT_REQUEST = ("Before your change is checked, write a test for it: one Node.js script, run from the project's "
+                   "root, that requires the project's modules by relative path (`require('./lib/module')`) and "
+                   "checks what was asked for with `assert`, so that it throws on the code as it is now and runs "
+                   "through once the change is made. Reply with the script alone in one ```javascript code block.")
+_ASSERTS = re.compile(r"\bassert\b|\bthrow\b")
+_NOT_DEFINED = re.compile(r"ReferenceError: (\w+) is not defined")
+_NO_MODULE = re.compile(r"Cannot find module '([^']+)'")
+_SCRIPT_TRIES = 30
+
+
+def _scripted(tree: Path) -> bool:
+    """A JavaScript project (a ``package.json`` at its root) on a machine with ``node``."""
+    return (tree / "package.json").is_file() and shutil.which("node") is not None
+
+
+def _script_code(answer: str) -> str | None:
+    """The first code block of ``answer`` (or the whole answer) that ``node --check`` parses and that asserts or
+    throws; a block cut short (the answer ran out of tokens) up to its last line that leaves it parsing."""
+    for code in [m.group(1) for m in _FENCE.finditer(answer)] + [answer]:
+        lines = code.rstrip().splitlines()
+        for _ in range(_SCRIPT_TRIES):
+            if not lines:
+                break
+            text = "\n".join(lines).rstrip() + "\n"
+            if unparsable(_SCRIPT_FILE, None, text) is None:
+                if _ASSERTS.search(text):
+                    return text
+                break
+            lines.pop()
+    return None
+
+
+def _script_own_error(run: CheckRun, question: str) -> str:
+    """Why a Node script written for the change cannot tell changes apart ('' when it can): it passes already,
+    it did not end by failing, it does not parse, it uses a name nothing defines that the question does not
+    give, or it requires a module that is not there and that the question does not name (a module the change is
+    to create, ``internal/normalize-options.js``, is the change not made yet)."""
+    if run.passed:
+        return "it passes before the change too (it tests nothing the change adds)"
+    if run.outcome != "failed":
+        return f"it {run.describe()}"
+    if "SyntaxError" in run.output:
+        return "it fails on a syntax error of its own, with any change"
+    for name in _NOT_DEFINED.findall(run.output):
+        if not re.search(rf"\b{re.escape(name)}\b", question):
+            return f"it uses `{name}`, which nothing defines, with any change"
+    for module in _NO_MODULE.findall(run.output):
+        stem = module.rstrip("/").rsplit("/", 1)[-1].removesuffix(".js")
+        if not stem or stem in (".", "..") or stem not in question:
+            return f"it requires `{module}`, which is not there and which the question does not name"
+    return ""
 
 
 def _test_code(answer: str) -> str | None:

@@ -27,7 +27,8 @@ __all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "res
 
 log = logging.getLogger(__name__)
 
-Source = Literal["terminal", "request", "workspace", "config", "detected"]
+Source = Literal["terminal", "request", "workspace", "config", "detected", "written"]
+"""``written``: a test the model wrote for the change, run because the project's own check could not run."""
 
 _PROMPT = re.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:[\w@.-]+(?::[~\w/.-]*)?)?\s*[$]\s+(\S.*)$")
 _QUOTED = re.compile(r"`([^`\n]+)`")
@@ -50,7 +51,8 @@ class CheckCommand(msgspec.Struct, frozen=True, kw_only=True):
     def describe(self) -> str:
         where = {"terminal": "the failing run in the terminal output", "request": "the request",
                  "workspace": ".contenox.toml [verify] command",
-                 "config": "verify.command in config.toml", "detected": "detected"}[self.source]
+                 "config": "verify.command in config.toml", "detected": "detected",
+                 "written": "a test the model wrote for the change"}[self.source]
         return f"`{self.command}` (from {where}{': ' + self.detail if self.detail else ''})"
 
 

@@ -26,8 +26,9 @@ import msgspec
 from contenox.verify.localize import _PYTEST, _PYTHON, frames, is_test_path, printed_frames
 from contenox.verify.trace import Ran, span_of
 
-__all__ = ["FOCUS_SYSTEM", "LINE_SYSTEM", "LOCALIZE_SYSTEM", "Place", "failing_test_frames", "focus_prompt", "line_pick_prompt",
-           "line_prompt", "localize_prompt", "pickable_lines", "places", "values_used", "with_traced"]
+__all__ = ["FOCUS_SYSTEM", "LINE_SYSTEM", "LOCALIZE_SYSTEM", "Place", "failing_test_frames", "focus_prompt",
+           "for_language", "language", "line_pick_prompt", "line_prompt", "localize_prompt", "pickable_lines", "places",
+           "relevance", "values_used", "with_traced"]
 
 FOCUS_SYSTEM = ("You are a careful Python developer fixing a bug. You are shown the output of a failing check and "
                 "one function from the project. Reply with the whole corrected function in one ```python code "
@@ -52,6 +53,21 @@ LOCALIZE_SYSTEM = ("You are a careful Python developer finding a bug. You are sh
 LINE_SYSTEM = ("You are a careful Python developer finding a bug. You are shown a failing check and one function "
                "from the project, its lines numbered. Reply with the number of the one line that must change for the "
                "check to pass.")
+_LANGUAGES = (("Python", "python", re.compile(r"\.pyi?$")), ("TypeScript", "typescript", re.compile(r"\.[cm]?tsx?$")),
+              ("JavaScript", "javascript", re.compile(r"\.[cm]?jsx?$")))
+
+
+def language(path: str) -> tuple[str, str]:
+    """The language of a source path, as a prompt names it and as a code fence does: ("Python", "python")."""
+    return next(((name, fence) for name, fence, suffix in _LANGUAGES if suffix.search(path)), ("Python", "python"))
+
+
+def for_language(system: str, path: str) -> str:
+    """A system prompt written for Python (:data:`FOCUS_SYSTEM`, ...) as it reads for the place's language."""
+    name, fence = language(path)
+    return system.replace("```python", f"```{fence}").replace("Python", name)
+
+
 _TRIVIAL_LINES = 2
 _MAX_LINES = 80
 """A definition longer than this is not rewritten whole (the model would drop lines)."""
@@ -263,14 +279,42 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
     return list(found.values())[:limit]
 
 
-def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int) -> list[Place]:
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_COMMON = frozenset("the and for with that this from which what when where does should into its are was were has "
+                    "have not but can you your our get set new why how code file function method value line check "
+                    "test fails failing wrong fix find tell".split())
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) >= 3 and w.lower() not in _COMMON}
+
+
+def relevance(name: str, question: str) -> int:
+    """How many words of the function's name (split at its camel humps and underscores) the question uses, a
+    word matching another that begins the same way (``carets`` and ``caret``, ``comparePre`` and
+    ``prerelease``: a common start of five characters, or all of the shorter word)."""
+    asked = _words(question)
+    return sum(1 for word in _words(name) if any(
+        (short := min(len(word), len(other))) and word[:min(5, short)] == other[:min(5, short)]
+        and (short >= 5 or word.startswith(other) or other.startswith(word)) for other in asked))
+
+
+def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, question: str = "") -> list[Place]:
     """The places found, told by a trace of the failing run: a place no failing test ran is dropped (of four
     same-named wrappers, the one that ran stays), except a frame the traceback printed; then the functions the
     trace adds, most suspicious first, up to ``limit``; all of them then ordered most suspicious first (a
     traceback's frame counts as most suspicious; ties in that order). No trace (``ran`` empty): the places as
-    found."""
+    found. A trace of one failing run alone orders what it adds by :func:`relevance` to ``question``."""
     if not ran:
         return found
+    # one failing run and no passing one (a ``node -e`` check, a lone test): every function it ran is as
+    # suspicious as the next, so its lines say nothing, and the functions nearest the test come first (a Python
+    # trace knows how near; V8's coverage does not), then those whose names use the question's words
+    # (``replaceCaret`` for "the caret range"), ties in the order they ran
+    blind = all(r.passed == 0 and r.of == 1 for r in ran)
+    if blind and question:
+        order = {id(r): k for k, r in enumerate(ran)}
+        ran = sorted(ran, key=lambda r: (r.depth, -relevance(r.name.rsplit(".", 1)[-1], question), order[id(r)]))
     traced: dict[tuple[str, int], Place] = {}
     for r in ran:
         span = span_of(r, locate)
@@ -281,7 +325,8 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int) 
         traced[(r.path, span[0])] = Place(path=r.path, name=r.name.rsplit(".", 1)[-1], start=span[0], end=span[1],
                                           why=f"ran in {tests}" + (f" and {r.passed} passing" if r.passed else "")
                                           + below, suspicion=r.suspicion or r.score,
-                                          lines=tuple((n, x) for n, x in r.lines if span[0] <= n <= span[1]))
+                                          lines=() if blind else tuple((n, x) for n, x in r.lines
+                                                                       if span[0] <= n <= span[1]))
     kept = []
     for p in found:
         if (told := traced.get((p.path, p.start))) is not None:
@@ -297,7 +342,7 @@ _QUESTION_CHARS = 1500
 
 
 def _failure(command: str, failing_output: str, test_code: str, *, tail_chars: int, test_note: str,
-             question: str = "") -> list[str]:
+             question: str = "", fence: str = "python") -> list[str]:
     """The parts of a focused prompt that say why the check fails: the user's question (what should happen, in
     their words), the test when known, the output's tail."""
     tail = failing_output.strip()
@@ -309,7 +354,7 @@ def _failure(command: str, failing_output: str, test_code: str, *, tail_chars: i
         asked = asked if len(asked) <= _QUESTION_CHARS else asked[:_QUESTION_CHARS] + " ..."
         parts.append("The user's report:\n> " + asked.replace("\n", "\n> "))
     if test_code.strip():
-        parts.append(f"The failing test{test_note}:\n```python\n{test_code.rstrip()}\n```")
+        parts.append(f"The failing test{test_note}:\n```{fence}\n{test_code.rstrip()}\n```")
     parts.append(f"`{command}` fails:\n```\n{tail}\n```")
     return parts
 
@@ -323,20 +368,22 @@ def localize_prompt(candidates: list[tuple[Place, str]], command: str, failing_o
     """The user message of a localization (Agentless's second step, done by the model): the user's question, the
     failing check, the test, and the places found, numbered, each with its code (its first 40 lines; all of them
     within ~9k characters). The answer is a number (:func:`~contenox.verify.grammar.choice_grammar`)."""
-    parts = _failure(command, failing_output, test_code, tail_chars=2000, test_note="", question=question)
+    fence = language(candidates[0][0].path)[1] if candidates else "python"
+    parts = _failure(command, failing_output, test_code, tail_chars=2000, test_note="", question=question, fence=fence)
     budget = _LOCALIZE_CHARS // max(1, len(candidates))
     for number, (place, code) in enumerate(candidates, 1):
         lines = code.rstrip().splitlines()
         shown = "\n".join(lines[:_LOCALIZE_LINES])[:budget]
         more = "\n    ..." if shown != "\n".join(lines) else ""
-        parts.append(f"[{number}] `{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n"
+        parts.append(f"[{number}] `{place.name}` in {place.path} (lines {place.start}-{place.end}):\n"
+                     f"```{language(place.path)[1]}\n"
                      f"{shown}{more}\n```")
     parts.append(f"Which one of the {len(candidates)} functions above must change for `{command}` to pass? Reply "
                  "with its number only.")
     return "\n\n".join(parts)
 
 
-def related_part(related: list[tuple[str, str]]) -> list[str]:
+def related_part(related: list[tuple[str, str]], fence: str = "python") -> list[str]:
     """The prompt part that shows, read-only, the other methods of the place's class the failing tests ran (a
     fix often restores what a sibling sets up or reads: ``cache_clear`` must reset what ``cache_info`` reports)."""
     if not related:
@@ -344,7 +391,7 @@ def related_part(related: list[tuple[str, str]]) -> list[str]:
     cls = related[0][0].rsplit(".", 1)[0]
     code = "\n\n".join(text.rstrip() for _, text in related)
     return [f"Other methods of `{cls}` the failing test ran (for reference: leave them as they are):\n"
-            f"```python\n{code}\n```"]
+            f"```{fence}\n{code}\n```"]
 
 
 def focus_prompt(place: Place, code: str, command: str, failing_output: str, test_code: str = "",
@@ -353,20 +400,27 @@ def focus_prompt(place: Place, code: str, command: str, failing_output: str, tes
     text; the failing output alone does not say what should happen), why it fails, the test when known, the
     other methods of its class the failing tests ran (``related``: qualified name, code), the function to
     rewrite."""
+    fence = language(place.path)[1]
     parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
-                     question=question) + related_part(related or [])
-    parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
+                     question=question, fence=fence) + related_part(related or [], fence)
+    parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```{fence}\n{code.rstrip()}\n```")
     what = "definition" if place.kind == "value" else "function"
     parts.append(f"`{place.name}` as shown is what makes the check fail: a copy of it unchanged is no fix. Rewrite "
                  f"`{place.name}` so that the check passes, changing the line(s) that are wrong. Reply with the whole "
-                 f"corrected {what} in one ```python code block.")
+                 f"corrected {what} in one ```{fence} code block.")
     return "\n\n".join(parts)
 
 
-def pickable_lines(code: str) -> list[int]:
+_CLOSING = re.compile(r"^[\s)\]}>;,]*$")
+_SCRIPT_COMMENT = re.compile(r"^\s*(?://|/\*|\*)")
+
+
+def pickable_lines(code: str, path: str = "") -> list[int]:
     """The lines of ``code`` (a function; 0-based) a line-level repair may change: not blank, not a comment alone,
-    not the docstring."""
+    not the docstring, not closing brackets alone (``})``). ``path``: the file's, for its language's comments."""
     lines = code.splitlines()
+    if language(path)[1] != "python":
+        return [i for i, line in enumerate(lines) if not _CLOSING.match(line) and not _SCRIPT_COMMENT.match(line)]
     docstring: set[int] = set()
     try:
         tree = ast.parse(textwrap.dedent(code))
@@ -393,7 +447,7 @@ def line_pick_prompt(place: Place, code: str, command: str, failing_output: str,
     failure as a focused prompt gives it, and the function with its file line numbers; the answer is one of
     them (:func:`~contenox.verify.grammar.number_grammar`)."""
     parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
-                     question=question)
+                     question=question, fence=language(place.path)[1])
     parts.append(f"`{place.name}` in {place.path}, its lines numbered as in the file:\n```\n{_numbered(place, code)}\n```")
     parts.append(f"Which line of `{place.name}` is wrong? Reply with its number only.")
     return "\n\n".join(parts)
@@ -404,11 +458,12 @@ def line_prompt(place: Place, code: str, index: int, command: str, failing_outpu
     """The user message of a line-level repair: the focused prompt's failure, related methods and function, and
     the one line (``index``, 0-based in ``code``) that must change; the answer is the function with that line
     changed (:func:`~contenox.verify.grammar.line_repair`)."""
+    fence = language(place.path)[1]
     parts = _failure(command, failing_output, test_code, tail_chars=2500, test_note=" (leave it as it is)",
-                     question=question) + related_part(related or [])
-    parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```python\n{code.rstrip()}\n```")
+                     question=question, fence=fence) + related_part(related or [], fence)
+    parts.append(f"`{place.name}` in {place.path} (lines {place.start}-{place.end}):\n```{fence}\n{code.rstrip()}\n```")
     line = code.splitlines()[index].strip()
-    parts.append(f"Line {place.start + index} of `{place.name}` is what makes the check fail:\n```python\n{line}\n```\n"
+    parts.append(f"Line {place.start + index} of `{place.name}` is what makes the check fail:\n```{fence}\n{line}\n```\n"
                  f"Rewrite `{place.name}` with that line corrected. Reply with the whole corrected "
-                 f"{'definition' if place.kind == 'value' else 'function'} in one ```python code block.")
+                 f"{'definition' if place.kind == 'value' else 'function'} in one ```{fence} code block.")
     return "\n\n".join(parts)

@@ -151,12 +151,14 @@ def rename_grammar(blank: str, rest: str, others: Sequence[tuple[str, str, str]]
 _MAX_FUNCTION_LINES = 120
 
 
-def function_grammar(first_line: str) -> str:
-    """EBNF of a focused repair's answer: one ```python block that starts with the function's own first line (its
-    ``def`` line as the file has it), so a candidate is always a rewrite of that function, never prose, a test or
-    another function; then up to 120 lines, none starting with a backtick, and the closing fence."""
+def function_grammar(first_line: str, fence: str = "python") -> str:
+    """EBNF of a focused repair's answer: one ```python block (``fence``: the place's language) that starts with
+    the function's own first line (its ``def`` line as the file has it), so a candidate is always a rewrite of
+    that function, never prose, a test or another function; then up to 120 lines, none starting with a
+    backtick, and the closing fence."""
     return "\n".join([
-        f'root ::= "```python\\n" {_literal(first_line.rstrip() + chr(10))} body{{0,{_MAX_FUNCTION_LINES}}} "```"',
+        f'root ::= {_literal("```" + fence + chr(10))} {_literal(first_line.rstrip() + chr(10))} '
+        f'body{{0,{_MAX_FUNCTION_LINES}}} "```"',
         'body ::= ([^`\\n] [^\\n]*)? "\\n"',
     ])
 
@@ -240,7 +242,7 @@ class LineRepair(msgspec.Struct, frozen=True, kw_only=True):
         return self.begun + drawn + self.rest
 
 
-def line_repair(code: str, index: int) -> LineRepair:
+def line_repair(code: str, index: int, fence: str = "python") -> LineRepair:
     """A line-level repair of ``code`` (a function) at its ``index``-th line (0-based), Agentless's edit location
     then its edit: every line as it is but that one, which must change, and may bring up to two new lines after
     it. The small models asked to rewrite a function copy it unchanged (the 0.5B, 4 of 4 times on cachetools' lru
@@ -260,13 +262,18 @@ def line_repair(code: str, index: int) -> LineRepair:
     ``def advance(self, string: str) -> None``, ``...has_next()：``, each a candidate that could not parse).
     A new line is one of the function's body (indented deeper than its ``def``, not starting with ``<``) or
     blank: in the first run, free new lines held ``import time`` at column 0, a ``**Question**`` in markdown,
-    the line with its number from the pick's listing."""
+    the line with its number from the pick's listing.
+
+    ``fence``: the place's language; a line of another language than Python (JavaScript: a template literal's
+    text, ``=>``, ``===``) is not held to Python's expression rules: once changed or written whole, it goes on
+    as anything, and no line is a header that must end with a colon."""
     lines = [line.rstrip() for line in code.splitlines()]
     target = lines[index].strip()
     indent = lines[index][:len(lines[index]) - len(lines[index].lstrip())]
     outer = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
     rules = []
-    text = index in _string_lines(code)  # a line of a string's text (a verbose regex): no Python rule holds it
+    # a line of a string's text (a verbose regex), or of another language: no Python rule holds it
+    text = fence != "python" or index in _string_lines(code)
     header = target.endswith(":") and not text  # if/while/for/def/with ...: nothing may follow it on its line
     rest, shorter = ("opened", '":"') if header else ("rest", '""')
     for i, char in enumerate(target):
@@ -291,7 +298,7 @@ def line_repair(code: str, index: int) -> LineRepair:
         f'more ::= ({_literal(outer)} [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"',
     ])
     rest = "".join(line + "\n" for line in lines[index + 2:]) + "```" if index + 1 < len(lines) else ""
-    return LineRepair(begun="```python\n" + "".join(line + "\n" for line in lines[:index]), grammar=grammar,
+    return LineRepair(begun=f"```{fence}\n" + "".join(line + "\n" for line in lines[:index]), grammar=grammar,
                       rest=rest, ending=lines[index + 1] + "\n" if index + 1 < len(lines) else "",
                       after=tuple(lines[index + 1:index + 1 + _EXTRA_LINES]))
 

@@ -12,7 +12,11 @@ __all__ = ["Frame", "frames", "is_test_path", "printed_frames"]
 
 _PYTEST = re.compile(r"^\s*(?P<path>[^\s:]+\.py):(?P<line>\d+): in (?P<func>[\w<>]+)")
 _PYTHON = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>]+)')
-_NODE = re.compile(r"^\s*at (?:(?P<func>[\w$.<>]+) \()?(?P<path>[^\s()]+\.[cm]?[jt]sx?):(?P<line>\d+):\d+\)?")
+_NODE = re.compile(r"^\s*at (?:(?P<new>new )?(?:async )?(?P<func>[\w$.<>]+)(?: \[as [\w$]+\])? \()?"
+                   r"(?P<path>[^\s()]+\.[cm]?[jt]sx?):(?P<line>\d+):\d+\)?")
+"""A V8 stack frame (``at new SemVer (/p/classes/semver.js:38:13)``, ``at Comparator.parse (...)``,
+``at /p/index.js:3:1``); V8 prints the innermost frame first."""
+_SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")
 _TEST = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$|conftest\.py$)")
 
 
@@ -47,14 +51,29 @@ def printed_frames(output: str, root: Path, patterns: tuple[re.Pattern[str], ...
             continue
         groups = match.groupdict()
         found.append(Frame(path=text, line=int(groups["line"]) if groups.get("line") else 0,
-                           function=groups.get("func") or "<module>"))
+                           function=_function(groups)))
     return found
 
 
+def _function(groups: dict[str, str | None]) -> str:
+    """The name a frame's function is defined by: ``new SemVer`` ran SemVer's ``constructor``, ``Comparator.parse``
+    is the method ``parse``; ``Object.<anonymous>`` (a CommonJS module's own code) and a frame without a name are
+    the module's."""
+    func = groups.get("func") or ""
+    if groups.get("new"):
+        return "constructor"
+    if not func or "<anonymous>" in func:
+        return "<module>"
+    return func if "." not in func or "<" in func else func.rsplit(".", 1)[-1]
+
+
 def frames(terminal: str, root: Path) -> list[Frame]:
-    """The workspace's non-test frames the terminal output shows, innermost (last printed) first, each once."""
+    """The workspace's non-test frames the terminal output shows, innermost first, each once: a Python traceback
+    prints it last, a V8 stack (JavaScript, TypeScript) first."""
     unique: dict[tuple[str, str], Frame] = {}
-    for frame in reversed(printed_frames(terminal, root)):
+    printed = printed_frames(terminal, root)
+    scripts = [f for f in printed if _SCRIPT.search(f.path)]
+    for frame in [*reversed([f for f in printed if not _SCRIPT.search(f.path)]), *scripts]:
         if not is_test_path(frame.path):
             unique.setdefault((frame.path, frame.function), frame)
     return list(unique.values())

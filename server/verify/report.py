@@ -138,6 +138,11 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
             if self.reproduction:
                 head += (f"; the test written for the change ({self.reproduction_path}) failed with every "
                          f"candidate")
+        elif self.command_source == "written":  # the project's check could not run: said, every time
+            head = (f"verified by a test the model wrote for the change, not the project's: `{self.command}` passed "
+                    f"({self.passed_count} of {len(self.candidates)} candidates)" if self.status == "passed" else
+                    f"not verified: the test the model wrote for the change (`{self.command}`) failed for all "
+                    f"{len(self.candidates)} candidates") + f" ({self.command_detail})"
         elif offered is not None and offered.outcome == "passed" and offered.broke:
             head = (f"not verified: `{self.command}` passed with the change, but it breaks "
                     f"{_listed(list(offered.broke[:3]) + ([f'{len(offered.broke) - 3} more'] if len(offered.broke) > 3 else []))}"

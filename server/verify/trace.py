@@ -10,10 +10,15 @@ in the same copy, with the same consent; the output is the check's own.
 
 The functions the failing tests ran are ranked as spectrum-based fault localization does (AutoCodeRover uses it
 for the same step): Ochiai's ``failed(f) / sqrt(failed * (failed(f) + passed(f)))``, then the order first run.
+
+A JavaScript check is traced by V8 itself: ``NODE_V8_COVERAGE`` (set on the same run) makes every Node process
+write its precise block coverage when it ends; :func:`read_trace` reads the functions of the scratch copy that
+ran, and their lines, as the whole run's (a ``node -e`` check names no tests: the run is the failing test).
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -21,12 +26,14 @@ import re
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from contenox.verify.localize import _TEST, is_test_path
 
-__all__ = ["TRACER", "Calls", "Key", "Ran", "ran_functions", "read_trace", "span_of", "trace_env"]
+__all__ = ["TRACER", "Calls", "Key", "Ran", "ran_functions", "read_node_coverage", "read_trace", "span_of",
+           "trace_env"]
 
 _TRACER = '''\
 # Written by contenox for one traced check run (the node's own folder, never the project's): records which
@@ -186,14 +193,14 @@ class Ran(msgspec.Struct, frozen=True, kw_only=True):
 
 def trace_env(env: Mapping[str, str], folder: Path, tree: Path) -> dict[str, str]:
     """``env`` with the tracer first on ``PYTHONPATH``, recording calls of functions under ``tree`` into
-    ``folder/out`` (both made afresh)."""
+    ``folder/out``, and V8's coverage written into ``folder/v8`` (all made afresh)."""
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "site").mkdir(parents=True)
     (folder / "out").mkdir()
     (folder / "site" / "sitecustomize.py").write_text(TRACER, encoding="utf-8")
     path = [str(folder / "site"), *(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
     return {**env, "PYTHONPATH": os.pathsep.join(path), "CONTENOX_TRACE_OUT": str(folder / "out"),
-            "CONTENOX_TRACE_ROOT": str(tree)}
+            "CONTENOX_TRACE_ROOT": str(tree), "NODE_V8_COVERAGE": str(folder / "v8")}
 
 
 Key = tuple[str, int, str]
@@ -202,13 +209,14 @@ Calls = tuple[int, frozenset[int]]
 """A function's depth below a test and its lines that ran in it."""
 
 
-def read_trace(folder: Path) -> dict[str, dict[Key, Calls]] | None:
+def read_trace(folder: Path, tree: Path | None = None) -> dict[str, dict[Key, Calls]] | None:
     """test id -> the functions it ran, in the order first run, each with its depth below the test and its lines
     that ran (every process of the run merged; ``""``: calls outside any pytest test). None when no process wrote
-    one (not Python, or the tracer could not load)."""
+    one (not Python, or the tracer could not load). With ``tree`` (the copy the run ran in), a run that traced no
+    Python but ran Node is read from V8's coverage (:func:`read_node_coverage`)."""
     written = sorted((folder / "out").glob("*.json"))
     if not written:
-        return None
+        return read_node_coverage(folder / "v8", tree) if tree is not None else None
     merged: dict[str, dict[Key, Calls]] = {}
     for file in written:
         try:
@@ -225,6 +233,91 @@ def read_trace(folder: Path) -> dict[str, dict[Key, Calls]] | None:
                     depth, lines = seen.get(key, (99, frozenset()))
                     seen[key] = (min(depth, int(entry[3])), lines | {int(n) for n in entry[4]})
     return merged
+
+
+_SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")
+_NAMED = re.compile(r"^(?:static\s+)?(?:async\s+)?(?:get\s+|set\s+)?\*?\s*(constructor)\b")
+
+
+def _line_starts(text: str) -> list[int]:
+    """Each line's first offset in UTF-16 code units (V8's offsets count them)."""
+    starts, at = [0], 0
+    for line in text.splitlines(keepends=True):
+        at += len(line.encode("utf-16-le")) // 2
+        starts.append(at)
+    return starts
+
+
+def read_node_coverage(folder: Path, tree: Path | None) -> dict[str, dict[Key, Calls]] | None:
+    """The functions of ``tree``'s scripts (not a test's, not ``node_modules``') that V8's block coverage
+    (``NODE_V8_COVERAGE``, every process merged) saw run, as one whole run (test id ``""``): each named function
+    with its lines that ran, in the order the processes loaded their scripts, each script's in source order; an
+    anonymous function's lines (a callback) count as the named function around it; a class's constructor is
+    named ``constructor``, as the index names it. None when no process wrote coverage of the copy."""
+    if tree is None or not folder.is_dir():
+        return None
+    root = tree.resolve()
+    ran: dict[Key, Calls] = {}
+    for file in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for script in data.get("result", []) if isinstance(data, dict) else []:
+            url = str(script.get("url", "")) if isinstance(script, dict) else ""
+            if not url.startswith("file://"):
+                continue
+            try:
+                rel = Path(url[len("file://"):]).resolve().relative_to(root).as_posix()
+                text = (root / rel).read_text(encoding="utf-8")
+            except (ValueError, OSError, UnicodeDecodeError):
+                continue
+            if not _SCRIPT.search(rel) or "node_modules/" in rel or is_test_path(rel):
+                continue
+            for key, lines in _script_functions(rel, text, script.get("functions") or []).items():
+                depth, seen = ran.get(key, (99, frozenset()))
+                ran[key] = (depth, seen | lines)
+    return {"": ran} if ran else None
+
+
+def _script_functions(path: str, text: str, functions: list[dict[str, Any]]) -> dict[Key, frozenset[int]]:
+    """One script's coverage: each named function that ran, with the lines whose first character's innermost
+    range ran (a block that did not run, a nested function never called: not its lines)."""
+    starts = _line_starts(text)
+
+    def line_of(offset: int) -> int:
+        return bisect.bisect_right(starts, offset)
+
+    ranges: list[tuple[int, int, int]] = []  # (start, end, count) of every function and block
+    named: list[tuple[int, int, str]] = []   # (start, end, name) of the named functions that ran
+    for function in functions:
+        spans = [(int(r["startOffset"]), int(r["endOffset"]), int(r["count"])) for r in function.get("ranges", [])
+                 if isinstance(r, dict) and {"startOffset", "endOffset", "count"} <= r.keys()]
+        if not spans:
+            continue
+        ranges += spans
+        start, end, count = spans[0]
+        name = str(function.get("functionName") or "")
+        if count <= 0 or not name or start == 0:  # never called, anonymous, or the module's own code
+            continue
+        head = text[start:start + 60] if len(text) == len(text.encode("utf-16-le")) // 2 else ""
+        if _NAMED.match(head):
+            name = "constructor"
+        named.append((start, end, name.split()[-1]))
+    ran: dict[Key, frozenset[int]] = {}
+    lines_text = text.splitlines()
+    for start, end, name in named:
+        inner = [(a, b) for a, b, _ in named if start <= a and b <= end and (a, b) != (start, end)]
+        lines = set()
+        for number in range(line_of(start), min(line_of(max(start, end - 1)), len(lines_text)) + 1):
+            first = starts[number - 1] + len(lines_text[number - 1]) - len(lines_text[number - 1].lstrip())
+            if not lines_text[number - 1].strip() or any(a <= first < b for a, b in inner):
+                continue
+            around = [r for r in ranges if r[0] <= max(first, start) < r[1]]
+            if around and min(around, key=lambda r: r[1] - r[0])[2] > 0:
+                lines.add(number)
+        ran[(path, line_of(start), name)] = frozenset(lines)
+    return ran
 
 
 _LINES = 8

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -564,6 +565,112 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
     assert any(n.startswith("focused place 1: clamp (util.py:16-18") for n in outcome.explain.notes)
 
 
+RANGE_JS = ("const isX = id => !id || id === 'x'\n\n"
+            "const replaceCaret = (comp) => {\n"
+            "  return comp.replace(/\\^(\\d+)/, (_, M) => {\n"
+            "    return `>=${M}.0.0 <${+M + 2}.0.0`\n"
+            "  })\n"
+            "}\n\n"
+            "const replaceTilde = (comp) => {\n"
+            "  return comp.replace(/~(\\d+)/, (_, M) => `>=${M}.0.0 <${M}.1.0`)\n"
+            "}\n\n"
+            "const desugar = (comp) => replaceTilde(replaceCaret(comp))\n\n"
+            "module.exports = { desugar, replaceCaret, replaceTilde, isX }\n")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+async def test_a_javascript_check_is_traced_by_v8_and_the_function_the_question_names_is_rewritten(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """semver's tasks: a ``node -e`` check prints no frame of the project. Its first run writes V8's coverage:
+    ``replaceCaret``, ``replaceTilde`` and ``desugar`` ran (``isX`` did not), one run and no passing one, so
+    they are ordered by the words of the question their names use (the caret first); the model picks among
+    them, and the picked function is asked for as JavaScript, its rewrite laid over its own lines."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, lines=0))
+    repo = make_repo(tmp_path / "repo", {"lib/range.js": RANGE_JS})
+    check = ("node -e \"const assert = require('assert'); const r = require('./lib/range'); "
+             "assert.strictEqual(r.desugar('^1'), '>=1.0.0 <2.0.0')\"")
+    terminal = (f"$ {check}\nnode:assert:90\n  throw new AssertionError(obj);\n  ^\n\n"
+                "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n'>=1.0.0 <3.0.0' !== "
+                "'>=1.0.0 <2.0.0'\n\n    at [eval]:1:88\n    at runScriptInThisContext (node:internal/vm:209:10)\n")
+    right = ("```javascript\nconst replaceCaret = (comp) => {\n  return comp.replace(/\\^(\\d+)/, (_, M) => {\n"
+             "    return `>=${M}.0.0 <${+M + 1}.0.0`\n  })\n}\nconsole.log(replaceCaret('^1'))\n```")
+    script = scripted(monkeypatch, "The caret is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea",
+                      "1", "1", "2", "1", right, *["no idea"] * 3)
+    outcome = await node.turn(TurnRequest(
+        root=str(repo), prompt="desugar('^1') gives <3.0.0: the caret range's upper bound is wrong. Fix it.",
+        terminal=terminal, env={"PATH": os.environ.get("PATH", "")}, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert report.traced == 3  # replaceCaret, replaceTilde, desugar: isX never ran
+    tokenizer = (await node.engine()).tokenizer
+    asked = tokenizer.decode(script.requests[3]["ids"])
+    assert "JavaScript developer" in asked and "Python" not in asked
+    assert "[1] `replaceCaret` in lib/range.js (lines 3-7):\n```javascript\n" in asked
+    assert asked.index("`desugar`") < asked.index("`replaceTilde`")  # "desugar" is the question's word too
+    assert [p.split(" (")[0] for p in report.places] == ["replaceCaret"]
+    assert all(r["grammar"].startswith('root ::= "```javascript\\n" "const replaceCaret = (comp) => {\\n"')
+               for r in script.requests[7:11])
+    # the rewrite alone (what the model wrote after the function is not laid in), over the function's own lines
+    assert "+    return `>=${M}.0.0 <${+M + 1}.0.0`" in outcome.edits.diff and "console.log" not in outcome.edits.diff
+    assert (repo / "lib/range.js").read_text() == RANGE_JS
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "lib"]  # the coverage was written elsewhere
+
+
+GREET = "const greet = (name) => `hello ${name}`\n\nmodule.exports = { greet }\n"
+GREET_PACKAGE = '{"name": "greet", "version": "1.0.0", "scripts": {"test": "tap test/*.js"}}\n'
+SHOUT_ASK = "Give greet an optional second argument, shout, that upper-cases the whole greeting."
+
+
+def greet_block(new: str) -> str:
+    return f"lib/greet.js\n<<<<<<< SEARCH\nconst greet = (name) => `hello ${{name}}`\n=======\n{new}\n>>>>>>> REPLACE\n"
+
+
+@pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="node/npm not installed")
+async def test_a_javascript_project_whose_tests_cannot_run_is_checked_with_a_node_script_the_model_wrote(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """semver's edit tasks: ``npm test`` wants ``tap``, which is not installed, so the project's check cannot
+    run. The model then writes a Node script of the change; it fails before the change (the shout is not
+    there), so it is the check: the turn's own edit fails it, a sampled candidate passes, and that one is
+    offered, said to be verified by a test the model wrote. The script lives in the scratch copy alone."""
+    repo = make_repo(tmp_path / "repo", {"lib/greet.js": GREET, "package.json": GREET_PACKAGE})
+    script_test = ("```javascript\nconst assert = require('assert')\nconst { greet } = require('./lib/greet')\n"
+                   "assert.strictEqual(greet('bo'), 'hello bo')\nassert.strictEqual(greet('bo', true), 'HELLO BO')\n```")
+    right = greet_block("const greet = (name, shout) => shout ? `hello ${name}`.toUpperCase() : `hello ${name}`")
+    script = scripted(monkeypatch, "Add the flag.\n\n" + greet_block("const greet = (name, shout) => `hello ${name}`"),
+                      script_test, right, "no idea", "no idea")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=SHOUT_ASK, env={"PATH": os.environ.get("PATH", "")},
+                                          verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert (report.command, report.command_source) == ("node contenox-change.test.js", "written")
+    assert report.command_detail.startswith("`npm test` could not run: ")
+    assert report.summary().startswith("verified by a test the model wrote for the change, not the project's: "
+                                       "`node contenox-change.test.js` passed (1 of 4 candidates) (`npm test` could "
+                                       "not run: ")
+    assert "greet('bo', true)" in report.reproduction and report.reproduction_path == "contenox-change.test.js"
+    assert [c.outcome for c in report.candidates][:2] == ["failed", "passed"] and report.chosen == 2
+    assert "toUpperCase()" in outcome.edits.diff and (repo / "lib/greet.js").read_text() == GREET
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "lib", "package.json"]
+    asked = (await node.engine()).tokenizer.decode(script.requests[0]["ids"])
+    assert "one Node.js script" in asked  # the script was asked for after the turn's answer
+
+
+@pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="node/npm not installed")
+async def test_a_node_script_that_passes_before_the_change_is_not_used_and_the_skip_says_why(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"lib/greet.js": GREET, "package.json": GREET_PACKAGE})
+    scripted(monkeypatch, "Add the flag.\n\n" + greet_block("const greet = (name, shout) => `hello ${name}`"),
+             "```javascript\nconst assert = require('assert')\nassert.strictEqual(require('./lib/greet').greet('bo'), "
+             "'hello bo')\n```")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=SHOUT_ASK, env={"PATH": os.environ.get("PATH", "")},
+                                          verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "skipped" and report.command == "npm test", report
+    assert report.reproduction_note == ("the test written for the change (contenox-change.test.js) was not used: it "
+                                        "passes before the change too (it tests nothing the change adds)")
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "lib", "package.json"]
+
+
 CACHES = ("class Cache:\n    def __init__(self):\n        self.data = {}\n\n    def get(self, key):\n"
           "        return self.data[key]\n\n    def put(self, key, value):\n        self.data[key] = value\n\n\n"
           "class LRU(Cache):\n    def get(self, key):\n        value = self.data[key]\n        return value + 1\n\n\n"
@@ -749,8 +856,8 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
     assert second["grammar"].startswith('root ::= "    " d0 "\\n" more{0,2} "```"\n')  # the last line
     assert tokenizer.decode(second["ids"]).endswith("    y = x * 2\n")
     assert "Line 5 of `scale` is what makes the check fail" in tokenizer.decode(second["ids"])
-    # one test: the trace ties every line (1.00), so the model's picks order them
-    assert "lines to change: 4 (suspicion 1.00; 2 of 4 picks), 5 (suspicion 1.00; 2 of 4 picks)" in report.places[0]
+    # one test, no passing one: the trace tells no line from another (none is said suspicious); the picks order them
+    assert "lines to change: 4 (2 of 4 picks), 5 (2 of 4 picks)" in report.places[0]
     assert "+    return y\n" in outcome.edits.diff and (repo / "util.py").read_text() == SCALE
     assert "-    y = x * 2" not in outcome.edits.diff  # the rest of the function was kept as it is
     assert any("line prompt (line 5)" in n for n in outcome.explain.notes)

@@ -386,3 +386,15 @@ def test_a_written_test_that_imports_a_defined_name_from_the_wrong_place_is_its_
         "change")
     assert job("Add rename_key next to set_key.")._misimported(run("rename_key")) == ""  # to be added
     assert job("Export DotEnv from the package root.")._misimported(run("DotEnv")) == ""  # what was asked
+
+
+def test_a_javascript_rewrite_ends_where_its_braces_close() -> None:
+    """A focused JavaScript answer without what the model wrote after the function: the braces of a template
+    literal's ``${...}`` (one spanning two lines, as semver's caret ranges do), of a string and of a comment are
+    not the function's."""
+    from contenox.node.verifying import _function_only
+
+    function = ("const replaceCaret = (comp) => {\n  // a } in a comment\n  const s = '}'\n"
+                "  return `>=${M}.${m\n  }.0 <${+M + 1}`\n}\n")
+    assert _function_only(function + "console.log(replaceCaret('^1'))\n", "classes/range.js") == function
+    assert _function_only("const f = () => {\n  return 1\n", "a.js") == "const f = () => {\n  return 1\n"  # unclosed

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from contenox.verify.focus import Place, failing_test_frames, focus_prompt, localize_prompt, places
 from contenox.verify.grammar import choice_grammar
 
@@ -75,6 +77,53 @@ def test_the_function_grammar_starts_with_the_def_line_and_ends_with_the_fence()
     grammar = function_grammar("    def verify(self, value):   ")
     assert grammar.splitlines()[0] == 'root ::= "```python\\n" "    def verify(self, value):\\n" body{0,120} "```"'
     assert 'body ::= ([^`\\n] [^\\n]*)? "\\n"' in grammar
+
+
+def test_a_javascript_place_is_asked_for_in_javascript() -> None:
+    from contenox.verify import function_grammar
+    from contenox.verify.focus import FOCUS_SYSTEM, for_language, language, pickable_lines
+
+    assert function_grammar("const f = (x) => {", "javascript").splitlines()[0] == (
+        'root ::= "```javascript\\n" "const f = (x) => {\\n" body{0,120} "```"')
+    assert language("classes/range.js") == ("JavaScript", "javascript") and language("a.mts")[0] == "TypeScript"
+    assert language("pkg/mod.py") == ("Python", "python")
+    system = for_language(FOCUS_SYSTEM, "classes/range.js")
+    assert "JavaScript developer" in system and "```javascript code block" in system and "Python" not in system
+    place = Place(path="lib/a.js", name="f", start=3, end=7, why="ran in the failing test")
+    code = "const f = (x) => {\n  // why\n  return x\n    .trim()\n})\n"
+    assert "```javascript\nconst f" in focus_prompt(place, code, "node -e 1", "AssertionError")
+    assert pickable_lines(code, "lib/a.js") == [0, 2, 3]  # not a comment, not closing brackets alone
+    assert pickable_lines("def f():\n    # c\n    return 1\n") == [0, 2]
+
+
+def test_one_failing_run_alone_orders_what_it_ran_by_the_question_s_words() -> None:
+    """A ``node -e`` check: one run, no passing one, every function as suspicious as the next. The functions the
+    trace adds are ordered by the question's words their names use (ties as they ran), and no line is said to
+    be suspicious; with passing runs beside it, the spectrum's order stands."""
+    from contenox.verify.focus import relevance, with_traced
+    from contenox.verify.trace import Ran
+
+    question = "Numeric prerelease identifiers must sort first. Trace lt() down to the comparison."
+    assert relevance("compareIdentifiers", question) == 2 and relevance("comparePre", question) == 2
+    assert relevance("replaceCaret", question) == 0 and relevance("parseRange", "the caret range") == 1
+
+    def ran(name: str, line: int, passed: int = 0) -> Ran:
+        return Ran(path="lib/s.js", line=line, name=name, failed=1, of=1, passed=passed, score=1.0, depth=99,
+                   lines=((line + 1, 1.0),), suspicion=1.0)
+
+    spans = {"parseOptions": (1, 5), "compareMain": (10, 20), "comparePre": (30, 40), "compareIdentifiers": (50, 60)}
+
+    def locate(name: str) -> list[tuple[str, int, int]]:
+        return [("lib/s.js", *spans[name])] if name in spans else []
+
+    traced = [ran("parseOptions", 1), ran("compareMain", 10), ran("comparePre", 30), ran("compareIdentifiers", 50)]
+    found = with_traced([], traced, locate, 3, question)
+    assert [p.name for p in found] == ["comparePre", "compareIdentifiers", "compareMain"]
+    assert all(p.lines == () for p in found)
+    near = msgspec.structs.replace(traced[0], depth=1)  # a Python trace knows what the test calls itself
+    assert [p.name for p in with_traced([], [near, *traced[1:]], locate, 2, question)] == ["parseOptions", "comparePre"]
+    told = with_traced([], [*traced[:3], ran("compareIdentifiers", 50, passed=1)], locate, 3, question)
+    assert [p.name for p in told] == ["parseOptions", "compareMain", "comparePre"] and told[0].lines == ((2, 1.0),)
 
 
 def test_what_the_failing_line_calls_comes_before_the_rest_of_the_test(tmp_path: Path) -> None:

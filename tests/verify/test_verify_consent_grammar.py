@@ -93,6 +93,21 @@ def test_a_changed_line_grammar_admits_no_copy_of_the_line() -> None:
     assert method.grammar.splitlines()[-1] == 'more ::= ("    " [ \\t]+ [^`< \\t\\n] [^\\n]*)? "\\n"'
 
 
+def test_a_javascript_line_is_changed_as_text_and_no_line_is_a_header() -> None:
+    """semver's caret line sits in a template literal (``}${z} <${M}.${m}.${+p + 1}-0``): not Python, so no
+    expression rule holds it; once changed or written whole it goes on as anything; a line ending ``:`` (an
+    object's key, a ``case``) is no header that must keep a colon; the answer is a ```javascript block."""
+    code = "const f = (M) => {\n  switch (M) {\n    case 0:\n      return `<${+M + 1}`\n  }\n}\n"
+    repair = line_repair(code, 3, "javascript")
+    assert repair.begun.startswith("```javascript\nconst f = (M) => {\n")
+    lines = repair.grammar.splitlines()
+    assert 'd19 ::= [^\\n]+' in lines and "d19 ::= appended" not in lines  # the whole line, then anything
+    assert not any("opened" in line for line in lines if line.startswith("d"))
+    case = line_repair(code, 2, "javascript").grammar.splitlines()
+    assert 'd6 ::= [^: \\t\\n] rest | ":" d7 | ""' in case  # its colon is a character like another
+    assert repair.answer("      return `<${+M + 2}`\n  }\n").endswith("  }\n}\n```")
+
+
 def test_a_python_file_s_docstrings_are_no_part_of_a_search_run() -> None:
     """A docstring of three lines or more has no rule: a run stops before it and may start again after it (the
     1.5B searched a class's 45-line docstring and ran out of tokens before its change). A one-line docstring, a

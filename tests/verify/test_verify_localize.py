@@ -35,8 +35,27 @@ def test_python_and_node_tracebacks(tmp_path: Path) -> None:
     assert frames(python, tmp_path) == [Frame(path="app/core.py", line=4, function="load")]
     node = (f"TypeError: x\n    at Range.parse ({tmp_path}/lib/range.js:12:7)\n"
             "    at node:internal/main:1:1\n    at lib/range.js:30:2")
-    assert frames(node, tmp_path) == [Frame(path="lib/range.js", line=30, function="<module>"),
-                                      Frame(path="lib/range.js", line=12, function="Range.parse")]
+    # V8 prints the innermost frame first; a method is found by its own name
+    assert frames(node, tmp_path) == [Frame(path="lib/range.js", line=12, function="parse"),
+                                      Frame(path="lib/range.js", line=30, function="<module>")]
+
+
+def test_node_frames_name_the_constructor_and_the_module(tmp_path: Path) -> None:
+    write(tmp_path, "classes/semver.js", "x = 1\n")
+    write(tmp_path, "classes/comparator.js", "x = 1\n")
+    write(tmp_path, "ranges/subset.js", "x = 1\n")
+    stack = (f"TypeError: Invalid Version: 0\n    at new SemVer ({tmp_path}/classes/semver.js:38:13)\n"
+             f"    at Comparator.parse ({tmp_path}/classes/comparator.js:51:21)\n"
+             f"    at new Comparator ({tmp_path}/classes/comparator.js:23:10)\n"
+             f"    at Object.<anonymous> ({tmp_path}/ranges/subset.js:71:39)\n"
+             "    at Module._compile (node:internal/modules/cjs/loader:1521:14)\n"
+             f"    at async Promise.all (index 0)\n    at async load [as run] ({tmp_path}/ranges/subset.js:9:3)")
+    assert frames(stack, tmp_path) == [
+        Frame(path="classes/semver.js", line=38, function="constructor"),
+        Frame(path="classes/comparator.js", line=51, function="parse"),
+        Frame(path="classes/comparator.js", line=23, function="constructor"),
+        Frame(path="ranges/subset.js", line=71, function="<module>"),
+        Frame(path="ranges/subset.js", line=9, function="load")]
 
 
 def test_test_paths() -> None:

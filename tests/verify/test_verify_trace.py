@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from contenox.verify import failed_test_ids, python_env, run_check
 from contenox.verify.focus import Place, with_traced
@@ -327,3 +329,52 @@ def test_an_exception_s_str_written_only_to_report_the_failure_is_not_recorded(t
     ran = ran_functions(trace, failed_test_ids(run.output), run_failed=True)
     assert [(r.name, r.suspicion) for r in ran] == [("BadData.__init__", 1.0), ("decode", 1.0)]
     assert ran[1].lines[0] == (15, 1.0)  # the raise, which only the failing case reached
+
+
+RANGE = """\
+const isX = id => !id || id === 'x'
+
+class Range {
+  constructor (text) {
+    this.text = text.trim()
+  }
+
+  upper () {
+    return this.text.replace(/\\^(\\d+)/, (_, M) => {
+      if (isX(M)) {
+        return '*'
+      }
+      return `<${+M + 2}.0.0`
+    })
+  }
+}
+
+const unused = () => 1
+
+module.exports = { Range, unused }
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_node_check_is_read_from_v8_s_coverage(tmp_path: Path) -> None:
+    """The same traced run, a ``node -e`` check: V8 writes its block coverage where the tracer's environment says,
+    and the project's functions that ran are read from it, each with its lines that ran: the callback's lines
+    count as ``upper``'s, the branch never taken is not among them, a class's constructor is ``constructor``,
+    the function never called and the check's own code are absent."""
+    root = tmp_path / "project"
+    (root / "lib").mkdir(parents=True)
+    (root / "lib" / "range.js").write_text(RANGE, encoding="utf-8")
+    check = ("node -e \"const assert = require('assert'); const { Range } = require('./lib/range'); "
+             "assert.strictEqual(new Range(' ^1 ').upper(), '<2.0.0')\"")
+    run = run_check(check, root, env=trace_env(dict(os.environ), tmp_path / "trace", root), timeout_s=120)
+    assert run.outcome == "failed" and "AssertionError" in run.output
+    assert read_trace(tmp_path / "trace") is None  # no tree given: Python's trace alone, and none was written
+    trace = read_trace(tmp_path / "trace", root)
+    assert trace is not None and list(trace) == [""]
+    assert {key: sorted(lines) for key, (_, lines) in trace[""].items()} == {
+        ("lib/range.js", 1, "isX"): [1],
+        ("lib/range.js", 4, "constructor"): [4, 5, 6],
+        ("lib/range.js", 8, "upper"): [8, 9, 10, 13, 14, 15],
+    }
+    ran = ran_functions(trace, failed_test_ids(run.output), run_failed=True)
+    assert {r.name for r in ran} == {"isX", "constructor", "upper"} and all(r.of == 1 and r.passed == 0 for r in ran)
