@@ -57,6 +57,7 @@ from contenox.verify import (
     python_env,
     resolve_check_command,
     run_check,
+    source_words,
     spectrum_command,
     test_file_command,
     unparsable,
@@ -1138,7 +1139,7 @@ def describe(report: Verification) -> list[str]:
     offered = next((c for c in report.candidates if c.index == report.chosen), None)
     if offered is not None and any(is_test_path(f) for f in offered.files):
         lines.append("the offered change edits a test file: check it does not pass by changing the test")
-    lines.append(f"check command: `{report.command}` (from {report.command_source}"
+    lines.append(f"check command: `{report.command}` (from {source_words(report.command_source)}"
                  f"{': ' + report.command_detail if report.command_detail else ''})")
     if report.reproduction_note:
         lines.append(report.reproduction_note)

@@ -23,7 +23,7 @@ from typing import Literal
 import msgspec
 
 __all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "resolve_check_command",
-           "spectrum_command", "test_file_command", "unusable_terminal_command"]
+           "source_words", "spectrum_command", "test_file_command", "unusable_terminal_command"]
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +49,17 @@ class CheckCommand(msgspec.Struct, frozen=True, kw_only=True):
     """Where exactly: the file that configured it, what detection found."""
 
     def describe(self) -> str:
-        where = {"terminal": "the failing run in the terminal output", "request": "the request",
-                 "workspace": ".contenox.toml [verify] command",
-                 "config": "verify.command in config.toml", "detected": "detected",
-                 "written": "a test the model wrote for the change"}[self.source]
-        return f"`{self.command}` (from {where}{': ' + self.detail if self.detail else ''})"
+        return f"`{self.command}` (from {source_words(self.source)}{': ' + self.detail if self.detail else ''})"
+
+
+_SOURCE_WORDS = {"terminal": "the failing run in the terminal output", "request": "the request",
+                 "workspace": ".contenox.toml [verify] command", "config": "verify.command in config.toml",
+                 "detected": "detected", "written": "a test the model wrote for the change"}
+
+
+def source_words(source: str) -> str:
+    """Where a check command came from, in words (an unknown source as it is)."""
+    return _SOURCE_WORDS.get(source, source)
 
 
 def command_from_terminal(terminal: str) -> str | None:
