@@ -81,7 +81,14 @@ from contenox.verify.focus import (
     with_traced,
 )
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
-from contenox.verify.usable import missing_dependencies, missing_fixtures, unusable, without_files
+from contenox.verify.usable import (
+    crashed_plugin,
+    missing_dependencies,
+    missing_fixtures,
+    unusable,
+    without_files,
+    without_plugin,
+)
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "asks_to_edit",
            "consent", "strip_edit_blocks"]
@@ -437,7 +444,8 @@ class VerifyJob:
     async def _usable_baseline(self, command: CheckCommand) -> tuple[CheckCommand, CheckRun]:
         """The check and its run on the workspace as it is; a detected pytest command whose test files cannot be
         imported for want of an installed package, or whose tests take a plugin's fixture the environment lacks,
-        is run again without them (named in its detail), up to
+        or that an installed plugin stopped with an internal error of its own, is run again without them (named
+        in its detail), up to
         :data:`_NARROWINGS` times (``-x`` stops collecting at the first such file)."""
         baseline = await self._baseline(command)
         detail, left_out = command.detail, []
@@ -449,6 +457,9 @@ class VerifyJob:
                         (missing_fixtures(baseline.output, self.scratch.tree) if detected else {}).items()
                         if path not in missing}
             narrowed = without_files(command.command, list(missing)) if missing else None
+            plugin = crashed_plugin(baseline.output) if detected and not missing and baseline.exit_code == 3 else None
+            if plugin is not None and (narrowed := without_plugin(command.command, plugin)) is not None:
+                missing = {f"the plugin `{plugin}`": "it stopped pytest with an internal error of its own"}
             if narrowed is None:
                 break
             if why := await consent(narrowed, self.root, self.request, self.consents, self.asker):

@@ -13,6 +13,9 @@ detected command is narrowed: a command the user ran or configured is theirs, an
 may be the bug itself. The same holds for a test file whose tests ask for a fixture that neither pytest nor the
 workspace defines: a plugin's (humanize's ``tests/test_benchmarks.py`` takes pytest-benchmark's ``benchmark``;
 not installed, every test there errors at setup, and the 1.5B's verification drew 56 candidates against it).
+A plugin that stops pytest before it collects anything (an ``INTERNALERROR`` raised in the plugin's own code:
+pytest-asyncio's deprecation warning, made an error by itsdangerous' ``filterwarnings = error``) is left out
+the same way, with ``-p no:<name>`` (:func:`crashed_plugin`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import re
 import shlex
 from pathlib import Path
 
-__all__ = ["missing_dependencies", "missing_fixtures", "unusable", "without_files"]
+__all__ = ["crashed_plugin", "missing_dependencies", "missing_fixtures", "unusable", "without_files", "without_plugin"]
 
 _PYTEST_CANNOT_JUDGE = {3: "pytest stopped on an internal error", 4: "pytest could not run it (a usage error)",
                         5: "pytest collected no test"}
@@ -122,3 +125,29 @@ def without_files(command: str, files: list[str]) -> str | None:
         return None
     kept = [w for w in words if w.split("::")[0] not in gone]
     return shlex.join([*kept, *(f"--ignore={f}" for f in files if f not in named)])
+
+
+_INTERNAL_FRAME = re.compile(r'^INTERNALERROR>\s+File "[^"]*[/\\]site-packages[/\\]([A-Za-z_][\w]*)[/\\.]', re.MULTILINE)
+_PYTEST_OWN = frozenset({"_pytest", "pytest", "pluggy"})
+
+
+def crashed_plugin(output: str) -> str | None:
+    """The name to block (``-p no:<name>``) of the installed pytest plugin whose own code raised the internal
+    error that stopped a run (its innermost frame outside pytest and pluggy: ``pytest_asyncio`` -> ``asyncio``,
+    which blocks both spellings of its name); None when no plugin's frame is there."""
+    packages = [m.group(1) for m in _INTERNAL_FRAME.finditer(output) if m.group(1) not in _PYTEST_OWN]
+    if not packages:
+        return None
+    return packages[-1].removeprefix("pytest_") or packages[-1]
+
+
+def without_plugin(command: str, name: str) -> str | None:
+    """``command`` (a plain pytest command line) with the plugin ``name`` blocked; None for another command, or
+    one that blocks it already."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not _runs_pytest(command) or any(w in ("&&", "||", ";", "|") for w in words) or f"no:{name}" in words:
+        return None
+    return shlex.join([*words, "-p", f"no:{name}"])

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from contenox.verify import run_check
-from contenox.verify.usable import missing_dependencies, missing_fixtures, unusable, without_files
+from contenox.verify.usable import (
+    crashed_plugin,
+    missing_dependencies,
+    missing_fixtures,
+    unusable,
+    without_files,
+    without_plugin,
+)
 
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -x -p no:cacheprovider"
 
@@ -97,3 +104,30 @@ def test_test_files_whose_fixtures_no_installed_plugin_defines_are_named(tmp_pat
     run = run_check(f"{PYTEST} tests/test_bench.py", root, env=_env(root))
     assert run.outcome == "failed" and "fixture 'bench' not found" in run.output
     assert missing_fixtures(run.output, root) == {}
+
+
+def test_a_plugin_that_stops_pytest_with_its_own_internal_error_is_named_and_blocked(tmp_path: Path) -> None:
+    """itsdangerous under contenox's environment: pytest-asyncio's ``pytest_configure`` warns, the project's
+    ``filterwarnings = error`` makes it an error, and pytest stops (exit 3) before collecting. The plugin (an
+    installed package: its frame is under site-packages) is named by its ``-p no:`` name, and the same command
+    with it blocked runs the tests."""
+    root = _project(tmp_path / "project")
+    (root / "tests" / "test_cli.py").unlink()
+    (root / "tests" / "test_own.py").unlink()
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    (site / "pytest_boom").mkdir(parents=True)
+    (site / "pytest_boom" / "__init__.py").write_text(
+        "import warnings\n\n\ndef pytest_configure(config):\n"
+        "    warnings.warn(DeprecationWarning('an option is unset'))\n")
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntestpaths = ['tests']\nfilterwarnings = ['error']\n")
+    env = {**_env(root), "PYTHONPATH": os.pathsep.join([str(root), str(site)]), "PYTEST_PLUGINS": "pytest_boom"}
+    run = run_check(PYTEST, root, env=env, timeout_s=120)
+    assert run.exit_code == 3 and "INTERNALERROR" in run.output, run.output
+    assert unusable(PYTEST, run.outcome, run.exit_code, run.output) is not None
+    assert crashed_plugin(run.output) == "boom"
+    blocked = without_plugin(PYTEST, "boom")
+    assert blocked is not None and blocked.endswith("-p no:boom") and without_plugin(blocked, "boom") is None
+    again = run_check(blocked, root, env=env, timeout_s=120)
+    assert again.passed, again.output
+    assert crashed_plugin("INTERNALERROR>   File \"/usr/lib/site-packages/_pytest/main.py\", line 3\n") is None
+    assert without_plugin("npm test", "boom") is None
