@@ -622,7 +622,10 @@ class VerifyJob:
         with that line changed, with the related methods of its class shown (``related``): the grammar
         copies every other line and admits no copy of the picked one (the small models' rewrites of a whole
         function were mostly copies)."""
-        pickable = pickable_lines(code, place.path)
+        # a line the failing run never ran did not make it fail (when a trace says which ran); the def line's
+        # defaults ran when the module was loaded, before any test
+        pickable = [i for i in pickable_lines(code, place.path)
+                    if not place.ran or i == 0 or place.start + i in place.ran]
         if self.config.lines <= 0 or not pickable or not self.config.grammar:
             return
         user = line_pick_prompt(place, code, command.command, failing_output, test_code, self.request.prompt)

@@ -92,6 +92,9 @@ class Place(msgspec.Struct, frozen=True, kw_only=True):
     """Its lines the trace found most suspicious, most first, each with its suspicion (none: not traced)."""
     kind: str = "function"
     """``function`` (a def, a method) or ``value`` (a module-level assignment, :func:`values_used`)."""
+    ran: tuple[int, ...] = ()
+    """Its lines the failing run ran, by a trace (none: not traced). A line it never ran did not make it fail:
+    a line-level repair picks among these (semver's caret line sits in one branch of ten)."""
 
 
 def values_used(place: Place, text: str) -> list[Place]:
@@ -326,11 +329,12 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, 
                                           why=f"ran in {tests}" + (f" and {r.passed} passing" if r.passed else "")
                                           + below, suspicion=r.suspicion or r.score,
                                           lines=() if blind else tuple((n, x) for n, x in r.lines
-                                                                       if span[0] <= n <= span[1]))
+                                                                       if span[0] <= n <= span[1]),
+                                          ran=tuple(n for n in r.ran if span[0] <= n <= span[1]))
     kept = []
     for p in found:
         if (told := traced.get((p.path, p.start))) is not None:
-            kept.append(msgspec.structs.replace(p, suspicion=told.suspicion, lines=told.lines))
+            kept.append(msgspec.structs.replace(p, suspicion=told.suspicion, lines=told.lines, ran=told.ran))
         elif p.why == "frame of the failing run":
             kept.append(msgspec.structs.replace(p, suspicion=1.0))
     have = {(p.path, p.start) for p in kept}

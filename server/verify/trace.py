@@ -189,6 +189,8 @@ class Ran(msgspec.Struct, frozen=True, kw_only=True):
     suspicion: float = 0.0
     """Its most suspicious line's score (``score`` when no lines were recorded): a function every test runs can
     still hold the one line only the failing tests reach."""
+    ran: tuple[int, ...] = ()
+    """Every line of it the failing tests ran (none recorded: not known)."""
 
 
 def trace_env(env: Mapping[str, str], folder: Path, tree: Path) -> dict[str, str]:
@@ -370,7 +372,8 @@ def ran_functions(trace: Mapping[str, Mapping[Key, Calls]], failed_ids: tuple[st
         suspicious = sorted(((n, _ochiai(lf, lp, len(failing))) for n, (lf, lp) in line_counts.get(k, {}).items()),
                             key=lambda item: (-item[1], item[0]))[:_LINES]
         ran.append(Ran(path=k[0], line=k[1], name=k[2], failed=f, of=len(failing), passed=p, depth=depth[k],
-                       score=score, lines=tuple(suspicious), suspicion=suspicious[0][1] if suspicious else score))
+                       score=score, lines=tuple(suspicious), suspicion=suspicious[0][1] if suspicious else score,
+                       ran=tuple(sorted(n for n, (lf, _) in line_counts.get(k, {}).items() if lf))))
     return sorted(ran, key=lambda r: (-r.suspicion, -r.score, r.depth, first[(r.path, r.line, r.name)]))
 
 

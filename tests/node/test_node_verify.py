@@ -865,6 +865,32 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
     assert any("line prompt (line 5)" in n for n in outcome.explain.notes)
 
 
+BRANCHED = "def scale(x):\n    \"\"\"x scaled.\"\"\"\n    if x < 0:\n        return 0\n    y = x * 2\n    return y + 1\n"
+
+
+async def test_the_line_to_change_is_picked_among_the_lines_the_failing_run_ran(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The failing test calls ``scale(1)``: the trace saw lines 3, 5 and 6 run, never the ``return 0`` of the
+    negative branch, which cannot have made it fail; the model picks among those (and the def line, whose
+    defaults ran at import), and the picked line's candidate passes."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1,
+                                                                                      lines=1))
+    repo = make_repo(tmp_path / "repo", {"util.py": BRANCHED, "tests/test_util.py": (
+        "from util import scale\n\n\ndef test_scale():\n    assert scale(1) == 2\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
+                "tests/test_util.py:5: in test_scale\n    assert scale(1) == 2\nE   assert 3 == 2\n1 failed in 0.01s")
+    copy = f"```python\n{BRANCHED}```"
+    script = scripted(monkeypatch, "scale is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", *[copy] * 4,
+                      "5", "5", "5", "5", "    y = x * 1\n    return y + 1\n", *["no idea"] * 3)
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_scale fails. Fix it.", terminal=terminal,
+                                          env={"PATH": os.pathsep.join([str(Path(sys.executable).parent),
+                                                                        os.environ.get("PATH", "")])}, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert script.requests[7]["grammar"] == 'root ::= "6" | "5" | "3" | "1"'  # not 4: it never ran
+    assert "+    y = x * 1" in outcome.edits.diff and (repo / "util.py").read_text() == BRANCHED
+
+
 async def test_a_failing_script_the_workspace_lacks_is_not_run_and_the_skip_says_why(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The terminal holds the user's own ``python repro.py`` (kept outside the repository): it would fail with

@@ -378,3 +378,4 @@ def test_a_node_check_is_read_from_v8_s_coverage(tmp_path: Path) -> None:
     }
     ran = ran_functions(trace, failed_test_ids(run.output), run_failed=True)
     assert {r.name for r in ran} == {"isX", "constructor", "upper"} and all(r.of == 1 and r.passed == 0 for r in ran)
+    assert next(r for r in ran if r.name == "upper").ran == (8, 9, 10, 13, 14, 15)  # every line that ran, not the 11-12 branch
