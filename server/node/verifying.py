@@ -351,7 +351,7 @@ class VerifyJob:
                 # the project's check cannot run here (semver's `npm test` wants `tap`, which no install put
                 # there): a test of the change the model writes, run by node, stands in for it when it fails for
                 # want of the change
-                if (written := await self._script_reproduction(command, greedy, why)) is not None:
+                if (written := await self._script_reproduction(command, greedy, greedy_edits, why)) is not None:
                     command, baseline, why = *written, None
             if why:
                 # every candidate would end as the workspace did: none is drawn, the turn's answer stands (and
@@ -850,7 +850,7 @@ class VerifyJob:
                             "candidates must pass it and the check")
         return run
 
-    async def _script_reproduction(self, command: CheckCommand, greedy: Draft,
+    async def _script_reproduction(self, command: CheckCommand, greedy: Draft, greedy_edits: ProposedEdits,
                                    why: str) -> tuple[CheckCommand, CheckRun] | None:
         """The reproduction test for a JavaScript project whose check cannot run (``why``): the model writes a
         Node script of the change (``assert``), laid in the scratch copy's root and run by ``node`` (its own
@@ -862,7 +862,8 @@ class VerifyJob:
         if refused := await consent(line, self.root, self.request, self.consents, self.asker):
             self._repro_note = f"`{command.command}` could not run and no test of the change was run: {refused}"
             return None
-        ids = self.step_ids([ToolStep(call=greedy.text.strip(), result=_SCRIPT_REQUEST)])
+        edited = [e.path for e in greedy_edits.edits]
+        ids = self.step_ids([ToolStep(call=greedy.text.strip(), result=_script_request([*edited, *self.paths]))])
         drafts = await self._generate(ids, 0, 1, True, [])
         code = await asyncio.to_thread(_script_code, drafts[0].text if drafts else "")
         if code is None:
@@ -1031,10 +1032,21 @@ _OWN_ERRORS = re.compile(r"\b(?:SyntaxError|IndentationError|NameError)\b|fixtur
 
 
 _SCRIPT_FILE = "contenox-change.test.js"
-_SCRIPT_REQUEST = ("Before your change is checked, write a test for it: one Node.js script, run from the project's "
-                   "root, that requires the project's modules by relative path (`require('./lib/module')`) and "
-                   "checks what was asked for with `assert`, so that it throws on the code as it is now and runs "
-                   "through once the change is made. Reply with the script alone in one ```javascript code block.")
+_SCRIPT_SUFFIX = re.compile(r"\.[cm]?js$")
+
+
+def _script_request(paths: Sequence[str]) -> str:
+    """What the model is asked for: a Node script of the change, its ``require`` shown with the first of
+    ``paths`` (the files the answer edited, then the prompt's) that is a script and no test, as the project
+    lays it out (a made-up ``./lib/module`` was copied: semver has no ``lib``); no test framework (the 1.5B wrote
+    mocha's ``describe``, which plain ``node`` does not define)."""
+    module = next((_SCRIPT_SUFFIX.sub("", p) for p in paths if _SCRIPT_SUFFIX.search(p) and not is_test_path(p)),
+                  "index")
+    return ("Before your change is checked, write a test for it: one Node.js script, run from the project's root, "
+            f"that requires the project's modules by their path from the root (`require('./{module}')`) and "
+            "checks what was asked for with `assert` (plain Node: no test framework, no `describe` or `it`), so "
+            "that it throws on the code as it is now and runs through once the change is made. Reply with the "
+            "script alone in one ```javascript code block.")
 _ASSERTS = re.compile(r"\bassert\b|\bthrow\b")
 _NOT_DEFINED = re.compile(r"ReferenceError: (\w+) is not defined")
 _NO_MODULE = re.compile(r"Cannot find module '([^']+)'")

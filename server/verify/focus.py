@@ -307,7 +307,9 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, 
     same-named wrappers, the one that ran stays), except a frame the traceback printed; then the functions the
     trace adds, most suspicious first, up to ``limit``; all of them then ordered most suspicious first (a
     traceback's frame counts as most suspicious; ties in that order). No trace (``ran`` empty): the places as
-    found. A trace of one failing run alone orders what it adds by :func:`relevance` to ``question``."""
+    found. A trace of one failing run alone says no function is more suspicious than another (suspicion 0: a
+    frame the traceback printed comes first, the model's picks order the rest) and orders what it adds by
+    nearness and :func:`relevance` to ``question``."""
     if not ran:
         return found
     # one failing run and no passing one (a ``node -e`` check, a lone test): every function it ran is as
@@ -327,16 +329,17 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, 
         below = "" if r.depth >= 99 else ", called by the test" if r.depth == 1 else f", {r.depth} calls below the test"
         traced[(r.path, span[0])] = Place(path=r.path, name=r.name.rsplit(".", 1)[-1], start=span[0], end=span[1],
                                           why=f"ran in {tests}" + (f" and {r.passed} passing" if r.passed else "")
-                                          + below, suspicion=r.suspicion or r.score,
+                                          + below, suspicion=0.0 if blind else r.suspicion or r.score,
                                           lines=() if blind else tuple((n, x) for n, x in r.lines
                                                                        if span[0] <= n <= span[1]),
                                           ran=tuple(n for n in r.ran if span[0] <= n <= span[1]))
     kept = []
     for p in found:
-        if (told := traced.get((p.path, p.start))) is not None:
+        told = traced.get((p.path, p.start))
+        if p.why == "frame of the failing run" and (told is None or blind):  # (a blind trace tells less than it)
+            kept.append(msgspec.structs.replace(p, suspicion=1.0, ran=told.ran if told else ()))
+        elif told is not None:
             kept.append(msgspec.structs.replace(p, suspicion=told.suspicion, lines=told.lines, ran=told.ran))
-        elif p.why == "frame of the failing run":
-            kept.append(msgspec.structs.replace(p, suspicion=1.0))
     have = {(p.path, p.start) for p in kept}
     offered = [*kept, *(p for key, p in traced.items() if key not in have)][:limit]
     return sorted(offered, key=lambda p: -p.suspicion)

@@ -654,7 +654,8 @@ async def test_a_javascript_project_whose_tests_cannot_run_is_checked_with_a_nod
     assert "toUpperCase()" in outcome.edits.diff and (repo / "lib/greet.js").read_text() == GREET
     assert sorted(p.name for p in repo.iterdir()) == [".git", "lib", "package.json"]
     asked = (await node.engine()).tokenizer.decode(script.requests[0]["ids"])
-    assert "one Node.js script" in asked  # the script was asked for after the turn's answer
+    # the script was asked for after the turn's answer, its require shown with the file the answer edited
+    assert "one Node.js script" in asked and "(`require('./lib/greet')`)" in asked
 
 
 @pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="node/npm not installed")

@@ -119,7 +119,10 @@ def test_one_failing_run_alone_orders_what_it_ran_by_the_question_s_words() -> N
     traced = [ran("parseOptions", 1), ran("compareMain", 10), ran("comparePre", 30), ran("compareIdentifiers", 50)]
     found = with_traced([], traced, locate, 3, question)
     assert [p.name for p in found] == ["comparePre", "compareIdentifiers", "compareMain"]
-    assert all(p.lines == () for p in found)
+    assert all(p.lines == () and p.suspicion == 0.0 for p in found)  # no function more suspicious than another
+    frame = Place(path="lib/s.js", name="compareMain", start=10, end=20, why="frame of the failing run")
+    assert [(p.name, p.suspicion) for p in with_traced([frame], traced, locate, 3, question)] == [
+        ("compareMain", 1.0), ("comparePre", 0.0), ("compareIdentifiers", 0.0)]  # a frame the stack printed first
     near = msgspec.structs.replace(traced[0], depth=1)  # a Python trace knows what the test calls itself
     assert [p.name for p in with_traced([], [near, *traced[1:]], locate, 2, question)] == ["parseOptions", "comparePre"]
     told = with_traced([], [*traced[:3], ran("compareIdentifiers", 50, passed=1)], locate, 3, question)
