@@ -825,13 +825,8 @@ class VerifyJob:
         if why := await consent(line, self.root, self.request, self.consents, self.asker):
             self._repro_note = f"no test of the change run: {why}"
             return None
-        ids = self.step_ids([ToolStep(call=greedy.text.strip(), result=_REPRO_REQUEST)])
-        drafts = await self._generate(ids, 0, 1, True, [])
-        code = _test_code(drafts[0].text) if drafts else None
+        code = await self._written_test(greedy, _REPRO_REQUEST, _test_code, "none that parses with a test in it")
         if code is None:
-            said = " ".join((drafts[0].text if drafts else "").split())[:160]
-            self._repro_note = ("asked for a test of the change, the model wrote none that parses with a test in it "
-                                f"(it began: {said!r})")
             return None
         await asyncio.to_thread(self.scratch.add, path, code)
         activity = ToolActivity(id="verify-reproduce", name="verify", kind="execute", status="in_progress",
@@ -850,6 +845,18 @@ class VerifyJob:
                             "candidates must pass it and the check")
         return run
 
+    async def _written_test(self, greedy: Draft, request: str, parse: Callable[[str], str | None],
+                            none: str) -> str | None:
+        """The model's test of the change, asked for after the turn's answer (``request``), as ``parse`` reads it
+        from the answer; None (``self._repro_note`` saying that the model wrote ``none``)."""
+        ids = self.step_ids([ToolStep(call=greedy.text.strip(), result=request)])
+        drafts = await self._generate(ids, 0, 1, True, [])
+        code = await asyncio.to_thread(parse, drafts[0].text if drafts else "")
+        if code is None:
+            said = " ".join((drafts[0].text if drafts else "").split())[:160]
+            self._repro_note = f"asked for a test of the change, the model wrote {none} (it began: {said!r})"
+        return code
+
     async def _script_reproduction(self, command: CheckCommand, greedy: Draft, greedy_edits: ProposedEdits,
                                    why: str) -> tuple[CheckCommand, CheckRun] | None:
         """The reproduction test for a JavaScript project whose check cannot run (``why``): the model writes a
@@ -862,14 +869,9 @@ class VerifyJob:
         if refused := await consent(line, self.root, self.request, self.consents, self.asker):
             self._repro_note = f"`{command.command}` could not run and no test of the change was run: {refused}"
             return None
-        edited = [e.path for e in greedy_edits.edits]
-        ids = self.step_ids([ToolStep(call=greedy.text.strip(), result=_script_request([*edited, *self.paths]))])
-        drafts = await self._generate(ids, 0, 1, True, [])
-        code = await asyncio.to_thread(_script_code, drafts[0].text if drafts else "")
+        request = _script_request([*(e.path for e in greedy_edits.edits), *self.paths])
+        code = await self._written_test(greedy, request, _script_code, "no Node script that parses and asserts")
         if code is None:
-            said = " ".join((drafts[0].text if drafts else "").split())[:160]
-            self._repro_note = ("asked for a test of the change, the model wrote no Node script that parses and "
-                                f"asserts (it began: {said!r})")
             return None
         await asyncio.to_thread(self.scratch.add, path, code)
         written = CheckCommand(command=line, source="written", detail=f"`{command.command}` could not run: {why}")
