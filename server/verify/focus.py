@@ -244,7 +244,8 @@ def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, li
     found: dict[tuple[str, str], Place] = {}
     for output, root in zip(outputs, roots, strict=True):
         for frame in frames(output, root):
-            if frame.function == "<module>" or not frame.path.endswith(".py"):  # (the prompt is written for Python)
+            unwritten = language(frame.path)[1] == "python" and not frame.path.endswith(".py")  # no prompt for it
+            if frame.function == "<module>" or unwritten:  # (nor is a module's own code a function to rewrite)
                 continue
             span = _span(locate, frame.function, frame.path, frame.line)
             if span and span[1] - span[0] < _MAX_LINES:

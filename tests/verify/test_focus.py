@@ -96,6 +96,25 @@ def test_a_javascript_place_is_asked_for_in_javascript() -> None:
     assert pickable_lines("def f():\n    # c\n    return 1\n") == [0, 2]
 
 
+def test_the_frames_of_a_node_stack_are_places_innermost_first(tmp_path: Path) -> None:
+    """semver's load crash: V8 prints ``new SemVer`` (where it threw) first, then ``Comparator.parse`` (where the
+    bug is), then ``new Comparator``; each is its definition's place, the module's own frame is none."""
+    for rel in ("classes/semver.js", "classes/comparator.js", "ranges/subset.js"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n" * 80)
+    stack = (f"TypeError: Invalid Version: 0\n    at new SemVer ({tmp_path}/classes/semver.js:38:13)\n"
+             f"    at Comparator.parse ({tmp_path}/classes/comparator.js:51:21)\n"
+             f"    at new Comparator ({tmp_path}/classes/comparator.js:23:10)\n"
+             f"    at Object.<anonymous> ({tmp_path}/ranges/subset.js:71:39)\n")
+    spans = {"constructor": [("classes/comparator.js", 8, 32), ("classes/semver.js", 8, 77)],
+             "parse": [("classes/comparator.js", 34, 53)]}
+    found = places([stack], [tmp_path], lambda name: spans.get(name, []), lambda p: (tmp_path / p).read_text(), limit=5)
+    assert [(p.path, p.name, p.start, p.why) for p in found] == [
+        ("classes/semver.js", "constructor", 8, "frame of the failing run"),
+        ("classes/comparator.js", "parse", 34, "frame of the failing run"),
+        ("classes/comparator.js", "constructor", 8, "frame of the failing run")]
+
+
 def test_one_failing_run_alone_orders_what_it_ran_by_the_question_s_words() -> None:
     """A ``node -e`` check: one run, no passing one, every function as suspicious as the next. The functions the
     trace adds are ordered by the question's words their names use (ties as they ran), and no line is said to
