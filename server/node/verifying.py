@@ -874,15 +874,15 @@ class VerifyJob:
         if code is None:
             return None
         await asyncio.to_thread(self.scratch.add, path, code)
-        written = CheckCommand(command=line, source="written", detail=f"`{command.command}` could not run: {why}")
+        written = CheckCommand(command=line, source="written", detail=why)
         run = await self._baseline(written)
         if own := _script_own_error(run, self.request.prompt):
             self._repro_note = f"the test written for the change ({path}) was not used: {own}"
             await asyncio.to_thread(self.scratch.add, path, None)
             return None
         self._repro = (path, code, line)
-        self._repro_note = (f"`{command.command}` could not run ({why}); the test written for the change ({path}) "
-                            f"fails before it ({run.describe()}) and is the check")
+        self._repro_note = (f"{why}; the test written for the change ({path}) fails before it ({run.describe()}) "
+                            "and is the check")
         return written, run
 
     def _misimported(self, run: CheckRun) -> str:

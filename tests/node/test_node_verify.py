@@ -643,12 +643,12 @@ async def test_a_javascript_project_whose_tests_cannot_run_is_checked_with_a_nod
     report = outcome.verification
     assert report is not None and report.status == "passed", report
     assert (report.command, report.command_source) == ("node contenox-change.test.js", "written")
-    assert report.command_detail.startswith("`npm test` could not run: ")
+    assert report.command_detail.startswith("`npm test` could not run before any change: command not found")
     assert report.summary().startswith("verified by a test the model wrote for the change, not the project's: "
                                        "`node contenox-change.test.js` passed (1 of 4 candidates) (`npm test` could "
-                                       "not run: ")
+                                       "not run before any change: ")
     assert any(n.startswith("check command: `node contenox-change.test.js` (from a test the model wrote for the "
-                            "change: `npm test` could not run: ") for n in outcome.explain.notes)
+                            "change: `npm test` could not run before any change: ") for n in outcome.explain.notes)
     assert "greet('bo', true)" in report.reproduction and report.reproduction_path == "contenox-change.test.js"
     assert [c.outcome for c in report.candidates][:2] == ["failed", "passed"] and report.chosen == 2
     assert "toUpperCase()" in outcome.edits.diff and (repo / "lib/greet.js").read_text() == GREET
