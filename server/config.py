@@ -211,7 +211,8 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     change."""
     trace: bool = True
     """The check's first run (before any candidate) is traced: which of the workspace's functions and lines each
-    test ran (a tracer laid in through ``sitecustomize``; Python checks only). A pytest check that names test ids
+    test ran (a tracer laid in through ``sitecustomize``; Node's own coverage, ``NODE_V8_COVERAGE``, for a
+    JavaScript check, read as one run). A pytest check that names test ids
     or stops early is followed by its failing tests' whole files, traced (its own command, consented on its own),
     so that passing tests stand beside the failing ones. The focused round's places then drop what no failing test
     ran, add what it did, and go most suspicious first (line-level spectrum-based fault localization, Ochiai)."""
