@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from contenox.verify.localize import _TEST, is_test_path
+from contenox.verify.localize import _SCRIPT, _TEST, is_test_path
 
 __all__ = ["TRACER", "Calls", "Key", "Ran", "ran_functions", "read_node_coverage", "read_trace", "span_of",
            "trace_env"]
@@ -237,7 +237,6 @@ def read_trace(folder: Path, tree: Path | None = None) -> dict[str, dict[Key, Ca
     return merged
 
 
-_SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")
 _NAMED = re.compile(r"^(?:static\s+)?(?:async\s+)?(?:get\s+|set\s+)?\*?\s*(constructor)\b")
 
 
