@@ -208,7 +208,15 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     check in the scratch copy. When that test fails before the change (for want of what was asked, not for an
     error of its own), candidates are drawn and repaired as for a failing check, and one that passes both is
     offered; else the turn's answer is guarded as before. The test is the node's, never part of the offered
-    change."""
+    change. (Also a JavaScript project whose check cannot run: a Node script of the change, which is then the
+    check.)"""
+    written_tests: int = 3
+    """How many such tests the model writes, drawn as one group from one prefill (the greedy one first, the rest
+    sampled). Each runs alone before the change; those that fail for want of it are kept, and a candidate passes
+    them when it passes at least half (more first): a test the model got wrong alone cannot turn down a right
+    change (the 1.5B's one script for semver's `satisfies` expected a throw the task never asked for, and the
+    right answer was offered "not verified"), as Agentless keeps the reproduction tests most candidates agree
+    with. 1: one test, which every candidate must pass."""
     trace: bool = True
     """The check's first run (before any candidate) is traced: which of the workspace's functions and lines each
     test ran (a tracer laid in through ``sitecustomize``; Node's own coverage, ``NODE_V8_COVERAGE``, for a
@@ -302,7 +310,7 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
 _POSITIVE = {"engine.chunk_tokens", "engine.max_num_seqs", "engine.max_new_tokens", "planner.repo_map_tokens",
              "workspace.max_file_bytes", "completion.prefix_tokens", "completion.max_new_tokens",
              "tools.max_steps", "tools.max_result_chars", "verify.candidates", "verify.timeout_s",
-             "verify.max_output_chars"}
+             "verify.max_output_chars", "verify.written_tests"}
 _POSITIVE_FLOAT = {"engine.repetition_penalty", "tools.max_seconds", "engine.timeout_s"}
 _RETIRED = {"planner.align_blocks", "workspace.debounce_ms"}
 """Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""

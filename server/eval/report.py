@@ -46,6 +46,8 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     """Candidates that passed the check but broke tests of the failing tests' files that passed before."""
     reproduction: str = ""
     """The test the model wrote for the change (a check that passed before it), as run; empty: none used."""
+    written_tests: int = 0
+    """How many tests written for the change were kept (each failed before it; ``reproduction`` is the first)."""
     reproduction_note: str = ""
     with_edit: int = 0
     chosen: int | None = None

@@ -308,7 +308,9 @@ class VerifyJob:
         """The check passed before any change."""
         self._repro: tuple[str, str, str] | None = None
         """The test the model wrote for the change, when it failed before it: (path, code, the command that
-        runs it alone)."""
+        runs it alone); the first of ``self._tests`` when several were kept."""
+        self._tests: list[str] = []
+        """Every test written for the change that was kept (each failed before it), laid at the path in turn."""
         self._repro_note = ""
         self._regression: str | None = None
         """The failing tests' whole files, run to completion (:func:`spectrum_command`): a candidate that passes
@@ -438,6 +440,7 @@ class VerifyJob:
             failed_before=failed_test_ids(before.output) or tuple(
                 f"{path}::{function}" for path, _, function in failing_test_frames(before.output, self.root)),
             reproduction=repro[1] if repro else "", reproduction_path=repro[0] if repro else "",
+            written_tests=tuple(self._tests) if len(self._tests) > 1 else (),
             reproduction_note=self._repro_note)
         return report, chosen, step_at[chosen.draft.round]
 
@@ -786,36 +789,73 @@ class VerifyJob:
         await self.emit(TurnEvent(kind="tool", tool=activity))
         try:
             run = await self._check(command)
-            broke, broken_tail = (await self._broken() if run.passed and not self._guard else ((), ""))
-            reproduced, repro_tail = None, ""
-            if run.passed and self._repro is not None and self._repro[2] == command.command:
-                reproduced = True  # the test written for the change is the check itself
+            reproduced, repro_tail, written_passed = None, "", 0
+            if self._repro is not None and self._repro[2] == command.command:
+                # the tests written for the change are the check: each in turn, at least half must pass
+                run, written_passed = await self._written_check(run)
+                reproduced = True if run.passed else None
             elif run.passed and self._repro is not None:
-                repro = await check_in(self.scratch.tree, self._repro[2], self.request, self.config)
-                self._check_s += repro.seconds
-                reproduced, repro_tail = repro.passed, ("" if repro.passed else repro.tail())
+                written_passed, repro_tail = await self._written_runs()
+                reproduced = 2 * written_passed >= len(self._tests)
+                repro_tail = "" if reproduced else repro_tail
+            broke, broken_tail = (await self._broken() if run.passed and not self._guard else ((), ""))
         finally:
             await asyncio.to_thread(self.scratch.reset)
         result = msgspec.structs.replace(base, outcome=run.outcome, exit_code=run.exit_code,
                                          failing=failing_tests(run.output),
                                          output_tail=broken_tail or repro_tail or run.tail(),
-                                         check_s=round(run.seconds, 2), broke=broke, reproduced=reproduced)
+                                         check_s=round(run.seconds, 2), broke=broke, reproduced=reproduced,
+                                         written_passed=written_passed)
         self._checked[key] = result
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
             activity, status="completed" if result.clean_pass else "failed",
             output=f"{run.describe()}" + (f"; but it breaks {', '.join(broke)}, which passed before" if broke else "")
-            + (f"; the test written for the change {'passed' if reproduced else 'failed'}"
-               if reproduced is not None else "")
+            + (_written_said(written_passed, len(self._tests)) if self._repro is not None and
+               (reproduced is not None or self._repro[2] == command.command) else "")
             + f"\n{broken_tail or repro_tail or run.tail(4000)}")))
         return _Tried(result=result, draft=draft, edits=edits)
 
+    async def _written_runs(self, first: CheckRun | None = None) -> tuple[int, str]:
+        """The candidate laid in the scratch copy against each test written for the change, laid at its path in
+        turn (``first``: the first one's run, already made): how many passed, and the first failing one's output
+        tail. The first test is laid there again after."""
+        path, _, line = self._repro or ("", "", "")
+        passed, tail = 0, ""
+        for number, code in enumerate(self._tests):
+            if number == 0 and first is not None:
+                run = first
+            else:
+                await asyncio.to_thread(self.scratch.add, path, code)
+                run = await check_in(self.scratch.tree, line, self.request, self.config)
+                self._check_s += run.seconds
+            passed += int(run.passed)
+            tail = tail or ("" if run.passed else (f"(test {number + 1} of {len(self._tests)} written for the change)\n"
+                                                   if len(self._tests) > 1 else "") + run.tail())
+        if len(self._tests) > 1:
+            await asyncio.to_thread(self.scratch.add, path, self._tests[0])
+        return passed, tail
+
+    async def _written_check(self, run: CheckRun) -> tuple[CheckRun, int]:
+        """The check when it is the tests written for the change (``run``: the first one's): passed when at least
+        half of them pass, the run then the first passing one's, else the first failing one's output; and how
+        many passed."""
+        if len(self._tests) < 2:
+            return run, int(run.passed)
+        passed, tail = await self._written_runs(run)
+        if 2 * passed >= len(self._tests):
+            return msgspec.structs.replace(run, outcome="passed", exit_code=0, output=(
+                f"{passed} of the {len(self._tests)} tests written for the change passed\n"
+                + (run.output if run.passed else ""))), passed
+        return msgspec.structs.replace(run, outcome="failed", exit_code=run.exit_code or 1, output=(
+            f"{passed} of the {len(self._tests)} tests written for the change passed (half are needed)\n{tail}")), passed
+
     async def _reproduction(self, command: CheckCommand, greedy: Draft) -> CheckRun | None:
-        """Agentless's reproduction test, for a check that already passes: the model, after the turn's answer,
-        writes a pytest test of the change, laid in the scratch copy (never the workspace) and run alone. Used
-        (``self._repro``) only when it fails before the change for want of what was asked: a test that passes
-        already tests nothing new, and one that errors on its own (a syntax error, a name it never imported, a
-        fixture nobody defines) fails with every change. Its run before the change, or None; either way
-        ``self._repro_note`` says what became of it."""
+        """Agentless's reproduction tests, for a check that already passes: the model, after the turn's answer,
+        writes ``written_tests`` pytest tests of the change, each laid in turn in the scratch copy (never the
+        workspace) and run alone. Kept (``self._tests``) only when it fails before the change for want of what was
+        asked: a test that passes already tests nothing new, and one that errors on its own (a syntax error, a name
+        it never imported, a fixture nobody defines) fails with every change. The first kept test's run before the
+        change, or None; either way ``self._repro_note`` says what became of them."""
         folder = next((f for f in ("tests", "test") if (self.scratch.tree / f).is_dir()), "")
         path = f"{folder}/{_REPRO_FILE}" if folder else _REPRO_FILE
         line = test_file_command(command.command, path)
@@ -825,64 +865,107 @@ class VerifyJob:
         if why := await consent(line, self.root, self.request, self.consents, self.asker):
             self._repro_note = f"no test of the change run: {why}"
             return None
-        code = await self._written_test(greedy, _REPRO_REQUEST, _test_code, "none that parses with a test in it")
-        if code is None:
+        codes = await self._written_tests(greedy, _REPRO_REQUEST, _test_code, "none that parses with a test in it")
+        if not codes:
             return None
-        await asyncio.to_thread(self.scratch.add, path, code)
+
+        async def own_error(code: str) -> tuple[CheckRun, str]:
+            await asyncio.to_thread(self.scratch.add, path, code)
+            run = await self._run_written(line, "before any change", len(codes))
+            return run, _own_error(run, self.request.prompt) or self._misimported(run)
+
+        first = await self._keep_written(path, line, codes, own_error)
+        if first is not None:
+            self._repro_note += (": candidates must pass it and the check" if len(self._tests) == 1 else
+                                 ": candidates must pass the check and at least half of them")
+        return first
+
+    async def _keep_written(self, path: str, line: str, codes: list[str],
+                            own_error: Callable[[str], Awaitable[tuple[CheckRun, str]]]) -> CheckRun | None:
+        """Run each test written for the change before it (``own_error``: lays it at ``path`` and says why it
+        cannot tell changes apart, '' when it can); keep those that fail for want of the change, the first laid
+        at ``path``. The first kept one's run, or None (the file removed); ``self._repro_note`` says which."""
+        kept: list[tuple[str, CheckRun]] = []
+        dropped: list[str] = []
+        for code in codes:
+            run, why = await own_error(code)
+            if why:
+                dropped.append(why)
+            else:
+                kept.append((code, run))
+        if not kept:
+            self._repro_note = (f"the test written for the change ({path}) was not used: {dropped[0]}" if len(codes) == 1
+                                else f"none of the {len(codes)} tests written for the change ({path}) was used: "
+                                + "; ".join(dict.fromkeys(dropped)))
+            await asyncio.to_thread(self.scratch.add, path, None)
+            return None
+        self._tests = [code for code, _ in kept]
+        await asyncio.to_thread(self.scratch.add, path, self._tests[0])
+        self._repro = (path, self._tests[0], line)
+        first = kept[0][1]
+        if len(codes) == 1:
+            self._repro_note = f"the test written for the change ({path}) fails before it ({first.describe()})"
+        else:
+            self._repro_note = (f"{len(kept)} of the {len(codes)} tests written for the change ({path}, each laid there "
+                                f"in turn) fail before it (the first: {first.describe()})"
+                                + (f"; not used: {'; '.join(dict.fromkeys(dropped))}" if dropped else ""))
+        return first
+
+    async def _run_written(self, line: str, when: str, count: int) -> CheckRun:
+        """A test written for the change, as laid in the scratch copy, run alone (an ``execute`` step)."""
         activity = ToolActivity(id="verify-reproduce", name="verify", kind="execute", status="in_progress",
-                                title=f"run the test written for the change, before it: {line}"[:160])
+                                title=f"run the test{'s' if count > 1 else ''} written for the change, {when}: "
+                                      f"{line}"[:160])
         await self.emit(TurnEvent(kind="tool", tool=activity))
         run = await check_in(self.scratch.tree, line, self.request, self.config)
         self._check_s += run.seconds
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
-            activity, status="completed", output=f"before any change: {run.describe()}\n{run.tail(2000)}")))
-        if why := _own_error(run, self.request.prompt) or self._misimported(run):
-            self._repro_note = f"the test written for the change ({path}) was not used: {why}"
-            await asyncio.to_thread(self.scratch.add, path, None)
-            return None
-        self._repro = (path, code, line)
-        self._repro_note = (f"the test written for the change ({path}) fails before it ({run.describe()}): "
-                            "candidates must pass it and the check")
+            activity, status="completed", output=f"{when}: {run.describe()}\n{run.tail(2000)}")))
         return run
 
-    async def _written_test(self, greedy: Draft, request: str, parse: Callable[[str], str | None],
-                            none: str) -> str | None:
-        """The model's test of the change, asked for after the turn's answer (``request``), as ``parse`` reads it
-        from the answer; None (``self._repro_note`` saying that the model wrote ``none``)."""
+    async def _written_tests(self, greedy: Draft, request: str, parse: Callable[[str], str | None],
+                             none: str) -> list[str]:
+        """The model's tests of the change, asked for after the turn's answer (``request``): ``written_tests``
+        drawn as one group (the greedy one first), as ``parse`` reads each from its answer, each once; none
+        (``self._repro_note`` saying that the model wrote ``none``)."""
         ids = self.step_ids([ToolStep(call=greedy.text.strip(), result=request)])
-        drafts = await self._generate(ids, 0, 1, True, [])
-        code = await asyncio.to_thread(parse, drafts[0].text if drafts else "")
-        if code is None:
+        drafts = await self._generate(ids, 0, max(1, self.config.written_tests), True, [])
+        codes = [code for draft in drafts if (code := await asyncio.to_thread(parse, draft.text)) is not None]
+        codes = list(dict.fromkeys(codes))
+        if not codes:
             said = " ".join((drafts[0].text if drafts else "").split())[:160]
-            self._repro_note = f"asked for a test of the change, the model wrote {none} (it began: {said!r})"
-        return code
+            self._repro_note = (f"asked for {'a test' if len(drafts) < 2 else f'{len(drafts)} tests'} of the change, "
+                                f"the model wrote {none} (the first began: {said!r})")
+        return codes
 
     async def _script_reproduction(self, command: CheckCommand, greedy: Draft, greedy_edits: ProposedEdits,
                                    why: str) -> tuple[CheckCommand, CheckRun] | None:
-        """The reproduction test for a JavaScript project whose check cannot run (``why``): the model writes a
-        Node script of the change (``assert``), laid in the scratch copy's root and run by ``node`` (its own
-        consent); it is the check (``source="written"``) when it fails before the change for want of what was
-        asked, not for an error of its own (:func:`_script_own_error`). The check and its run before any
-        change, or None (``self._repro_note`` says why)."""
+        """The reproduction tests for a JavaScript project whose check cannot run (``why``): the model writes
+        ``written_tests`` Node scripts of the change (``assert``), each laid in turn in the scratch copy's root and
+        run by ``node`` (its own consent); the first kept is the check (``source="written"``; a candidate passes
+        when it passes at least half of those kept) when it fails before the change for want of what was asked,
+        not for an error of its own (:func:`_script_own_error`). The check and its run before any change, or None
+        (``self._repro_note`` says why)."""
         path = _SCRIPT_FILE
         line = f"node {path}"
         if refused := await consent(line, self.root, self.request, self.consents, self.asker):
             self._repro_note = f"`{command.command}` could not run and no test of the change was run: {refused}"
             return None
         request = _script_request([*(e.path for e in greedy_edits.edits), *self.paths])
-        code = await self._written_test(greedy, request, _script_code, "no Node script that parses and asserts")
-        if code is None:
+        codes = await self._written_tests(greedy, request, _script_code, "no Node script that parses and asserts")
+        if not codes:
             return None
-        await asyncio.to_thread(self.scratch.add, path, code)
+
+        async def own_error(code: str) -> tuple[CheckRun, str]:
+            await asyncio.to_thread(self.scratch.add, path, code)
+            run = await self._run_written(line, "before any change", len(codes))
+            return run, _script_own_error(run, self.request.prompt)
+
+        if await self._keep_written(path, line, codes, own_error) is None:
+            return None
         written = CheckCommand(command=line, source="written", detail=why)
-        run = await self._baseline(written)
-        if own := _script_own_error(run, self.request.prompt):
-            self._repro_note = f"the test written for the change ({path}) was not used: {own}"
-            await asyncio.to_thread(self.scratch.add, path, None)
-            return None
-        self._repro = (path, code, line)
-        self._repro_note = (f"{why}; the test written for the change ({path}) fails before it ({run.describe()}) "
-                            "and is the check")
+        run = await self._baseline(written)  # the first kept one, traced: the failing run the places come from
+        self._repro_note = f"{why}; {self._repro_note}, and {'they are' if len(self._tests) > 1 else 'it is'} the check"
         return written, run
 
     def _misimported(self, run: CheckRun) -> str:
@@ -1009,19 +1092,20 @@ def _ranked(tried: list[_Tried], *, guard: bool = False) -> list[_Tried]:
     one that passed before any change, greedy answers before sampled ones, in the order drawn, and sampled ones
     that change only comments or docstrings last: any such change passes a guard), then those whose check ran
     (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first)."""
-    def key(t: _Tried) -> tuple[int, int, int, int, int]:
+    def key(t: _Tried) -> tuple[int, int, int, int, int, int]:
         r = t.result
         if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone,
-            # and one that breaks tests that passed before after those that break none (fewest broken first)
+            # and one that breaks tests that passed before after those that break none (fewest broken first);
+            # of the tests written for the change, more passed first
             order = ((int(r.sampled) + int(r.sampled and r.comments_only)) * 10_000 + r.index) if guard else \
                 (r.changed_lines * 10_000 + r.index)
-            return (0, len(r.broke), int(r.reproduced is False), 1 if any(is_test_path(f) for f in r.files) else 0,
-                    order)
+            return (0, len(r.broke), int(r.reproduced is False), -r.written_passed,
+                    1 if any(is_test_path(f) for f in r.files) else 0, order)
         if r.outcome in ("failed", "timeout", "not_found", "error"):
-            return (1, r.failing if r.failing is not None else 10**6, r.index, 0, 0)
+            return (1, -r.written_passed, r.failing if r.failing is not None else 10**6, r.index, 0, 0)
         if r.outcome in ("does_not_parse", "does_not_apply"):
-            return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0)
-        return (3, 0, r.index, 0, 0)
+            return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0)
+        return (3, 0, r.index, 0, 0, 0)
     return sorted(tried, key=key)
 
 
@@ -1134,6 +1218,13 @@ def _own_error(run: CheckRun, question: str = "") -> str:
     return ""
 
 
+def _written_said(passed: int, of: int) -> str:
+    """How a candidate did on the tests written for the change, as a clause of a check step's output."""
+    if of > 1:
+        return f"; {passed} of the {of} tests written for the change passed"
+    return f"; the test written for the change {'passed' if passed else 'failed'}"
+
+
 def _any_clean(tried: list[_Tried]) -> bool:
     """Whether a candidate passed the check and broke no test that passed before."""
     return any(t.result.clean_pass for t in tried)
@@ -1142,7 +1233,8 @@ def _any_clean(tried: list[_Tried]) -> bool:
 def _repair_message(command: CheckCommand, result: CandidateResult) -> str:
     if result.outcome == "passed" and result.reproduced is False:
         return (f"I applied that edit in a scratch copy: `{command.command}` passed, but the test written for the "
-                f"change fails. Its output ends with:\n```\n{result.output_tail}\n```\nThe edit was not kept: the "
+                f"change fails{f' ({result.written_passed} passed of those written)' if result.written_passed else ''}."
+                f" Its output ends with:\n```\n{result.output_tail}\n```\nThe edit was not kept: the "
                 "files are as before. Write one corrected edit block that makes the change so that test passes.")
     if result.outcome == "passed" and result.broke:
         return (f"I applied that edit in a scratch copy: `{command.command}` passed, but other tests that passed "
@@ -1171,6 +1263,9 @@ def describe(report: Verification) -> list[str]:
                  f"{': ' + report.command_detail if report.command_detail else ''})")
     if report.reproduction_note:
         lines.append(report.reproduction_note)
+    for number, code in enumerate(report.written_tests or ((report.reproduction,) if report.reproduction else ()), 1):
+        label = f" {number} of {len(report.written_tests)}" if report.written_tests else ""
+        lines.append(f"test written for the change{label} ({report.reproduction_path}, by the model):\n{code.rstrip()}")
     if report.traced is not None:
         lines.append(f"the check's first run traced: {report.traced} function(s) of the workspace ran in the "
                      "failing test(s)")
@@ -1186,8 +1281,8 @@ def describe(report: Verification) -> list[str]:
                   "does_not_parse": f"does not parse, not checked: {c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s"
             + (f", but it breaks {', '.join(c.broke)} (passed before it)" if c.broke else "")
-            + ({True: "; the test written for the change passed", False: "; the test written for the change failed",
-                None: ""}[c.reproduced]))
+            + (_written_said(c.written_passed, report.reproductions) if c.reproduced is not None or (
+                report.command_source == "written" and c.outcome in ("passed", "failed")) else ""))
         chosen = " <- offered" if c.index == report.chosen else ""
         lines.append(f"candidate {c.index} (round {c.round}, {how}, {c.tokens} tokens, {c.recomputed_tokens} "
                      f"prompt tokens computed): {', '.join(c.files) or '-'}: {detail}{chosen}")

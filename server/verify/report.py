@@ -53,8 +53,11 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     comments_only: bool = False
     """Its change edits only comments, docstrings and layout of Python files (no code)."""
     reproduced: bool | None = None
-    """With a test the model wrote for the change (the check passed before it): whether that test passed with
-    this candidate (None: no such test, or the check failed first)."""
+    """With tests the model wrote for the change (the check passed before it): whether this candidate passed at
+    least half of them (None: no such test, or the check failed first)."""
+    written_passed: int = 0
+    """How many of the tests written for the change (each failed before it) this candidate passed: the check's
+    own when the check is such a test (``written``), else after the check passed."""
     broke: tuple[str, ...] = ()
     """A passing candidate's regressions: tests of the failing tests' files that passed before the change and
     fail with it (the check passed, but the change may defeat the test rather than fix the code)."""
@@ -104,13 +107,23 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     failed_before: tuple[str, ...] = ()
     """The tests the check failed on the workspace as it was (pytest's ids, ``tests/test_x.py::test_y``)."""
     reproduction: str = ""
-    """The test the model wrote for the change, as run after the check (empty: none was used)."""
+    """The test the model wrote for the change, as run after the check (empty: none was used); the first of
+    ``reproductions`` when several were kept."""
     reproduction_path: str = ""
+    written_tests: tuple[str, ...] = ()
+    """Every test written for the change that was kept (each failed before it; laid at ``reproduction_path`` in
+    turn), when more than one was: a candidate passes them when it passes at least half (Agentless's agreement
+    among reproduction tests: one wrong test alone cannot turn down a right change)."""
     reproduction_note: str = ""
     """What became of the test asked for (used: it failed before the change, and how; or why it was not used)."""
     changed: tuple[str, ...] = ()
     """What the offered change edits, in words: each definition (```LRUCache.__getitem__` in
     src/cachetools/__init__.py``), or the file alone for a change outside any definition."""
+
+    @property
+    def reproductions(self) -> int:
+        """How many tests written for the change were kept (0: none, or the check is the project's own)."""
+        return len(self.written_tests) or int(bool(self.reproduction))
 
     @property
     def passed_count(self) -> int:
@@ -124,9 +137,8 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         if offered is not None and offered.outcome == "no_edit":
             head = f"not verified: no candidate proposed a change to check ({len(self.candidates)} tried)"
         elif self.baseline == "passed" and self.reproduction and offered is not None and offered.clean_pass:
-            head = (f"verified: `{self.command}` still passes, and the test written for the change "
-                    f"({self.reproduction_path}), which failed before it, passes ({self.passed_count} of "
-                    f"{len(self.candidates)} candidates)")
+            head = (f"verified: `{self.command}` still passes, and {self._written(offered)} "
+                    f"({self.passed_count} of {len(self.candidates)} candidates)")
         elif self.baseline == "passed":
             head = (f"checked: `{self.command}` still passes with the change (it passed before it too: nothing "
                     "broke, but the check cannot tell whether the change does what was asked"
@@ -136,8 +148,17 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
                     f"not verified: the change breaks `{self.command}`, which passed before it "
                     f"({len(self.candidates)} candidate(s) tried)")
             if self.reproduction:
-                head += (f"; the test written for the change ({self.reproduction_path}) failed with every "
-                         f"candidate")
+                head += (f"; the test{'s' if self.reproductions > 1 else ''} written for the change "
+                         f"({self.reproduction_path}) failed with every candidate"
+                         + (" (none passed half of them)" if self.reproductions > 1 else ""))
+        elif self.command_source == "written" and self.reproductions > 1:
+            head = (f"verified by tests the model wrote for the change, not the project's: `{self.command}` passed "
+                    f"for {offered.written_passed if offered else 0} of the {self.reproductions} written (each laid "
+                    f"there in turn; each failed before it) ({self.passed_count} of {len(self.candidates)} "
+                    "candidates passed half of them or more)" if self.status == "passed" else
+                    f"not verified: the {self.reproductions} tests the model wrote for the change (`{self.command}`, "
+                    f"each in turn) failed for all {len(self.candidates)} candidates (none passed half of them)"
+                    ) + f" ({self.command_detail})"
         elif self.command_source == "written":  # the project's check could not run: said, every time
             head = (f"verified by a test the model wrote for the change, not the project's: `{self.command}` passed "
                     f"({self.passed_count} of {len(self.candidates)} candidates)" if self.status == "passed" else
@@ -154,6 +175,13 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         return (f"{head}; {self.rounds} repair round(s); decode {self.decode_s:.1f} s, apply {self.apply_s:.1f} s, "
                 f"check {self.check_s:.1f} s")
 
+    def _written(self, offered: CandidateResult) -> str:
+        """What the tests written for the change showed for ``offered`` (a clean pass), in words."""
+        if self.reproductions > 1:
+            return (f"{offered.written_passed} of the {self.reproductions} tests written for the change "
+                    f"({self.reproduction_path}, each laid there in turn; each failed before it) pass")
+        return f"the test written for the change ({self.reproduction_path}), which failed before it, passes"
+
     def changed_in(self) -> str:
         """Where the offered change is, in words ("`A.f` in a.py and b.py"; '' when not known)."""
         return _listed(list(self.changed))
@@ -165,11 +193,21 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         where = f" to {self.changed_in()}" if self.changed else ""
         if (self.status == "passed" and self.baseline == "passed" and self.reproduction and offered is not None
                 and offered.clean_pass):
+            if self.reproductions > 1:
+                return (f"Verified: with the offered change{where}, `{self.command}` still passes in a scratch copy, "
+                        f"and {offered.written_passed} of {self.reproductions} tests written for the change (by the "
+                        "model: read them in explain-context), each of which failed before it, pass.")
             return (f"Verified: with the offered change{where}, `{self.command}` still passes in a scratch copy, "
                     f"and a test written for the change ({self.reproduction_path}, by the model: read it), which "
                     "failed before it, passes.")
         if self.status != "passed" or self.baseline == "passed":
             return ""
+        if self.command_source == "written" and offered is not None:  # the model's test, not the project's: said
+            return (f"Verified by {'tests' if self.reproductions > 1 else 'a test'} the model wrote for the change, "
+                    f"not the project's (read {'them' if self.reproductions > 1 else 'it'} in explain-context): with "
+                    f"the offered change{where}, `{self.command}` passes in a scratch copy"
+                    + (f" for {offered.written_passed} of the {self.reproductions} written, each of which failed "
+                       "before it." if self.reproductions > 1 else "; before it, it failed."))
         tests = _listed(list(self.failed_before[:5]) + ([f"{len(self.failed_before) - 5} more"]
                                                        if len(self.failed_before) > 5 else []))
         before = f"; before it, {tests} failed" if tests else "; before it, the check failed"

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from contenox.config import load_config
+from contenox.config import VerifyConfig, load_config
 from contenox.errors import Cancelled
 from contenox.node import Node, backend
 from contenox.node.contract import TurnEvent, TurnRequest
@@ -47,6 +47,9 @@ RIGHT = block("x + 1")
 NO_TEST = "A docstring needs no test."
 """The answer when asked for a test of the change under a check that already passes: none (the test's subject is
 something else; a check that passes before any change is then only a guard, as without the test)."""
+DRAWN = VerifyConfig().written_tests
+"""How many tests of the change are asked for at once (one group)."""
+NO_TESTS = (NO_TEST,) * DRAWN
 
 
 @pytest.fixture
@@ -265,7 +268,7 @@ async def test_a_feature_under_passing_tests_is_checked_against_a_test_the_model
                                          ".contenox.toml": f'[verify]\ncommand = "{check}"\n'})
     ask = "Add a function double(x) to util.py that returns twice x."
     written = "```python\nfrom util import double\n\n\ndef test_double():\n    assert double(2) == 4\n```\n"
-    script = scripted(monkeypatch, adds_double("x * 3"), written, adds_double("x * 2"), adds_double("x - 1"),
+    script = scripted(monkeypatch, adds_double("x * 3"), written, *NO_TESTS[1:], adds_double("x * 2"), adds_double("x - 1"),
                       adds_double("x"))
     request = TurnRequest(root=str(repo), prompt=ask, verify=True, env=_request(repo).env)
     outcome = await node.turn(request)
@@ -286,13 +289,61 @@ async def test_a_feature_under_passing_tests_is_checked_against_a_test_the_model
     assert not (repo / "tests/test_contenox_change.py").exists() and (repo / "util.py").read_text() == GOOD_UTIL
     # a test that passes before the change tests nothing it adds: not used, the turn's answer guarded as before
     passing = "```python\nfrom util import helper\n\n\ndef test_helper():\n    assert helper(1) == 2\n```\n"
-    scripted(monkeypatch, adds_double("x * 3"), passing)
+    scripted(monkeypatch, adds_double("x * 3"), passing, *NO_TESTS[1:])
     outcome = await node.turn(msgspec.structs.replace(request, thread="again"))
     report = outcome.verification
     assert report is not None and report.status == "passed" and len(report.candidates) == 1 and not report.reproduction
     assert report.reproduction_note == ("the test written for the change (tests/test_contenox_change.py) was not "
                                         "used: it passes before the change too (it tests nothing the change adds)")
     assert report.summary().startswith("checked: ")
+
+
+def pytest_code(assertion: str) -> str:
+    return f"```python\nfrom util import double\n\n\ndef test_double():\n    assert {assertion}\n```\n"
+
+
+async def test_a_right_change_passes_when_most_tests_written_for_it_agree_and_a_wrong_test_alone_cannot_refuse_it(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agentless keeps the reproduction tests most candidates agree with: the model writes three tests of the
+    change at once (one group); one of them expects what was never asked (``double(2) == 5``). Each fails before
+    the change and is kept; the turn's right answer passes two of the three, which is enough, and the verdict
+    says two of three. With one test drawn, the wrong one alone turns the right answer down."""
+    check = "python -m pytest -q -p no:cacheprovider tests/test_util.py"
+    repo = make_repo(tmp_path / "repo", {"util.py": GOOD_UTIL, "tests/test_util.py": TEST,
+                                         ".contenox.toml": f'[verify]\ncommand = "{check}"\n'})
+    request = TurnRequest(root=str(repo), prompt="Add a function double(x) to util.py that returns twice x.",
+                          verify=True, env=_request(repo).env)
+    assert DRAWN == 3
+    script = scripted(monkeypatch, adds_double("x * 2"), pytest_code("double(2) == 4"), pytest_code("double(2) == 5"),
+                      pytest_code("double(3) == 6"), adds_double("x * 3"), adds_double("x - 1"), adds_double("x"))
+    outcome = await node.turn(request)
+    report = outcome.verification
+    assert report is not None and (report.status, report.baseline, report.chosen) == ("passed", "passed", 1), report
+    assert [r["group"] for r in script.requests[:3]] == [script.requests[0]["group"]] * 3  # drawn side by side
+    assert report.reproductions == 3 and "double(2) == 5" in report.written_tests[1]
+    assert [c.written_passed for c in report.candidates] == [2, 0, 0, 0]
+    assert [c.reproduced for c in report.candidates] == [True, False, False, False]
+    assert report.reproduction_note.startswith("3 of the 3 tests written for the change (tests/test_contenox_change.py, "
+                                               "each laid there in turn) fail before it")
+    assert report.summary().startswith(f"verified: `{check}` still passes, and 2 of the 3 tests written for the change "
+                                       "(tests/test_contenox_change.py, each laid there in turn; each failed before "
+                                       "it) pass (1 of 4 candidates)")
+    assert outcome.text.rstrip().endswith("and 2 of 3 tests written for the change (by the model: read them in "
+                                          "explain-context), each of which failed before it, pass.")
+    notes = "\n".join(outcome.explain.notes)
+    assert "test written for the change 2 of 3 (tests/test_contenox_change.py, by the model):" in notes
+    assert "; 2 of the 3 tests written for the change passed <- offered" in notes
+    assert not (repo / "tests/test_contenox_change.py").exists() and (repo / "util.py").read_text() == GOOD_UTIL
+    # one test drawn, the wrong one: the right answer fails it, as every candidate does
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, written_tests=1, rounds=0))
+    scripted(monkeypatch, adds_double("x * 2"), pytest_code("double(2) == 5"), adds_double("x * 3"),
+             adds_double("x - 1"), adds_double("x"))
+    report = (await node.turn(msgspec.structs.replace(request, thread="one"))).verification
+    assert report is not None and report.reproductions == 1 and not report.written_tests
+    assert [c.reproduced for c in report.candidates] == [False] * 4
+    assert "the test written for the change (tests/test_contenox_change.py) failed with every candidate" in \
+        report.summary()
 
 
 async def test_an_edit_step_that_copied_its_lines_unchanged_is_drawn_again_and_the_draw_that_changes_one_kept(
@@ -340,7 +391,7 @@ async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and
     0.5B otherwise changed the body): the model writes the line renamed, the rename reaches every use, and the
     existing tests guard it."""
     repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
-    script = scripted(monkeypatch, "| util.py | `helper` |", " plus_one(x):\n>>>>>>> REPLACE\n", NO_TEST)
+    script = scripted(monkeypatch, "| util.py | `helper` |", " plus_one(x):\n>>>>>>> REPLACE\n", *NO_TESTS)
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename helper to plus_one, the tests included.",
                                           verify=True, env=_request(repo).env))
     opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef"
@@ -364,7 +415,7 @@ async def test_a_rename_question_s_own_edit_is_set_aside_for_the_rename_step(
     step follows anyway, asked for the renamed line, and its rename, carried to every use, is the turn's change."""
     repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
     own = "util.py\n<<<<<<< SEARCH\n    return x + 1\n=======\n    return x + 2\n>>>>>>> REPLACE\n"
-    script = scripted(monkeypatch, own, " plus_one(x):\n>>>>>>> REPLACE\n", NO_TEST)
+    script = scripted(monkeypatch, own, " plus_one(x):\n>>>>>>> REPLACE\n", *NO_TESTS)
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename helper to plus_one, the tests included.",
                                           verify=True, env=_request(repo).env))
     tokenizer = (await node.engine()).tokenizer
@@ -384,7 +435,7 @@ async def test_rename_this_function_opens_the_edit_step_at_the_editor_s_place_af
     util = "def helper(x):\n    return x + 1\n\n\ndef other(y):\n    return y\n"
     repo = make_repo(tmp_path / "repo", {"util.py": util, "tests/test_util.py": TEST})
     unresolved = "util.py\n<<<<<<< SEARCH\ndef helpr(x):\n=======\ndef plus_one(x):\n>>>>>>> REPLACE\n"
-    script = scripted(monkeypatch, unresolved, " plus_one(x):\n>>>>>>> REPLACE\n", NO_TEST)
+    script = scripted(monkeypatch, unresolved, " plus_one(x):\n>>>>>>> REPLACE\n", *NO_TESTS)
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename this function to plus_one.", verify=True,
                                           open_file=str(repo / "util.py"), selection_lines=(1, 2),
                                           env=_request(repo).env))
@@ -637,7 +688,7 @@ async def test_a_javascript_project_whose_tests_cannot_run_is_checked_with_a_nod
                    "assert.strictEqual(greet('bo'), 'hello bo')\nassert.strictEqual(greet('bo', true), 'HELLO BO')\n```")
     right = greet_block("const greet = (name, shout) => shout ? `hello ${name}`.toUpperCase() : `hello ${name}`")
     script = scripted(monkeypatch, "Add the flag.\n\n" + greet_block("const greet = (name, shout) => `hello ${name}`"),
-                      script_test, right, "no idea", "no idea")
+                      script_test, *NO_TESTS[1:], right, "no idea", "no idea")
     outcome = await node.turn(TurnRequest(root=str(repo), prompt=SHOUT_ASK, env={"PATH": os.environ.get("PATH", "")},
                                           verify=True))
     report = outcome.verification
@@ -659,12 +710,44 @@ async def test_a_javascript_project_whose_tests_cannot_run_is_checked_with_a_nod
 
 
 @pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="node/npm not installed")
+async def test_node_scripts_written_for_the_change_are_the_check_together_and_half_of_them_passing_verifies(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """semver's ``satisfies`` task: the 1.5B's one script expected a throw the task never asked for, and the
+    right answer was offered "not verified". Three scripts are written; one expects the greeting unchanged when
+    shouting (wrong). All fail before the change; the turn's right answer passes two of three: verified, and the
+    answer says the tests are the model's."""
+    repo = make_repo(tmp_path / "repo", {"lib/greet.js": GREET, "package.json": GREET_PACKAGE})
+
+    def script_of(*asserts: str) -> str:
+        return ("```javascript\nconst assert = require('assert')\nconst { greet } = require('./lib/greet')\n"
+                + "".join(f"assert.strictEqual({a})\n" for a in asserts) + "```")
+
+    right = greet_block("const greet = (name, shout) => shout ? `hello ${name}`.toUpperCase() : `hello ${name}`")
+    scripted(monkeypatch, "Add the flag.\n\n" + right, script_of("greet('bo', true), 'HELLO BO'"),
+             script_of("greet('bo', true), 'hello bo'", "greet('x', false), 'hello X'"),
+             script_of("greet('al', true), 'HELLO AL'", "greet('al'), 'hello al'"), "no idea", "no idea", "no idea")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=SHOUT_ASK, env={"PATH": os.environ.get("PATH", "")},
+                                          verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 1, report
+    assert (report.command, report.command_source, report.reproductions) == ("node contenox-change.test.js",
+                                                                               "written", 3)
+    assert report.candidates[0].written_passed == 2 and report.candidates[0].outcome == "passed"
+    assert report.summary().startswith("verified by tests the model wrote for the change, not the project's: "
+                                       "`node contenox-change.test.js` passed for 2 of the 3 written")
+    assert outcome.text.rstrip().endswith("`node contenox-change.test.js` passes in a scratch copy for 2 of the 3 "
+                                          "written, each of which failed before it.")
+    assert "Verified by tests the model wrote for the change, not the project's" in outcome.text
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "lib", "package.json"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="node/npm not installed")
 async def test_a_node_script_that_passes_before_the_change_is_not_used_and_the_skip_says_why(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo(tmp_path / "repo", {"lib/greet.js": GREET, "package.json": GREET_PACKAGE})
     scripted(monkeypatch, "Add the flag.\n\n" + greet_block("const greet = (name, shout) => `hello ${name}`"),
              "```javascript\nconst assert = require('assert')\nassert.strictEqual(require('./lib/greet').greet('bo'), "
-             "'hello bo')\n```")
+             "'hello bo')\n```", *NO_TESTS[1:])
     outcome = await node.turn(TurnRequest(root=str(repo), prompt=SHOUT_ASK, env={"PATH": os.environ.get("PATH", "")},
                                           verify=True))
     report = outcome.verification
@@ -980,20 +1063,22 @@ async def test_a_check_that_passed_before_the_change_only_guards_the_answer(
     answer is checked (no sampled candidate could beat it by passing), and the report says what was shown."""
     repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
     docstring = 'util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef helper(x):\n    """Add one."""\n>>>>>>> REPLACE\n'
-    script = scripted(monkeypatch, docstring, NO_TEST)
+    script = scripted(monkeypatch, docstring, *NO_TESTS)
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="Add a docstring to helper.", verify=True,
                                           env=_request(repo).env))
     report = outcome.verification
     assert report is not None and (report.status, report.baseline, report.chosen) == ("passed", "passed", 1)
     assert [c.outcome for c in report.candidates] == ["passed"]
-    assert len(script.requests) == 1 and script.requests[0]["sampling"] is None  # the test asked for, no candidate
-    assert report.reproduction_note.startswith("asked for a test of the change, the model wrote none that parses")
+    # the tests asked for (the greedy one first), no candidate
+    assert len(script.requests) == DRAWN and script.requests[0]["sampling"] is None
+    assert report.reproduction_note.startswith(f"asked for {DRAWN} tests of the change, the model wrote none that "
+                                               "parses")
     assert report.command == "python -m pytest -q -x tests/test_util.py" and report.command_source == "detected"
     assert "nothing broke, but the check cannot tell" in report.summary()
     assert report.verdict() == "" and "Verified:" not in outcome.text  # it made nothing pass that failed
     # an answer that breaks the passing check is repaired; the round's greedy answer wins over sampled ones
     breaking = "util.py\n<<<<<<< SEARCH\n    return x + 1\n=======\n    return x + 2\n>>>>>>> REPLACE\n"
-    script = scripted(monkeypatch, breaking, NO_TEST, docstring, docstring.replace("Add one.", "Plus one."), breaking,
+    script = scripted(monkeypatch, breaking, *NO_TESTS, docstring, docstring.replace("Add one.", "Plus one."), breaking,
                       docstring.replace("Add one.", "One more."))
     again = await node.turn(TurnRequest(root=str(repo), prompt="Add a docstring to helper.", verify=True,
                                         env=_request(repo).env))
