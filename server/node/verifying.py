@@ -85,6 +85,7 @@ from contenox.verify.usable import (
     crashed_plugin,
     missing_dependencies,
     missing_fixtures,
+    unknown_fixtures,
     unusable,
     without_files,
     without_plugin,
@@ -285,8 +286,8 @@ class VerifyJob:
         self.asker = asker
         self.emit = emit
         self.propose = propose
-        self.read = read
-        self.locate = locate
+        self._read = read
+        self._locate = locate
         self.generate = generate
         self.step_ids = step_ids
         self.overlays = overlays
@@ -318,6 +319,21 @@ class VerifyJob:
         self._regression_before: frozenset[str] | None = None
         """The tests the regression run failed on the workspace as it was (the traced spectrum run's, when it ran;
         else run when first needed)."""
+
+    # -- the workspace, with the test written for the change ----------------------------------------
+    def read(self, path: str) -> str | None:
+        """A workspace file's text; the test written for the change, kept, at its path (it lives in the scratch
+        copy alone, and its failing run is what the change is localized from)."""
+        if self._repro is not None and path == self._repro[0]:
+            return self._repro[1]
+        return self._read(path)
+
+    def locate(self, name: str) -> list[tuple[str, int, int]]:
+        """A symbol's definitions in the workspace, and in the test written for the change (its test function)."""
+        found = self._locate(name)
+        if self._repro is not None and self._repro[0].endswith(".py"):
+            found = [*found, *((self._repro[0], a, b) for a, b in _defined_in(self._repro[1], name))]
+        return found
 
     # -- when ------------------------------------------------------------------------------------
     def command(self) -> CheckCommand | None:
@@ -397,8 +413,14 @@ class VerifyJob:
                         pending.cancel()
                 for draft in drafts:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
-                if not _any_clean(tried) and not guard:  # (a test of a feature asked for: no place to localize)
-                    async with aclosing(self._focused(command, baseline)) as batches:
+                # localized from the failing run: the check's, or with a check that guards, the failing run of
+                # the test written for the change (the 1.5B's test of a new `digest_method` argument failed with a
+                # TypeError in its call of `Serializer(...)`: the constructor is the place)
+                by_test = self._repro is not None and guard
+                if not _any_clean(tried) and (not guard or by_test):
+                    failing = CheckCommand(command=self._repro[2], source="written") if by_test and self._repro \
+                        else command
+                    async with aclosing(self._focused(failing, before, command)) as batches:
                         async for batch in batches:  # place by place, until one passes
                             for draft, place in batch:
                                 tried.append(await self._try(draft, None, command, len(tried) + 1, place=place))
@@ -565,14 +587,19 @@ class VerifyJob:
                 targets[path] = text
         return [edit_block_grammar(path, text) for path, text in list(targets.items())[:_TARGETS]]
 
-    async def _focused(self, command: CheckCommand, baseline: CheckRun) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
-        """The Agentless split: the failing run localized to up to ``[verify] places`` functions, and for each in
-        turn a short prompt (the failing output, the test, the function) whose candidates rewrite that function
-        alone; yields each place's (draft, the place its rewrite replaces), so the caller stops at the
-        first place whose candidate passes."""
+    async def _focused(self, command: CheckCommand, baseline: CheckRun, check: CheckCommand | None = None,
+                       ) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
+        """The Agentless split: the failing run (``command``'s ``baseline``) localized to up to ``[verify] places``
+        functions, and for each in turn a short prompt (the failing output, the test, the function) whose
+        candidates rewrite that function alone; yields each place's (draft, the place its rewrite replaces), so
+        the caller stops at the first place whose candidate passes (``check``: what the candidates are checked
+        with, when that is not ``command``: a check that guards, the failing run the test written for the
+        change's)."""
         if self.draw_focused is None or not self.config.focused:
             return
         outputs, roots = [baseline.output, self.request.terminal], [self.scratch.tree, self.root]
+        if check is not None and check.command != command.command:  # the terminal's run is not this failure
+            outputs, roots = outputs[:1], roots[:1]
         localize = self.config.localize
         limit = max(1, self.config.places)
         pool = max(_POOL, limit) if localize else limit
@@ -872,7 +899,12 @@ class VerifyJob:
         async def own_error(code: str) -> tuple[CheckRun, str]:
             await asyncio.to_thread(self.scratch.add, path, code)
             run = await self._run_written(line, "before any change", len(codes))
-            return run, _own_error(run, self.request.prompt) or self._misimported(run)
+            why = _own_error(run, self.request.prompt) or self._misimported(run)
+            if not why and run.exit_code == 2 and (unknown := await asyncio.to_thread(
+                    unknown_fixtures, code, path, self.scratch.tree)):  # not collected yet: its fixtures not looked up
+                why = (f"it takes the fixture{'s' if len(unknown) > 1 else ''} "
+                       f"{', '.join(f'`{u}`' for u in unknown)}, which nothing defines, with any change")
+            return run, why
 
         first = await self._keep_written(path, line, codes, own_error)
         if first is not None:
@@ -1200,6 +1232,19 @@ def _test_code(answer: str) -> str | None:
     return None
 
 
+def _defined_in(code: str, name: str) -> list[tuple[int, int]]:
+    """The lines (first, last) of each function or class named ``name`` in ``code`` (none: it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    return [(node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name]
+
+
+_NO_MODULE_PY = re.compile(r"No module named '([\w.]+)'")
+
+
 def _own_error(run: CheckRun, question: str = "") -> str:
     """Why a test written for the change cannot tell changes apart, from its run before the change ('' when it
     can: it failed). A ``NameError`` of a name the ``question`` gives is the change not made yet (the 1.5B's test
@@ -1215,6 +1260,9 @@ def _own_error(run: CheckRun, question: str = "") -> str:
     if found := _OWN_ERRORS.search(run.output):
         line = run.output[run.output.rfind("\n", 0, found.start()) + 1:].split("\n", 1)[0].strip()
         return f"it fails on an error of its own ({line[:160]}), with any change"
+    for module in _NO_MODULE_PY.findall(run.output):  # a module the change is to create is named by the question
+        if not re.search(rf"\b{re.escape(module.rsplit('.', 1)[-1])}\b", question):
+            return f"it imports `{module}`, which is not there and which the question does not name"
     return ""
 
 
@@ -1265,7 +1313,8 @@ def describe(report: Verification) -> list[str]:
         lines.append(report.reproduction_note)
     for number, code in enumerate(report.written_tests or ((report.reproduction,) if report.reproduction else ()), 1):
         label = f" {number} of {len(report.written_tests)}" if report.written_tests else ""
-        lines.append(f"test written for the change{label} ({report.reproduction_path}, by the model):\n{code.rstrip()}")
+        lines.append(f"test written for the change{label} ({report.reproduction_path}, by the model):\n"
+                     f"```{language(report.reproduction_path)[1]}\n{code.rstrip()}\n```")
     if report.traced is not None:
         lines.append(f"the check's first run traced: {report.traced} function(s) of the workspace ran in the "
                      "failing test(s)")

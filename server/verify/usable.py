@@ -20,11 +20,14 @@ the same way, with ``-p no:<name>`` (:func:`crashed_plugin`).
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import re
 import shlex
 from pathlib import Path
 
-__all__ = ["crashed_plugin", "missing_dependencies", "missing_fixtures", "unusable", "without_files", "without_plugin"]
+__all__ = ["crashed_plugin", "missing_dependencies", "missing_fixtures", "unknown_fixtures", "unusable", "without_files",
+           "without_plugin"]
 
 _PYTEST_CANNOT_JUDGE = {3: "pytest stopped on an internal error", 4: "pytest could not run it (a usage error)",
                         5: "pytest collected no test"}
@@ -151,3 +154,60 @@ def without_plugin(command: str, name: str) -> str | None:
     if not _runs_pytest(command) or any(w in ("&&", "||", ";", "|") for w in words) or f"no:{name}" in words:
         return None
     return shlex.join([*words, "-p", f"no:{name}"])
+
+
+_BUILTIN_FIXTURES = frozenset(
+    "request tmp_path tmp_path_factory tmpdir tmpdir_factory monkeypatch capsys capsysbinary capfd capfdbinary "
+    "caplog recwarn pytestconfig record_property record_xml_attribute record_testsuite_property cache "
+    "doctest_namespace pytester testdir".split())
+_PLUGIN_FIXTURES = {"mocker": "pytest_mock", "benchmark": "pytest_benchmark", "event_loop": "pytest_asyncio",
+                    "httpserver": "pytest_httpserver", "freezer": "pytest_freezegun"}
+"""Fixtures of common plugins, each defined when its plugin's module is installed."""
+
+
+def _fixtures_defined(code: str) -> set[str]:
+    """The names a test module defines as fixtures (a function under a ``fixture`` decorator) and its
+    ``parametrize`` argument names."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for decorator in node.decorator_list:
+            said = ast.unparse(decorator.func if isinstance(decorator, ast.Call) else decorator)
+            if said.endswith("fixture"):
+                names.add(node.name)
+            elif said.endswith("parametrize") and isinstance(decorator, ast.Call) and decorator.args:
+                first = decorator.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    names.update(n.strip() for n in first.value.split(","))
+                elif isinstance(first, (ast.List, ast.Tuple)):
+                    names.update(e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return names
+
+
+def unknown_fixtures(code: str, rel: str, root: Path) -> list[str]:
+    """The fixtures the test functions of ``code`` (to be laid at ``rel`` under ``root``) take that nothing
+    defines: not the module itself, not a ``conftest.py`` pytest reads for it (beside it and in the folders above
+    it, up to ``root``), not pytest, not a common plugin that is installed. A test module that cannot be imported
+    yet (for want of a change) is never collected, so pytest has not looked its fixtures up: this says, before any
+    change, what would make it error with every change."""
+    try:
+        parsed = ast.parse(code)
+    except SyntaxError:
+        return []
+    defined = _fixtures_defined(code) | _BUILTIN_FIXTURES
+    folders = [root / Path(rel).parent, *(root / Path(rel).parent).parents]
+    for conftest in [folder / "conftest.py" for folder in folders if folder == root or root in folder.parents]:
+        if conftest.is_file():
+            defined |= _fixtures_defined(conftest.read_text(encoding="utf-8", errors="replace"))
+    defined |= {name for name, module in _PLUGIN_FIXTURES.items() if importlib.util.find_spec(module) is not None}
+    unknown: list[str] = []
+    for node in ast.walk(parsed):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            unknown += [a.arg for a in node.args.args if a.arg not in ("self", "cls") and a.arg not in defined
+                        and a.arg not in unknown]
+    return unknown

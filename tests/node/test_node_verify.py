@@ -346,6 +346,37 @@ async def test_a_right_change_passes_when_most_tests_written_for_it_agree_and_a_
         report.summary()
 
 
+SCALED = "def helper(x):\n    return x + 1\n\n\ndef scaled(x):\n    return helper(x) * 2\n"
+
+
+async def test_a_change_under_a_passing_check_is_localized_from_the_failing_run_of_the_test_written_for_it(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check passes before any change (it never calls ``scaled``), so it only guards; the test written for
+    the change fails on its assertion. Its failing run is localized as a check's is (the test lives in the scratch
+    copy alone, read from there): the function it calls, ``scaled``, is the focused place, its prompt shows the
+    written test and its run, and the focused rewrite that passes both is offered."""
+    check = "python -m pytest -q -p no:cacheprovider tests/test_util.py"
+    repo = make_repo(tmp_path / "repo", {"util.py": SCALED, "tests/test_util.py": TEST,
+                                         ".contenox.toml": f'[verify]\ncommand = "{check}"\n'})
+    wrong = "util.py\n<<<<<<< SEARCH\n    return helper(x) * 2\n=======\n    return helper(x) * 4\n>>>>>>> REPLACE\n"
+    written = "```python\nfrom util import scaled\n\n\ndef test_scaled():\n    assert scaled(1) == 6\n```\n"
+    rewrite = "```python\ndef scaled(x):\n    return helper(x) * 3\n```"
+    script = scripted(monkeypatch, wrong, written, *NO_TESTS[1:], "no idea", "no idea", "no idea",
+                      rewrite, "no idea", "no idea", "no idea")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="scaled(x) should triple helper(x), not double it. "
+                                          "Change it.", verify=True, env=_request(repo).env))
+    report = outcome.verification
+    assert report is not None and (report.status, report.baseline) == ("passed", "passed"), report
+    offered = report.candidates[report.chosen - 1] if report.chosen else None
+    assert offered is not None and offered.arm == "focused" and offered.reproduced is True, report.candidates
+    assert report.places[0].startswith("scaled (util.py:5-6")
+    focused = (await node.engine()).tokenizer.decode(script.requests[DRAWN + VerifyConfig().candidates - 1]["ids"])
+    assert "python -m pytest -q -p no:cacheprovider tests/test_contenox_change.py" in focused
+    assert "assert scaled(1) == 6" in focused and "def scaled(x):" in focused
+    assert "+    return helper(x) * 3" in outcome.edits.diff and [e.path for e in outcome.edits.edits] == ["util.py"]
+    assert (repo / "util.py").read_text() == SCALED and not (repo / "tests/test_contenox_change.py").exists()
+
+
 async def test_an_edit_step_that_copied_its_lines_unchanged_is_drawn_again_and_the_draw_that_changes_one_kept(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The edit step's block replaces its lines with the same lines (the 1.5B's way on h11's export list): drawn

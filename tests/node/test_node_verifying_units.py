@@ -358,6 +358,11 @@ def test_a_test_written_for_the_change_is_read_from_its_answer_and_used_only_whe
     renamed = run(1, "E       NameError: name 'warn_on_parse_errors' is not defined\n1 failed")
     assert _own_error(renamed, "Rename it to warn_on_parse_errors.") == ""  # the new name, not made yet
     assert _own_error(renamed, "Rename it.").startswith("it fails on an error of its own (E       NameError")
+    # a module that is not there (the 1.5B's `itsdangerous.typedescriptors`): with any change, unless asked for
+    made_up = run(2, "E   ModuleNotFoundError: No module named 'itsdangerous.typedescriptors'\n1 error")
+    assert _own_error(made_up, "Limit the payload size.") == (
+        "it imports `itsdangerous.typedescriptors`, which is not there and which the question does not name")
+    assert _own_error(made_up, "Move the descriptors into a new module, typedescriptors.") == ""
 
 
 def test_a_written_test_that_imports_a_defined_name_from_the_wrong_place_is_its_own_error(tmp_path: Path) -> None:

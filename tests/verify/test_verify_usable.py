@@ -16,6 +16,7 @@ from contenox.verify.usable import (
     crashed_plugin,
     missing_dependencies,
     missing_fixtures,
+    unknown_fixtures,
     unusable,
     without_files,
     without_plugin,
@@ -131,3 +132,21 @@ def test_a_plugin_that_stops_pytest_with_its_own_internal_error_is_named_and_blo
     assert again.passed, again.output
     assert crashed_plugin("INTERNALERROR>   File \"/usr/lib/site-packages/_pytest/main.py\", line 3\n") is None
     assert without_plugin("npm test", "boom") is None
+
+
+def test_fixtures_a_written_test_takes_that_nothing_defines_are_named_before_it_can_be_collected(
+        tmp_path: Path) -> None:
+    """The 1.5B's test of a payload limit imported the new exception (not there yet: pytest stops at the import,
+    exit 2) and took a ``signer`` fixture nobody defines: once a change adds the exception, it errors at setup
+    with every change. Its own fixtures, parametrized names, the conftest.py files pytest reads for it, pytest's
+    and an installed plugin's are defined; a conftest.py elsewhere is not read for it."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text("import pytest\n\n@pytest.fixture\ndef app():\n    return 1\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "conftest.py").write_text("import pytest\n\n@pytest.fixture()\ndef signer():\n    return 2\n")
+    code = ("import pytest\nfrom pkg import PayloadTooLarge\n\n\n@pytest.fixture\ndef big():\n    return b'x' * 10\n\n\n"
+            "@pytest.mark.parametrize('size, ok', [(1, True)])\ndef test_limit(signer, big, app, tmp_path, size, ok):\n"
+            "    pass\n\n\nclass TestMore:\n    def test_more(self, serializer, signer):\n        pass\n")
+    assert unknown_fixtures(code, "tests/test_contenox_change.py", tmp_path) == ["signer", "serializer"]
+    assert unknown_fixtures(code, "test_contenox_change.py", tmp_path) == ["signer", "app", "serializer"]
+    assert unknown_fixtures("def test_x(:\n", "tests/t.py", tmp_path) == []
