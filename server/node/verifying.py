@@ -991,7 +991,7 @@ class VerifyJob:
         async def own_error(code: str) -> tuple[CheckRun, str]:
             await asyncio.to_thread(self.scratch.add, path, code)
             run = await self._run_written(line, "before any change", len(codes))
-            return run, _script_own_error(run, self.request.prompt)
+            return run, _script_own_error(run, self.request.prompt, self.locate)
 
         if await self._keep_written(path, line, codes, own_error) is None:
             return None
@@ -1168,6 +1168,7 @@ def _script_request(paths: Sequence[str]) -> str:
 _ASSERTS = re.compile(r"\bassert\b|\bthrow\b")
 _NOT_DEFINED = re.compile(r"ReferenceError: (\w+) is not defined")
 _NO_MODULE = re.compile(r"Cannot find module '([^']+)'")
+_NOT_A_FUNCTION = re.compile(r"([\w$]+(?:\.[\w$]+)*) is not a function")
 _SCRIPT_TRIES = 30
 
 
@@ -1193,11 +1194,13 @@ def _script_code(answer: str) -> str | None:
     return None
 
 
-def _script_own_error(run: CheckRun, question: str) -> str:
+def _script_own_error(run: CheckRun, question: str, locate: Locate | None = None) -> str:
     """Why a Node script written for the change cannot tell changes apart ('' when it can): it passes already,
     it did not end by failing, it does not parse, it uses a name nothing defines that the question does not
-    give, or it requires a module that is not there and that the question does not name (a module the change is
-    to create, ``internal/normalize-options.js``, is the change not made yet)."""
+    give, it requires a module that is not there and that the question does not name (a module the change is
+    to create, ``internal/normalize-options.js``, is the change not made yet), or it calls as a function what is
+    not one where it looks, though the workspace defines it (the 1.5B's ``require('./functions/satisfies')
+    .satisfies(...)``: the module is the function; a function the change is to add is defined nowhere yet)."""
     if run.passed:
         return "it passes before the change too (it tests nothing the change adds)"
     if run.outcome != "failed":
@@ -1211,6 +1214,10 @@ def _script_own_error(run: CheckRun, question: str) -> str:
         stem = module.rstrip("/").rsplit("/", 1)[-1].removesuffix(".js")
         if not stem or stem in (".", "..") or stem not in question:
             return f"it requires `{module}`, which is not there and which the question does not name"
+    for called in _NOT_A_FUNCTION.findall(run.output):
+        if locate is not None and locate(called.rsplit(".", 1)[-1]):
+            return (f"it calls `{called}`, which is not a function where it looks (`{called.rsplit('.', 1)[-1]}` is "
+                    "defined, elsewhere or otherwise), with any change")
     return ""
 
 

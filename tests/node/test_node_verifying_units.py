@@ -403,3 +403,23 @@ def test_a_javascript_rewrite_ends_where_its_braces_close() -> None:
                 "  return `>=${M}.${m\n  }.0 <${+M + 1}`\n}\n")
     assert _function_only(function + "console.log(replaceCaret('^1'))\n", "classes/range.js") == function
     assert _function_only("const f = () => {\n  return 1\n", "a.js") == "const f = () => {\n  return 1\n"  # unclosed
+
+
+def test_a_node_script_that_calls_a_defined_function_where_it_is_not_one_is_its_own_error() -> None:
+    """The 1.5B's script required ``./functions/satisfies`` (the module is the function) and called
+    ``semver.satisfies(...)`` inside a ``try``: the TypeError was caught and its message compared, failing with any
+    change. A function no file defines yet is the change not made (it is what the change adds)."""
+    from contenox.node.verifying import _script_own_error
+    from contenox.verify import CheckRun
+
+    caught = CheckRun(command="node contenox-change.test.js", outcome="failed", exit_code=1, seconds=0.1,
+                      output="AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n+ actual - "
+                             "expected\n\n+ 'semver.satisfies is not a function'\n- 'Invalid range'\n")
+
+    def defines(name: str) -> list[tuple[str, int, int]]:
+        return [("functions/satisfies.js", 3, 20)] if name == "satisfies" else []
+
+    assert _script_own_error(caught, "Give satisfies() a throwErrors argument.", defines) == (
+        "it calls `semver.satisfies`, which is not a function where it looks (`satisfies` is defined, elsewhere or "
+        "otherwise), with any change")
+    assert _script_own_error(caught, "Add a satisfies() function.", lambda name: []) == ""
