@@ -896,15 +896,13 @@ class VerifyJob:
         if not codes:
             return None
 
-        async def own_error(code: str) -> tuple[CheckRun, str]:
-            await asyncio.to_thread(self.scratch.add, path, code)
-            run = await self._run_written(line, "before any change", len(codes))
+        async def own_error(run: CheckRun, code: str) -> str:
             why = _own_error(run, self.request.prompt) or self._misimported(run)
             if not why and run.exit_code == 2 and (unknown := await asyncio.to_thread(
                     unknown_fixtures, code, path, self.scratch.tree)):  # not collected yet: its fixtures not looked up
                 why = (f"it takes the fixture{'s' if len(unknown) > 1 else ''} "
                        f"{', '.join(f'`{u}`' for u in unknown)}, which nothing defines, with any change")
-            return run, why
+            return why
 
         first = await self._keep_written(path, line, codes, own_error)
         if first is not None:
@@ -913,15 +911,17 @@ class VerifyJob:
         return first
 
     async def _keep_written(self, path: str, line: str, codes: list[str],
-                            own_error: Callable[[str], Awaitable[tuple[CheckRun, str]]]) -> CheckRun | None:
-        """Run each test written for the change before it (``own_error``: lays it at ``path`` and says why it
-        cannot tell changes apart, '' when it can); keep those that fail for want of the change, the first laid
-        at ``path``. The first kept one's run, or None (the file removed); ``self._repro_note`` says which."""
+                            own_error: Callable[[CheckRun, str], Awaitable[str]]) -> CheckRun | None:
+        """Lay each test written for the change at ``path`` and run it (``line``) before the change; keep those
+        that fail for want of it (``own_error``: why a run and its code cannot tell changes apart, '' when they
+        can), the first laid at ``path`` again. The first kept one's run, or None (the file removed);
+        ``self._repro_note`` says which."""
         kept: list[tuple[str, CheckRun]] = []
         dropped: list[str] = []
         for code in codes:
-            run, why = await own_error(code)
-            if why:
+            await asyncio.to_thread(self.scratch.add, path, code)
+            run = await self._run_written(line, "before any change", len(codes))
+            if why := await own_error(run, code):
                 dropped.append(why)
             else:
                 kept.append((code, run))
@@ -939,7 +939,8 @@ class VerifyJob:
             self._repro_note = f"the test written for the change ({path}) fails before it ({first.describe()})"
         else:
             self._repro_note = (f"{len(kept)} of the {len(codes)} tests written for the change ({path}, each laid there "
-                                f"in turn) fail before it (the first: {first.describe()})"
+                                f"in turn) {'fails' if len(kept) == 1 else 'fail'} before it (the first: "
+                                f"{first.describe()})"
                                 + (f"; not used: {'; '.join(dict.fromkeys(dropped))}" if dropped else ""))
         return first
 
@@ -988,10 +989,8 @@ class VerifyJob:
         if not codes:
             return None
 
-        async def own_error(code: str) -> tuple[CheckRun, str]:
-            await asyncio.to_thread(self.scratch.add, path, code)
-            run = await self._run_written(line, "before any change", len(codes))
-            return run, _script_own_error(run, self.request.prompt, self.locate)
+        async def own_error(run: CheckRun, code: str) -> str:
+            return _script_own_error(run, self.request.prompt, self.locate)
 
         if await self._keep_written(path, line, codes, own_error) is None:
             return None
