@@ -213,6 +213,13 @@ def _add_called(found: dict[tuple[str, str], Place], names: list[str], caller: s
     for name in dict.fromkeys(names):
         if len(found) >= limit:
             break
+        if name[:1].isupper() and caller == test and (init := _constructor(name, locate, read)) is not None:
+            # the test builds an object of the project's class (``Serializer(secret, digest_method=...)``, a
+            # keyword the change is to add): its ``__init__`` runs the call
+            if (init.path, f"__init__@{init.start}") not in found:
+                found[(init.path, f"__init__@{init.start}")] = init
+                added.append(init)
+            continue
         if name in _IGNORED or name in (test, caller) or name[:1].isupper():  # a class (an exception raised)
             continue
         defs = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and p.endswith(".py") and b - a < _MAX_LINES
@@ -233,6 +240,26 @@ def _add_called(found: dict[tuple[str, str], Place], names: list[str], caller: s
                 found[(p, f"{name}@{a}")] = Place(path=p, name=name, start=a, end=b, why=f"called by {caller}")
                 added.append(found[(p, f"{name}@{a}")])
     return added
+
+
+def _constructor(name: str, locate: Locate, read: Read | None) -> Place | None:
+    """The ``__init__`` of the project's one class ``name`` (Python, not a test's), as a place; None when there is
+    no such class or it defines none of its own (an exception class that takes its base's)."""
+    header = re.compile(rf"\s*class\s+{re.escape(name)}\b")
+
+    def is_class(path: str, line: int) -> bool:
+        lines = ((read(path) if read else None) or "").splitlines()
+        return 0 < line <= len(lines) and header.match(lines[line - 1]) is not None
+
+    classes = [(p, a, b) for p, a, b in locate(name) if not is_test_path(p) and p.endswith(".py") and is_class(p, a)]
+    if len(classes) != 1:
+        return None
+    path, start, end = classes[0]
+    inits = [(a, b) for p, a, b in locate("__init__") if p == path and start < a <= end and b - a < _MAX_LINES]
+    if not inits:
+        return None
+    a, b = min(inits)
+    return Place(path=path, name="__init__", start=a, end=b, why=f"constructor of {name}, called by the test")
 
 
 def places(outputs: list[str], roots: list[Path], locate: Locate, read: Read, limit: int = 2,

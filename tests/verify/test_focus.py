@@ -271,3 +271,29 @@ def test_the_multi_line_module_values_a_place_uses_are_places_of_their_own() -> 
     assert [(v.name, v.start, v.end, v.kind) for v in used] == [("_pattern", 7, 9, "value"), ("TABLE", 3, 5, "value")]
     assert used[0].why == "a module-level value `parse` uses"  # one-line _ONE: in the function's prompt already
     assert values_used(place, "def parse(:\n") == []
+
+
+def test_a_test_that_builds_an_object_of_a_project_class_reaches_its_constructor(tmp_path: Path) -> None:
+    """The 1.5B's test of a new ``digest_method`` keyword failed at ``Serializer(secret, digest_method=...)``
+    (a TypeError raised by the call itself, no frame inside): the place is ``Serializer.__init__``, before what the
+    rest of the test calls. A class that defines no ``__init__`` of its own (an exception) adds nothing, nor does a
+    class built further down than the test."""
+    (tmp_path / "tests").mkdir()
+    src = ("class BadData(Exception):\n    pass\n\n\n"                                             # 1-2
+           "class Serializer:\n    def __init__(self, secret, salt=b''):\n        self.secret = secret\n"
+           "        self.salt = salt\n\n    def dumps(self, obj):\n        return Signer(self.secret).sign(obj)\n\n\n"
+           "class Signer:\n    def __init__(self, key):\n        self.key = key\n\n"                      # 14-16
+           "    def sign(self, value):\n        return value\n")                                      # 18-19
+    (tmp_path / "ser.py").write_text(src)
+    (tmp_path / "tests" / "test_ser.py").write_text(
+        "from ser import BadData, Serializer\n\n\ndef test_digest():\n"
+        "    s = Serializer('k', digest_method='sha256')\n    assert s.dumps(1) == 1 and BadData('x')\n")
+    defs = {"BadData": [("ser.py", 1, 2)], "Serializer": [("ser.py", 5, 11)], "Signer": [("ser.py", 14, 19)],
+            "__init__": [("ser.py", 6, 8), ("ser.py", 15, 16)], "dumps": [("ser.py", 10, 11)],
+            "sign": [("ser.py", 18, 19)], "test_digest": [("tests/test_ser.py", 4, 6)]}
+    output = ("tests/test_ser.py:5: in test_digest\n    s = Serializer('k', digest_method='sha256')\n"
+              "E   TypeError: Serializer.__init__() got an unexpected keyword argument 'digest_method'\n")
+    found = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text(), limit=8)
+    assert [(p.name, p.start, p.why) for p in found][:2] == [
+        ("__init__", 6, "constructor of Serializer, called by the test"), ("dumps", 10, "called by test_digest")]
+    assert all(p.start not in (1, 15) for p in found)  # BadData has no __init__; Signer(...) is built by dumps
