@@ -312,6 +312,7 @@ class VerifyJob:
         runs it alone); the first of ``self._tests`` when several were kept."""
         self._tests: list[str] = []
         """Every test written for the change that was kept (each failed before it), laid at the path in turn."""
+        self._written_runs_made = 0
         self._repro_note = ""
         self._regression: str | None = None
         """The failing tests' whole files, run to completion (:func:`spectrum_command`): a candidate that passes
@@ -864,8 +865,8 @@ class VerifyJob:
 
     async def _written_check(self, run: CheckRun) -> tuple[CheckRun, int]:
         """The check when it is the tests written for the change (``run``: the first one's): passed when at least
-        half of them pass, the run then the first passing one's, else the first failing one's output; and how
-        many passed."""
+        half of them pass (its output says how many, then the first one's when it passed), else failed with the
+        first failing one's output; and how many passed."""
         if len(self._tests) < 2:
             return run, int(run.passed)
         passed, tail = await self._written_runs(run)
@@ -946,7 +947,9 @@ class VerifyJob:
 
     async def _run_written(self, line: str, when: str, count: int) -> CheckRun:
         """A test written for the change, as laid in the scratch copy, run alone (an ``execute`` step)."""
-        activity = ToolActivity(id="verify-reproduce", name="verify", kind="execute", status="in_progress",
+        self._written_runs_made += 1  # each its own tool call (ACP and the panel key them by id)
+        activity = ToolActivity(id=f"verify-reproduce-{self._written_runs_made}", name="verify", kind="execute",
+                                status="in_progress",
                                 title=f"run the test{'s' if count > 1 else ''} written for the change, {when}: "
                                       f"{line}"[:160])
         await self.emit(TurnEvent(kind="tool", tool=activity))
