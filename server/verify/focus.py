@@ -255,7 +255,8 @@ def _constructor(name: str, locate: Locate, read: Read | None) -> Place | None:
     if len(classes) != 1:
         return None
     path, start, end = classes[0]
-    inits = [(a, b) for p, a, b in locate("__init__") if p == path and start < a <= end and b - a < _MAX_LINES]
+    inits = [(a, b) for p, a, b in locate("__init__") if p == path and start < a <= end and b - a < _MAX_LINES
+             and not _stub(read, p, b)]  # (itsdangerous' Serializer has four overload signatures first)
     if not inits:
         return None
     a, b = min(inits)

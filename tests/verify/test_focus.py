@@ -283,17 +283,22 @@ def test_a_test_that_builds_an_object_of_a_project_class_reaches_its_constructor
            "class Serializer:\n    def __init__(self, secret, salt=b''):\n        self.secret = secret\n"
            "        self.salt = salt\n\n    def dumps(self, obj):\n        return Signer(self.secret).sign(obj)\n\n\n"
            "class Signer:\n    def __init__(self, key):\n        self.key = key\n\n"                      # 14-16
-           "    def sign(self, value):\n        return value\n")                                      # 18-19
+           "    def sign(self, value):\n        return value\n\n\n"                                  # 18-19
+           "class Typed:\n    @overload\n    def __init__(self, key: str) -> None: ...\n\n"          # 22-24
+           "    def __init__(self, key):\n        self.key = key\n")                                  # 26-27
     (tmp_path / "ser.py").write_text(src)
     (tmp_path / "tests" / "test_ser.py").write_text(
         "from ser import BadData, Serializer\n\n\ndef test_digest():\n"
-        "    s = Serializer('k', digest_method='sha256')\n    assert s.dumps(1) == 1 and BadData('x')\n")
+        "    s = Serializer('k', digest_method='sha256')\n    assert s.dumps(1) == 1 and BadData('x')\n"
+        "    assert Typed('k', digest_method='sha256')\n")
     defs = {"BadData": [("ser.py", 1, 2)], "Serializer": [("ser.py", 5, 11)], "Signer": [("ser.py", 14, 19)],
             "__init__": [("ser.py", 6, 8), ("ser.py", 15, 16)], "dumps": [("ser.py", 10, 11)],
-            "sign": [("ser.py", 18, 19)], "test_digest": [("tests/test_ser.py", 4, 6)]}
+            "sign": [("ser.py", 18, 19)], "test_digest": [("tests/test_ser.py", 4, 7)], "Typed": [("ser.py", 22, 27)]}
+    defs["__init__"] += [("ser.py", 24, 24), ("ser.py", 26, 27)]
     output = ("tests/test_ser.py:5: in test_digest\n    s = Serializer('k', digest_method='sha256')\n"
               "E   TypeError: Serializer.__init__() got an unexpected keyword argument 'digest_method'\n")
     found = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text(), limit=8)
     assert [(p.name, p.start, p.why) for p in found][:2] == [
         ("__init__", 6, "constructor of Serializer, called by the test"), ("dumps", 10, "called by test_digest")]
     assert all(p.start not in (1, 15) for p in found)  # BadData has no __init__; Signer(...) is built by dumps
+    assert ("__init__", 26) in [(p.name, p.start) for p in found]  # Typed's own, past its overload signature
