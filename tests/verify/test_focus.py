@@ -288,7 +288,7 @@ def test_a_test_that_builds_an_object_of_a_project_class_reaches_its_constructor
            "    def __init__(self, key):\n        self.key = key\n")                                  # 26-27
     (tmp_path / "ser.py").write_text(src)
     (tmp_path / "tests" / "test_ser.py").write_text(
-        "from ser import BadData, Serializer\n\n\ndef test_digest():\n"
+        "from ser import BadData, Serializer, Typed\n\n\ndef test_digest():\n"
         "    s = Serializer('k', digest_method='sha256')\n    assert s.dumps(1) == 1 and BadData('x')\n"
         "    assert Typed('k', digest_method='sha256')\n")
     defs = {"BadData": [("ser.py", 1, 2)], "Serializer": [("ser.py", 5, 11)], "Signer": [("ser.py", 14, 19)],
