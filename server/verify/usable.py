@@ -103,9 +103,7 @@ def missing_fixtures(output: str, root: Path) -> dict[str, str]:
             continue
         name = missing.group(1)
         defines = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", re.MULTILINE)
-        folders = [root / Path(rel).parent, *(root / Path(rel).parent).parents]
-        conftests = [folder / "conftest.py" for folder in folders if folder == root or root in folder.parents]
-        if any(c.is_file() and defines.search(c.read_text(errors="replace")) for c in conftests):
+        if any(c.is_file() and defines.search(c.read_text(errors="replace")) for c in _conftests(rel, root)):
             continue  # the workspace's own fixture: its fault is the code's
         found.setdefault(rel, name)
     return found
@@ -156,6 +154,13 @@ def without_plugin(command: str, name: str) -> str | None:
     return shlex.join([*words, "-p", f"no:{name}"])
 
 
+def _conftests(rel: str, root: Path) -> list[Path]:
+    """The ``conftest.py`` paths pytest reads for the test file ``rel``: beside it and in each folder above it, up
+    to ``root``."""
+    folders = [root / Path(rel).parent, *(root / Path(rel).parent).parents]
+    return [folder / "conftest.py" for folder in folders if folder == root or root in folder.parents]
+
+
 _BUILTIN_FIXTURES = frozenset(
     "request tmp_path tmp_path_factory tmpdir tmpdir_factory monkeypatch capsys capsysbinary capfd capfdbinary "
     "caplog recwarn pytestconfig record_property record_xml_attribute record_testsuite_property cache "
@@ -200,8 +205,7 @@ def unknown_fixtures(code: str, rel: str, root: Path) -> list[str]:
     except SyntaxError:
         return []
     defined = _fixtures_defined(code) | _BUILTIN_FIXTURES
-    folders = [root / Path(rel).parent, *(root / Path(rel).parent).parents]
-    for conftest in [folder / "conftest.py" for folder in folders if folder == root or root in folder.parents]:
+    for conftest in _conftests(rel, root):
         if conftest.is_file():
             defined |= _fixtures_defined(conftest.read_text(encoding="utf-8", errors="replace"))
     defined |= {name for name, module in _PLUGIN_FIXTURES.items() if importlib.util.find_spec(module) is not None}
