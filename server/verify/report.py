@@ -108,7 +108,7 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     """The tests the check failed on the workspace as it was (pytest's ids, ``tests/test_x.py::test_y``)."""
     reproduction: str = ""
     """The test the model wrote for the change, as run after the check (empty: none was used); the first of
-    ``reproductions`` when several were kept."""
+    ``written_tests`` when several were kept."""
     reproduction_path: str = ""
     written_tests: tuple[str, ...] = ()
     """Every test written for the change that was kept (each failed before it; laid at ``reproduction_path`` in
@@ -122,7 +122,7 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def reproductions(self) -> int:
-        """How many tests written for the change were kept (0: none, or the check is the project's own)."""
+        """How many tests written for the change were kept (0: none was used)."""
         return len(self.written_tests) or int(bool(self.reproduction))
 
     @property
