@@ -47,6 +47,7 @@ from contenox.verify import (
     choice_grammar,
     code_unchanged,
     edit_block_grammar,
+    edit_blocks_grammar,
     failed_test_ids,
     failing_tests,
     frames,
@@ -257,6 +258,8 @@ Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
 """Places a round's sampled candidates are spread over."""
+_CHANGE_BLOCKS = 4
+"""Edit blocks a sampled candidate of a new behaviour may write (see :meth:`VerifyJob._grammars`)."""
 _POOL = 10
 """Places a localization offers the model (``[verify] localize``)."""
 _RELATED, _RELATED_LINES = 3, 30
@@ -565,7 +568,11 @@ class VerifyJob:
         in turn): the files the answer edited, the innermost source frames of the failing run (their function's
         lines alone, as Agentless localizes to a function), then the files the prompt held, tests last.
         ``frames_first``: the frames before the answer's files (its edits came from the edit step, which the node
-        localized by the names the question and the answer use, a weaker sign than the failing run's frames)."""
+        localized by the names the question and the answer use, a weaker sign than the failing run's frames).
+        When a test written for the change decides (the project's check passed before it, or could not run), the
+        change asked for is a new behaviour, rarely one block: then one grammar of up to :data:`_CHANGE_BLOCKS` blocks over those places
+        together (python-dotenv's ``--no-interpolate`` flag changes four places of cli.py, ``rename_key`` a
+        function in main.py and the package's exports; one block each, no sampled candidate could hold it)."""
         if not self.config.grammar:
             return []
         targets: dict[str, str] = {}
@@ -586,7 +593,10 @@ class VerifyJob:
                 break
             if path not in targets and not is_test_path(path) and (text := self.read(path)):
                 targets[path] = text
-        return [edit_block_grammar(path, text) for path, text in list(targets.items())[:_TARGETS]]
+        places = list(targets.items())[:_TARGETS]
+        if self._repro is not None and places:
+            return [edit_blocks_grammar(places, _CHANGE_BLOCKS)]
+        return [edit_block_grammar(path, text) for path, text in places]
 
     async def _focused(self, command: CheckCommand, baseline: CheckRun, check: CheckCommand | None = None,
                        ) -> AsyncGenerator[list[tuple[Draft, Place]], None]:

@@ -334,6 +334,11 @@ def test_the_sampled_candidates_target_the_failing_frames_before_an_edit_step_s_
                                               new_text="    return 0\n", diff="d", blocks=1),))
     assert [g.splitlines()[0].split('"')[1] for g in job._grammars(other)] == ["other.py\\n", "calc.py\\n"]
     assert [g.splitlines()[0].split('"')[1] for g in job._grammars(other, True)] == ["calc.py\\n", "other.py\\n"]
+    # a test written for the change decides: one grammar, several blocks over those places together
+    job._repro = ("tests/test_contenox_change.py", "def test_x():\n    assert False\n", "python -m pytest -q x")
+    (together,) = job._grammars(other)
+    assert together.splitlines()[0].startswith('root ::= block ("\\n"? block){0,3}')
+    assert '"other.py\\n"' in together and '"calc.py\\n"' in together
 
 
 def test_a_test_written_for_the_change_is_read_from_its_answer_and_used_only_when_it_fails_for_want_of_it() -> None:
