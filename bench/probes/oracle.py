@@ -17,19 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from contenox.eval.checkout import apply, apply_check, checkout, run_test
+from contenox.eval.checkout import checkout
 from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
-
-_HUNK = re.compile(r"^@@.*$", re.MULTILINE)
+from contenox.eval.score import grade_candidates
 
 
 def normalized(diff: str) -> str:
@@ -40,45 +37,31 @@ def normalized(diff: str) -> str:
     return "\n".join(line for line in kept if line.strip() not in ("+", "-"))
 
 
-def _reset(tree: Path) -> None:
-    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=tree, check=True)
-    subprocess.run(["git", "clean", "-qfdx", "-e", ".venv", "-e", "node_modules"], cwd=tree, check=True)
-
-
 def probe_task(task, repo: Path, verification: dict, offered_passed: bool | None) -> dict:
     diffs = list(verification.get("diffs") or [])
     outcomes = list(verification.get("outcomes") or [])
     arms = list(verification.get("arms") or ["?"] * len(diffs))
-    distinct = list(dict.fromkeys(d for d in diffs if d))
-    graded: dict[str, str] = {}
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="oracle-") as scratch:
-        tree = checkout(task, repo, Path(scratch) / "tree")
-        for diff in distinct:
-            ok, _ = apply_check(tree, diff)
-            if not ok:
-                graded[diff] = "does_not_apply"
-                continue
-            apply(tree, diff)
-            outcome = run_test(task, tree, timeout=120.0)
-            graded[diff] = "passed" if outcome.returncode == 0 else "failed"
-            _reset(tree)
-    passing = [d for d in distinct if graded[d] == "passed"]
+        graded = grade_candidates(task, checkout(task, repo, Path(scratch) / "tree"), diffs)
+    distinct = list(graded)
+    passing = [d for d in distinct if graded[d]]
     checked = [d for d, o in zip(diffs, outcomes, strict=False) if d and o == "passed"]
     votes = Counter(normalized(d) for d in checked)
     vote = None
     if votes:
         top = votes.most_common(1)[0][0]
         vote = next(d for d in checked if normalized(d) == top)
-    arms_passing = Counter(a for d, a in zip(diffs, arms, strict=False) if d and graded.get(d) == "passed")
+    arms_passing = Counter(a for d, a in zip(diffs, arms, strict=False) if d and graded.get(d))
     return {
         "id": task.id, "kind": task.kind, "candidates": len(diffs), "distinct": len(distinct),
-        "applied": sum(1 for d in distinct if graded[d] != "does_not_apply"),
+        "applied": sum(1 for d in distinct if graded[d] is not None),
         "grading_passed": len(passing), "oracle": bool(passing),
         "node_check_passed": len(set(checked)),
-        "node_check_passed_and_grading_passed": len({d for d in checked if graded.get(d) == "passed"}),
+        "node_check_passed_and_grading_passed": len({d for d in checked if graded.get(d)}),
         "offered_passed": offered_passed,
-        "vote": None if vote is None else graded.get(vote), "vote_size": votes.most_common(1)[0][1] if votes else 0,
+        "vote": None if vote is None else {True: "passed", False: "failed", None: "does_not_apply"}[graded[vote]],
+        "vote_size": votes.most_common(1)[0][1] if votes else 0,
         "arms_passing": dict(arms_passing), "status": verification.get("status"),
         "baseline": verification.get("baseline"), "command_source": verification.get("command_source"),
         "seconds": round(time.monotonic() - began, 1),

@@ -72,6 +72,12 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     bug_place: int | None = None
     """Which focused place holds the lines the task's bug touches (from 1); 0: places were tried, none holds
     them; None: no place was tried (or no bug injected)."""
+    graded: int = 0
+    """Distinct candidate changes laid on the task's tree and run against its grading test (after the node's
+    verification, by the eval: the node never runs it unless it is the failing run the task shows)."""
+    grading_passed: int = 0
+    """How many of ``graded`` pass the grading test: more than 0 is what a perfect choice among the candidates
+    (pass@k) would offer; 0 means no candidate drawn was right, whatever chose among them."""
     found: tuple[str, ...] = ()
     """Every function the focused round found along the failing run, in the order found (offered to the pick)."""
     bug_found: int | None = None
@@ -209,6 +215,11 @@ def _verification_summary(judged: Sequence[TaskResult]) -> dict[str, object] | N
         "check_s_median": round(statistics.median(r.verification.check_s for r in ran
                                                   if r.verification is not None), 2) if ran else None,
         "localized": _localized(ran),
+        "graded_candidates": sum(r.verification.graded for r in ran if r.verification is not None),
+        "graded_candidates_passed": sum(r.verification.grading_passed for r in ran if r.verification is not None),
+        "tasks_with_a_right_candidate": sum(1 for r in ran if r.verification is not None
+                                            and r.verification.grading_passed),
+        "tasks_whose_offered_edit_passed": sum(1 for r in ran if r.edit is not None and r.edit.test_passed),
     }
 
 
@@ -317,6 +328,11 @@ def render_table(report: EvalReport) -> str:
                 text += (f"\n  a test the model wrote for the change was used in {written[1]} task(s) (their check "
                          f"passed before it): passed {written[0]}/{written[1]}; candidates that passed their check "
                          f"but broke tests that passed before: {v.get('candidates_passed_breaking_tests', 0)}")
+            if v.get("graded_candidates"):
+                text += (f"\n  candidates against the grading test: {v['graded_candidates_passed']} of "
+                         f"{v['graded_candidates']} distinct changes pass it; a right one was drawn in "
+                         f"{v['tasks_with_a_right_candidate']} task(s), the offered edit passed in "
+                         f"{v['tasks_whose_offered_edit_passed']}")
             if isinstance(loc := v.get("localized"), dict) and loc.get("focused"):
                 text += (f"\n  localized: the bug's function tried first in {loc['bug_first']} of {loc['focused']} "
                          f"focused rounds, tried at all in {loc['bug_tried']}, found (offered to the pick) in "

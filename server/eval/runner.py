@@ -33,7 +33,15 @@ from contenox.eval.checkout import checkout
 from contenox.eval.in_view import IN_VIEW_MODES, after_question, before_question
 from contenox.eval.prepare import prepare
 from contenox.eval.report import AgentTask, EvalReport, TaskResult, VerifiedTask, summarize
-from contenox.eval.score import bug_place, check_edit, files_named, passes, recall, symbols_named
+from contenox.eval.score import (
+    bug_place,
+    check_edit,
+    files_named,
+    grade_candidates,
+    passes,
+    recall,
+    symbols_named,
+)
 from contenox.eval.tasks import Task
 from contenox.host import host_facts
 from contenox.verify import python_env, run_check
@@ -190,6 +198,10 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     edit = check_edit(task, tree, answer, proposed) if task.check is not None and task.check.apply else None
     passed = passes(task, named, edited, symbols, edit)
     verification = _verification(task, result.get("verification"))
+    if verification is not None and task.check is not None and task.check.apply:
+        graded = grade_candidates(task, tree, verification.diffs)
+        verification = msgspec.structs.replace(verification, graded=len(graded),
+                                               grading_passed=sum(1 for ok in graded.values() if ok))
     return msgspec.structs.replace(
         base, verification=verification, agent=loop.report() if loop else None, generated=True, files_named=named, files_edited=edited, symbols_named=symbols, cited_real=len(real),
         cited_unknown=unknown,

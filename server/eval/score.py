@@ -17,10 +17,12 @@ from pathlib import Path
 import msgspec
 
 from contenox.eval.checkout import apply, apply_check, run_test
+from contenox.eval.repos import git
 from contenox.eval.tasks import Task
 from contenox.workspace import changed_lines
 
-__all__ = ["EditCheck", "check_edit", "extract_diff", "files_named", "passes", "recall", "symbols_named"]
+__all__ = ["EditCheck", "check_edit", "extract_diff", "files_named", "grade_candidates", "passes", "recall",
+           "symbols_named"]
 
 _FENCED = re.compile(r"```+[ \t]*(?:diff|patch|udiff)?[ \t]*\n(.*?)```+", re.DOTALL)
 
@@ -94,6 +96,29 @@ def check_edit(task: Task, tree: Path, answer: str, proposed: str = "") -> EditC
         outcome = run_test(task, copy)
     return EditCheck(proposed=True, applies=True, test_passed=outcome.passed,
                      detail="" if outcome.passed else outcome.output[-400:])
+
+
+def grade_candidates(task: Task, tree: Path, diffs: Iterable[str]) -> dict[str, bool | None]:
+    """Each distinct candidate change of ``diffs`` (a verification's recorded changes; empty ones are no change)
+    and whether it passes the task's grading test (None: it does not apply), each laid alone on one copy of
+    ``tree`` and the test run there. One passing means a perfect choice among the candidates drawn (pass@k) passes;
+    none means no candidate was right, whatever chose among them. Empty for a task without a test."""
+    distinct = list(dict.fromkeys(d for d in diffs if d))
+    if not distinct or task.check is None or not task.check.test_command:
+        return {}
+    graded: dict[str, bool | None] = {}
+    with tempfile.TemporaryDirectory(prefix="cx-eval-grade-") as scratch:
+        copy = Path(scratch) / "tree"
+        shutil.copytree(tree, copy, symlinks=True)
+        for diff in distinct:
+            if not apply_check(copy, diff)[0]:
+                graded[diff] = None
+                continue
+            apply(copy, diff)
+            graded[diff] = run_test(task, copy).passed
+            git(copy, "checkout", "-q", "--", ".")
+            git(copy, "clean", "-qfd")
+    return graded
 
 
 _PLACE = re.compile(r"\(([^\s():]+):(\d+)-(\d+)[,)]")

@@ -15,6 +15,7 @@ from contenox.eval.score import (
     check_edit,
     extract_diff,
     files_named,
+    grade_candidates,
     passes,
     recall,
     symbols_named,
@@ -76,6 +77,27 @@ def test_the_reference_fix_passes_and_a_wrong_or_missing_one_does_not(
     assert none.detail == "no edit blocks or unified diff in the answer"
 
 
+def test_recorded_candidates_are_graded_against_the_task_s_test_each_on_the_tree_as_it_was(
+        task_set: TaskSet, eval_repos: dict[str, Path], tmp_path: Path) -> None:
+    """What a perfect choice among the candidates would give: each distinct change laid alone (a failing one
+    before the right one does not stay under it), the tree itself never touched."""
+    task = _task(task_set, "its-bug-key-rotation")
+    tree = checkout(task, eval_repos[task.repo], tmp_path / "tree")
+    fix = "\n".join(line for line in task.inject.splitlines() if not line.startswith("index "))
+    right = "\n".join("+" + line[1:] if line.startswith("-") and not line.startswith("---") else
+                      "-" + line[1:] if line.startswith("+") and not line.startswith("+++") else line
+                      for line in fix.strip("\n").splitlines()) + "\n"
+    first, second = (tree / "src/itsdangerous/signer.py").read_text().splitlines()[:2]
+    wrong = ("--- a/src/itsdangerous/signer.py\n+++ b/src/itsdangerous/signer.py\n@@ -1,2 +1,3 @@\n"
+             f" {first}\n+BROKEN = 1 / 0\n {second}\n")
+    before = (tree / "src/itsdangerous/signer.py").read_text()
+    # fix: the bug itself, whose '-' lines are not in the tree: it does not apply
+    assert grade_candidates(task, tree, [wrong, "", wrong, right, fix]) == {wrong: False, right: True, fix: None}
+    assert grade_candidates(task, tree, [right, wrong]) == {right: True, wrong: False}  # the right one undone
+    assert grade_candidates(task, tree, ["", ""]) == {}
+    assert (tree / "src/itsdangerous/signer.py").read_text() == before
+
+
 def test_an_edit_block_fix_becomes_a_diff_that_passes_the_task(
         task_set: TaskSet, eval_repos: dict[str, Path], tmp_path: Path) -> None:
     task = _task(task_set, "its-bug-key-rotation")
@@ -119,12 +141,13 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
     base = dict(repo="r", files_in_prompt=(), chunks=3, prompt_tokens=4000, cached_tokens=0, segment_tokens={},
                 kind="bug_localization", mode="verified", must_files=("x",), recall=1.0)
     seen = VerifiedTask(status="passed", command="pytest t.py", grading_test=True, candidates=4, passed_candidates=2,
-                        wall_s=30.0, decode_s=20.0, check_s=2.0, bug_place=1, bug_found=2)
+                        wall_s=30.0, decode_s=20.0, check_s=2.0, bug_place=1, bug_found=2, graded=3, grading_passed=1)
     found = VerifiedTask(status="failed", command="python -m pytest -q -x", grading_test=False, candidates=12,
                          wall_s=90.0, decode_s=60.0, check_s=6.0, bug_place=0, bug_found=4, broke_candidates=1,
-                         reproduction="def test_x():\n    assert f() == 1\n")
+                         reproduction="def test_x():\n    assert f() == 1\n", graded=9, grading_passed=2)
     skipped = VerifiedTask(status="skipped", reason="no check command")
-    results = [TaskResult(id="a", passed=True, verification=seen, **base),
+    results = [TaskResult(id="a", passed=True, verification=seen,
+                          edit=EditCheck(proposed=True, applies=True, test_passed=True), **base),
                TaskResult(id="b", passed=False, verification=found, **base),
                TaskResult(id="c", passed=True, verification=skipped, **base),
                TaskResult(id="d", passed=False, **base)]
@@ -134,13 +157,17 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
         "passed_with_other_command": [0, 1], "passed_not_verified": [1, 1],
         "passed_with_a_test_the_model_wrote": [0, 1], "candidates": 16, "candidates_passed": 2,
         "candidates_passed_breaking_tests": 1, "verify_wall_s_median": 60.0, "decode_s_median": 40.0, "check_s_median": 4.0,
-        "localized": {"focused": 2, "bug_first": 1, "bug_tried": 1, "bug_found": 2}}
+        "localized": {"focused": 2, "bug_first": 1, "bug_tried": 1, "bug_found": 2},
+        "graded_candidates": 12, "graded_candidates_passed": 3, "tasks_with_a_right_candidate": 2,
+        "tasks_whose_offered_edit_passed": 1}
     table = render_table(EvalReport(model="m", date="d", retrieval_only=False, task_files=(), machine={},
                                     summaries=(s,), results=tuple(results)))
     assert ("verified 2 task(s) (1 with a passing candidate; 1 not verified); passed 1/1 where the node verified "
             "with the task's own failing test, 0/1 with a command it found, 1/1 unverified") in table
     assert ("a test the model wrote for the change was used in 1 task(s) (their check passed before it): passed 0/1; "
             "candidates that passed their check but broke tests that passed before: 1") in table
+    assert ("candidates against the grading test: 3 of 12 distinct changes pass it; a right one was drawn in 2 "
+            "task(s), the offered edit passed in 1") in table
     assert ("localized: the bug's function tried first in 1 of 2 focused rounds, tried at all in 1, found (offered "
             "to the pick) in 2") in table
     assert summarize("retrieval", [TaskResult(id="e", passed=True, **{**base, "mode": "retrieval"})]).verification \
