@@ -981,7 +981,8 @@ class Node:
                                            constrained=bool(spec[1]),
                                            decode_s=max(0.0, metrics.total_ms - metrics.ttft_ms) / 1000.0,
                                            tokens=len(done.token_ids),
-                                           recomputed_tokens=metrics.measured_recomputed_tokens)))
+                                           recomputed_tokens=metrics.measured_recomputed_tokens,
+                                           token_ids=tuple(done.token_ids), cut=done.finish_reason == "length")))
         except asyncio.CancelledError:
             for _, handle in handles:
                 handle.cancel()

@@ -246,6 +246,10 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     ``repair``."""
     line: int = 0
     """The file line a ``line`` draft changes."""
+    token_ids: tuple[int, ...] = ()
+    """The tokens drawn (an answer cut short goes on from them)."""
+    cut: bool = False
+    """It stopped at the token limit, not at its end."""
 
 
 Generate = Callable[[list[int], int, int, bool, list[str]], Awaitable[list[Draft]]]
@@ -972,11 +976,19 @@ class VerifyJob:
     async def _written_tests(self, greedy: Draft, request: str, parse: Callable[[str], str | None],
                              none: str) -> list[str]:
         """The model's tests of the change, asked for after the turn's answer (``request``): ``written_tests``
-        drawn as one group (the greedy one first), as ``parse`` reads each from its answer, each once; none
-        (``self._repro_note`` saying that the model wrote ``none``)."""
+        drawn as one group (the greedy one first; one cut short by the token limit inside its code block goes on
+        once), as ``parse`` reads each from its answer, each once; none (``self._repro_note`` saying that the model
+        wrote ``none``)."""
         ids = self.step_ids([ToolStep(call=greedy.text.strip(), result=request)])
         drafts = await self._generate(ids, 0, max(1, self.config.written_tests), True, [])
-        codes = [code for draft in drafts if (code := await asyncio.to_thread(parse, draft.text)) is not None]
+        texts = [draft.text for draft in drafts]
+        for k, draft in enumerate(drafts):
+            # a test cut short inside its code block (the 1.5B's parametrized table ran past 512 tokens and left
+            # no test function) goes on, once, from where it stopped: its tokens are in the cache
+            if draft.cut and draft.token_ids and draft.text.count("```") % 2 == 1:
+                more = await self._generate([*ids, *draft.token_ids], 0, 1, True, [])
+                texts[k] += more[0].text if more else ""
+        codes = [code for text in texts if (code := await asyncio.to_thread(parse, text)) is not None]
         codes = list(dict.fromkeys(codes))
         if not codes:
             said = " ".join((drafts[0].text if drafts else "").split())[:160]

@@ -428,3 +428,29 @@ def test_a_node_script_that_calls_a_defined_function_where_it_is_not_one_is_its_
         "it calls `semver.satisfies`, which is not a function where it looks (`satisfies` is defined, elsewhere or "
         "otherwise), with any change")
     assert _script_own_error(caught, "Add a satisfies() function.", lambda name: []) == ""
+
+
+async def test_a_written_test_cut_short_inside_its_code_block_goes_on_from_its_own_tokens(tmp_path: Path) -> None:
+    """The 1.5B's parametrized test ran past its 512 tokens inside the table and left no test function: a draft cut
+    by the limit inside its fence is continued once, its prompt the question's followed by the draft's own tokens;
+    one that ended, or was cut outside a fence, is read as it is."""
+    from contenox.node.verifying import _test_code
+
+    calls: list[tuple[list[int], int]] = []
+    cut = Draft(text="```python\nimport pytest\n\n@pytest.mark.parametrize('a', [\n    1,\n", round=0,
+                sampled=False, constrained=False, token_ids=(7, 8, 9), cut=True)
+    whole = Draft(text="```python\ndef test_b():\n    assert 2\n```\n", round=0, sampled=True, constrained=False,
+                  token_ids=(5,), cut=False)
+
+    async def generate(ids: list[int], round_: int, count: int, greedy: bool, grammars: list[str]) -> list[Draft]:
+        calls.append((ids, count))
+        if len(calls) == 1:
+            return [cut, whole]
+        return [Draft(text="    2,\n])\ndef test_a(a):\n    assert a\n```\n", round=0, sampled=False, constrained=False)]
+
+    job = _job(tmp_path, tmp_path / "scratch", timeout_s=10.0, generate=generate, step_ids=lambda steps: [1, 2])
+    greedy = Draft(text="answer", round=0, sampled=False, constrained=False)
+    codes = await job._written_tests(greedy, "write a test", _test_code, "none")
+    assert calls == [([1, 2], job.config.written_tests), ([1, 2, 7, 8, 9], 1)]
+    assert codes[0].startswith("import pytest") and "def test_a(a):" in codes[0] and "    2,\n])" in codes[0]
+    assert codes[1] == "def test_b():\n    assert 2\n"
