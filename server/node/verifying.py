@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import builtins
 import io
 import logging
 import os
@@ -912,7 +913,7 @@ class VerifyJob:
             return None
 
         async def own_error(run: CheckRun, code: str) -> str:
-            why = _own_error(run, self.request.prompt) or self._misimported(run)
+            why = _own_error(run, self.request.prompt) or self._misimported(run) or self._untouched(code)
             if not why and run.exit_code == 2 and (unknown := await asyncio.to_thread(
                     unknown_fixtures, code, path, self.scratch.tree)):  # not collected yet: its fixtures not looked up
                 why = (f"it takes the fixture{'s' if len(unknown) > 1 else ''} "
@@ -1033,6 +1034,19 @@ class VerifyJob:
             if self.locate(name) and not re.search(rf"\b{re.escape(name)}\b", self.request.prompt):
                 return f"it imports `{name}` from where it is not defined (it is defined elsewhere), with any change"
         return ""
+
+    def _untouched(self, code: str) -> str:
+        """Why a test never touches the change ('' when it may): the question asks to add definitions (names
+        it calls, ``rename_key(dotenv_path, ...)``, or writes as classes, ``PayloadTooLarge``, that the
+        workspace does not define yet) and the test uses none of them. The 1.5B's tests of "add rename_key"
+        parsed a string with ``parse_binding`` and failed for that, with any change; one of a new exception built
+        a ``TimedSerializer``. A parameter the change adds is no such name: a test may pass it by position."""
+        new = [name for name in dict.fromkeys(a or b for a, b in _ADDED.findall(self.request.prompt))
+               if len(name) >= 4 and name not in _BUILTINS and not self.locate(name)]
+        if not new or any(re.search(rf"\b{re.escape(name)}\b", code) for name in new):
+            return ""
+        return (f"it never uses {' or '.join(f'`{name}`' for name in new[:3])}, which the change is to add: it fails "
+                "for another reason, with any change")
 
     async def _broken(self) -> tuple[tuple[str, ...], str]:
         """A passing candidate (applied in the scratch copy) against the failing tests' whole files: the tests
@@ -1170,6 +1184,9 @@ _REPRO_REQUEST = ("Before your change is checked, write a pytest test for it: on
                   "project as its tests do and checks what was asked for, so that it fails on the code as it is now "
                   "and passes once the change is made. Reply with the test file alone in one ```python code block.")
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)'")
+_ADDED = re.compile(r"\b([A-Za-z_]\w*)\(|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b")
+"""Names a question may ask to add: one it calls (``rename_key(``) or a CapWords one (``PayloadTooLarge``)."""
+_BUILTINS = frozenset(dir(builtins))
 _OWN_ERRORS = re.compile(r"\b(?:SyntaxError|IndentationError|NameError)\b|fixture '[^']+' not found")
 
 

@@ -454,3 +454,21 @@ async def test_a_written_test_cut_short_inside_its_code_block_goes_on_from_its_o
     assert calls == [([1, 2], job.config.written_tests), ([1, 2, 7, 8, 9], 1)]
     assert codes[0].startswith("import pytest") and "def test_a(a):" in codes[0] and "    2,\n])" in codes[0]
     assert codes[1] == "def test_b():\n    assert 2\n"
+
+
+def test_a_written_test_that_uses_none_of_the_names_the_change_adds_is_its_own_error(tmp_path: Path) -> None:
+    """"Add rename_key(dotenv_path, old_key, new_key)": a test that never calls `rename_key` fails for another
+    reason with any change; names the workspace defines, builtins and parameters are no names the change adds."""
+    defined = {"set_key": [("src/dotenv/main.py", 1, 9)], "parse": [("p.py", 1, 2)], "satisfies": [("s.py", 1, 2)]}
+    job = _job(tmp_path, tmp_path / "scratch", timeout_s=10.0)
+    job.locate = lambda name: defined.get(name, [])
+    job.request = TurnRequest(root=str(tmp_path), prompt="Add rename_key(dotenv_path, old_key, new_key) next to "
+                                                         "set_key(), raising a ValueError, and a BadKey error.")
+    assert job._untouched("from dotenv.parser import parse_binding\n\ndef test_x():\n    parse_binding('a')\n") == (
+        "it never uses `rename_key` or `BadKey`, which the change is to add: it fails for another reason, with any "
+        "change")
+    assert job._untouched("import dotenv\n\ndef test_x():\n    dotenv.rename_key('p', 'A', 'B')\n") == ""
+    assert job._untouched("def test_x():\n    with raises(BadKey):\n        pass\n") == ""
+    job.request = TurnRequest(root=str(tmp_path), prompt="Give satisfies() a fourth argument, throwErrors, the way "
+                                                         "parse() handles it; raise a TypeError.")
+    assert job._untouched("def test_x():\n    assert check('1', 'x', {}, True)\n") == ""  # it adds no name
