@@ -137,9 +137,10 @@ def main(argv: list[str] | None = None) -> int:
                     row = {"task": task_id, "place": name, "arm": arm, "drawn": len(texts), "distinct": len(graded),
                            **{k: sum(1 for v in graded.values() if v == k)
                               for k in ("right", "wrong", "unchanged", "does_not_parse")},
-                           "cut": sum(1 for t in texts if _rewrite(t) is None), "wall_s": round(wall, 1)}
+                           "cut": sum(1 for t in texts if _rewrite(t) is None), "wall_s": round(wall, 1),
+                           "rewrites": [{"grade": grade, "body": body} for body, grade in graded.items()]}
                     rows.append(row)
-                    print(json.dumps(row), flush=True)
+                    print(json.dumps({k: v for k, v in row.items() if k != "rewrites"}), flush=True)
                     args.out.write_text(json.dumps({"model": args.model, "rows": rows}, indent=1) + "\n")
     finally:
         engine.close()
