@@ -27,6 +27,16 @@ def _task(task_set: TaskSet, task_id: str):
     return next(t for t in task_set.tasks if t.id == task_id)
 
 
+def _bug_and_fix(inject: str) -> tuple[str, str]:
+    """A task's injected bug as a diff (which does not apply to its tree: the bug is there) and its reverse, the
+    fix."""
+    bug = "\n".join(line for line in inject.splitlines() if not line.startswith("index "))
+    fix = "\n".join("+" + line[1:] if line.startswith("-") and not line.startswith("---") else
+                    "-" + line[1:] if line.startswith("+") and not line.startswith("+++") else line
+                    for line in bug.strip("\n").splitlines()) + "\n"
+    return bug, fix
+
+
 def test_a_fenced_diff_is_extracted_from_prose() -> None:
     answer = ("The loop only tries the newest key.\n\n```diff\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n```\n"
               "and a second file:\n```\n--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-c\n+d\n```\n```python\nprint(1)\n```")
@@ -63,10 +73,7 @@ def test_the_reference_fix_passes_and_a_wrong_or_missing_one_does_not(
         task_set: TaskSet, eval_repos: dict[str, Path], tmp_path: Path) -> None:
     task = _task(task_set, "its-bug-key-rotation")
     tree = checkout(task, eval_repos[task.repo], tmp_path / "tree")
-    fix = "\n".join(line for line in task.inject.splitlines() if not line.startswith("index "))
-    reverse = "\n".join("+" + line[1:] if line.startswith("-") and not line.startswith("---") else
-                        "-" + line[1:] if line.startswith("+") and not line.startswith("+++") else line
-                        for line in fix.strip("\n").splitlines()) + "\n"
+    fix, reverse = _bug_and_fix(task.inject)
     good = check_edit(task, tree, f"Iterate over every key:\n```diff\n{reverse}```")
     assert (good.proposed, good.applies, good.test_passed) == (True, True, True)
     assert (tree / "src/itsdangerous/signer.py").read_text().count("self.secret_keys[-1:]") == 1  # tree untouched
@@ -83,10 +90,7 @@ def test_recorded_candidates_are_graded_against_the_task_s_test_each_on_the_tree
     before the right one does not stay under it), the tree itself never touched."""
     task = _task(task_set, "its-bug-key-rotation")
     tree = checkout(task, eval_repos[task.repo], tmp_path / "tree")
-    fix = "\n".join(line for line in task.inject.splitlines() if not line.startswith("index "))
-    right = "\n".join("+" + line[1:] if line.startswith("-") and not line.startswith("---") else
-                      "-" + line[1:] if line.startswith("+") and not line.startswith("+++") else line
-                      for line in fix.strip("\n").splitlines()) + "\n"
+    fix, right = _bug_and_fix(task.inject)
     first, second = (tree / "src/itsdangerous/signer.py").read_text().splitlines()[:2]
     wrong = ("--- a/src/itsdangerous/signer.py\n+++ b/src/itsdangerous/signer.py\n@@ -1,2 +1,3 @@\n"
              f" {first}\n+BROKEN = 1 / 0\n {second}\n")
