@@ -575,9 +575,10 @@ class VerifyJob:
         ``frames_first``: the frames before the answer's files (its edits came from the edit step, which the node
         localized by the names the question and the answer use, a weaker sign than the failing run's frames).
         When a test written for the change decides (the project's check passed before it, or could not run), the
-        change asked for is a new behaviour, rarely one block: then one grammar of up to :data:`_CHANGE_BLOCKS` blocks over those places
-        together (python-dotenv's ``--no-interpolate`` flag changes four places of cli.py, ``rename_key`` a
-        function in main.py and the package's exports; one block each, no sampled candidate could hold it)."""
+        change asked for is a new behaviour, rarely one block: then one grammar of up to :data:`_CHANGE_BLOCKS`
+        blocks over those places together (python-dotenv's ``--no-interpolate`` flag changes four places of
+        cli.py, ``rename_key`` a function in main.py and the package's exports; one block each, no sampled
+        candidate could hold it)."""
         if not self.config.grammar:
             return []
         targets: dict[str, str] = {}
