@@ -198,7 +198,8 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     edit = check_edit(task, tree, answer, proposed) if task.check is not None and task.check.apply else None
     passed = passes(task, named, edited, symbols, edit)
     verification = _verification(task, result.get("verification"))
-    if verification is not None and task.check is not None and task.check.apply:
+    if mode == "verified" and verification is not None and task.check is not None and task.check.apply:
+        # only where the tree is still as the task began (an agent turn writes to it): each candidate against its test
         graded = grade_candidates(task, tree, verification.diffs)
         verification = msgspec.structs.replace(verification, graded=len(graded),
                                                grading_passed=sum(1 for ok in graded.values() if ok))
