@@ -16,6 +16,13 @@ DEFS = {"helper": [("util.py", 1, 2)], "unrelated": [("util.py", 5, 6)], "test_h
         "len": [("vendored/compat.py", 1, 3)]}
 
 
+
+def _places_in(root: Path, defs: dict[str, list[tuple[str, int, int]]], output: str, limit: int = 2,
+               hops: int = 1) -> list[Place]:
+    """:func:`places` for one failing ``output`` in ``root``, the symbol index being ``defs``."""
+    return places([output], [root], lambda name: defs.get(name, []), lambda path: (root / path).read_text(),
+                  limit=limit, hops=hops)
+
 def _tree(tmp_path: Path) -> Path:
     (tmp_path / "tests").mkdir()
     (tmp_path / "util.py").write_text(SRC)
@@ -108,7 +115,7 @@ def test_the_frames_of_a_node_stack_are_places_innermost_first(tmp_path: Path) -
              f"    at Object.<anonymous> ({tmp_path}/ranges/subset.js:71:39)\n")
     spans = {"constructor": [("classes/comparator.js", 8, 32), ("classes/semver.js", 8, 77)],
              "parse": [("classes/comparator.js", 34, 53)]}
-    found = places([stack], [tmp_path], lambda name: spans.get(name, []), lambda p: (tmp_path / p).read_text(), limit=5)
+    found = _places_in(tmp_path, spans, stack, limit=5)
     assert [(p.path, p.name, p.start, p.why) for p in found] == [
         ("classes/semver.js", "constructor", 8, "frame of the failing run"),
         ("classes/comparator.js", "parse", 34, "frame of the failing run"),
@@ -155,7 +162,7 @@ def test_what_the_failing_line_calls_comes_before_the_rest_of_the_test(tmp_path:
         "from signer import sign, validate\n\n\ndef test_keys():\n    signed = sign(1)\n    assert validate(signed)\n")
     defs = {"sign": [("signer.py", 1, 2)], "validate": [("signer.py", 5, 6)], "test_keys": [("tests/test_s.py", 4, 6)]}
     output = "tests/test_s.py:6: in test_keys\n    assert validate(signed)\nE   assert False\n"
-    found = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text(), limit=1)
+    found = _places_in(tmp_path, defs, output, limit=1)
     assert [p.name for p in found] == ["validate"]  # not sign, which the test calls first
 
 
@@ -171,10 +178,10 @@ def test_what_the_called_function_calls_comes_next(tmp_path: Path) -> None:
     defs = {"sign": [("signer.py", 1, 2)], "validate": [("signer.py", 5, 6)],
             "verify_signature": [("signer.py", 9, 11)], "test_keys": [("tests/test_s.py", 4, 6)]}
     output = "tests/test_s.py:6: in test_keys\n    assert validate(signed)\nE   assert False\n"
-    found = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text())
+    found = _places_in(tmp_path, defs, output)
     assert [(p.name, p.why) for p in found] == [("validate", "called by test_keys"),
                                                ("verify_signature", "called by validate")]
-    three = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text(), limit=3)
+    three = _places_in(tmp_path, defs, output, limit=3)
     assert [p.name for p in three] == ["validate", "verify_signature", "sign"]
 
 
@@ -202,12 +209,10 @@ def test_two_calls_deep_past_functions_defined_twice(tmp_path: Path) -> None:
     output = "tests/test_s.py:2: in test_keys\n    assert s.validate(1)\nE   assert False\n"
 
     def found(**kw: int) -> list[str]:
-        return [f"{p.name}@{p.path}" for p in places([output], [tmp_path], lambda n: defs.get(n, []),
-                                                     lambda p: (tmp_path / p).read_text(), **kw)]
+        return [f"{p.name}@{p.path}" for p in _places_in(tmp_path, defs, output, **kw)]
 
     assert "verify_signature@signer.py" not in found(limit=8)
-    assert [(p.name, p.start) for p in places([output], [tmp_path], lambda n: defs.get(n, []),
-                                                  lambda p: (tmp_path / p).read_text(), limit=8, hops=2)
+    assert [(p.name, p.start) for p in _places_in(tmp_path, defs, output, limit=8, hops=2)
             if p.path == "timed.py"] == [("validate", 2), ("unsign", 5), ("unsign", 11)]
     assert found(limit=8, hops=2) == ["validate@signer.py", "validate@timed.py", "unsign@signer.py", "unsign@timed.py",
                                       "unsign@timed.py", "verify_signature@signer.py"]
@@ -252,8 +257,7 @@ def test_an_operator_on_an_object_of_a_project_class_reaches_the_method_it_runs(
             "test_lru": [("tests/test_lru.py", 5, 9)], "test_list": [("tests/test_lru.py", 12, 14)]}
 
     def found(output: str) -> list[tuple[str, int]]:
-        return [(p.name, p.start) for p in places([output], [tmp_path], lambda n: defs.get(n, []),
-                                                   lambda p: (tmp_path / p).read_text(), limit=8)]
+        return [(p.name, p.start) for p in _places_in(tmp_path, defs, output, limit=8)]
 
     assert found("tests/test_lru.py:9: in test_lru\n    assert (1, 1) == copy.copy(cache).popitem()\nE   assert False\n"
                  ) == [("popitem", 18), ("__setitem__", 5), ("__getitem__", 13)]
@@ -297,7 +301,7 @@ def test_a_test_that_builds_an_object_of_a_project_class_reaches_its_constructor
     defs["__init__"] += [("ser.py", 24, 24), ("ser.py", 26, 27)]
     output = ("tests/test_ser.py:5: in test_digest\n    s = Serializer('k', digest_method='sha256')\n"
               "E   TypeError: Serializer.__init__() got an unexpected keyword argument 'digest_method'\n")
-    found = places([output], [tmp_path], lambda n: defs.get(n, []), lambda p: (tmp_path / p).read_text(), limit=8)
+    found = _places_in(tmp_path, defs, output, limit=8)
     assert [(p.name, p.start, p.why) for p in found][:2] == [
         ("__init__", 6, "constructor of Serializer, called by the test"), ("dumps", 10, "called by test_digest")]
     assert all(p.start not in (1, 15) for p in found)  # BadData has no __init__; Signer(...) is built by dumps
