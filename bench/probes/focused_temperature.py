@@ -63,8 +63,21 @@ def _test_code(output: str, tree: Path) -> str:
     return ""
 
 
+_THINK = ("Before the code, write one or two sentences: which line of `{name}` is wrong and why (what the check "
+          "expects against what it got). Then reply with the whole corrected function in one ```python code block.")
+"""``--think``: the rewrite's last instruction when the model reasons first (chain of thought before the code)."""
+
+
+def _think_grammar(first_line: str) -> str:
+    """:func:`function_grammar` after up to three lines of prose (the reasoning ``--think`` asks for)."""
+    rules = function_grammar(first_line).split("\n")
+    return "\n".join([rules[0].replace("root ::= ", 'root ::= reason{1,3} "\\n"? ', 1), *rules[1:],
+                      'reason ::= [^`\\n] [^\\n]* "\\n"'])
+
+
 def _rewrite(answer: str) -> str | None:
     """The function an answer drawn under the grammar holds (its fenced body), or None."""
+    answer = answer[answer.find("```"):] if "```" in answer else ""
     body = answer.split("\n", 1)[1] if "\n" in answer else ""
     return body.rsplit("```", 1)[0] if "```" in body else None
 
@@ -77,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=7)
     parser.add_argument("--cache", type=Path, default=Path(".cache/eval-repos"))
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--think", action="store_true", help="the model reasons in prose before the rewrite")
     args = parser.parse_args(argv)
     temperatures = [float(t) for t in args.temperatures.split(",")]
     task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
@@ -100,10 +114,12 @@ def main(argv: list[str] | None = None) -> int:
                 command, output = terminal[0].removeprefix("$ "), "\n".join(terminal[1:])
                 place = Place(name=name, path=path, start=first, end=last, why="the bug's function (given)")
                 user = focus_prompt(place, code, command, output, _test_code(output, tree), task.ask)
+                if args.think:
+                    user = user.rsplit("\n\n", 1)[0] + "\n\n" + _THINK.format(name=name)
                 chat = engine.tokenizer.apply_chat_template([
                     {"role": "system", "content": for_language(FOCUS_SYSTEM, path)}, {"role": "user", "content": user}])
                 ids = list(engine.tokenizer.encode(chat))
-                grammar = function_grammar(code.splitlines()[0])
+                grammar = (_think_grammar if args.think else function_grammar)(code.splitlines()[0])
                 engine.submit(GenerateRequest(session_id=f"{task_id}-warm", token_ids=ids, max_new_tokens=1)).wait(900)
                 arms: list[tuple[str, Sampling | None, int]] = [("greedy", None, 1)] + [
                     (f"T{t}", Sampling(temperature=t, top_p=0.95, seed=7000), args.samples) for t in temperatures]
@@ -139,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
                               for k in ("right", "wrong", "unchanged", "does_not_parse")},
                            "cut": sum(1 for t in texts if _rewrite(t) is None), "wall_s": round(wall, 1),
                            "rewrites": [{"grade": grade, "body": body} for body, grade in graded.items()]}
+                    if args.think:
+                        row["reasons"] = [t[:t.find("```")].strip() for t in texts]
                     rows.append(row)
                     print(json.dumps({k: v for k, v in row.items() if k != "rewrites"}), flush=True)
                     args.out.write_text(json.dumps({"model": args.model, "rows": rows}, indent=1) + "\n")

@@ -54,15 +54,17 @@ def submit(engine: EngineLike, session_id: str, token_ids: list[int], max_new_to
 
 
 def submit_candidate(engine: EngineLike, session_id: str, token_ids: list[int], max_new_tokens: int, *,
-                     sampling: tuple[float, float, int] | None, grammar: str, group: str) -> RequestHandle:
+                     sampling: tuple[float, float, int] | None, grammar: str, group: str,
+                     stops: Sequence[int] = ()) -> RequestHandle:
     """Submit one candidate answer of a verified turn: greedy (``sampling`` None) or sampled (temperature, top-p,
-    seed), under ``grammar`` when given; candidates of one ``group`` decode side by side."""
+    seed), under ``grammar`` when given; candidates of one ``group`` decode side by side. ``stops``: stop tokens
+    besides the model's end (a fill-in-the-middle's)."""
     from contenox.runtime_ov import GenerateRequest, Priority, Sampling
 
     return engine.submit(GenerateRequest(
         session_id=session_id, token_ids=token_ids, max_new_tokens=max_new_tokens, priority=Priority.INTERACTIVE,
         sampling=Sampling(temperature=sampling[0], top_p=sampling[1], seed=sampling[2]) if sampling else None,
-        grammar=grammar, group=group))
+        grammar=grammar, group=group, stop_token_ids=tuple(stops)))
 
 
 def submit_completion(engine: EngineLike, session_id: str, token_ids: list[int], max_new_tokens: int, *,

@@ -83,6 +83,7 @@ from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState
 from contenox.planner import toolcheck
 from contenox.planner.anticipate import carried_over
+from contenox.planner.fim import build_fim_prompt, cursor_window
 from contenox.planner.journal import Journal, ToolStep
 from contenox.planner.prompts import edit_step_request, rename_step_request
 from contenox.planner.segments import chunk_part
@@ -127,6 +128,12 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
 
 
 _EDIT_STEP_PLACES = 4
+_INFILL_PREFIX_TOKENS = 1536
+_INFILL_SUFFIX_TOKENS = 512
+"""The file around a line verification fills in (as the probe that measured it: bench/probes/fim_lines.py); wider
+than an inline completion's, which must answer while the user types."""
+_INFILL_TOKENS = 48
+"""A line's fill: one line, cut there if it runs on."""
 _EDIT_STEP_DEFINITION_LINES = 150
 _PATHLIKE = re.compile(r"[\w./-]+\.\w{1,8}")
 _NAMED = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`|\*\*([A-Za-z_][\w.]*)\*\*")
@@ -869,6 +876,23 @@ class Node:
             specs = [(i == 0, grammar, 9000 + i + 1) for i in range(count)]
             return [draft for _, draft in await self._draw_specs(engine, state, ids, 0, specs, max_new)]
 
+        async def infill(path: str, text: str, line: int, column: int, count: int) -> list[Draft]:
+            support = self.completer.support(engine)
+            if not support.available or support.tokens is None:
+                return []
+
+            def prompt() -> list[int]:
+                window = cursor_window(text, line, column, lambda part: len(engine.tokenizer.encode(part)),
+                                       prefix_tokens=_INFILL_PREFIX_TOKENS, suffix_tokens=_INFILL_SUFFIX_TOKENS)
+                assert support.tokens is not None
+                return build_fim_prompt(support.tokens, engine.tokenizer, window, path, [], state.root.name,
+                                        lambda entry: "", named=True).token_ids
+
+            ids = await asyncio.to_thread(prompt)
+            specs = [(i == 0, "", 9500 + i + 1) for i in range(count)]
+            return [draft for _, draft in await self._draw_specs(engine, state, ids, 0, specs, _INFILL_TOKENS,
+                                                                 stops=support.tokens.stops)]
+
         def propose(text: str) -> ProposedEdits:
             return _proposed_edits(text, workspace, plan.files_in_prompt(), request.prompt)
 
@@ -883,7 +907,7 @@ class Node:
                         scratch_folder=self._scratch_folder(state), consents=self._consents(), asker=commands,
                         emit=emit, propose=propose, read=read, locate=locate, generate=generate,
                         step_ids=lambda steps: planner.step_ids(plan, [*before, *steps]),
-                        overlays=state.overlay_texts(), paths=paths, draw_focused=focused)
+                        overlays=state.overlay_texts(), paths=paths, draw_focused=focused, infill=infill)
         command = await asyncio.to_thread(job.command)
         if command is None:
             return skipped_verification(job.no_command()), final, edits, []
@@ -904,7 +928,7 @@ class Node:
                                          changed=await asyncio.to_thread(_changed_definitions, workspace, chosen.edits))
         if chosen.draft is greedy:
             text = final.text
-        elif chosen.draft.arm in ("focused", "line"):  # the turn's prose reasoned about another change: not kept
+        elif chosen.draft.arm in ("focused", "line", "infill"):  # the turn's prose reasoned about another change: not kept
             text = (f"The change is in {report.changed_in()}:\n\n" if report.changed else "") + \
                 chosen.draft.text.strip()
         else:
@@ -952,9 +976,10 @@ class Node:
         return kept
 
     async def _draw_specs(self, engine: EngineLike, state: WorkspaceState, ids: list[int], round_: int,
-                          specs: list[tuple[bool, str, int]], max_new: int) -> list[tuple[tuple[bool, str, int],
-                                                                                           Draft]]:
-        """Each (greedy, grammar, seed) drawn as one group; the drafts with the spec that drew them."""
+                          specs: list[tuple[bool, str, int]], max_new: int, *,
+                          stops: Sequence[int] = ()) -> list[tuple[tuple[bool, str, int], Draft]]:
+        """Each (greedy, grammar, seed) drawn as one group; the drafts with the spec that drew them (``stops``:
+        stop tokens besides the model's end)."""
         cfg = self.config.verify
         handles = []
         for spec in specs:
@@ -963,7 +988,7 @@ class Node:
                 handles.append((spec, backend.submit_candidate(
                     engine, state.session_id, list(ids), max_new,
                     sampling=None if plain else (cfg.temperature, cfg.top_p, seed),
-                    grammar=grammar, group=f"verify-{state.session_id}-{round_}")))
+                    grammar=grammar, group=f"verify-{state.session_id}-{round_}", stops=stops)))
             except ContenoxError as exc:
                 log.warning("verification candidate not drawn: %s", exc.message)
         drafts: list[tuple[tuple[bool, str, int], Draft]] = []

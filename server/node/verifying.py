@@ -243,10 +243,10 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     recomputed_tokens: int = 0
     arm: str = "turn"
     """``turn`` (the turn's prompt), ``edit-step`` (the turn's answer, its edit blocks from the edit step),
-    ``focused`` (a short prompt of one localized function), ``line`` (the same, with one line of it to change) or
-    ``repair``."""
+    ``focused`` (a short prompt of one localized function), ``line`` (the same, with one line of it to change),
+    ``infill`` (one line of it filled in by the model's fill-in-the-middle) or ``repair``."""
     line: int = 0
-    """The file line a ``line`` draft changes."""
+    """The file line a ``line`` or ``infill`` draft changes."""
     token_ids: tuple[int, ...] = ()
     """The tokens drawn (an answer cut short goes on from them)."""
     cut: bool = False
@@ -259,6 +259,10 @@ DrawFocused = Callable[[str, str, int, str, str], Awaitable[list[Draft]]]
 """(system, user message, how many, grammar, the answer's beginning) -> drafts of a fresh short prompt: a greedy
 one, then sampled ones. The beginning ('' for none) is written into the answer before its first drawn token, so
 it costs prefill, not decoding; the drafts' text is what was drawn after it."""
+Infill = Callable[[str, str, int, int, int], Awaitable[list[Draft]]]
+"""(path, the file's text with one line emptied past its indentation, that line (0-based), its indentation's
+width, how many) -> the model's fills of that line (fill-in-the-middle: a greedy one, then sampled ones), each
+draft's text what was drawn; none when the model has no FIM format."""
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
@@ -285,7 +289,8 @@ class VerifyJob:
     def __init__(self, *, config: VerifyConfig, request: TurnRequest, root: Path, scratch_folder: Path,
                  consents: ConsentStore, asker: object | None, emit: Emit, propose: Callable[[str], ProposedEdits],
                  read: Callable[[str], str | None], locate: Locate, generate: Generate, step_ids: Callable[[list[ToolStep]], list[int]],
-                 overlays: dict[str, str], paths: Sequence[str], draw_focused: DrawFocused | None = None) -> None:
+                 overlays: dict[str, str], paths: Sequence[str], draw_focused: DrawFocused | None = None,
+                 infill: Infill | None = None) -> None:
         self.config = config
         self.request = request
         self.root = root
@@ -302,6 +307,8 @@ class VerifyJob:
         self.paths = list(paths)
         self.draw_focused = draw_focused
         """Draws a focused repair's candidates (None, or ``[verify] focused = false``: none are drawn)."""
+        self.infill = infill
+        """Fills a place's line in (None, or ``[verify] infill = 0``: none is filled)."""
         self._checked: dict[str, CandidateResult] = {}
         self._apply_s = 0.0
         self._check_s = 0.0
@@ -659,7 +666,51 @@ class VerifyJob:
             finally:
                 self._decode_s += time.monotonic() - began
             yield [(msgspec.structs.replace(d, arm="focused"), place) for d in drafts]
+            async for batch in self._infilled(place, source):
+                yield batch
             async for batch in self._lines(place, code, command, failing, test_code, related):
+                yield batch
+
+    async def _infilled(self, place: Place, source: str) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
+        """Up to ``[verify] infill`` of the place's lines (the trace's most suspicious first, then in order; only
+        those the failing run ran, when the trace says which, the def line last), each emptied past its
+        indentation and filled in by the model from the file around it; each fill that differs from the line is
+        drawn as the function with that line replaced (one batch per line, so the caller stops at the first line
+        whose fill passes)."""
+        if self.infill is None or self.config.infill <= 0:
+            return
+        lines = source.split("\n")
+        code = lines[place.start - 1:place.end]
+        suspicion = dict(place.lines)
+        pickable = [place.start + i for i in pickable_lines("\n".join(code), place.path)
+                    if not place.ran or i == 0 or place.start + i in place.ran]
+        chosen = sorted(pickable, key=lambda n: (n == place.start, -suspicion.get(n, 0.0), n))[:self.config.infill]
+        if not chosen:
+            return
+        fence = language(place.path)[1]
+        entry = self._places[-1] if self._places else ""
+        for filled, number in enumerate(chosen, 1):
+            current = lines[number - 1]
+            indent = current[:len(current) - len(current.lstrip())]
+            emptied = "\n".join([*lines[:number - 1], indent, *lines[number:]])
+            began = time.monotonic()
+            try:
+                fills = await self.infill(place.path, emptied, number - 1, len(indent), max(1, self.config.candidates))
+            finally:
+                self._decode_s += time.monotonic() - began
+            if entry:  # said with the place (its entry ends with how it was found), as the lines are filled
+                self._places = (*self._places[:-1], f"{entry[:-1]}; lines filled in: {filled} of {len(pickable)})")
+            seen: set[str] = set()
+            batch: list[tuple[Draft, Place]] = []
+            for fill in fills:
+                new = indent + fill.text.split("\n", 1)[0].rstrip()  # a fill that runs on past its line is cut
+                if not new.strip() or new.strip() == current.strip() or new in seen:
+                    continue
+                seen.add(new)
+                function = "\n".join([*code[:number - place.start], new, *code[number - place.start + 1:]])
+                batch.append((msgspec.structs.replace(fill, text=f"```{fence}\n{function}\n```", arm="infill",
+                                                      line=number), place))
+            if batch:
                 yield batch
 
     async def _lines(self, place: Place, code: str, command: CheckCommand, failing_output: str,

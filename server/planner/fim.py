@@ -216,11 +216,13 @@ class FimPrompt(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def build_fim_prompt(tokens: FimTokens, tokenizer: TokenizerLike, window: FimWindow, path: str,
-                     context: Sequence[ContextEntry], repo: str, render: Callable[[ContextEntry], str]) -> FimPrompt:
+                     context: Sequence[ContextEntry], repo: str, render: Callable[[ContextEntry], str], *,
+                     named: bool = False) -> FimPrompt:
     """``<repo_name>repo <file_sep>chunk... <file_sep>path <fim_prefix>prefix<fim_suffix>suffix<fim_middle>``; the
-    repo-level parts only when the model has them and there is context (else the plain FIM form)."""
+    repo-level parts only when the model has them and there is context or the file is to be ``named`` anyway
+    (else the plain FIM form)."""
     head: list[int] = []
-    if tokens.file_sep is not None and context:
+    if tokens.file_sep is not None and (context or named):
         if tokens.repo_name is not None:
             head += [tokens.repo_name, *tokenizer.encode(f"{repo}\n")]
         for entry in context:

@@ -47,9 +47,10 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     """The prompt it was drawn from: ``turn`` (the turn's), ``edit-step`` (the turn's answer, its edit blocks
     written in the edit step after it), ``focused`` (one localized function and the failing
     output, the Agentless split), ``line`` (the same, with the line to change, the function's other lines kept
-    by a grammar) or ``repair`` (the turn's, with a failed candidate and its output appended)."""
+    by a grammar), ``infill`` (one line of that function filled in by the model's fill-in-the-middle from the
+    file around it) or ``repair`` (the turn's, with a failed candidate and its output appended)."""
     line: int = 0
-    """The file line a ``line`` candidate changes."""
+    """The file line a ``line`` or ``infill`` candidate changes."""
     comments_only: bool = False
     """Its change edits only comments, docstrings and layout of Python files (no code)."""
     reproduced: bool | None = None
