@@ -472,3 +472,45 @@ def test_a_written_test_that_uses_none_of_the_names_the_change_adds_is_its_own_e
     job.request = TurnRequest(root=str(tmp_path), prompt="Give satisfies() a fourth argument, throwErrors, the way "
                                                          "parse() handles it; raise a TypeError.")
     assert job._untouched("def test_x():\n    assert check('1', 'x', {}, True)\n") == ""  # it adds no name
+
+
+SCALED = ("def scaled(x, factor=2):\n    \"\"\"x times the factor.\"\"\"\n    if x < 0:\n        return 0\n"
+          "    y = x * factor\n    return y + 1\n")
+
+
+async def test_the_lines_filled_in_are_the_ones_the_failing_run_ran_most_suspicious_first_the_def_line_last(
+        tmp_path: Path) -> None:
+    """The trace ran lines 1, 3, 5 and 6 (never ``return 0``) and found 6 most suspicious: 6 is filled first,
+    then 3 and 5 in order, then the def line; never the docstring or the branch that did not run. Each fill
+    comes with the line emptied past its indentation, and each fill that changes the line is drawn as the
+    whole function with that line replaced; a fill like the line, or the same fill twice, is no candidate."""
+    from contenox.verify.focus import Place
+
+    asked: list[tuple[str, int, int, str]] = []
+    fills = {6: ["return y", "return y + 1", "return y", "return y - 1"], 3: ["if x <= 0:"], 5: ["y = x * factor"],
+             1: ["def scaled(x, factor=1):"]}
+
+    async def infill(path: str, text: str, line: int, column: int, count: int) -> list[Draft]:
+        asked.append((path, line, column, text.split("\n")[line]))
+        assert count == VerifyConfig().candidates and text.count("\n") == SCALED.count("\n")
+        return [Draft(text=f, round=0, sampled=i > 0, constrained=False) for i, f in enumerate(fills[line + 1])]
+
+    job = _job(tmp_path, tmp_path / "scratch", timeout_s=30.0)
+    job.infill = infill
+    job._places = ("scaled (calc.py:1-6, called by test_scaled; found along the failing run)",)
+    place = Place(path="calc.py", name="scaled", start=1, end=6, why="called by test_scaled", suspicion=0.9,
+                  lines=((6, 0.9),), ran=(1, 3, 5, 6))
+    batches = [batch async for batch in job._infilled(place, SCALED)]
+    assert [(line, column, emptied) for _, line, column, emptied in asked] == [
+        (5, 4, "    "), (2, 4, "    "), (4, 4, "    "), (0, 0, "")]
+    assert [[(d.arm, d.line, d.sampled) for d, _ in batch] for batch in batches] == [
+        [("infill", 6, False), ("infill", 6, True)], [("infill", 3, False)], [("infill", 1, False)]]
+    first = batches[0][0][0].text
+    assert first == "```python\n" + SCALED.replace("return y + 1", "return y").rstrip("\n") + "\n```"
+    assert batches[2][0][0].text.startswith("```python\ndef scaled(x, factor=1):\n")
+    assert job._places[-1].endswith("; lines filled in: 4 of 4)")
+    job.config = VerifyConfig(infill=2)
+    asked.clear()
+    assert len([batch async for batch in job._infilled(place, SCALED)]) == 2 and len(asked) == 2
+    job.config = VerifyConfig(infill=0)
+    assert [batch async for batch in job._infilled(place, SCALED)] == []
