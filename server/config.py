@@ -203,13 +203,17 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     costs a line's decoding, not the function's: the lines before it begin the answer (prefilled), the ones
     after are added to it (was 2 while every candidate decoded the whole function)."""
     infill: int = 12
-    """After a focused place's rewrites fail, up to this many of its lines (the trace's most suspicious first,
-    then in order; only lines the failing run ran, when a trace says which) are each taken out and filled in by
-    the model's fill-in-the-middle, the way it completes code in the editor (cloze-style repair, as AlphaRepair
-    does): a fill that differs from the line is a candidate. The chat models rewrite a function they are told is
+    """When the turn's candidates fail, before the focused rewrites, up to this many lines of each of the first
+    ``infill_places`` places (the trace's most suspicious first, then in order; only lines the failing run ran,
+    when a trace says which) are each taken out and filled in by the model's fill-in-the-middle, the way it
+    completes code in the editor (cloze-style repair, as AlphaRepair does): a fill that differs from the line is
+    a candidate. The chat models rewrite a function they are told is
     wrong mostly as it was; filled from the code around it, the line is what the code there should say (the
     1.5B's greedy fill put the bug's line back where its focused rewrites never did: bench/probes/fim_lines.py).
     Needs a model with a FIM format; 0: none."""
+    infill_places: int = 6
+    """Places whose lines are filled in (found along the failing run, in the focused round's order): more than the
+    rewrites try (``places``), since a fill decodes one line, not a function (0: none)."""
     reproduce: bool = True
     """A check that already passes before any change (a feature asked for under the existing tests) can only
     guard; the model is then asked for a test of the change (Agentless's reproduction test), which runs after the

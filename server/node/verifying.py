@@ -649,11 +649,21 @@ class VerifyJob:
             if used:
                 tried.insert(k + 1, (used[0], f"used by `{place.name}`"))
                 break
+        # the lines of the first places filled in, before any rewrite: a fill decodes a line, so it reaches further
+        # down the places than the rewrites can (the 1.5B's greedy fill of `verify_signature`'s loop was right; the
+        # function was fourth of the places found, and the rewrites try three)
+        swept = list(zip(found, how, strict=False))[:self.config.infill_places] \
+            if self.infill is not None and self.config.infill > 0 else []
+        for place, why in swept:
+            if source := self.read(place.path):
+                self._enter(place, why)
+                async for batch in self._infilled(place, source):
+                    yield batch
         for place, why in tried:
             source = self.read(place.path)
             if not source:
                 continue
-            self._places = (*self._places, f"{place.name} ({place.path}:{place.start}-{place.end}, {place.why}; {why})")
+            self._enter(place, why)
             code = "\n".join(source.splitlines()[place.start - 1:place.end])
             related = self._related(place)
             user = focus_prompt(place, code, command.command, failing, test_code, self.request.prompt, related)
@@ -666,10 +676,15 @@ class VerifyJob:
             finally:
                 self._decode_s += time.monotonic() - began
             yield [(msgspec.structs.replace(d, arm="focused"), place) for d in drafts]
-            async for batch in self._infilled(place, source):
-                yield batch
             async for batch in self._lines(place, code, command, failing, test_code, related):
                 yield batch
+
+    def _enter(self, place: Place, why: str) -> None:
+        """The place's entry in the places tried, last (what it was tried with is added to the last entry): a place
+        whose lines were filled in and that is then rewritten keeps one entry."""
+        key = f"{place.name} ({place.path}:{place.start}-{place.end}, "
+        entry = next((e for e in self._places if e.startswith(key)), f"{key}{place.why}; {why})")
+        self._places = (*(e for e in self._places if not e.startswith(key)), entry)
 
     async def _infilled(self, place: Place, source: str) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
         """Up to ``[verify] infill`` of the place's lines (the trace's most suspicious first, then in order; only

@@ -62,7 +62,10 @@ def verify_home(tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.M
 
 @pytest.fixture
 async def node(verify_home: Path) -> AsyncIterator[Node]:
+    """A node whose verification fills no lines in (each test's script answers the stages it is about; the
+    filling-in, which comes first in the focused round, has tests of its own that turn it on)."""
     node = Node(load_config(verify_home))
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, infill=0))
     yield node
     await node.close()
 
@@ -580,23 +583,23 @@ async def test_a_focused_prompt_of_the_localized_function_draws_the_fix(
 
 async def test_a_line_of_the_localized_function_filled_in_by_the_model_is_a_candidate(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The focused rewrites come back as copies: each of the function's lines the failing run ran (its body
-    first, the def line last) is then emptied past its indentation and filled in by the model's
+    """The turn's candidates fail: before any focused rewrite, each of the localized function's lines the failing
+    run ran (its body first, the def line last) is emptied past its indentation and filled in by the model's
     fill-in-the-middle from the file around it (the FIM markers, the file's path, its stop tokens); a fill like
     the line is no candidate, one that runs on is cut at its line, the same fill twice is checked once, and the
-    filling stops at the first line whose fill passes."""
+    filling stops at the first line whose fill passes (no rewrite is drawn then)."""
+    node.config = msgspec.structs.replace(node.config, verify=VerifyConfig())  # as shipped: lines filled in
     repo = _repo(tmp_path)
-    copy = "```python\ndef helper(x):\n    return x - 1\n```"
-    script = scripted(monkeypatch, WRONG, block("x - 3"), block("x - 4"), block("x - 5"), *[copy] * 4,
+    script = scripted(monkeypatch, WRONG, block("x - 3"), block("x - 4"), block("x - 5"),
                       "return x - 1", "return x + 2\n\ndef other():", "return x + 1", "return x + 1")
     outcome = await node.turn(_request(repo, verify=True))
     report = outcome.verification
     assert report is not None and report.status == "passed", report
     filled = [c for c in report.candidates if c.arm == "infill"]
     assert [(c.line, c.outcome) for c in filled] == [(2, "failed"), (2, "passed")]
-    assert [c.outcome for c in report.candidates if c.arm == "focused"] == ["no_edit"] * 4
+    assert [c.arm for c in report.candidates[:4]] == ["turn"] * 4 and len(report.candidates) == 6  # no rewrite
     assert "+    return x + 1" in outcome.edits.diff and (repo / "util.py").read_text() == UTIL
-    fills = script.requests[7:]
+    fills = script.requests[3:]
     assert len(fills) == 4 and [r["sampling"] is None for r in fills] == [True, False, False, False]
     engine = await node.engine()
     stops = {engine.tokenizer.encode(marker)[0] for marker in ("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>")}
@@ -623,7 +626,7 @@ async def test_a_module_level_value_the_localized_function_uses_is_a_place_of_it
                 "tests/test_variables.py:5: in test_parse\n    assert parse('a=12') == ('a', 12)\n"
                 "E   AssertionError: assert ('a', 1) == ('a', 12)\n1 failed in 0.01s")
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
-        node.config.verify, trace=False, localize=False, lines=0, infill=0))
+        node.config.verify, trace=False, localize=False, lines=0))
     wrong = ("variables.py\n<<<<<<< SEARCH\n    match = _pattern.match(text)\n=======\n"
              "    match = _pattern.search(text)\n>>>>>>> REPLACE\n")
     copy = "```python\n" + VARIABLES.split("\n\n\n")[1] + "```"
@@ -860,7 +863,7 @@ async def test_the_places_are_tried_in_turn_until_one_passes(
     the first found, which one pick named), and the round stops at its passing one (with three places allowed,
     the third is not drawn). No line is picked here (``lines = 0``: the next test's subject)."""
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=3,
-                                                                                      lines=0, infill=0))
+                                                                                      lines=0))
     repo = make_repo(tmp_path / "repo", {"util.py": CHAIN, "tests/test_util.py": (
         "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
@@ -897,8 +900,7 @@ async def test_a_function_only_the_trace_of_the_failing_run_reaches_is_a_place(
     """``run`` reaches ``double`` through a table, which neither the traceback nor reading the test names: the
     check's first run is traced, and ``double``, which the failing test ran two calls below it, is the next
     place tried; its rewrite passes."""
-    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, lines=0,
-                                                                                      infill=0))
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, lines=0))
     repo = make_repo(tmp_path / "repo", {"util.py": DISPATCH, "tests/test_util.py": (
         "from util import run\n\n\ndef test_run():\n    assert run(\"double\", 2) == 4\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
@@ -981,8 +983,7 @@ async def test_the_model_picks_a_line_and_the_line_alone_is_redrawn_until_it_cha
     script = scripted(monkeypatch, "scale is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", *[copy] * 3, recommented,
                       "4", "5", "5", "4", *[wrong_4] * 4, wrong_4, fixed_5, fixed_5,
                       "    return y + 1\n```")  # a copy (the grammar lets one through a non-ASCII character)
-    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1,
-                                                                                      infill=0))
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
     outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_scale fails. Fix it.", terminal=terminal,
                                           env=env, verify=True))
@@ -1022,7 +1023,7 @@ async def test_the_line_to_change_is_picked_among_the_lines_the_failing_run_ran(
     negative branch, which cannot have made it fail; the model picks among those (and the def line, whose
     defaults ran at import), and the picked line's candidate passes."""
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1,
-                                                                                      lines=1, infill=0))
+                                                                                      lines=1))
     repo = make_repo(tmp_path / "repo", {"util.py": BRANCHED, "tests/test_util.py": (
         "from util import scale\n\n\ndef test_scale():\n    assert scale(1) == 2\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
