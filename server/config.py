@@ -207,10 +207,9 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ``infill_places`` places (the trace's most suspicious first, then in order; only lines the failing run ran,
     when a trace says which) are each taken out and filled in by the model's fill-in-the-middle, the way it
     completes code in the editor (cloze-style repair, as AlphaRepair does): a fill that differs from the line is
-    a candidate. The chat models rewrite a function they are told is
-    wrong mostly as it was; filled from the code around it, the line is what the code there should say (the
-    1.5B's greedy fill put the bug's line back where its focused rewrites never did: bench/probes/fim_lines.py).
-    Needs a model with a FIM format; 0: none."""
+    a candidate. The chat models rewrite a function they are told is wrong mostly as it was; filled from the code
+    around it, the line is what the code there should say (the 1.5B's greedy fill put the bug's line back where
+    its focused rewrites never did: bench/probes/fim_lines.py). Needs a model with a FIM format; 0: none."""
     infill_places: int = 6
     """Places whose lines are filled in (found along the failing run, in the focused round's order): more than the
     rewrites try (``places``), since a fill decodes one line, not a function (0: none)."""
@@ -330,6 +329,7 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
+                 "verify.infill", "verify.infill_places",
                  "anticipate.tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s",
                  "anticipate.piece_tokens", "anticipate.question_tokens",
                  "anticipate.terminal_ttl_s"}
