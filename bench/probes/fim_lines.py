@@ -9,8 +9,9 @@ format (the node's inline completions use it; llama.cpp serves it as ``/infill``
 from the file is a candidate change.
 
 For each task with an injected one-line bug: every line of the function it is in (Python; ``--span`` lines either
-side for other languages) is blanked past its indentation and filled (its first line kept: a fill that runs on into the code after it is cut there), greedy and ``--samples`` times at
-temperature 0.8 (top-p 0.95) as one group, in the repo-level FIM form (``<|repo_name|>``, ``<|file_sep|>`` path,
+side for other languages) is blanked past its indentation and filled (a fill that runs on into the code after it
+is cut at its first line), greedy and ``--samples`` times at temperature 0.8 (top-p 0.95) as one group, in the
+repo-level FIM form (``<|repo_name|>``, ``<|file_sep|>`` path,
 ``<|fim_prefix|>`` .. ``<|fim_suffix|>`` .. ``<|fim_middle|>``; the file around the line within ``--prefix-tokens``
 and ``--suffix-tokens``). Each fill that differs from the line is laid in a fresh checkout and the task's grading
 test runs. Per task: lines filled, fills that differ (the candidates), right ones, and whether the bug's line was
