@@ -33,14 +33,11 @@ from pathlib import Path
 
 from contenox.eval.checkout import checkout, run_test
 from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
-from contenox.planner.fim import cursor_window
+from contenox.planner.fim import build_fim_prompt, cursor_window, fim_support
 from contenox.runtime_ov import EngineOptions, GenerateRequest, Sampling, start_engine
 from contenox.runtime_ov.store import ModelStore
 from contenox.verify.focus import pickable_lines
 from contenox.workspace import changed_lines
-
-_MARKERS = ("<|repo_name|>", "<|file_sep|>", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
-_STOPS = ("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|fim_prefix|>", "<|repo_name|>")
 
 
 def _span(path: str, text: str, line: int, span: int) -> tuple[int, int]:
@@ -75,12 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     installed = ModelStore(Path(".cache/test-home/models")).ensure(args.model)
     engine = start_engine(installed, EngineOptions(cache_size_gb=1.0, max_new_tokens=64), process=False)
     tok = engine.tokenizer
-    ids = {}
-    for marker in (*_MARKERS, *_STOPS):
-        encoded = tok.encode(marker)
-        assert len(encoded) == 1, (marker, encoded)
-        ids[marker] = encoded[0]
-    stops = tuple(ids[s] for s in _STOPS)
+    support = fim_support(engine.profile, tok)  # the markers and stops the node's inline completions use
+    assert support.tokens is not None, support.reason
+    fim = support.tokens
     rows: list[dict] = []
     try:
         for task_id in args.tasks:
@@ -104,12 +98,11 @@ def main(argv: list[str] | None = None) -> int:
                     blanked = "\n".join([*lines[:number - 1], indent, *lines[number:]])
                     window = cursor_window(blanked, number - 1, len(indent), lambda s: len(tok.encode(s)),
                                            prefix_tokens=args.prefix_tokens, suffix_tokens=args.suffix_tokens)
-                    prompt = [ids["<|repo_name|>"], *tok.encode(f"{task.repo}\n"), ids["<|file_sep|>"],
-                              *tok.encode(f"{path}\n"), ids["<|fim_prefix|>"], *tok.encode(window.prefix),
-                              ids["<|fim_suffix|>"], *tok.encode(window.suffix), ids["<|fim_middle|>"]]
+                    prompt = build_fim_prompt(fim, tok, window, path, [], task.repo, lambda entry: "",
+                                              named=True).token_ids
                     handles = [engine.submit(GenerateRequest(
                         session_id=f"{task_id}-{number}-{i}", token_ids=prompt, max_new_tokens=64,
-                        stop_token_ids=stops, group=f"{task_id}-{number}",
+                        stop_token_ids=fim.stops, group=f"{task_id}-{number}",
                         sampling=None if i == 0 else Sampling(temperature=0.8, top_p=0.95, seed=7000 + i)))
                         for i in range(1 + args.samples)]
                     fills = [h.wait(900).text for h in handles]
