@@ -26,9 +26,26 @@ import msgspec
 from contenox.verify.localize import _PYTEST, _PYTHON, frames, is_test_path, printed_frames
 from contenox.verify.trace import Ran, span_of
 
-__all__ = ["FOCUS_SYSTEM", "LINE_SYSTEM", "LOCALIZE_SYSTEM", "Place", "failing_test_frames", "focus_prompt",
-           "for_language", "language", "line_pick_prompt", "line_prompt", "localize_prompt", "pickable_lines", "places",
-           "relevance", "values_used", "with_traced"]
+__all__ = [
+    "FOCUS_SYSTEM",
+    "LINE_SYSTEM",
+    "LOCALIZE_SYSTEM",
+    "Place",
+    "failing_test_frames",
+    "filled_lines",
+    "focus_prompt",
+    "for_language",
+    "insertion_points",
+    "language",
+    "line_pick_prompt",
+    "line_prompt",
+    "localize_prompt",
+    "pickable_lines",
+    "places",
+    "relevance",
+    "values_used",
+    "with_traced",
+]
 
 FOCUS_SYSTEM = ("You are a careful Python developer fixing a bug. You are shown the output of a failing check and "
                 "one function from the project. Reply with the whole corrected function in one ```python code "
@@ -469,6 +486,65 @@ def pickable_lines(code: str, path: str = "") -> list[int]:
             docstring = set(range(first.lineno - 1, first.end_lineno))
     return [i for i, line in enumerate(lines)
             if line.strip() and not line.strip().startswith("#") and i not in docstring]
+
+
+def insertion_points(code: str, path: str = "") -> list[tuple[int, int]]:
+    """Where a line missing from ``code`` (a Python function) may go: ``(after, indent)``, the 0-based line the new
+    line follows and its indentation's width; at the start and after each statement of every block of the body
+    (not inside a statement that spans lines, not before the docstring), in order. Other languages: none (their
+    blocks are not parsed here)."""
+    if language(path)[1] != "python":
+        return []
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except SyntaxError:
+        return []
+    if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    shift = len(code.splitlines()[0]) - len(code.splitlines()[0].lstrip())  # what the dedent took
+    points: set[tuple[int, int]] = set()
+
+    def block(statements: list[ast.stmt], docstring: bool = False) -> None:
+        if not statements:
+            return
+        indent = statements[0].col_offset + shift
+        if not docstring:
+            points.add((statements[0].lineno - 2, indent))
+        for statement in statements:
+            points.add(((statement.end_lineno or statement.lineno) - 1, indent))
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(statement, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    block(inner)
+            for handler in getattr(statement, "handlers", []) or []:
+                block(handler.body)
+            for case in getattr(statement, "cases", []) or []:
+                block(case.body)
+
+    body = tree.body[0].body
+    first = body[0] if body else None
+    docstring = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                 and isinstance(first.value.value, str))
+    block(body, docstring)
+    return sorted(points)
+
+
+def filled_lines(fill: str, indent: int, inserted: bool = False) -> str:
+    """What of a model's fill-in-the-middle fill goes in for one line, written after the line's ``indent`` (its
+    width): the fill's first line (a fill that runs on into the code after it is cut there); for a line put in
+    (``inserted``) that opens a block (``if ...:``), the block with it: the fill's next lines while they are
+    indented deeper than ``indent`` ('' when none is: a header alone does not parse). The fill's lines after the
+    first carry their own indentation."""
+    first, _, more = fill.partition("\n")
+    first = first.rstrip()
+    if not inserted or not first.endswith(":"):
+        return first
+    block: list[str] = []
+    for line in more.split("\n"):
+        if not line.strip() or len(line) - len(line.lstrip()) <= indent:
+            break
+        block.append(line.rstrip())
+    return "\n".join([first, *block]) if block else ""
 
 
 def _numbered(place: Place, code: str) -> str:

@@ -103,6 +103,24 @@ def test_a_javascript_place_is_asked_for_in_javascript() -> None:
     assert pickable_lines("def f():\n    # c\n    return 1\n") == [0, 2]
 
 
+def test_a_missing_line_may_go_after_each_whole_statement_of_each_block_never_inside_one_or_the_docstring() -> None:
+    """cachetools' ``cache_clear`` lost the line that zeroes its counters after ``self.cache.clear()``; itsdangerous'
+    ``base64_decode`` lost its padding line after a call that spans two lines."""
+    from contenox.verify.focus import insertion_points
+
+    method = "    def cache_clear(self):\n        with self.cache_lock:\n            self.cache.clear()\n"
+    assert insertion_points(method, "src/cachetools/_decorator.py") == [(0, 8), (1, 12), (2, 8), (2, 12)]
+    function = ('def base64_decode(string):\n    """Doc.\n\n    More."""\n'
+                '    string = want_bytes(string,\n                        errors="ignore")\n\n'
+                '    try:\n        return decode(string)\n    except ValueError as e:\n        raise BadData() from e\n')
+    points = insertion_points(function)
+    assert (5, 4) in points and (4, 4) not in points  # after the call's last line, not inside it
+    assert (3, 4) in points and (0, 4) not in points and (1, 4) not in points  # after the docstring, not before
+    assert (7, 8) in points and (9, 8) in points and (10, 4) in points  # into try, into except, after try
+    assert insertion_points("const f = () => {\n  return 1\n}\n", "lib/a.js") == []
+    assert insertion_points("def broken(:\n    pass\n") == []
+
+
 def test_the_frames_of_a_node_stack_are_places_innermost_first(tmp_path: Path) -> None:
     """semver's load crash: V8 prints ``new SemVer`` (where it threw) first, then ``Comparator.parse`` (where the
     bug is), then ``new Comparator``; each is its definition's place, the module's own frame is none."""
