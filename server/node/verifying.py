@@ -71,8 +71,10 @@ from contenox.verify.focus import (
     LOCALIZE_SYSTEM,
     Place,
     failing_test_frames,
+    filled_lines,
     focus_prompt,
     for_language,
+    insertion_points,
     language,
     line_pick_prompt,
     line_prompt,
@@ -244,9 +246,10 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     arm: str = "turn"
     """``turn`` (the turn's prompt), ``edit-step`` (the turn's answer, its edit blocks from the edit step),
     ``focused`` (a short prompt of one localized function), ``line`` (the same, with one line of it to change),
-    ``infill`` (one line of it filled in by the model's fill-in-the-middle) or ``repair``."""
+    ``infill`` (one line of it filled in by the model's fill-in-the-middle), ``insert`` (a line put in, filled in
+    the same way) or ``repair``."""
     line: int = 0
-    """The file line a ``line`` or ``infill`` draft changes."""
+    """The file line a ``line`` or ``infill`` draft changes, or an ``insert`` draft's line has."""
     token_ids: tuple[int, ...] = ()
     """The tokens drawn (an answer cut short goes on from them)."""
     cut: bool = False
@@ -653,7 +656,7 @@ class VerifyJob:
         # down the places than the rewrites can (the 1.5B's greedy fill of `verify_signature`'s loop was right; the
         # function was fourth of the places found, and the rewrites try three)
         swept = list(zip(found, how, strict=False))[:self.config.infill_places] \
-            if self.infill is not None and self.config.infill > 0 else []
+            if self.infill is not None and (self.config.infill > 0 or self.config.infill_inserts > 0) else []
         for place, why in swept:
             if source := self.read(place.path):
                 self._enter(place, why)
@@ -687,44 +690,72 @@ class VerifyJob:
         self._places = (*(e for e in self._places if not e.startswith(key)), entry)
 
     async def _infilled(self, place: Place, source: str) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
-        """Up to ``[verify] infill`` of the place's lines (the trace's most suspicious first, then in order; only
-        those the failing run ran, when the trace says which, the def line last), each emptied past its
-        indentation and filled in by the model from the file around it; each fill that differs from the line is
-        drawn as the function with that line replaced (one batch per line, so the caller stops at the first line
-        whose fill passes)."""
-        if self.infill is None or self.config.infill <= 0:
+        """Up to ``[verify] infill`` of the place's lines, each emptied past its indentation, and up to ``[verify]
+        infill_inserts`` lines put in (an empty line after a whole statement: a line the bug took out), each filled
+        in by the model from the file around it: the trace's most suspicious first (a line put in ranks by the line
+        it follows), a line's own fill before a line put in at a like suspicion (most bugs change a line, fewer
+        take one out), then in order, the def line's own fill last; only lines the failing run ran (a line put in:
+        after or before one), when the trace says which. Each fill that differs from the lines there is drawn as
+        the function with it (one batch per line, so the caller stops at the first line whose fill passes)."""
+        if self.infill is None or (self.config.infill <= 0 and self.config.infill_inserts <= 0):
             return
         lines = source.split("\n")
         code = lines[place.start - 1:place.end]
         suspicion = dict(place.lines)
-        pickable = [place.start + i for i in pickable_lines("\n".join(code), place.path)
-                    if not place.ran or i == 0 or place.start + i in place.ran]
-        chosen = sorted(pickable, key=lambda n: (n == place.start, -suspicion.get(n, 0.0), n))[:self.config.infill]
-        if not chosen:
+
+        def ran(number: int) -> bool:
+            return not place.ran or number == place.start or number in place.ran
+
+        def next_line(number: int) -> int:  # the first line after ``number`` that holds code (0: none)
+            return next((n for n in range(number + 1, place.end + 1) if lines[n - 1].strip()), 0)
+
+        def rank(number: int, inserted: bool) -> tuple[bool, float, bool, int]:
+            return not inserted and number == place.start, -suspicion.get(number, 0.0), inserted, number
+
+        pickable = [place.start + i for i in pickable_lines("\n".join(code), place.path) if ran(place.start + i)]
+        # a line put in runs when the line before it or the one after it ran (a block that did not run may end there)
+        points = [(place.start + after, width) for after, width in insertion_points("\n".join(code), place.path)
+                  if ran(place.start + after) or ran(next_line(place.start + after))]
+        # (the line filled or followed, the indentation's width of a line put in, or -1: the line's own)
+        slots = sorted([(n, -1) for n in sorted(pickable, key=lambda n: rank(n, False))[:max(0, self.config.infill)]]
+                       + sorted(points, key=lambda p: rank(p[0], True))[:max(0, self.config.infill_inserts)],
+                       key=lambda slot: rank(slot[0], slot[1] >= 0))
+        if not slots:
             return
         fence = language(place.path)[1]
         entry = self._places[-1] if self._places else ""
-        for filled, number in enumerate(chosen, 1):
-            current = lines[number - 1]
-            indent = current[:len(current) - len(current.lstrip())]
-            emptied = "\n".join([*lines[:number - 1], indent, *lines[number:]])
+        done = {False: 0, True: 0}
+        for number, width in slots:
+            inserted = width >= 0
+            done[inserted] += 1
+            current = "" if inserted else lines[number - 1]
+            indent = " " * width if inserted else current[:len(current) - len(current.lstrip())]
+            before, rest = (lines[:number], lines[number:]) if inserted else (lines[:number - 1], lines[number:])
+            neighbours = {before[-1].strip() if before else "", rest[0].strip() if rest else ""} if inserted else set()
+            emptied = "\n".join([*before, indent, *rest])
             began = time.monotonic()
             try:
-                fills = await self.infill(place.path, emptied, number - 1, len(indent), max(1, self.config.candidates))
+                fills = await self.infill(place.path, emptied, len(before), len(indent), max(1, self.config.candidates))
             finally:
                 self._decode_s += time.monotonic() - began
             if entry:  # said with the place (its entry ends with how it was found), as the lines are filled
-                self._places = (*self._places[:-1], f"{entry[:-1]}; lines filled in: {filled} of {len(pickable)})")
+                said = ", ".join(([f"lines filled in: {done[False]} of {len(pickable)}"] if self.config.infill > 0
+                                  else []) + ([f"lines put in: {done[True]} of {len(points)}"]
+                                              if self.config.infill_inserts > 0 else []))
+                self._places = (*self._places[:-1], f"{entry[:-1]}; {said})")
             seen: set[str] = set()
             batch: list[tuple[Draft, Place]] = []
             for fill in fills:
-                new = indent + fill.text.split("\n", 1)[0].rstrip()  # a fill that runs on past its line is cut
-                if not new.strip() or new.strip() == current.strip() or new in seen:
+                text = filled_lines(fill.text, len(indent), inserted)
+                new = indent + text  # a block's lines after the first carry their own indentation
+                if not text.strip() or new.strip() == current.strip() or new.strip() in neighbours or new in seen:
                     continue
                 seen.add(new)
-                function = "\n".join([*code[:number - place.start], new, *code[number - place.start + 1:]])
-                batch.append((msgspec.structs.replace(fill, text=f"```{fence}\n{function}\n```", arm="infill",
-                                                      line=number), place))
+                kept = code[:number - place.start + (1 if inserted else 0)]
+                function = "\n".join([*kept, new, *code[len(kept) + (0 if inserted else 1):]])
+                batch.append((msgspec.structs.replace(fill, text=f"```{fence}\n{function}\n```",
+                                                      arm="insert" if inserted else "infill",
+                                                      line=number + 1 if inserted else number), place))
             if batch:
                 yield batch
 

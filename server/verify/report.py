@@ -48,9 +48,10 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     written in the edit step after it), ``focused`` (one localized function and the failing
     output, the Agentless split), ``line`` (the same, with the line to change, the function's other lines kept
     by a grammar), ``infill`` (one line of that function filled in by the model's fill-in-the-middle from the
-    file around it) or ``repair`` (the turn's, with a failed candidate and its output appended)."""
+    file around it), ``insert`` (a line put in that function, filled in the same way) or ``repair`` (the turn's,
+    with a failed candidate and its output appended)."""
     line: int = 0
-    """The file line a ``line`` or ``infill`` candidate changes."""
+    """The file line a ``line`` or ``infill`` candidate changes, or an ``insert`` candidate's line has."""
     comments_only: bool = False
     """Its change edits only comments, docstrings and layout of Python files (no code)."""
     reproduced: bool | None = None

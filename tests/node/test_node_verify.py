@@ -65,7 +65,8 @@ async def node(verify_home: Path) -> AsyncIterator[Node]:
     """A node whose verification fills no lines in (each test's script answers the stages it is about; the
     filling-in, which comes first in the focused round, has tests of its own that turn it on)."""
     node = Node(load_config(verify_home))
-    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, infill=0))
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, infill=0,
+                                                                                           infill_inserts=0))
     yield node
     await node.close()
 
@@ -608,6 +609,34 @@ async def test_a_line_of_the_localized_function_filled_in_by_the_model_is_a_cand
     assert prompt.startswith("<|repo_name|>repo\n<|file_sep|>util.py\n<|fim_prefix|>def helper(x):\n    <|fim_suffix|>")
     assert prompt.endswith("<|fim_middle|>") and "x - 1" not in prompt  # the line itself is the gap
     assert "lines filled in: 1 of 2" in report.places[0]
+
+
+async def test_a_line_the_bug_took_out_is_put_back_by_the_model_filling_in_an_empty_line(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bug took a line out (``y += 1``): no line's own fill can add it. An empty line put in after a whole
+    statement is filled in by the model from the file around it; a fill like the line before or after it is no
+    candidate; the one that passes is offered, the function one line longer, the user's file untouched."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, infill=0, infill_inserts=2))
+    source = "def helper(x):\n    y = x + 1\n    return y\n"
+    repo = make_repo(tmp_path / "repo", {"util.py": source, "tests/test_util.py": TEST.replace("== 2", "== 3")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider tests/test_util.py\nF\n"
+                "FAILED tests/test_util.py::test_helper - assert 2 == 3\n1 failed in 0.01s")
+    wrong = "util.py\n<<<<<<< SEARCH\n    return y\n=======\n    return y - 1\n>>>>>>> REPLACE\n"
+    fills = ["y = x + 1", "y += 1", "return y", ""]  # each line put in is asked the same (the order is the trace's)
+    script = scripted(monkeypatch, wrong, wrong, wrong, wrong, *fills, *fills)
+    outcome = await node.turn(msgspec.structs.replace(_request(repo, verify=True, terminal=terminal),
+                                                      prompt="helper(1) should be 3. Fix it."))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    put_in = [c for c in report.candidates if c.arm == "insert"]
+    assert put_in and put_in[-1].outcome == "passed" and put_in[-1].line == 3
+    assert all(c.outcome != "passed" for c in put_in[:-1]) and len(put_in) <= 3  # "y = x + 1" next to itself: none
+    added = [line for line in outcome.edits.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["+    y += 1"] and (repo / "util.py").read_text() == source
+    prompts = [(await node.engine()).tokenizer.decode_raw(r["ids"]) for r in script.requests[4:]]
+    assert any(p.endswith("    y = x + 1\n    <|fim_suffix|>\n    return y\n<|fim_middle|>") for p in prompts), prompts
+    assert "lines put in: " in report.places[0] and "lines filled in" not in report.places[0]
 
 
 VARIABLES = ('import re\n\n_pattern = re.compile(\n    r"""\n    (?P<name>[a-z]+)\n    =\n    (?P<value>[0-9])\n'

@@ -496,6 +496,7 @@ async def test_the_lines_filled_in_are_the_ones_the_failing_run_ran_most_suspici
         return [Draft(text=f, round=0, sampled=i > 0, constrained=False) for i, f in enumerate(fills[line + 1])]
 
     job = _job(tmp_path, tmp_path / "scratch", timeout_s=30.0)
+    job.config = VerifyConfig(infill_inserts=0)  # lines put in: the test below
     job.infill = infill
     job._places = ("scaled (calc.py:1-6, called by test_scaled; found along the failing run)",)
     place = Place(path="calc.py", name="scaled", start=1, end=6, why="called by test_scaled", suspicion=0.9,
@@ -509,8 +510,47 @@ async def test_the_lines_filled_in_are_the_ones_the_failing_run_ran_most_suspici
     assert first == "```python\n" + SCALED.replace("return y + 1", "return y").rstrip("\n") + "\n```"
     assert batches[2][0][0].text.startswith("```python\ndef scaled(x, factor=1):\n")
     assert job._places[-1].endswith("; lines filled in: 4 of 4)")
-    job.config = VerifyConfig(infill=2)
+    job.config = VerifyConfig(infill=2, infill_inserts=0)
     asked.clear()
     assert len([batch async for batch in job._infilled(place, SCALED)]) == 2 and len(asked) == 2
-    job.config = VerifyConfig(infill=0)
+    job.config = VerifyConfig(infill=0, infill_inserts=0)
     assert [batch async for batch in job._infilled(place, SCALED)] == []
+
+
+async def test_a_line_the_bug_took_out_is_put_in_after_a_whole_statement_and_filled_in_with_its_block(
+        tmp_path: Path) -> None:
+    """Lines put in (an empty line at a statement's indentation, after it) are filled in beside the lines' own
+    fills, ranked together: the most suspicious line's own fill, then a line put in after it, then the others'
+    own fills, then lines put in, in order (after the docstring, into the ``if``), the def line last; a fill like the line before or after it is
+    no candidate, a fill that opens a block brings the block, and a put-in candidate is the whole function one
+    line longer."""
+    from contenox.verify.focus import Place
+
+    asked: list[tuple[int, int, str, str]] = []
+    fills = {5: ["return y"], 6: ["return y + 1"], 2: ["if factor is None:\n        factor = 2\n    y = 1", "x = abs(x)"],
+             3: ["return 0"]}
+
+    async def infill(path: str, text: str, line: int, column: int, count: int) -> list[Draft]:
+        lines = text.split("\n")
+        asked.append((line, column, lines[line - 1].strip(), lines[line + 1].strip()))
+        return [Draft(text=f, round=0, sampled=i > 0, constrained=False) for i, f in enumerate(fills[line])]
+
+    job = _job(tmp_path, tmp_path / "scratch", timeout_s=30.0)
+    job.config = VerifyConfig(infill=1, infill_inserts=3)
+    job.infill = infill
+    job._places = ("scaled (calc.py:1-6, called by test_scaled; found along the failing run)",)
+    place = Place(path="calc.py", name="scaled", start=1, end=6, why="called by test_scaled", suspicion=0.9,
+                  lines=((6, 0.9),), ran=(1, 3, 5, 6))
+    batches = [batch async for batch in job._infilled(place, SCALED)]
+    assert asked == [(5, 4, "y = x * factor", ""), (6, 4, "return y + 1", ""),
+                     (2, 4, '"""x times the factor."""', "if x < 0:"), (3, 8, "if x < 0:", "return 0")]
+    assert [[(d.arm, d.line) for d, _ in batch] for batch in batches] == [
+        [("infill", 6)], [("insert", 3), ("insert", 3)]]
+    lines = SCALED.rstrip("\n").split("\n")
+    assert batches[1][0][0].text == "```python\n" + "\n".join(
+        [*lines[:2], "    if factor is None:", "        factor = 2", *lines[2:]]) + "\n```"
+    assert batches[1][1][0].text == "```python\n" + "\n".join([*lines[:2], "    x = abs(x)", *lines[2:]]) + "\n```"
+    assert job._places[-1].endswith("; lines filled in: 1 of 4, lines put in: 3 of 6)")
+    job.config = VerifyConfig(infill=0, infill_inserts=1)
+    asked.clear()
+    assert len([batch async for batch in job._infilled(place, SCALED)]) == 0 and asked == [(6, 4, "return y + 1", "")]
