@@ -36,7 +36,7 @@ from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
 from contenox.planner.fim import build_fim_prompt, cursor_window, fim_support
 from contenox.runtime_ov import EngineOptions, GenerateRequest, Sampling, start_engine
 from contenox.runtime_ov.store import ModelStore
-from contenox.verify.focus import pickable_lines
+from contenox.verify.focus import filled_lines, insertion_points, pickable_lines
 from contenox.workspace import changed_lines
 
 
@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suffix-tokens", type=int, default=512)
     parser.add_argument("--cache", type=Path, default=Path(".cache/eval-repos"))
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--insert", action="store_true",
+                        help="fill a line put in at each insertion point of the function (a line the bug took out) "
+                             "instead of each of its lines")
     args = parser.parse_args(argv)
     task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
     tasks = {task.id: task for task in task_set.tasks}
@@ -87,41 +90,48 @@ def main(argv: list[str] | None = None) -> int:
                 tree = checkout(task, repos[task.repo], Path(scratch) / "tree")
                 source = (tree / path).read_text()
                 lines = source.split("\n")
-                first, last = _span(path, source, bug, args.span)
+                # a line the bug took out: the one after it is changed_lines' (maybe past the function)
+                first, last = _span(path, source, bug - 1 if args.insert else bug, args.span)
                 code = "\n".join(lines[first - 1:last])
-                picked = [first + i for i in pickable_lines(code, path)]
+                picked: list[tuple[int, int]] = [(first + i, -1) for i in pickable_lines(code, path)] \
+                    if not args.insert else [(first + after + 1, width) for after, width in insertion_points(code, path)]
                 candidates: dict[tuple[int, str], str] = {}
                 per_line: list[dict] = []
-                for number in picked:
-                    current = lines[number - 1]
-                    indent = current[:len(current) - len(current.lstrip())]
-                    blanked = "\n".join([*lines[:number - 1], indent, *lines[number:]])
-                    window = cursor_window(blanked, number - 1, len(indent), lambda s: len(tok.encode(s)),
+                for number, width in picked:
+                    # --insert: ``number`` is the line put in (its fill a new line, the lines around it
+                    # staying); otherwise the line taken out and filled
+                    current = "" if args.insert else lines[number - 1]
+                    indent = " " * width if args.insert else current[:len(current) - len(current.lstrip())]
+                    before, rest = lines[:number - 1], lines[number - 1:] if args.insert else lines[number:]
+                    blanked = "\n".join([*before, indent, *rest])
+                    window = cursor_window(blanked, len(before), len(indent), lambda s: len(tok.encode(s)),
                                            prefix_tokens=args.prefix_tokens, suffix_tokens=args.suffix_tokens)
                     prompt = build_fim_prompt(fim, tok, window, path, [], task.repo, lambda entry: "",
                                               named=True).token_ids
                     handles = [engine.submit(GenerateRequest(
-                        session_id=f"{task_id}-{number}-{i}", token_ids=prompt, max_new_tokens=64,
-                        stop_token_ids=fim.stops, group=f"{task_id}-{number}",
+                        session_id=f"{task_id}-{number}-{width}-{i}", token_ids=prompt, max_new_tokens=64,
+                        stop_token_ids=fim.stops, group=f"{task_id}-{number}-{width}",
                         sampling=None if i == 0 else Sampling(temperature=0.8, top_p=0.95, seed=7000 + i)))
                         for i in range(1 + args.samples)]
                     fills = [h.wait(900).text for h in handles]
                     mine: dict[str, str] = {}
                     for fill in fills:
-                        fill = fill.split("\n", 1)[0]  # the line's own fill; a fill that runs on is cut there
+                        # the line's own fill (one that runs on is cut there); a line put in that opens a block, with it
+                        fill = filled_lines(fill, len(indent), args.insert)
                         new = indent + fill
-                        if new.rstrip() == current.rstrip() or not fill.strip() or new in mine:
+                        if new.rstrip() == current.rstrip() or not fill.strip() or new in mine or (
+                                args.insert and new.strip() in (before[-1].strip(), (rest or [""])[0].strip())):
                             mine.setdefault(new, "unchanged" if new.rstrip() == current.rstrip() else "empty")
                             continue
-                        key = (number, new)
+                        key = (number, new)  # (an inserted line's fill holds its indent)
                         if key not in candidates:
-                            changed_source = "\n".join([*lines[:number - 1], new, *lines[number:]])
+                            changed_source = "\n".join([*before, new, *rest])
                             (tree / path).write_text(changed_source)
                             candidates[key] = "right" if run_test(task, tree, timeout=120.0).passed else "wrong"
                             (tree / path).write_text(source)
                         mine[new] = candidates[key]
-                    per_line.append({"line": number, "bug": number == bug, "current": current,
-                                     "greedy": indent + fills[0].split("\n", 1)[0],
+                    per_line.append({"line": number, "bug": number == bug, "inserted": args.insert, "current": current,
+                                     "greedy": indent + filled_lines(fills[0], len(indent), args.insert),
                                      "ran_on": sum(1 for f in fills if "\n" in f.rstrip("\n")),
                                      "fills": [{"text": t, "grade": g} for t, g in mine.items()]})
                     print(json.dumps({"task": task_id, "line": number, "bug": number == bug,
@@ -135,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                    "wall_s": round(time.perf_counter() - started, 1), "per_line": per_line}
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "per_line"}), flush=True)
-            args.out.write_text(json.dumps({"model": args.model, "samples": args.samples, "rows": rows},
+            args.out.write_text(json.dumps({"model": args.model, "samples": args.samples, "insert": args.insert,
+                                            "rows": rows},
                                            indent=1) + "\n")
     finally:
         engine.close()
