@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                                               named=True).token_ids
                     handles = [engine.submit(GenerateRequest(
                         session_id=f"{task_id}-{number}-{width}-{i}", token_ids=prompt, max_new_tokens=64,
-                        stop_token_ids=fim.stops, group=f"{task_id}-{number}-{width}",
+                        stop_token_ids=fim.stops + (() if args.insert else tok.newline_ids()), group=f"{task_id}-{number}-{width}",
                         sampling=None if i == 0 else Sampling(temperature=0.8, top_p=0.95, seed=7000 + i)))
                         for i in range(1 + args.samples)]
                     fills = [h.wait(900).text for h in handles]

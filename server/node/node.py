@@ -876,7 +876,7 @@ class Node:
             specs = [(i == 0, grammar, 9000 + i + 1) for i in range(count)]
             return [draft for _, draft in await self._draw_specs(engine, state, ids, 0, specs, max_new)]
 
-        async def infill(path: str, text: str, line: int, column: int, count: int) -> list[Draft]:
+        async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool) -> list[Draft]:
             support = self.completer.support(engine)
             if not support.available or support.tokens is None:
                 return []
@@ -890,8 +890,10 @@ class Node:
 
             ids = await asyncio.to_thread(prompt)
             specs = [(i == 0, "", 9500 + i + 1) for i in range(count)]
+            # a line's own fill ends at its line break (the group decodes until its longest fill ends)
+            breaks = await asyncio.to_thread(engine.tokenizer.newline_ids) if one_line else ()
             return [draft for _, draft in await self._draw_specs(engine, state, ids, 0, specs, _INFILL_TOKENS,
-                                                                 stops=support.tokens.stops)]
+                                                                 stops=(*support.tokens.stops, *breaks))]
 
         def propose(text: str) -> ProposedEdits:
             return _proposed_edits(text, workspace, plan.files_in_prompt(), request.prompt)

@@ -262,10 +262,12 @@ DrawFocused = Callable[[str, str, int, str, str], Awaitable[list[Draft]]]
 """(system, user message, how many, grammar, the answer's beginning) -> drafts of a fresh short prompt: a greedy
 one, then sampled ones. The beginning ('' for none) is written into the answer before its first drawn token, so
 it costs prefill, not decoding; the drafts' text is what was drawn after it."""
-Infill = Callable[[str, str, int, int, int], Awaitable[list[Draft]]]
+Infill = Callable[[str, str, int, int, int, bool], Awaitable[list[Draft]]]
 """(path, the file's text with one line emptied past its indentation, that line (0-based), its indentation's
-width, how many) -> the model's fills of that line (fill-in-the-middle: a greedy one, then sampled ones), each
-draft's text what was drawn; none when the model has no FIM format."""
+width, how many, whether a fill ends with its line) -> the model's fills of that line (fill-in-the-middle: a greedy
+one, then sampled ones), each draft's text what was drawn; none when the model has no FIM format. A fill that ends
+with its line stops at its first line break (only its first line is used: the decoding after it was waste); a line
+put in may open a block, whose lines come with it."""
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
@@ -735,7 +737,8 @@ class VerifyJob:
             emptied = "\n".join([*before, indent, *rest])
             began = time.monotonic()
             try:
-                fills = await self.infill(place.path, emptied, len(before), len(indent), max(1, self.config.candidates))
+                fills = await self.infill(place.path, emptied, len(before), len(indent), max(1, self.config.candidates),
+                                          not inserted)
             finally:
                 self._decode_s += time.monotonic() - began
             if entry:  # said with the place (its entry ends with how it was found), as the lines are filled

@@ -239,7 +239,10 @@ class ServedEngine(ForwardingEngine):
         return list(ids) if self.options.token_prompt else self.tokenizer.decode_raw(ids)
 
     def _stops(self, request: GenerateRequest) -> list[str]:
-        return [text for text in (self.tokenizer.decode_raw([i]) for i in request.stop_token_ids) if text]
+        """The stop tokens as the stop strings a server takes: once each, and none that holds another (a server
+        stops at a stop string anywhere in the text, so ``"\\n"`` stands for every token with a line break)."""
+        texts = list(dict.fromkeys(t for t in (self.tokenizer.decode_raw([i]) for i in request.stop_token_ids) if t))
+        return [t for t in texts if not any(o != t and o in t for o in texts)]
 
     def _note_unsupported(self, request: GenerateRequest) -> None:
         missing = []

@@ -61,6 +61,7 @@ class Tokenizer:
         self.chat_template: str = str(native.chat_template or "")
         self.bos_token_id: int = int(native.get_bos_token_id())
         self.eos_token_id: int = int(native.get_eos_token_id())
+        self._newline_ids: tuple[int, ...] | None = None
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` with no special tokens added, however long the text."""
@@ -90,6 +91,21 @@ class Tokenizer:
             return ""
         with self._lock:
             return str(self._tok.decode(list(ids), skip_special_tokens=True))
+
+    def newline_ids(self) -> tuple[int, ...]:
+        """The ids of every token whose text holds a line break (``"\\n"``, ``"):\\n"``, ``"\\n    "``): as stop
+        tokens they end a generation at the end of its line, the token itself the last one drawn. Found once, from
+        the vocabulary (its pieces as text, or byte-level ``Ċ``, SentencePiece ``<0x0A>``), each checked by decoding it; () when the
+        tokenizer does not list its vocabulary."""
+        if self._newline_ids is None:
+            with self._lock:
+                vocab = self._tok.get_vocab() if hasattr(self._tok, "get_vocab") else {}
+                marked = sorted(int(i) for piece, i in vocab.items() if any(
+                    mark in piece for mark in ((b"\n", b"<0x0A>", "\u010a".encode()) if isinstance(piece, bytes)
+                                               else ("\n", "<0x0A>", "\u010a"))))
+                self._newline_ids = tuple(i for i in marked
+                                          if "\n" in str(self._tok.decode([i], skip_special_tokens=False)))
+        return self._newline_ids
 
     def decode_raw(self, ids: Sequence[int]) -> str:
         """Decode keeping special tokens (for debugging and template checks)."""

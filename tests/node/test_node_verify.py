@@ -605,6 +605,7 @@ async def test_a_line_of_the_localized_function_filled_in_by_the_model_is_a_cand
     engine = await node.engine()
     stops = {engine.tokenizer.encode(marker)[0] for marker in ("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>")}
     assert stops <= set(fills[0]["stops"]) and fills[0]["grammar"] == ""
+    assert set(engine.tokenizer.newline_ids()) <= set(fills[0]["stops"])  # a line's fill ends at its line break
     prompt = engine.tokenizer.decode_raw(fills[0]["ids"])
     assert prompt.startswith("<|repo_name|>repo\n<|file_sep|>util.py\n<|fim_prefix|>def helper(x):\n    <|fim_suffix|>")
     assert prompt.endswith("<|fim_middle|>") and "x - 1" not in prompt  # the line itself is the gap
@@ -636,6 +637,8 @@ async def test_a_line_the_bug_took_out_is_put_back_by_the_model_filling_in_an_em
     assert added == ["+    y += 1"] and (repo / "util.py").read_text() == source
     prompts = [(await node.engine()).tokenizer.decode_raw(r["ids"]) for r in script.requests[4:]]
     assert any(p.endswith("    y = x + 1\n    <|fim_suffix|>\n    return y\n<|fim_middle|>") for p in prompts), prompts
+    breaks = set((await node.engine()).tokenizer.newline_ids())
+    assert all(not breaks & set(r["stops"]) for r in script.requests[4:])  # a line put in may open a block
     assert "lines put in: " in report.places[0] and "lines filled in" not in report.places[0]
 
 

@@ -490,7 +490,8 @@ async def test_the_lines_filled_in_are_the_ones_the_failing_run_ran_most_suspici
     fills = {6: ["return y", "return y + 1", "return y", "return y - 1"], 3: ["if x <= 0:"], 5: ["y = x * factor"],
              1: ["def scaled(x, factor=1):"]}
 
-    async def infill(path: str, text: str, line: int, column: int, count: int) -> list[Draft]:
+    async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool) -> list[Draft]:
+        assert one_line  # a line's own fill ends at its line break
         asked.append((path, line, column, text.split("\n")[line]))
         assert count == VerifyConfig().candidates and text.count("\n") == SCALED.count("\n")
         return [Draft(text=f, round=0, sampled=i > 0, constrained=False) for i, f in enumerate(fills[line + 1])]
@@ -526,13 +527,13 @@ async def test_a_line_the_bug_took_out_is_put_in_after_a_whole_statement_and_fil
     line longer."""
     from contenox.verify.focus import Place
 
-    asked: list[tuple[int, int, str, str]] = []
+    asked: list[tuple[int, int, str, str, bool]] = []
     fills = {5: ["return y"], 6: ["return y + 1"], 2: ["if factor is None:\n        factor = 2\n    y = 1", "x = abs(x)"],
              3: ["return 0"]}
 
-    async def infill(path: str, text: str, line: int, column: int, count: int) -> list[Draft]:
+    async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool) -> list[Draft]:
         lines = text.split("\n")
-        asked.append((line, column, lines[line - 1].strip(), lines[line + 1].strip()))
+        asked.append((line, column, lines[line - 1].strip(), lines[line + 1].strip(), one_line))
         return [Draft(text=f, round=0, sampled=i > 0, constrained=False) for i, f in enumerate(fills[line])]
 
     job = _job(tmp_path, tmp_path / "scratch", timeout_s=30.0)
@@ -542,8 +543,8 @@ async def test_a_line_the_bug_took_out_is_put_in_after_a_whole_statement_and_fil
     place = Place(path="calc.py", name="scaled", start=1, end=6, why="called by test_scaled", suspicion=0.9,
                   lines=((6, 0.9),), ran=(1, 3, 5, 6))
     batches = [batch async for batch in job._infilled(place, SCALED)]
-    assert asked == [(5, 4, "y = x * factor", ""), (6, 4, "return y + 1", ""),
-                     (2, 4, '"""x times the factor."""', "if x < 0:"), (3, 8, "if x < 0:", "return 0")]
+    assert asked == [(5, 4, "y = x * factor", "", True), (6, 4, "return y + 1", "", False),  # a line put in: a block
+                     (2, 4, '"""x times the factor."""', "if x < 0:", False), (3, 8, "if x < 0:", "return 0", False)]
     assert [[(d.arm, d.line) for d, _ in batch] for batch in batches] == [
         [("infill", 6)], [("insert", 3), ("insert", 3)]]
     lines = SCALED.rstrip("\n").split("\n")
@@ -553,4 +554,4 @@ async def test_a_line_the_bug_took_out_is_put_in_after_a_whole_statement_and_fil
     assert job._places[-1].endswith("; lines filled in: 1 of 4, lines put in: 3 of 6)")
     job.config = VerifyConfig(infill=0, infill_inserts=1)
     asked.clear()
-    assert len([batch async for batch in job._infilled(place, SCALED)]) == 0 and asked == [(6, 4, "return y + 1", "")]
+    assert len([batch async for batch in job._infilled(place, SCALED)]) == 0 and asked == [(6, 4, "return y + 1", "", False)]

@@ -79,6 +79,19 @@ async def test_a_request_streams_its_tokens_and_the_server_cached_count_is_measu
     assert "sk-secret-123" not in caplog.text and "sk-secret-123" not in repr(engine.options)
 
 
+async def test_stop_tokens_go_as_the_fewest_stop_strings_that_stop_at_each_of_them(
+        default_model: InstalledModel, tokenizer: Tokenizer, standin: OpenAIStandin) -> None:
+    """A fill that ends at its line stops at any of a few hundred tokens with a line break: the server is sent
+    ``"\\n"`` for them all (it stops at a stop string anywhere in the text), each other stop once."""
+    standin.replies.append(Reply(pieces=("x = 1",)))
+    eos = tokenizer.decode_raw([tokenizer.eos_token_id])
+    with _start(default_model, tokenizer, standin) as engine:
+        stops = (tokenizer.eos_token_id, *tokenizer.newline_ids(), tokenizer.eos_token_id)
+        await engine.submit(_request(tokenizer, max_new_tokens=8, stop_token_ids=stops)).result()
+    [sent] = standin.completions()
+    assert sent.body["stop"] == [eos, "\n"]
+
+
 async def test_llama_cpp_timings_are_evidence_and_a_server_without_any_leaves_the_prediction(
         default_model: InstalledModel, tokenizer: Tokenizer, standin: OpenAIStandin) -> None:
     standin.replies += [Reply(style="llama", cached_tokens=7), Reply(style="none")]

@@ -31,6 +31,15 @@ def test_texts_beyond_the_native_limit_are_not_truncated(tokenizer: Tokenizer) -
     assert tokenizer.decode_raw(ids) == text
 
 
+def test_the_tokens_with_a_line_break_are_found_once_and_are_exactly_those(tokenizer: Tokenizer) -> None:
+    ids = tokenizer.newline_ids()
+    assert ids is tokenizer.newline_ids() and len(ids) > 10 and all("\n" in tokenizer.decode_raw([i]) for i in ids)
+    text = _code(3) + "x = (1,\n     2)\r\n\n\n    y = 3\n"
+    tokens = tokenizer.encode(text)
+    assert {t for t in tokens if "\n" in tokenizer.decode_raw([t])} <= set(ids)
+    assert not {t for t in tokens if "\n" not in tokenizer.decode_raw([t])} & set(ids)
+
+
 def test_chat_template_renders_the_system_and_user_turns(tokenizer: Tokenizer) -> None:
     rendered = tokenizer.apply_chat_template([{"role": "system", "content": "SYS-A"},
                                               {"role": "user", "content": "USER-I"}])
