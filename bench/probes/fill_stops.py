@@ -7,8 +7,9 @@ The node now stops a line's own fill at any token holding a line break (the toke
 :meth:`~contenox.runtime_ov.tokenizer.Tokenizer.newline_ids`). For every line of each task's buggy function, the
 same group (the node's FIM prompt, greedy and ``--samples`` at temperature 0.8 with fixed seeds) is drawn twice,
 with and without the line-break stops, in turn: per line, the wall time and tokens of each, and whether the
-fills' first lines are the same (the greedy one must be: the same tokens are drawn up to the stop; a sampled one,
-even with its seed, may draw otherwise once the group's other fills have stopped). The prompt is prefilled
+fills' first lines are the same (the same tokens are drawn up to the stop, but once the group's other fills have
+stopped the batch is smaller: a sampled fill, even with its seed, may draw otherwise, and a near tie of the greedy
+one may tip). The prompt is prefilled
 before either draw, so decoding alone is compared.
 
 From the repository root: ``.venv/bin/python bench/probes/fill_stops.py qwen2.5-coder-1.5b --out X.json TASK...``
@@ -25,10 +26,8 @@ import time
 from pathlib import Path
 
 from contenox.eval.checkout import checkout
-from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
-from contenox.planner.fim import build_fim_prompt, cursor_window, fim_support
-from contenox.runtime_ov import EngineOptions, GenerateRequest, Sampling, start_engine
-from contenox.runtime_ov.store import ModelStore
+from contenox.planner.fim import build_fim_prompt, cursor_window
+from contenox.runtime_ov import GenerateRequest, Sampling
 from contenox.verify.focus import pickable_lines
 from contenox.workspace import changed_lines
 
@@ -44,16 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=Path(".cache/eval-repos"))
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    from fim_lines import _span  # the same function span as the fill probe
+    from fim_lines import _span, fim_engine  # the fill probe's engine and function span
 
-    task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
-    tasks = {task.id: task for task in task_set.tasks}
-    installed = ModelStore(Path(".cache/test-home/models")).ensure(args.model)
-    engine = start_engine(installed, EngineOptions(cache_size_gb=1.0, max_new_tokens=64), process=False)
+    tasks, repos, engine, fim = fim_engine(args.model, args.cache)
     tok = engine.tokenizer
-    support = fim_support(engine.profile, tok)
-    assert support.tokens is not None, support.reason
-    fim = support.tokens
     breaks = tok.newline_ids()
     rows: list[dict] = []
     try:

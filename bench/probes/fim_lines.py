@@ -30,10 +30,11 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from contenox.eval.checkout import checkout, run_test
 from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
-from contenox.planner.fim import build_fim_prompt, cursor_window, fim_support
+from contenox.planner.fim import FimTokens, build_fim_prompt, cursor_window, fim_support
 from contenox.runtime_ov import EngineOptions, GenerateRequest, Sampling, start_engine
 from contenox.runtime_ov.store import ModelStore
 from contenox.verify.focus import filled_lines, insertion_points, pickable_lines
@@ -56,6 +57,17 @@ def _span(path: str, text: str, line: int, span: int) -> tuple[int, int]:
     return max(1, line - span), min(count, line + span)
 
 
+def fim_engine(model: str, cache: Path) -> tuple[dict[str, Any], dict[str, Any], Any, FimTokens]:
+    """The eval's tasks by id and their repositories (built in ``cache``), the model's engine in this process, and
+    its FIM markers and stops (the node's inline completions' own)."""
+    task_set, repos = prepare([DEFAULT_TASKS_DIR], cache)
+    installed = ModelStore(Path(".cache/test-home/models")).ensure(model)
+    engine = start_engine(installed, EngineOptions(cache_size_gb=1.0, max_new_tokens=64), process=False)
+    support = fim_support(engine.profile, engine.tokenizer)
+    assert support.tokens is not None, support.reason
+    return {task.id: task for task in task_set.tasks}, repos, engine, support.tokens
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model")
@@ -70,14 +82,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="fill a line put in at each insertion point of the function (a line the bug took out) "
                              "instead of each of its lines")
     args = parser.parse_args(argv)
-    task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
-    tasks = {task.id: task for task in task_set.tasks}
-    installed = ModelStore(Path(".cache/test-home/models")).ensure(args.model)
-    engine = start_engine(installed, EngineOptions(cache_size_gb=1.0, max_new_tokens=64), process=False)
+    tasks, repos, engine, fim = fim_engine(args.model, args.cache)
     tok = engine.tokenizer
-    support = fim_support(engine.profile, tok)  # the markers and stops the node's inline completions use
-    assert support.tokens is not None, support.reason
-    fim = support.tokens
     rows: list[dict] = []
     try:
         for task_id in args.tasks:
