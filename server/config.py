@@ -211,11 +211,12 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     around it, the line is what the code there should say (the 1.5B's greedy fill put the bug's line back where
     its focused rewrites never did: bench/probes/fim_lines.py). Needs a model with a FIM format; 0: none."""
     infill_inserts: int = 8
-    """Beside the lines filled in (``infill``), up to this many lines are put in, in each of those places (an empty line after a
-    whole statement, at its indentation, filled in the same way): the fix of a bug that took a line out is a line
-    the function lacks, and no line's own fill adds one (the 1.5B's greedy fill put cachetools' missing
-    ``key += tuple(...)`` and ``self.__hits = self.__misses = 0`` back: bench/probes/fim_lines.py --insert). A
-    fill that opens a block brings the block's lines with it. Python functions only; 0: none."""
+    """Beside the lines filled in (``infill``), up to this many lines are put in, in each of those places (an
+    empty line after a whole statement, at its indentation, filled in the same way): the fix of a bug that took a
+    line out is a line the function lacks, and no line's own fill adds one (the 1.5B's greedy fill put
+    cachetools' missing ``key += tuple(...)`` and ``self.__hits = self.__misses = 0`` back:
+    bench/probes/fim_lines.py --insert). A fill that opens a block brings the block's lines with it. Python
+    functions only; 0: none."""
     infill_places: int = 6
     """Places whose lines are filled in (found along the failing run, in the focused round's order): more than the
     rewrites try (``places``), since a fill decodes one line, not a function (0: none)."""

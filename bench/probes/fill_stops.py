@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     limit = [r["wall_s_to_limit"] for r in rows]
     summary = {"lines": len(rows), "same_greedy": sum(r["same_greedy"] for r in rows),
                "same_first_lines": sum(r["same_first_lines"] for r in rows),
-               "median_wall_s_to_line_break": statistics.median(broke), "median_wall_s_to_limit": statistics.median(limit),
+               "median_wall_s_to_line_break": statistics.median(broke),
+               "median_wall_s_to_limit": statistics.median(limit),
                "total_wall_s_to_line_break": round(sum(broke), 1), "total_wall_s_to_limit": round(sum(limit), 1),
                "group_steps_to_line_break": sum(max(r["tokens_to_line_break"]) for r in rows),
                "group_steps_to_limit": sum(max(r["tokens_to_limit"]) for r in rows)}

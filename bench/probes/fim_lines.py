@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                 first, last = _span(path, source, bug - 1 if args.insert else bug, args.span)
                 code = "\n".join(lines[first - 1:last])
                 picked: list[tuple[int, int]] = [(first + i, -1) for i in pickable_lines(code, path)] \
-                    if not args.insert else [(first + after + 1, width) for after, width in insertion_points(code, path)]
+                    if not args.insert else [(first + after + 1, width)
+                                             for after, width in insertion_points(code, path)]
                 candidates: dict[tuple[int, str], str] = {}
                 per_line: list[dict] = []
                 for number, width in picked:
@@ -116,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
                                               named=True).token_ids
                     handles = [engine.submit(GenerateRequest(
                         session_id=f"{task_id}-{number}-{width}-{i}", token_ids=prompt, max_new_tokens=64,
-                        stop_token_ids=fim.stops + (() if args.insert else tok.newline_ids()), group=f"{task_id}-{number}-{width}",
+                        stop_token_ids=fim.stops + (() if args.insert else tok.newline_ids()),
+                        group=f"{task_id}-{number}-{width}",
                         sampling=None if i == 0 else Sampling(temperature=0.8, top_p=0.95, seed=7000 + i)))
                         for i in range(1 + args.samples)]
                     fills = [h.wait(900).text for h in handles]

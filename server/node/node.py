@@ -930,7 +930,7 @@ class Node:
                                          changed=await asyncio.to_thread(_changed_definitions, workspace, chosen.edits))
         if chosen.draft is greedy:
             text = final.text
-        elif chosen.draft.arm in ("focused", "line", "infill", "insert"):  # the turn's prose reasoned about another change: not kept
+        elif chosen.draft.arm in ("focused", "line", "infill", "insert"):  # the turn's prose was about another change
             text = (f"The change is in {report.changed_in()}:\n\n" if report.changed else "") + \
                 chosen.draft.text.strip()
         else:

@@ -95,8 +95,8 @@ class Tokenizer:
     def newline_ids(self) -> tuple[int, ...]:
         """The ids of every token whose text holds a line break (``"\\n"``, ``"):\\n"``, ``"\\n    "``): as stop
         tokens they end a generation at the end of its line, the token itself the last one drawn. Found once, from
-        the vocabulary (its pieces as text, or byte-level ``Ċ``, SentencePiece ``<0x0A>``), each checked by decoding it; () when the
-        tokenizer does not list its vocabulary."""
+        the vocabulary (its pieces as text, or byte-level ``Ċ``, SentencePiece ``<0x0A>``), each checked by
+        decoding it; () when the tokenizer does not list its vocabulary."""
         if self._newline_ids is None:
             with self._lock:
                 vocab = self._tok.get_vocab() if hasattr(self._tok, "get_vocab") else {}

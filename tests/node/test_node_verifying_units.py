@@ -522,14 +522,14 @@ async def test_a_line_the_bug_took_out_is_put_in_after_a_whole_statement_and_fil
         tmp_path: Path) -> None:
     """Lines put in (an empty line at a statement's indentation, after it) are filled in beside the lines' own
     fills, ranked together: the most suspicious line's own fill, then a line put in after it, then the others'
-    own fills, then lines put in, in order (after the docstring, into the ``if``), the def line last; a fill like the line before or after it is
-    no candidate, a fill that opens a block brings the block, and a put-in candidate is the whole function one
-    line longer."""
+    own fills, then lines put in, in order (after the docstring, into the ``if``), the def line last; a fill like
+    the line before or after it is no candidate, a fill that opens a block brings the block, and a put-in
+    candidate is the whole function one line longer."""
     from contenox.verify.focus import Place
 
     asked: list[tuple[int, int, str, str, bool]] = []
-    fills = {5: ["return y"], 6: ["return y + 1"], 2: ["if factor is None:\n        factor = 2\n    y = 1", "x = abs(x)"],
-             3: ["return 0"]}
+    fills = {5: ["return y"], 6: ["return y + 1"], 3: ["return 0"],
+             2: ["if factor is None:\n        factor = 2\n    y = 1", "x = abs(x)"]}
 
     async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool) -> list[Draft]:
         lines = text.split("\n")
@@ -554,4 +554,5 @@ async def test_a_line_the_bug_took_out_is_put_in_after_a_whole_statement_and_fil
     assert job._places[-1].endswith("; lines filled in: 1 of 4, lines put in: 3 of 6)")
     job.config = VerifyConfig(infill=0, infill_inserts=1)
     asked.clear()
-    assert len([batch async for batch in job._infilled(place, SCALED)]) == 0 and asked == [(6, 4, "return y + 1", "", False)]
+    assert [batch async for batch in job._infilled(place, SCALED)] == []
+    assert asked == [(6, 4, "return y + 1", "", False)]
