@@ -242,7 +242,11 @@ class ServedEngine(ForwardingEngine):
         """The stop tokens as the stop strings a server takes: once each, and none that holds another (a server
         stops at a stop string anywhere in the text, so ``"\\n"`` stands for every token with a line break)."""
         texts = list(dict.fromkeys(t for t in (self.tokenizer.decode_raw([i]) for i in request.stop_token_ids) if t))
-        return [t for t in texts if not any(o != t and o in t for o in texts)]
+        kept: list[str] = []  # shortest first, so each text is held against the few kept (not all two thousand)
+        for text in sorted(texts, key=len):
+            if not any(k in text for k in kept):
+                kept.append(text)
+        return [t for t in texts if t in kept]
 
     def _note_unsupported(self, request: GenerateRequest) -> None:
         missing = []
