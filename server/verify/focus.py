@@ -351,8 +351,8 @@ def relevance(name: str, question: str) -> int:
 def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, question: str = "") -> list[Place]:
     """The places found, told by a trace of the failing run: a place no failing test ran is dropped (of four
     same-named wrappers, the one that ran stays), except a frame the traceback printed; then the functions the
-    trace adds, most suspicious first, up to ``limit``; all of them then ordered most suspicious first (a
-    traceback's frame counts as most suspicious; ties in that order). No trace (``ran`` empty): the places as
+    trace adds; all of them ordered most suspicious first (a traceback's frame counts as most suspicious; ties in
+    that order), the first ``limit`` kept. No trace (``ran`` empty): the places as
     found. A trace of one failing run alone says no function is more suspicious than another (suspicion 0: a
     frame the traceback printed comes first, the model's picks order the rest) and orders what it adds by
     nearness and :func:`relevance` to ``question``."""
@@ -387,8 +387,9 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, 
         elif told is not None:
             kept.append(msgspec.structs.replace(p, suspicion=told.suspicion, lines=told.lines, ran=told.ran))
     have = {(p.path, p.start) for p in kept}
-    offered = [*kept, *(p for key, p in traced.items() if key not in have)][:limit]
-    return sorted(offered, key=lambda p: -p.suspicion)
+    # ordered before the cut: on h11 the calls read from the test filled the ten places, and the bug's function,
+    # second by the trace, was cut with everything else the trace added
+    return sorted([*kept, *(p for key, p in traced.items() if key not in have)], key=lambda p: -p.suspicion)[:limit]
 
 
 _QUESTION_CHARS = 1500

@@ -84,14 +84,15 @@ def _contenox_trace():
         code = frame.f_code
         if not code.co_flags & 1:  # not a function's code (CO_OPTIMIZED): a class body, a module
             return None
-        path = rel(code.co_filename)
+        path, caller = rel(code.co_filename), frame.f_back
+        if caller is not None and renderer(caller.f_code.co_filename) and rel(caller.f_code.co_filename) is None \
+                and (path is None or not test_path(path)):
+            # a failure's report calling the project (repr, ==), or code between (a dataclass's generated
+            # ``__repr__``), and all it calls: not the test's run
+            quiet[0] += 1
+            return unrecorded
         if path is None:
             return None
-        caller = frame.f_back
-        if caller is not None and renderer(caller.f_code.co_filename) and rel(caller.f_code.co_filename) is None \
-                and not test_path(path):
-            quiet[0] += 1  # a failure's report calling the project (repr, ==) and all it calls: not the test's run
-            return unrecorded
         test = environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
         seen = ran.get(test)
         if seen is None:
