@@ -633,7 +633,7 @@ class VerifyJob:
         limit = max(1, self.config.places)
         pool = max(_POOL, limit) if localize else limit
         found = with_traced(places(outputs, roots, self.locate, self.read, limit=pool, hops=3 if localize else 1),
-                            self._ran, self.locate, pool, self.request.prompt)
+                            self._ran, self.locate, pool, self.request.prompt, self.read)
         tests = failing_test_frames(baseline.output, self.scratch.tree) or failing_test_frames(self.request.terminal, self.root)
         test_code = ""
         if tests:

@@ -114,20 +114,26 @@ class Place(msgspec.Struct, frozen=True, kw_only=True):
     a line-level repair picks among these (semver's caret line sits in one branch of ten)."""
 
 
-def values_used(place: Place, text: str) -> list[Place]:
-    """The module-level values of ``place``'s file (``text``) that it uses by name, each an assignment of more
-    than one line (a verbose regex, a table: one line is read in the function's own prompt as well as anywhere),
-    in the order the place first uses them."""
+def _module_values(text: str) -> list[tuple[str, int, int]]:
+    """(name, first line, last line) of each module-level assignment of ``text`` to one name."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return []
-    values: dict[str, tuple[int, int]] = {}
+    values = []
     for node in tree.body:
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
             node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(target, ast.Name) and node.end_lineno is not None and node.end_lineno > node.lineno:
-            values[target.id] = (node.lineno, node.end_lineno)
+        if isinstance(target, ast.Name) and node.end_lineno is not None:
+            values.append((target.id, node.lineno, node.end_lineno))
+    return values
+
+
+def values_used(place: Place, text: str) -> list[Place]:
+    """The module-level values of ``place``'s file (``text``) that it uses by name, each an assignment of more
+    than one line (a verbose regex, a table: one line is read in the function's own prompt as well as anywhere),
+    in the order the place first uses them."""
+    values = {name: (a, b) for name, a, b in _module_values(text) if b > a}
     body = "\n".join(text.splitlines()[place.start - 1:place.end])
     used = sorted((m.start(), name) for name in values
                   if (m := re.search(rf"(?<![\w.]){re.escape(name)}\b", body)))
@@ -348,14 +354,53 @@ def relevance(name: str, question: str) -> int:
         and (short >= 5 or word.startswith(other) or other.startswith(word)) for other in asked))
 
 
-def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, question: str = "") -> list[Place]:
+_TRACED_LINES = 8
+"""A value's most suspicious lines kept, as a traced function's (:data:`contenox.verify.trace._LINES`)."""
+
+
+def _traced_values(ran: list[Ran], read: Read | None) -> dict[tuple[str, int], Place]:
+    """The module-level values whose lambdas the failing tests ran (a table of formatters: isodate's
+    ``STRF_DT_MAP``, whose ``%w`` entry only the failing cases ran), each a place as suspicious as its most
+    suspicious lambda, with their lines."""
+    told: dict[tuple[str, int], Place] = {}
+    texts: dict[str, list[tuple[str, int, int]]] = {}
+    for r in ran:
+        if r.name != "<lambda>" or read is None:
+            continue
+        if r.path not in texts:
+            texts[r.path] = _module_values(read(r.path) or "")
+        value = next(((name, a, b) for name, a, b in texts[r.path] if a <= r.line <= b), None)
+        if value is None or value[2] - value[1] >= _MAX_LINES:
+            continue
+        name, a, b = value
+        lines = tuple((n, x) for n, x in r.lines if a <= n <= b)
+        tests = "the failing test" if r.of == 1 else f"{r.failed} of {r.of} failing tests"
+        had = told.get((r.path, a))
+        if had is None:
+            told[(r.path, a)] = Place(path=r.path, name=name, start=a, end=b, kind="value",
+                                      why=f"a lambda of it ran in {tests}"
+                                      + (f" and {r.passed} passing" if r.passed else ""),
+                                      suspicion=r.suspicion or r.score, lines=lines, ran=r.ran)
+        else:
+            merged = sorted({*had.lines, *lines}, key=lambda item: (-item[1], item[0]))[:_TRACED_LINES]
+            told[(r.path, a)] = msgspec.structs.replace(
+                had, suspicion=max(had.suspicion, r.suspicion or r.score),
+                why=had.why if had.suspicion >= (r.suspicion or r.score) else
+                f"a lambda of it ran in {tests}" + (f" and {r.passed} passing" if r.passed else ""),
+                lines=tuple(merged), ran=tuple(sorted({*had.ran, *r.ran})))
+    return told
+
+
+def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, question: str = "",
+                read: Read | None = None) -> list[Place]:
     """The places found, told by a trace of the failing run: a place no failing test ran is dropped (of four
     same-named wrappers, the one that ran stays), except a frame the traceback printed; then the functions the
     trace adds; all of them ordered most suspicious first (a traceback's frame counts as most suspicious; ties in
     that order), the first ``limit`` kept. No trace (``ran`` empty): the places as
     found. A trace of one failing run alone says no function is more suspicious than another (suspicion 0: a
     frame the traceback printed comes first, the model's picks order the rest) and orders what it adds by
-    nearness and :func:`relevance` to ``question``."""
+    nearness and :func:`relevance` to ``question``. A module-level lambda that ran tells its value (a table, read
+    with ``read``), as a place of its own."""
     if not ran:
         return found
     # one failing run and no passing one (a ``node -e`` check, a lone test): every function it ran is as
@@ -366,7 +411,7 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, 
     if blind and question:
         order = {id(r): k for k, r in enumerate(ran)}
         ran = sorted(ran, key=lambda r: (r.depth, -relevance(r.name.rsplit(".", 1)[-1], question), order[id(r)]))
-    traced: dict[tuple[str, int], Place] = {}
+    traced: dict[tuple[str, int], Place] = {} if blind else _traced_values(ran, read)
     for r in ran:
         span = span_of(r, locate)
         if span is None or span[1] - span[0] >= _MAX_LINES or (r.path, span[0]) in traced:

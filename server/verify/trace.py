@@ -331,7 +331,8 @@ def _ochiai(failed: int, passed: int, failing: int) -> float:
 
 def ran_functions(trace: Mapping[str, Mapping[Key, Calls]], failed_ids: tuple[str, ...],
                   run_failed: bool) -> list[Ran]:
-    """The non-test functions the failing tests ran, most suspicious first: by their most suspicious line
+    """The non-test functions the failing tests ran (a module-level lambda, a table's entry, as ``<lambda>``: the
+    table is the place, :func:`~contenox.verify.focus.with_traced`), most suspicious first: by their most suspicious line
     (Ochiai over lines), then the function's own Ochiai, then nearest the test's own code, then in the order
     first run. The failing tests are those ``failed_ids`` names, by their whole id, so a parametrized test's passing
     cases count as passing; an id the trace does not hold as it is counts every case of its function; when none of
@@ -353,7 +354,7 @@ def ran_functions(trace: Mapping[str, Mapping[Key, Calls]], failed_ids: tuple[st
     line_counts: dict[Key, dict[int, list[int]]] = {}
     for test in failing:
         for key, (below, lines) in trace[test].items():
-            if not is_test_path(key[0]) and not key[2].rsplit(".", 1)[-1].startswith("<"):
+            if not is_test_path(key[0]) and (key[2] == "<lambda>" or not key[2].rsplit(".", 1)[-1].startswith("<")):
                 first.setdefault(key, len(first))
                 depth[key] = min(depth.get(key, 99), below)
                 counts.setdefault(key, [0, 0])[0] += 1

@@ -452,3 +452,62 @@ def test_the_places_kept_are_the_most_suspicious_not_the_first_found() -> None:
                lines=((7, 1.0),), suspicion=1.0)]
     assert [p.name for p in with_traced(found, ran, _locate, 2)] == ["deep", "helper"]
     assert [p.name for p in with_traced(found, ran, _locate, 3)] == ["deep", "helper", "__init__"]
+
+
+TABLE = '''\
+FORMATS = {
+    "%d": lambda n: "%02d" % n,
+    "%x": lambda n: "%x" % (n + 1),
+    "%o": lambda n: "%o" % n,
+}
+
+
+def fmt(code, n):
+    return FORMATS[code](n)
+'''
+
+TABLE_TESTS = '''\
+import pytest
+
+from table import fmt
+
+
+@pytest.mark.parametrize("code,n,expected", [("%d", 7, "07"), ("%x", 255, "ff"), ("%o", 8, "10")])
+def test_fmt(code, n, expected):
+    assert fmt(code, n) == expected
+'''
+
+
+def test_a_table_whose_lambda_only_the_failing_case_ran_is_a_place_with_that_line_first(tmp_path: Path) -> None:
+    """The ``%x`` entry's lambda, run by the failing case alone, is the most suspicious code of the run; a lambda
+    has no definition to rewrite, so the table it is an entry of is the place (isodate's ``STRF_DT_MAP``: its
+    ``%w`` entry was the bug, and no function the tests ran held it), its entry's line most suspicious."""
+    run, trace = _traced_project(tmp_path, "table", TABLE, TABLE_TESTS)
+    assert run.outcome == "failed"
+    assert trace is not None
+    ran = ran_functions(trace, failed_test_ids(run.output), run_failed=True)
+    assert [(r.name, r.line, r.suspicion) for r in ran[:2]] == [("<lambda>", 3, 1.0), ("fmt", 8, 0.5774)]
+    source = (tmp_path / "project" / "table.py").read_text()
+    told = with_traced([], ran, lambda name: [("table.py", 8, 9)] if name == "fmt" else [], 10, "",
+                       lambda path: source if path == "table.py" else None)
+    assert [(p.name, p.kind, p.start, p.end, p.suspicion) for p in told] == [
+        ("FORMATS", "value", 1, 5, 1.0), ("fmt", "function", 8, 9, 0.5774)]
+    assert told[0].lines == ((3, 1.0),) and told[0].ran == (3,)  # the entries the failing case never ran: not its
+    assert told[0].why == "a lambda of it ran in the failing test"
+    # without the file's text the lambda tells nothing, and the functions stand as they were
+    assert [p.name for p in with_traced([], ran, lambda name: [("table.py", 8, 9)] if name == "fmt" else [], 10)] \
+        == ["fmt"]
+
+
+def test_the_lambdas_of_one_table_make_one_place_as_suspicious_as_its_most_suspicious_entry() -> None:
+    ran = [Ran(path="table.py", line=3, name="<lambda>", failed=2, of=2, passed=1, score=0.8, depth=3,
+               lines=((3, 0.8),), suspicion=0.8, ran=(3,)),
+           Ran(path="table.py", line=2, name="<lambda>", failed=2, of=2, passed=0, score=1.0, depth=3,
+               lines=((2, 1.0),), suspicion=1.0, ran=(2,)),
+           Ran(path="other.py", line=1, name="<lambda>", failed=1, of=2, passed=0, score=0.7, depth=2,
+               lines=((1, 0.7),), suspicion=0.7, ran=(1,))]
+    texts = {"table.py": TABLE, "other.py": "key = lambda item: item[0]\n"}
+    told = with_traced([], ran, lambda name: [], 10, "", texts.get)
+    assert [(p.path, p.name, p.suspicion, p.lines, p.ran) for p in told] == [
+        ("table.py", "FORMATS", 1.0, ((2, 1.0), (3, 0.8)), (2, 3)), ("other.py", "key", 0.7, ((1, 0.7),), (1,))]
+    assert told[0].why == "a lambda of it ran in 2 of 2 failing tests"
