@@ -373,21 +373,16 @@ def _traced_values(ran: list[Ran], read: Read | None) -> dict[tuple[str, int], P
         if value is None or value[2] - value[1] >= _MAX_LINES:
             continue
         name, a, b = value
-        lines = tuple((n, x) for n, x in r.lines if a <= n <= b)
         tests = "the failing test" if r.of == 1 else f"{r.failed} of {r.of} failing tests"
+        place = Place(path=r.path, name=name, start=a, end=b, kind="value", suspicion=r.suspicion or r.score,
+                      why=f"a lambda of it ran in {tests}" + (f" and {r.passed} passing" if r.passed else ""),
+                      lines=tuple((n, x) for n, x in r.lines if a <= n <= b), ran=r.ran)
         had = told.get((r.path, a))
-        if had is None:
-            told[(r.path, a)] = Place(path=r.path, name=name, start=a, end=b, kind="value",
-                                      why=f"a lambda of it ran in {tests}"
-                                      + (f" and {r.passed} passing" if r.passed else ""),
-                                      suspicion=r.suspicion or r.score, lines=lines, ran=r.ran)
-        else:
-            merged = sorted({*had.lines, *lines}, key=lambda item: (-item[1], item[0]))[:_TRACED_LINES]
-            told[(r.path, a)] = msgspec.structs.replace(
-                had, suspicion=max(had.suspicion, r.suspicion or r.score),
-                why=had.why if had.suspicion >= (r.suspicion or r.score) else
-                f"a lambda of it ran in {tests}" + (f" and {r.passed} passing" if r.passed else ""),
-                lines=tuple(merged), ran=tuple(sorted({*had.ran, *r.ran})))
+        if had is not None:  # another entry of the same table: the most suspicious says why
+            place = msgspec.structs.replace(
+                had if had.suspicion >= place.suspicion else place, ran=tuple(sorted({*had.ran, *place.ran})),
+                lines=tuple(sorted({*had.lines, *place.lines}, key=lambda item: (-item[1], item[0]))[:_TRACED_LINES]))
+        told[(r.path, a)] = place
     return told
 
 
