@@ -358,6 +358,12 @@ _TRACED_LINES = 8
 """A value's most suspicious lines kept, as a traced function's (:data:`contenox.verify.trace._LINES`)."""
 
 
+def _ran_in(r: Ran) -> str:
+    """Which tests ran it, in words ("ran in 2 of 3 failing tests and 4 passing")."""
+    tests = "the failing test" if r.of == 1 else f"{r.failed} of {r.of} failing tests"
+    return f"ran in {tests}" + (f" and {r.passed} passing" if r.passed else "")
+
+
 def _traced_values(ran: list[Ran], read: Read | None) -> dict[tuple[str, int], Place]:
     """The module-level values whose lambdas the failing tests ran (a table of formatters: isodate's
     ``STRF_DT_MAP``, whose ``%w`` entry only the failing cases ran), each a place as suspicious as its most
@@ -373,10 +379,8 @@ def _traced_values(ran: list[Ran], read: Read | None) -> dict[tuple[str, int], P
         if value is None or value[2] - value[1] >= _MAX_LINES:
             continue
         name, a, b = value
-        tests = "the failing test" if r.of == 1 else f"{r.failed} of {r.of} failing tests"
         place = Place(path=r.path, name=name, start=a, end=b, kind="value", suspicion=r.suspicion or r.score,
-                      why=f"a lambda of it ran in {tests}" + (f" and {r.passed} passing" if r.passed else ""),
-                      lines=tuple((n, x) for n, x in r.lines if a <= n <= b), ran=r.ran)
+                      why=f"a lambda of it {_ran_in(r)}", lines=tuple((n, x) for n, x in r.lines if a <= n <= b), ran=r.ran)
         had = told.get((r.path, a))
         if had is not None:  # another entry of the same table: the most suspicious says why
             place = msgspec.structs.replace(
@@ -411,11 +415,9 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, 
         span = span_of(r, locate)
         if span is None or span[1] - span[0] >= _MAX_LINES or (r.path, span[0]) in traced:
             continue
-        tests = "the failing test" if r.of == 1 else f"{r.failed} of {r.of} failing tests"
         below = "" if r.depth >= 99 else ", called by the test" if r.depth == 1 else f", {r.depth} calls below the test"
         traced[(r.path, span[0])] = Place(path=r.path, name=r.name.rsplit(".", 1)[-1], start=span[0], end=span[1],
-                                          why=f"ran in {tests}" + (f" and {r.passed} passing" if r.passed else "")
-                                          + below, suspicion=0.0 if blind else r.suspicion or r.score,
+                                          why=_ran_in(r) + below, suspicion=0.0 if blind else r.suspicion or r.score,
                                           lines=() if blind else tuple((n, x) for n, x in r.lines
                                                                        if span[0] <= n <= span[1]),
                                           ran=tuple(n for n in r.ran if span[0] <= n <= span[1]))
