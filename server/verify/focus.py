@@ -380,7 +380,8 @@ def _traced_values(ran: list[Ran], read: Read | None) -> dict[tuple[str, int], P
             continue
         name, a, b = value
         place = Place(path=r.path, name=name, start=a, end=b, kind="value", suspicion=r.suspicion or r.score,
-                      why=f"a lambda of it {_ran_in(r)}", lines=tuple((n, x) for n, x in r.lines if a <= n <= b), ran=r.ran)
+                      why=f"a lambda of it {_ran_in(r)}", ran=r.ran,
+                      lines=tuple((n, x) for n, x in r.lines if a <= n <= b))
         had = told.get((r.path, a))
         if had is not None:  # another entry of the same table: the most suspicious says why
             place = msgspec.structs.replace(
