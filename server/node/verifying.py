@@ -81,6 +81,7 @@ from contenox.verify.focus import (
     localize_prompt,
     pickable_lines,
     places,
+    relevance,
     values_used,
     with_traced,
 )
@@ -854,13 +855,20 @@ class VerifyJob:
         votes = Counter(n for n, _ in picks)
         greedy = [n for n, sampled in picks if not sampled]
         # a trace's suspicion first (measured: it put the bug's function first more often than the model's
-        # pick, bench/results/2026-12-03-probe-spectrum.txt); the model's picks order what it leaves tied
-        order = sorted(range(1, len(found) + 1), key=lambda n: (-found[n - 1].suspicion, n not in greedy,
+        # pick, bench/results/2026-12-03-probe-spectrum.txt); what it leaves tied, the names that use more of the
+        # question's words first, then the model's picks. In the runs since 2026-12-03 the greedy pick was the bug's
+        # function on 6 of the 30 bug and trace tasks; the bug's name used more of the question's words than the
+        # pick's on 7 others, fewer on 5. A `node -e` check ties every function: semver's "tilde range" picks
+        # (`replaceXRanges`, `makeSafeRegex`, `createToken`) pushed `replaceTilde` out of the places swept
+        named = {n: relevance(found[n - 1].name, self.request.prompt) for n in range(1, len(found) + 1)}
+        order = sorted(range(1, len(found) + 1), key=lambda n: (-found[n - 1].suspicion, -named[n], n not in greedy,
                                                                 -votes[n], n))
         of = f"{len(drafts)} picks" if len(drafts) > 1 else "its pick"
         how: list[str] = []
         for i, n in enumerate(order):
             parts = [f"suspicion {found[n - 1].suspicion:.2f} by the trace"] if found[n - 1].suspicion else []
+            if named[n]:
+                parts.append(f"its name uses {named[n]} of the question's words")
             if n in votes:
                 parts.append(f"picked by the model of {len(found)} found ({votes[n]} of {of})" if i == 0 else
                             f"picked by the model ({votes[n]} of {of})")

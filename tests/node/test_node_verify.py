@@ -697,7 +697,7 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
                       "```python\ndef clamp(x):\n    return 0\n```", "no idea", "no idea",
                       *["```python\ndef total(x):\n    return 0\n```"] * 4)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
-    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_total fails. Fix it.", terminal=terminal,
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="This test fails. Fix it.", terminal=terminal,
                                           env=env, verify=True))
     report = outcome.verification
     assert report is not None and report.status == "passed", report
@@ -711,6 +711,31 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
     assert all('"def clamp(x):\\n"' in r["grammar"] for r in script.requests[7:11]) and len(script.requests) == 11
     assert "+    return x" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
     assert any(n.startswith("focused place 1: clamp (util.py:16-18") for n in outcome.explain.notes)
+
+
+async def test_a_place_the_question_names_is_tried_before_the_model_s_picks_when_the_trace_ties_them(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One failing test and no passing one: the trace ranks ``total``, ``scale``, ``shift`` and ``clamp`` alike.
+    The question says the clamp looks wrong, so ``clamp`` is tried first, before the model's picks (``scale``,
+    greedy and by most votes); its rewrite passes and no other place is drawn."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
+    repo = make_repo(tmp_path / "repo", {"util.py": CHAIN, "tests/test_util.py": (
+        "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
+                "tests/test_util.py:5: in test_total\n    assert total(1) == 3\nE   assert 1 == 3\n1 failed in 0.01s")
+    right = "```python\ndef clamp(x):\n    return x\n```"
+    script = scripted(monkeypatch, "The sum is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", "2", "2", "2", "1",
+                      right, *["no idea"] * 3)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="This test fails: the clamp looks wrong. Fix it.",
+                                          terminal=terminal, env=env, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert [f.split(" (")[0] for f in report.found] == ["total", "scale", "shift", "clamp"]
+    assert [p.split(" (")[0] for p in report.places] == ["clamp"]
+    assert "its name uses 1 of the question's words" in report.places[0] and "picked" not in report.places[0]
+    assert all('"def clamp(x):\\n"' in r["grammar"] for r in script.requests[7:11]) and len(script.requests) == 11
+    assert "+    return x" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
 
 
 RANGE_JS = ("const isX = id => !id || id === 'x'\n\n"
@@ -904,7 +929,7 @@ async def test_the_places_are_tried_in_turn_until_one_passes(
                       *["```python\ndef clamp(x):\n    return 0\n```"] * 4,
                       "```python\ndef shift(x):\n    return x + 1\n```", *["no idea"] * 3, *["no idea"] * 12)
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
-    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_total fails. Fix it.", terminal=terminal,
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="This test fails. Fix it.", terminal=terminal,
                                           env=env, verify=True))
     report = outcome.verification
     assert report is not None and report.status == "passed", report
