@@ -4,9 +4,11 @@ For each bug and trace task with an injected bug and a check command, on a fresh
 own: the repository at the task's commit, its bug injected): the check runs traced as the node's first check does,
 then the failing tests' whole files (the node's spectrum run), and the places are found as the node finds them
 (``places`` over the failing output and the task's terminal output, the workspace's real symbol index, told by the
-trace with ``with_traced``, ten kept). The model's pick among them only breaks ties of suspicion, so it is left
-out. Per task: the rank of the place that holds the bug's lines (the eval's ``bug_place``: 0 when none of the ten
-does), and the ten places. Run it on two versions of the code to see what a localization change does to every
+trace with ``with_traced``, ten kept). The node then lets the model's picks order what the trace leaves tied,
+after the question's words where the trace is blind (one failing run, no passing one); the picks are left out here.
+Per task: the rank of the place that holds the bug's lines (the eval's ``bug_place``: 0 when none of the ten does)
+as ``with_traced`` orders them and, where the trace is blind, with the question's words first (``named_place``),
+and the ten places. Run it on two versions of the code to see what a localization change does to every
 task at once (``PYTHONPATH`` at another checkout's shim; that checkout's ``with_traced`` is used).
 
 From the repository root: ``.venv/bin/python bench/probes/places.py --cache .cache/eval-repos --out X.json
@@ -31,7 +33,7 @@ from contenox.eval.score import bug_place
 from contenox.eval.tasks import load_task_set
 from contenox.verify import failed_test_ids, python_env, run_check
 from contenox.verify.command import spectrum_command
-from contenox.verify.focus import failing_test_frames, places, with_traced
+from contenox.verify.focus import blind, failing_test_frames, places, relevance, with_traced
 from contenox.verify.trace import ran_functions, read_trace, trace_env
 from contenox.workspace import Workspace
 
@@ -70,8 +72,10 @@ def probe_task(task, repo: Path, scratch: Path) -> dict:
     told = with_traced(found, ran, locate, _POOL, task.ask, read) if "read" in inspect.signature(
         with_traced).parameters else with_traced(found, ran, locate, _POOL, task.ask)
     entries = [f"{p.name} ({p.path}:{p.start}-{p.end})" for p in told]
+    named = sorted(range(len(told)), key=lambda k: (-told[k].suspicion, -relevance(told[k].name, task.ask)
+                                                    if blind(ran) else 0, k))
     return {"id": task.id, "kind": task.kind, "outcome": run.outcome, "spectrum": spectrum, "traced": len(ran),
-            "bug_place": bug_place(task, entries),
+            "bug_place": bug_place(task, entries), "named_place": bug_place(task, [entries[k] for k in named]),
             "places": [f"{e} {p.suspicion:.2f}" for e, p in zip(entries, told, strict=True)]}
 
 
@@ -95,10 +99,13 @@ def main() -> int:
             rows.append(row)
             print(f"{row['id']}: bug place {row['bug_place']} of {len(row['places'])}", file=sys.stderr, flush=True)
             shutil.rmtree(scratch / task.id, ignore_errors=True)
-    ranks = [r["bug_place"] for r in rows if r["bug_place"] is not None]
-    summary = {"tasks": len(rows), "first": sum(1 for n in ranks if n == 1),
-               "within_3": sum(1 for n in ranks if 1 <= n <= 3), "within_6": sum(1 for n in ranks if 1 <= n <= 6),
-               "found": sum(1 for n in ranks if n >= 1)}
+    summary: dict[str, object] = {"tasks": len(rows)}
+    for key, prefix in (("bug_place", ""), ("named_place", "named_")):
+        ranks = [r[key] for r in rows if r[key] is not None]
+        summary.update({f"{prefix}first": sum(1 for n in ranks if n == 1),
+                        f"{prefix}within_3": sum(1 for n in ranks if 1 <= n <= 3),
+                        f"{prefix}within_6": sum(1 for n in ranks if 1 <= n <= 6),
+                        f"{prefix}found": sum(1 for n in ranks if n >= 1)})
     args.out.write_text(json.dumps({"summary": summary, "tasks": rows}, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(summary), file=sys.stderr)
     return 0

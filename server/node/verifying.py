@@ -70,6 +70,7 @@ from contenox.verify.focus import (
     LINE_SYSTEM,
     LOCALIZE_SYSTEM,
     Place,
+    blind,
     failing_test_frames,
     filled_lines,
     focus_prompt,
@@ -855,12 +856,14 @@ class VerifyJob:
         votes = Counter(n for n, _ in picks)
         greedy = [n for n, sampled in picks if not sampled]
         # a trace's suspicion first (measured: it put the bug's function first more often than the model's
-        # pick, bench/results/2026-12-03-probe-spectrum.txt); what it leaves tied, the names that use more of the
-        # question's words first, then the model's picks. In the runs since 2026-12-03 the greedy pick was the bug's
-        # function on 6 of the 30 bug and trace tasks; the bug's name used more of the question's words than the
-        # pick's on 7 others, fewer on 5. A `node -e` check ties every function: semver's "tilde range" picks
-        # (`replaceXRanges`, `makeSafeRegex`, `createToken`) pushed `replaceTilde` out of the places swept
-        named = {n: relevance(found[n - 1].name, self.request.prompt) for n in range(1, len(found) + 1)}
+        # pick, bench/results/2026-12-03-probe-spectrum.txt); the model's picks order what it leaves tied. A blind
+        # trace (a `node -e` check) ties every function: there the names that use more of the question's words
+        # come before the picks (semver's "tilde range" picks, `replaceXRanges`, `makeSafeRegex` and
+        # `createToken`, pushed `replaceTilde` out of the places swept). Not where the trace ranks: in the runs
+        # since 2026-12-03, of 25 bug and trace tasks with picks, a wrong pick's name used fewer of the question's
+        # words than the bug's on 7 tasks and more on 7
+        tied = blind(self._ran)
+        named = {n: relevance(found[n - 1].name, self.request.prompt) if tied else 0 for n in range(1, len(found) + 1)}
         order = sorted(range(1, len(found) + 1), key=lambda n: (-found[n - 1].suspicion, -named[n], n not in greedy,
                                                                 -votes[n], n))
         of = f"{len(drafts)} picks" if len(drafts) > 1 else "its pick"

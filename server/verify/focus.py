@@ -31,6 +31,7 @@ __all__ = [
     "LINE_SYSTEM",
     "LOCALIZE_SYSTEM",
     "Place",
+    "blind",
     "failing_test_frames",
     "filled_lines",
     "focus_prompt",
@@ -391,6 +392,12 @@ def _traced_values(ran: list[Ran], read: Read | None) -> dict[tuple[str, int], P
     return told
 
 
+def blind(ran: list[Ran]) -> bool:
+    """A trace of one failing run and no passing one (a ``node -e`` check, a lone test): every function it ran is
+    as suspicious as the next, so it tells which functions ran, not which is wrong. No trace is not blind."""
+    return bool(ran) and all(r.passed == 0 and r.of == 1 for r in ran)
+
+
 def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, question: str = "",
                 read: Read | None = None) -> list[Place]:
     """The places found, told by a trace of the failing run: a place no failing test ran is dropped (of four
@@ -398,8 +405,8 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, 
     trace adds; all of them ordered most suspicious first (a traceback's frame counts as most suspicious; ties in
     that order), the first ``limit`` kept. No trace (``ran`` empty): the places as
     found. A trace of one failing run alone says no function is more suspicious than another (suspicion 0: a
-    frame the traceback printed comes first, the model's picks order the rest) and orders what it adds by
-    nearness and :func:`relevance` to ``question``. A module-level lambda that ran tells its value (a table, read
+    frame the traceback printed comes first; the node orders the rest by :func:`relevance` to the question, then by
+    the model's picks) and orders what it adds by nearness and :func:`relevance` to ``question``. A module-level lambda that ran tells its value (a table, read
     with ``read``), as a place of its own."""
     if not ran:
         return found
@@ -407,25 +414,25 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, 
     # suspicious as the next, so its lines say nothing, and the functions nearest the test come first (a Python
     # trace knows how near; V8's coverage does not), then those whose names use the question's words
     # (``replaceCaret`` for "the caret range"), ties in the order they ran
-    blind = all(r.passed == 0 and r.of == 1 for r in ran)
-    if blind and question:
+    tied = blind(ran)
+    if tied and question:
         order = {id(r): k for k, r in enumerate(ran)}
         ran = sorted(ran, key=lambda r: (r.depth, -relevance(r.name.rsplit(".", 1)[-1], question), order[id(r)]))
-    traced: dict[tuple[str, int], Place] = {} if blind else _traced_values(ran, read)
+    traced: dict[tuple[str, int], Place] = {} if tied else _traced_values(ran, read)
     for r in ran:
         span = span_of(r, locate)
         if span is None or span[1] - span[0] >= _MAX_LINES or (r.path, span[0]) in traced:
             continue
         below = "" if r.depth >= 99 else ", called by the test" if r.depth == 1 else f", {r.depth} calls below the test"
         traced[(r.path, span[0])] = Place(path=r.path, name=r.name.rsplit(".", 1)[-1], start=span[0], end=span[1],
-                                          why=_ran_in(r) + below, suspicion=0.0 if blind else r.suspicion or r.score,
-                                          lines=() if blind else tuple((n, x) for n, x in r.lines
+                                          why=_ran_in(r) + below, suspicion=0.0 if tied else r.suspicion or r.score,
+                                          lines=() if tied else tuple((n, x) for n, x in r.lines
                                                                        if span[0] <= n <= span[1]),
                                           ran=tuple(n for n in r.ran if span[0] <= n <= span[1]))
     kept = []
     for p in found:
         told = traced.get((p.path, p.start))
-        if p.why == "frame of the failing run" and (told is None or blind):  # (a blind trace tells less than it)
+        if p.why == "frame of the failing run" and (told is None or tied):  # (a blind trace tells less than it)
             kept.append(msgspec.structs.replace(p, suspicion=1.0, ran=told.ran if told else ()))
         elif told is not None:
             kept.append(msgspec.structs.replace(p, suspicion=told.suspicion, lines=told.lines, ran=told.ran))

@@ -144,7 +144,7 @@ def test_one_failing_run_alone_orders_what_it_ran_by_the_question_s_words() -> N
     """A ``node -e`` check: one run, no passing one, every function as suspicious as the next. The functions the
     trace adds are ordered by the question's words their names use (ties as they ran), and no line is said to
     be suspicious; with passing runs beside it, the spectrum's order stands."""
-    from contenox.verify.focus import relevance, with_traced
+    from contenox.verify.focus import blind, relevance, with_traced
     from contenox.verify.trace import Ran
 
     question = "Numeric prerelease identifiers must sort first. Trace lt() down to the comparison."
@@ -161,6 +161,7 @@ def test_one_failing_run_alone_orders_what_it_ran_by_the_question_s_words() -> N
         return [("lib/s.js", *spans[name])] if name in spans else []
 
     traced = [ran("parseOptions", 1), ran("compareMain", 10), ran("comparePre", 30), ran("compareIdentifiers", 50)]
+    assert blind(traced) and not blind([]) and not blind([*traced, ran("compareIdentifiers", 50, passed=1)])
     found = with_traced([], traced, locate, 3, question)
     assert [p.name for p in found] == ["comparePre", "compareIdentifiers", "compareMain"]
     assert all(p.lines == () and p.suspicion == 0.0 for p in found)  # no function more suspicious than another
