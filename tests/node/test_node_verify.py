@@ -738,6 +738,34 @@ async def test_a_place_the_question_names_is_tried_before_the_model_s_picks_when
     assert "+    return x" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
 
 
+
+async def test_where_the_trace_ranks_its_ties_go_by_the_model_s_picks_whatever_the_question_names(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A passing test beside the failing one runs ``base`` too: the trace ranks (not blind), and ``high`` and
+    ``low``, which only the failing test runs, tie above it. The question names ``low``, the model picks ``high``:
+    the pick goes first (the question's words order only a blind trace's ties), and its rewrite passes."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
+    repo = make_repo(tmp_path / "repo", {"calc.py": (
+        "def low(x):\n    return x - 1\n\n\ndef high(x):\n    return x + 2\n\n\ndef base():\n    return 1\n"),
+        "tests/test_calc.py": ("from calc import base, high, low\n\n\ndef test_base():\n    assert base() == 1\n\n\n"
+                               "def test_both():\n    assert high(low(base())) == 1\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_calc.py\n.F\n"
+                "tests/test_calc.py:9: in test_both\n    assert high(low(base())) == 1\nE   assert 2 == 1\n"
+                "1 failed, 1 passed in 0.01s")
+    right = "```python\ndef high(x):\n    return x + 1\n```"
+    script = scripted(monkeypatch, "The sum is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", "1", "1", "2", "1",
+                      right, *["no idea"] * 3)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_both fails: low looks wrong. Fix it.",
+                                          terminal=terminal, env=env, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert [f.split(" (")[0] for f in report.found] == ["high", "low", "base"]
+    assert [p.split(" (")[0] for p in report.places] == ["high"]
+    assert "picked by the model of 3 found (3 of 4 picks)" in report.places[0]
+    assert "question's words" not in report.places[0]
+    assert all('"def high(x):\\n"' in r["grammar"] for r in script.requests[7:11]) and len(script.requests) == 11
+
 RANGE_JS = ("const isX = id => !id || id === 'x'\n\n"
             "const replaceCaret = (comp) => {\n"
             "  return comp.replace(/\\^(\\d+)/, (_, M) => {\n"
