@@ -393,8 +393,9 @@ def _traced_values(ran: list[Ran], read: Read | None) -> dict[tuple[str, int], P
 
 
 def blind(ran: list[Ran]) -> bool:
-    """A trace of one failing run and no passing one (a ``node -e`` check, a lone test): every function it ran is
-    as suspicious as the next, so it tells which functions ran, not which is wrong. No trace is not blind."""
+    """A trace that ranks no function above another: each function it ran, only the one failing test ran (a ``node
+    -e`` check, a lone test, or passing tests that ran none of them), so it tells which functions ran, not which is
+    wrong. No trace is not blind."""
     return bool(ran) and all(r.passed == 0 and r.of == 1 for r in ran)
 
 
@@ -404,10 +405,10 @@ def with_traced(found: list[Place], ran: list[Ran], locate: Locate, limit: int, 
     same-named wrappers, the one that ran stays), except a frame the traceback printed; then the functions the
     trace adds; all of them ordered most suspicious first (a traceback's frame counts as most suspicious; ties in
     that order), the first ``limit`` kept. No trace (``ran`` empty): the places as
-    found. A trace of one failing run alone says no function is more suspicious than another (suspicion 0: a
-    frame the traceback printed comes first; the node orders the rest by :func:`relevance` to the question, then by
-    the model's picks) and orders what it adds by nearness and :func:`relevance` to ``question``. A module-level lambda that ran tells its value (a table, read
-    with ``read``), as a place of its own."""
+    found. A :func:`blind` trace says no function is more suspicious than another (suspicion 0: a frame the
+    traceback printed comes first; the node orders the rest by :func:`relevance` to the question, then by the
+    model's picks) and orders what it adds by nearness and :func:`relevance` to ``question``. A module-level lambda
+    that ran tells its value (a table, read with ``read``), as a place of its own."""
     if not ran:
         return found
     # one failing run and no passing one (a ``node -e`` check, a lone test): every function it ran is as
