@@ -259,6 +259,28 @@ def _renamed_lines(workspace: Workspace, question: str, place: tuple[str, int, i
     return renamed
 
 
+_TO_NAMES = re.compile(r"\bto\s+(`?[A-Za-z_$][\w$]*`?(?:\s*(?:,\s*(?:and\s+)?|and\s+)`?[A-Za-z_$][\w$]*`?)*)")
+_NAME_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+
+
+def _asked_names(question: str) -> list[str]:
+    """The new names a rename question gives, in order ("Rename int_to_bytes and bytes_to_int to encode_int and
+    decode_int" -> encode_int, decode_int): the names after the first "to" that follows "rename", each one a
+    code name (an underscore, a capital after its first letter, a digit or ``$``) or in backticks; a plain word
+    ends them ("to warn_on_parse_errors and update its callers" -> warn_on_parse_errors). Empty when it gives none
+    ("rename it to something clearer")."""
+    found = _RENAME.search(question)
+    to = _TO_NAMES.search(question, found.end()) if found is not None else None
+    names: list[str] = []
+    for raw in _NAME_SEPARATOR.split(to.group(1)) if to is not None else ():
+        name = raw.strip("`")
+        if not (raw.startswith("`") or "_" in name or "$" in name or any(c.isdigit() for c in name)
+                or any(c.isupper() for c in name[1:])):
+            break
+        names.append(name)
+    return names
+
+
 _QUOTED = re.compile(r"'([^'\n]{8,80})'|\"([^\"\n]{8,80})\"")
 """Text a question quotes (a message a definition logs or raises), long enough to find its definition by."""
 
@@ -689,8 +711,10 @@ class Node:
             # a rename question takes the rename step even after an answer's own edit that renamed nothing: a
             # definition line renamed reaches every use, where the answers' own edits rewrote bodies and missed
             # uses (humanize's three renames with the 1.5B, all failed)
-            renamed = any(renamed_definitions(e.old_text, e.new_text) for e in edits.edits  # the answer renamed
-                          if e.old_text is not None)
+            asked = _asked_names(request.prompt)
+            pairs = [pair for e in edits.edits if e.old_text is not None  # what the answer renamed, to which names
+                     for pair in renamed_definitions(e.old_text, e.new_text)]
+            renamed = bool(pairs) and set(asked) <= {new for _, new in pairs}  # (to the names asked, if any)
             renames = (await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place, final.text)
                        if _RENAME.search(request.prompt) and not renamed else [])
             if not edits.edits or renames:
@@ -754,7 +778,9 @@ class Node:
         opened = renames[0][0] if renames else ""
         if opened:  # written in: prefilled with the request, never decoded
             ids = [*ids, *engine.tokenizer.encode(opened)]
-            grammar = rename_grammar(renames[0][1], renames[0][2], renames[1:])
+            asked = _asked_names(request.prompt)
+            grammar = rename_grammar(renames[0][1], renames[0][2], renames[1:],
+                                     asked if len(asked) == len(renames) else ())
         else:
             files = await asyncio.to_thread(_edit_step_files, workspace, final.text, plan.files_in_prompt(),
                                             request.prompt)
@@ -775,9 +801,12 @@ class Node:
                                                          max_new, on_event, step, edits)
             took = f"{took}; {again}"
         if opened:
+            given = _asked_names(request.prompt)
             notes.append("the edit step renames: its block was opened at the line of each definition the question "
                          "asks to rename (" + "; ".join(f"{r[0].splitlines()[0]}: {r[0].splitlines()[2].strip()}"
-                                                        for r in renames) + ")")
+                                                        for r in renames) + ")"
+                         + (f", to the new names the question gives ({', '.join(given)})"
+                            if len(given) == len(renames) else ""))
         if written.edits:
             wrote = (f"the answer to a rename question wrote its own edit ({', '.join(e.path for e in written.edits)}"
                      f"; {'set aside for the rename step' if edits.edits else 'kept: the rename step wrote none'})")

@@ -129,22 +129,27 @@ def edit_blocks_grammar(files: Sequence[tuple[str, str]], blocks: int = 3) -> st
     ])
 
 
-def rename_grammar(blank: str, rest: str, others: Sequence[tuple[str, str, str]] = ()) -> str:
+def rename_grammar(blank: str, rest: str, others: Sequence[tuple[str, str, str]] = (),
+                   names: Sequence[str] = ()) -> str:
     """EBNF (root rule ``root``) of a rename question's edit step, written in up to the first renamed
     definition's name (:func:`contenox.node.node` opens its block there): ``blank``, the new name, ``rest`` (the
     line after the name as it is) and the block's end; then, for each of ``others`` ((opening, blank, rest): another
     definition the question renames, its block written up to its name), that block with a new name, as many
     blocks as there are others. Nothing else: a rename question's step renames, and the rename reaches every use
-    (the 0.5B, its blocks free after the first, also dropped a class's base class in another file)."""
-    name = "[A-Za-z_$] [A-Za-z0-9_$]*"
+    (the 0.5B, its blocks free after the first, also dropped a class's base class in another file). ``names``:
+    the new names the question gives, one per block in order: each block's name is that one, not the model's."""
+    free = "[A-Za-z_$] [A-Za-z0-9_$]*"
+    given = list(names) if len(names) == 1 + len(others) else []
 
-    def renamed(blank: str, rest: str) -> str:
+    def renamed(blank: str, rest: str, k: int) -> str:
         end = _literal(f"{rest}\n>>>>>>> REPLACE\n")
+        name = _literal(given[k]) if given else free
         return (f"{_literal(blank)} " if blank else "") + f"{name} {end}"
 
-    rules = [f"root ::= {renamed(blank, rest)}" + (f' ("\\n"? more){{0,{len(others)}}}' if others else "")]
+    rules = [f"root ::= {renamed(blank, rest, 0)}" + (f' ("\\n"? more){{0,{len(others)}}}' if others else "")]
     if others:
-        rules.append("more ::= " + " | ".join(f"{_literal(opening)} {renamed(b, r)}" for opening, b, r in others))
+        rules.append("more ::= " + " | ".join(f"{_literal(opening)} {renamed(b, r, k)}"
+                                              for k, (opening, b, r) in enumerate(others, start=1)))
     return "\n".join(rules)
 
 

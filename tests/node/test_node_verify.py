@@ -434,15 +434,15 @@ async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and
     opened = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef"
     tokenizer = (await node.engine()).tokenizer
     assert tokenizer.decode(script.prompts[1]).endswith(opened)  # prefilled after the request, not decoded
-    # the new name and the rest of the line as it is: a rename and nothing else
-    assert script.grammars[1] == 'root ::= " " [A-Za-z_$] [A-Za-z0-9_$]* "(x):\\n>>>>>>> REPLACE\\n"'  # no more
+    # the new name the question gives and the rest of the line as it is: a rename and nothing else
+    assert script.grammars[1] == 'root ::= " " "plus_one" "(x):\\n>>>>>>> REPLACE\\n"'  # no more
     assert opened + " plus_one(x):\n>>>>>>> REPLACE" in outcome.text
     assert sorted(e.path for e in outcome.edits.edits) == ["tests/test_util.py", "util.py"]
     assert "+from util import plus_one" in outcome.edits.diff and "+def plus_one(x):" in outcome.edits.diff
     report = outcome.verification
     assert report is not None and (report.status, report.baseline) == ("passed", "passed")
-    assert any("opened at the line of each definition the question asks to rename (util.py: def helper(x):)" in n
-               for n in outcome.explain.notes)
+    assert any("opened at the line of each definition the question asks to rename (util.py: def helper(x):), to "
+               "the new names the question gives (plus_one)" in n for n in outcome.explain.notes)
     assert (repo / "util.py").read_text() == "def helper(x):\n    return x + 1\n"
 
 
@@ -461,6 +461,24 @@ async def test_a_rename_question_s_own_edit_is_set_aside_for_the_rename_step(
     assert sorted(e.path for e in outcome.edits.edits) == ["tests/test_util.py", "util.py"]
     notes = "\n".join(outcome.explain.notes)
     assert "the answer to a rename question wrote its own edit (util.py; set aside for the rename step)" in notes
+    assert (repo / "util.py").read_text() == "def helper(x):\n    return x + 1\n"
+
+
+async def test_an_answer_that_renamed_to_another_name_than_the_question_s_takes_the_rename_step(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer renamed the definition, but not to the name asked (``plusone`` for ``plus_one``): the rename step
+    follows, bound to the question's name, and its rename, carried to every use, is the turn's change."""
+    repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x):\n    return x + 1\n", "tests/test_util.py": TEST})
+    own = "util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef plusone(x):\n>>>>>>> REPLACE\n"
+    script = scripted(monkeypatch, own, " plus_one(x):\n>>>>>>> REPLACE\n", *NO_TESTS)
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Rename helper to plus_one, the tests included.",
+                                          verify=True, env=_request(repo).env))
+    assert script.grammars[1] == 'root ::= " " "plus_one" "(x):\\n>>>>>>> REPLACE\\n"'
+    assert "+def plus_one(x):" in outcome.edits.diff and "plusone" not in outcome.edits.diff
+    assert "+from util import plus_one" in outcome.edits.diff
+    notes = "\n".join(outcome.explain.notes)  # its own rename was carried to the test too, then set aside
+    assert ("the answer to a rename question wrote its own edit (util.py, tests/test_util.py; set aside for the "
+            "rename step)") in notes
     assert (repo / "util.py").read_text() == "def helper(x):\n    return x + 1\n"
 
 

@@ -280,6 +280,31 @@ def test_an_edit_step_searches_the_definitions_the_question_then_the_answer_name
         ("pkg/timed.py", timed), ("pkg/codec.py", codec), ("setup.py", setup)]  # a test named is not to change
 
 
+def test_a_rename_question_s_new_names_are_read_from_it_and_bind_the_rename_step() -> None:
+    """The names after "to" (code names, or in backticks; a plain word ends them) are the new names, in order; the
+    rename step's grammar then writes exactly those, where the model chose before (the 0.5B, asked for
+    ``_normalize_secret_keys``, wrote ``normalize_secret_keys``)."""
+    from contenox.node.node import _asked_names
+    from contenox.verify.grammar import rename_grammar
+
+    assert _asked_names("Rename this helper to _normalize_secret_keys and update every place that uses it.") == [
+        "_normalize_secret_keys"]
+    assert _asked_names("Rename int_to_bytes and bytes_to_int to encode_int and decode_int everywhere.") == [
+        "encode_int", "decode_int"]
+    assert _asked_names("Rename bytesify to to_bytes everywhere it is used") == ["to_bytes"]
+    assert _asked_names("Rename the parseOptions helper to normalizeOptions, including the file") == [
+        "normalizeOptions"]
+    assert _asked_names("The wrapper has a clumsy name. Rename it to warn_on_parse_errors and update its callers") \
+        == ["warn_on_parse_errors"]
+    assert _asked_names("rename foo to `bar`, please") == ["bar"]
+    assert _asked_names("Rename it to something clearer.") == []  # a plain word: no name given
+    assert _asked_names("Rename this function.") == [] and _asked_names("Convert it to_bytes") == []
+    assert rename_grammar(" ", "(x):", names=["plus_one"]) == 'root ::= " " "plus_one" "(x):\\n>>>>>>> REPLACE\\n"'
+    two = rename_grammar(" ", "(x):", [("o\n", " ", "():")], names=["a_b", "c_d"])
+    assert '"a_b" "(x)' in two and '"c_d" "()' in two and "[A-Za-z_$]" not in two
+    assert "[A-Za-z_$]" in rename_grammar(" ", "(x):", [("o\n", " ", "():")], names=["a_b"])  # not one per block
+
+
 def test_a_rename_question_opens_the_edit_step_at_the_definitions_it_names(tmp_path: Path) -> None:
     from contenox.config import WorkspaceConfig
     from contenox.node.node import _renamed_lines
