@@ -204,8 +204,10 @@ def _open_edit_block(text: str, fences: bool = False) -> bool:
 _RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 _RENAME_HERE = re.compile(r"\brenam(?:e|ing)\s+(?:(?:this|the\s+(?:selected|current|highlighted))\s+"
-                          r"(function|method|class|definition|def|type|symbol)\b|it\b)", re.IGNORECASE)
-"""A rename of the definition in front of the user ("Rename this function to ...", "rename it"): the place decides."""
+                          r"(?!(?:file|module|package|folder|directory|variable|parameter|argument|attribute|field|"
+                          r"constant|key|option|flag)\b)([A-Za-z]+)\b|it\b)", re.IGNORECASE)
+"""A rename of the definition in front of the user ("Rename this function to ...", "rename this helper", "rename
+it"): the place decides; a word that names no definition (this file, this variable) is no such rename."""
 
 
 def _renamed_lines(workspace: Workspace, question: str, place: tuple[str, int, int] | None = None,
@@ -234,7 +236,11 @@ def _renamed_lines(workspace: Workspace, question: str, place: tuple[str, int, i
             return [block]
     tests = bool(_TESTS.search(question))
     renamed: list[tuple[str, str, str]] = []
-    names = (dotted.rstrip(".").rsplit(".", 1)[-1] for dotted in _DOTTED.findall(question[found.end():]))
+    # the old names stand between "rename" and the "to" of the new ones, when there is one ("Rename this factory
+    # to _make_wrapper, together with its twin in the @cachedmethod module" renames no `cachedmethod`)
+    to = _TO_NAMES.search(question, found.end())
+    named = question[found.end():to.start() if to is not None else len(question)]
+    names = (dotted.rstrip(".").rsplit(".", 1)[-1] for dotted in _DOTTED.findall(named))
     for name in dict.fromkeys(names):  # Duration.totimedelta: the method, not its class; each name once
         for place_ in workspace.find_symbol(name) if len(name) >= 3 and len(renamed) < 3 else ():
             if is_test_path(place_.path) and not tests:

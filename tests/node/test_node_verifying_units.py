@@ -333,6 +333,14 @@ def test_a_rename_question_opens_the_edit_step_at_the_definitions_it_names(tmp_p
     assert _renamed_lines(workspace, "Rename this function.", ("pkg/duration.py", 8, 10)) == [
         ("pkg/duration.py\n<<<<<<< SEARCH\ndef parse(text):\n=======\ndef", " ", "(text):")]
     assert _renamed_lines(workspace, "Rename this function.", ("pkg/missing.py", 1, 1)) == []
+    # "this helper", "this factory": any word for a definition; "this file" names none
+    assert _renamed_lines(workspace, "Rename this helper to to_days.", ("pkg/duration.py", 6, 6)) == [method]
+    assert _renamed_lines(workspace, "Rename this file to durations.py.", ("pkg/duration.py", 6, 6)) == []
+    # the old names stand before the "to" of the new ones: a definition named after it is not renamed
+    assert _renamed_lines(workspace, "Rename this factory to _make, and its twin in the parse module.") == []
+    assert _renamed_lines(workspace, "Rename this factory to _make, and its twin in the parse module.",
+                          ("pkg/duration.py", 9, 10)) == [
+        ("pkg/duration.py\n<<<<<<< SEARCH\ndef parse(text):\n=======\ndef", " ", "(text):")]
     # named by text it holds, or by what the answer says "it" is
     warn = ("pkg/duration.py\n<<<<<<< SEARCH\ndef warn(line):\n=======\ndef", " ", "(line):")
     assert _renamed_lines(workspace, "The wrapper that logs 'could not parse statement' has a clumsy name. Rename "
