@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import re
 from collections.abc import Callable, Iterable
 
 from contenox.answer.edits import (
@@ -22,7 +23,7 @@ from contenox.answer.edits import (
     unified_diff,
 )
 
-__all__ = ["Rename", "propagate_renames", "renamed_definitions"]
+__all__ = ["Rename", "asked_names", "propagate_renames", "rename_asked", "renamed_as_asked", "renamed_definitions"]
 
 Rename = Callable[[str, str, str, str, bool, str], tuple[str, int]]
 """``rename(path, text, old, new, defining, package)``: the file's text with the identifier renamed, and how many
@@ -140,3 +141,41 @@ def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Loca
             edits.append(ProposedEdit(path=path, old_text=originals[path], new_text=text, diff=diff,
                                       blocks=blocks.get(path, 0)))
     return ProposedEdits(edits=tuple(edits), problems=proposed.problems, notes=tuple(notes))
+
+
+_RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
+_TO_NAMES = re.compile(r"\bto\s+(`?[A-Za-z_$][\w$]*`?(?:\s*(?:,\s*(?:and\s+)?|and\s+)`?[A-Za-z_$][\w$]*`?)*)")
+_NAME_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+
+
+def rename_asked(question: str) -> tuple[str, list[str]] | None:
+    """A rename question's two parts: the text that names what to rename (after "rename", up to the "to" of the
+    new names, when there is one: "Rename this factory to _make_wrapper, together with its twin in the
+    @cachedmethod module" renames no ``cachedmethod``) and the new names it gives, in order ("Rename int_to_bytes
+    and bytes_to_int to encode_int and decode_int" -> encode_int, decode_int): the names after that "to", each a
+    code name (an underscore, a capital after its first letter, a digit or ``$``) or in backticks; a plain word
+    ends them ("to warn_on_parse_errors and update its callers"). None when the question asks no rename."""
+    found = _RENAME.search(question)
+    if found is None:
+        return None
+    to = _TO_NAMES.search(question, found.end())
+    names: list[str] = []
+    for raw in _NAME_SEPARATOR.split(to.group(1)) if to is not None else ():
+        name = raw.strip("`")
+        if not (raw.startswith("`") or "_" in name or "$" in name or any(c.isdigit() for c in name)
+                or any(c.isupper() for c in name[1:])):
+            break
+        names.append(name)
+    return question[found.end():to.start() if to is not None else len(question)], names
+
+
+def asked_names(question: str) -> list[str]:
+    """The new names a rename question gives (:func:`rename_asked`), empty when it gives none."""
+    asked = rename_asked(question)
+    return asked[1] if asked is not None else []
+
+
+def renamed_as_asked(diff: str, names: Iterable[str]) -> bool:
+    """The change (a unified diff) writes each of the new names a question asks for (on a line it adds)."""
+    added = "\n".join(line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++"))
+    return all(re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", added) for name in names)

@@ -20,7 +20,7 @@ import msgspec
 
 from contenox.answer.blocks import parse_edit_blocks
 from contenox.answer.edits import ProposedEdit, ProposedEdits
-from contenox.answer.renames import propagate_renames, renamed_definitions
+from contenox.answer.renames import asked_names, propagate_renames, rename_asked, renamed_definitions
 from contenox.answer.repetition import RepetitionGuard
 from contenox.answer.resolve import propose_edits
 from contenox.buildinfo import build_id
@@ -236,11 +236,8 @@ def _renamed_lines(workspace: Workspace, question: str, place: tuple[str, int, i
             return [block]
     tests = bool(_TESTS.search(question))
     renamed: list[tuple[str, str, str]] = []
-    # the old names stand between "rename" and the "to" of the new ones, when there is one ("Rename this factory
-    # to _make_wrapper, together with its twin in the @cachedmethod module" renames no `cachedmethod`)
-    to = _TO_NAMES.search(question, found.end())
-    named = question[found.end():to.start() if to is not None else len(question)]
-    names = (dotted.rstrip(".").rsplit(".", 1)[-1] for dotted in _DOTTED.findall(named))
+    asked = rename_asked(question)  # the old names stand before the "to" of the new ones
+    names = (dotted.rstrip(".").rsplit(".", 1)[-1] for dotted in _DOTTED.findall(asked[0] if asked else ""))
     for name in dict.fromkeys(names):  # Duration.totimedelta: the method, not its class; each name once
         for place_ in workspace.find_symbol(name) if len(name) >= 3 and len(renamed) < 3 else ():
             if is_test_path(place_.path) and not tests:
@@ -263,28 +260,6 @@ def _renamed_lines(workspace: Workspace, question: str, place: tuple[str, int, i
                 if not (is_test_path(place_.path) and not tests) and (block := _renamed_line(workspace, place_)):
                     return [block]
     return renamed
-
-
-_TO_NAMES = re.compile(r"\bto\s+(`?[A-Za-z_$][\w$]*`?(?:\s*(?:,\s*(?:and\s+)?|and\s+)`?[A-Za-z_$][\w$]*`?)*)")
-_NAME_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
-
-
-def _asked_names(question: str) -> list[str]:
-    """The new names a rename question gives, in order ("Rename int_to_bytes and bytes_to_int to encode_int and
-    decode_int" -> encode_int, decode_int): the names after the first "to" that follows "rename", each one a
-    code name (an underscore, a capital after its first letter, a digit or ``$``) or in backticks; a plain word
-    ends them ("to warn_on_parse_errors and update its callers" -> warn_on_parse_errors). Empty when it gives none
-    ("rename it to something clearer")."""
-    found = _RENAME.search(question)
-    to = _TO_NAMES.search(question, found.end()) if found is not None else None
-    names: list[str] = []
-    for raw in _NAME_SEPARATOR.split(to.group(1)) if to is not None else ():
-        name = raw.strip("`")
-        if not (raw.startswith("`") or "_" in name or "$" in name or any(c.isdigit() for c in name)
-                or any(c.isupper() for c in name[1:])):
-            break
-        names.append(name)
-    return names
 
 
 _QUOTED = re.compile(r"'([^'\n]{8,80})'|\"([^\"\n]{8,80})\"")
@@ -717,7 +692,7 @@ class Node:
             # a rename question takes the rename step even after an answer's own edit that renamed nothing: a
             # definition line renamed reaches every use, where the answers' own edits rewrote bodies and missed
             # uses (humanize's three renames with the 1.5B, all failed)
-            asked = _asked_names(request.prompt)
+            asked = asked_names(request.prompt)
             pairs = [pair for e in edits.edits if e.old_text is not None  # what the answer renamed, to which names
                      for pair in renamed_definitions(e.old_text, e.new_text)]
             renamed = bool(pairs) and set(asked) <= {new for _, new in pairs}  # (to the names asked, if any)
@@ -784,7 +759,7 @@ class Node:
         opened = renames[0][0] if renames else ""
         if opened:  # written in: prefilled with the request, never decoded
             ids = [*ids, *engine.tokenizer.encode(opened)]
-            asked = _asked_names(request.prompt)
+            asked = asked_names(request.prompt)
             grammar = rename_grammar(renames[0][1], renames[0][2], renames[1:],
                                      asked if len(asked) == len(renames) else ())
         else:
@@ -807,7 +782,7 @@ class Node:
                                                          max_new, on_event, step, edits)
             took = f"{took}; {again}"
         if opened:
-            given = _asked_names(request.prompt)
+            given = asked_names(request.prompt)
             notes.append("the edit step renames: its block was opened at the line of each definition the question "
                          "asks to rename (" + "; ".join(f"{r[0].splitlines()[0]}: {r[0].splitlines()[2].strip()}"
                                                         for r in renames) + ")"

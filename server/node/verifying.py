@@ -32,6 +32,7 @@ from pathlib import Path
 import msgspec
 
 from contenox.answer.edits import ProposedEdit, ProposedEdits, unified_diff
+from contenox.answer.renames import asked_names, renamed_as_asked
 from contenox.config import VerifyConfig
 from contenox.errors import ContenoxError, VerifyError
 from contenox.node.contract import CommandResult, ConsentAsker, ToolActivity, TurnEvent, TurnRequest
@@ -449,13 +450,14 @@ class VerifyJob:
                                 tried.append(await self._try(draft, None, command, len(tried) + 1, place=place))
                             if _any_clean(tried):
                                 break
+            asked = asked_names(self.request.prompt)  # a rename question's new names
             rounds = 0
             repaired: set[int] = set()
             while not _any_clean(tried) and rounds < self.config.rounds:
                 # repair the best of the latest round (an earlier one again would repeat a prompt already drawn)
                 latest = [t for t in tried if t.draft.round == rounds and t.result.index not in repaired] or [
                     t for t in tried if t.result.index not in repaired]
-                best = _ranked(latest)[0] if latest else None
+                best = _ranked(latest, asked=asked)[0] if latest else None
                 if best is None or best.result.outcome == "no_edit":
                     break
                 repaired.add(best.result.index)
@@ -467,7 +469,7 @@ class VerifyJob:
                                               self._grammars(best.edits))
                 for draft in [msgspec.structs.replace(d, arm="repair") for d in drafts]:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
-            chosen = _ranked(tried, guard=guard)[0]
+            chosen = _ranked(tried, guard=guard, asked=asked)[0]
         finally:
             await asyncio.to_thread(self.scratch.remove)
         repro = self._repro
@@ -1269,25 +1271,29 @@ def _line_said(number: int, suspicion: dict[int, float], votes: Counter[int], pi
     return "; ".join(said)
 
 
-def _ranked(tried: list[_Tried], *, guard: bool = False) -> list[_Tried]:
+def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = ()) -> list[_Tried]:
     """Passing candidates first (those leaving tests alone, then fewest changed lines; with a ``guard`` check,
     one that passed before any change, greedy answers before sampled ones, in the order drawn, and sampled ones
     that change only comments or docstrings last: any such change passes a guard), then those whose check ran
-    (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first)."""
-    def key(t: _Tried) -> tuple[int, int, int, int, int, int]:
+    (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first). ``asked``: the
+    new names a rename question gives; of the passing candidates, those that write them come first."""
+    def key(t: _Tried) -> tuple[int, int, int, int, int, int, int]:
         r = t.result
         if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone,
             # and one that breaks tests that passed before after those that break none (fewest broken first);
+            # then one that writes the names asked for (the 0.5B's test written for h11's rename failed on every
+            # candidate, and a one-line change to the function's body, fewer lines, was offered over the rename);
             # of the tests written for the change, more passed first
             order = ((int(r.sampled) + int(r.sampled and r.comments_only)) * 10_000 + r.index) if guard else \
                 (r.changed_lines * 10_000 + r.index)
-            return (0, len(r.broke), int(r.reproduced is False), -r.written_passed,
-                    1 if any(is_test_path(f) for f in r.files) else 0, order)
+            return (0, len(r.broke), int(bool(asked) and not renamed_as_asked(r.diff, asked)),
+                    int(r.reproduced is False), -r.written_passed, 1 if any(is_test_path(f) for f in r.files) else 0,
+                    order)
         if r.outcome in ("failed", "timeout", "not_found", "error"):
-            return (1, -r.written_passed, r.failing if r.failing is not None else 10**6, r.index, 0, 0)
+            return (1, -r.written_passed, r.failing if r.failing is not None else 10**6, r.index, 0, 0, 0)
         if r.outcome in ("does_not_parse", "does_not_apply"):
-            return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0)
-        return (3, 0, r.index, 0, 0, 0)
+            return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0, 0)
+        return (3, 0, r.index, 0, 0, 0, 0)
     return sorted(tried, key=key)
 
 

@@ -284,7 +284,7 @@ def test_a_rename_question_s_new_names_are_read_from_it_and_bind_the_rename_step
     """The names after "to" (code names, or in backticks; a plain word ends them) are the new names, in order; the
     rename step's grammar then writes exactly those, where the model chose before (the 0.5B, asked for
     ``_normalize_secret_keys``, wrote ``normalize_secret_keys``)."""
-    from contenox.node.node import _asked_names
+    from contenox.answer.renames import asked_names as _asked_names
     from contenox.verify.grammar import rename_grammar
 
     assert _asked_names("Rename this helper to _normalize_secret_keys and update every place that uses it.") == [
@@ -589,3 +589,27 @@ async def test_a_line_the_bug_took_out_is_put_in_after_a_whole_statement_and_fil
     asked.clear()
     assert [batch async for batch in job._infilled(place, SCALED)] == []
     assert asked == [(6, 4, "return y + 1", "", False)]
+
+
+def test_of_the_passing_candidates_one_that_writes_the_asked_names_is_offered_first() -> None:
+    """h11's rename with the 0.5B: every candidate failed the test the model wrote for the change, and a one-line
+    change to the function's body (fewer lines) was offered over the rename. With the question's new names, the
+    candidates that write them rank first among those that pass; without, fewer changed lines still win."""
+    from contenox.answer.renames import renamed_as_asked
+    from contenox.node.verifying import _ranked, _Tried
+    from contenox.verify.report import CandidateResult
+
+    rename = "--- a/u.py\n+++ b/u.py\n-def bytesify(s):\n+def to_bytes(s):\n-    bytesify(x)\n+    to_bytes(x)\n"
+    body = "--- a/u.py\n+++ b/u.py\n-    return s\n+    return bytes(s)\n"
+    assert renamed_as_asked(rename, ["to_bytes"]) and not renamed_as_asked(body, ["to_bytes"])
+    assert not renamed_as_asked("+++ b/to_bytes.py\n+x = 1\n", ["to_bytes"])  # a file name is no name written
+
+    def tried(index: int, diff: str, changed: int) -> _Tried:
+        result = CandidateResult(index=index, round=0, sampled=index > 1, constrained=False, outcome="passed",
+                                 diff=diff, changed_lines=changed, reproduced=False)
+        return _Tried(result=result, draft=Draft(text="", round=0, sampled=index > 1, constrained=False),
+                      edits=ProposedEdits())
+
+    both = [tried(1, rename, 4), tried(2, body, 1)]
+    assert [t.result.index for t in _ranked(both, asked=["to_bytes"])] == [1, 2]
+    assert [t.result.index for t in _ranked(both)] == [2, 1]
