@@ -176,6 +176,9 @@ def asked_names(question: str) -> list[str]:
 
 
 def renamed_as_asked(diff: str, names: Iterable[str]) -> bool:
-    """The change (a unified diff) writes each of the new names a question asks for (on a line it adds)."""
-    added = "\n".join(line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++"))
-    return all(re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", added) for name in names)
+    """The change (a unified diff) defines each of the new names a question asks for: a line it adds is a
+    definition of that name (``def to_bytes(``, ``const normalizeOptions =``), not a use of it (the 0.5B's
+    ``s = s.to_bytes()`` in the body of the ``bytesify`` it was asked to rename)."""
+    defined = {definition_name(line[1:]) for line in diff.splitlines()
+               if line.startswith("+") and not line.startswith("+++")}
+    return all(name in defined for name in names)

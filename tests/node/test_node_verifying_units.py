@@ -600,9 +600,10 @@ def test_of_the_passing_candidates_one_that_writes_the_asked_names_is_offered_fi
     from contenox.verify.report import CandidateResult
 
     rename = "--- a/u.py\n+++ b/u.py\n-def bytesify(s):\n+def to_bytes(s):\n-    bytesify(x)\n+    to_bytes(x)\n"
-    body = "--- a/u.py\n+++ b/u.py\n-    return s\n+    return bytes(s)\n"
+    body = "--- a/u.py\n+++ b/u.py\n-    return s\n+    s = s.to_bytes()\n"  # a use of the name: no rename
     assert renamed_as_asked(rename, ["to_bytes"]) and not renamed_as_asked(body, ["to_bytes"])
-    assert not renamed_as_asked("+++ b/to_bytes.py\n+x = 1\n", ["to_bytes"])  # a file name is no name written
+    assert renamed_as_asked("+++ b/o.js\n+const normalizeOptions = (options) => {\n", ["normalizeOptions"])
+    assert not renamed_as_asked("+++ b/to_bytes.py\n+x = 1\n", ["to_bytes"])  # a file name is no definition
 
     def tried(index: int, diff: str, changed: int) -> _Tried:
         result = CandidateResult(index=index, round=0, sampled=index > 1, constrained=False, outcome="passed",
