@@ -731,22 +731,30 @@ async def test_the_model_picks_the_function_to_rewrite_among_the_places_found(
     assert any(n.startswith("focused place 1: clamp (util.py:16-18") for n in outcome.explain.notes)
 
 
+async def _one_place_picked(node: Node, monkeypatch: pytest.MonkeyPatch, repo: Path, terminal: str,
+                            picks: tuple[str, ...], right: str, prompt: str) -> tuple[Any, Candidates]:
+    """A fix turn whose own candidates propose nothing, then the model's ``picks`` of the places found and one
+    place's rewrites (``right`` first), one place tried."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
+    script = scripted(monkeypatch, "The sum is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", *picks, right,
+                      *["no idea"] * 3)
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=prompt, terminal=terminal, env=env, verify=True))
+    return outcome, script
+
+
 async def test_a_place_the_question_names_is_tried_before_the_model_s_picks_when_the_trace_ties_them(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One failing test and no passing one: the trace ranks ``total``, ``scale``, ``shift`` and ``clamp`` alike.
     The question says the clamp looks wrong, so ``clamp`` is tried first, before the model's picks (``scale``,
     greedy and by most votes); its rewrite passes and no other place is drawn."""
-    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
     repo = make_repo(tmp_path / "repo", {"util.py": CHAIN, "tests/test_util.py": (
         "from util import total\n\n\ndef test_total():\n    assert total(1) == 3\n")})
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_util.py\nF\n"
                 "tests/test_util.py:5: in test_total\n    assert total(1) == 3\nE   assert 1 == 3\n1 failed in 0.01s")
-    right = "```python\ndef clamp(x):\n    return x\n```"
-    script = scripted(monkeypatch, "The sum is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", "2", "2", "2", "1",
-                      right, *["no idea"] * 3)
-    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
-    outcome = await node.turn(TurnRequest(root=str(repo), prompt="This test fails: the clamp looks wrong. Fix it.",
-                                          terminal=terminal, env=env, verify=True))
+    outcome, script = await _one_place_picked(node, monkeypatch, repo, terminal, ("2", "2", "2", "1"),
+                                              "```python\ndef clamp(x):\n    return x\n```",
+                                              "This test fails: the clamp looks wrong. Fix it.")
     report = outcome.verification
     assert report is not None and report.status == "passed", report
     assert [f.split(" (")[0] for f in report.found] == ["total", "scale", "shift", "clamp"]
@@ -756,13 +764,11 @@ async def test_a_place_the_question_names_is_tried_before_the_model_s_picks_when
     assert "+    return x" in outcome.edits.diff and (repo / "util.py").read_text() == CHAIN
 
 
-
 async def test_where_the_trace_ranks_its_ties_go_by_the_model_s_picks_whatever_the_question_names(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A passing test beside the failing one runs ``base`` too: the trace ranks (not blind), and ``high`` and
     ``low``, which only the failing test runs, tie above it. The question names ``low``, the model picks ``high``:
     the pick goes first (the question's words order only a blind trace's ties), and its rewrite passes."""
-    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, places=1))
     repo = make_repo(tmp_path / "repo", {"calc.py": (
         "def low(x):\n    return x - 1\n\n\ndef high(x):\n    return x + 2\n\n\ndef base():\n    return 1\n"),
         "tests/test_calc.py": ("from calc import base, high, low\n\n\ndef test_base():\n    assert base() == 1\n\n\n"
@@ -770,12 +776,9 @@ async def test_where_the_trace_ranks_its_ties_go_by_the_model_s_picks_whatever_t
     terminal = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_calc.py\n.F\n"
                 "tests/test_calc.py:9: in test_both\n    assert high(low(base())) == 1\nE   assert 2 == 1\n"
                 "1 failed, 1 passed in 0.01s")
-    right = "```python\ndef high(x):\n    return x + 1\n```"
-    script = scripted(monkeypatch, "The sum is off.", EDIT_STEP_NONE, "no idea", "no idea", "no idea", "1", "1", "2", "1",
-                      right, *["no idea"] * 3)
-    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
-    outcome = await node.turn(TurnRequest(root=str(repo), prompt="test_both fails: low looks wrong. Fix it.",
-                                          terminal=terminal, env=env, verify=True))
+    outcome, script = await _one_place_picked(node, monkeypatch, repo, terminal, ("1", "1", "2", "1"),
+                                              "```python\ndef high(x):\n    return x + 1\n```",
+                                              "test_both fails: low looks wrong. Fix it.")
     report = outcome.verification
     assert report is not None and report.status == "passed", report
     assert [f.split(" (")[0] for f in report.found] == ["high", "low", "base"]
