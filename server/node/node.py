@@ -201,7 +201,6 @@ def _open_edit_block(text: str, fences: bool = False) -> bool:
     return fences and len(_FENCE.findall(text)) % 2 == 1
 
 
-_RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 _RENAME_HERE = re.compile(r"\brenam(?:e|ing)\s+(?:(?:this|the\s+(?:selected|current|highlighted))\s+"
                           r"(?!(?:file|module|package|folder|directory|variable|parameter|argument|attribute|field|"
@@ -226,8 +225,8 @@ def _renamed_lines(workspace: Workspace, question: str, place: tuple[str, int, i
     but describes it by text it holds ("the wrapper that logs 'could not parse statement'"): the definition
     holding that quoted text; for "rename it" with no place, the first definition the ``answer`` marks as code
     (the answer says what "it" is). None when it asks no rename."""
-    found = _RENAME.search(question)
-    if found is None:
+    asked = rename_asked(question)  # the old names stand before the "to" of the new ones
+    if asked is None:
         return []
     here = _RENAME_HERE.search(question)
     if here is not None and place is not None:  # else the names it gives, if any
@@ -236,8 +235,7 @@ def _renamed_lines(workspace: Workspace, question: str, place: tuple[str, int, i
             return [block]
     tests = bool(_TESTS.search(question))
     renamed: list[tuple[str, str, str]] = []
-    asked = rename_asked(question)  # the old names stand before the "to" of the new ones
-    names = (dotted.rstrip(".").rsplit(".", 1)[-1] for dotted in _DOTTED.findall(asked[0] if asked else ""))
+    names = (dotted.rstrip(".").rsplit(".", 1)[-1] for dotted in _DOTTED.findall(asked[0]))
     for name in dict.fromkeys(names):  # Duration.totimedelta: the method, not its class; each name once
         for place_ in workspace.find_symbol(name) if len(name) >= 3 and len(renamed) < 3 else ():
             if is_test_path(place_.path) and not tests:
@@ -697,7 +695,7 @@ class Node:
                      for pair in renamed_definitions(e.old_text, e.new_text)]
             renamed = bool(pairs) and set(asked) <= {new for _, new in pairs}  # (to the names asked, if any)
             renames = (await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place, final.text)
-                       if _RENAME.search(request.prompt) and not renamed else [])
+                       if rename_asked(request.prompt) is not None and not renamed else [])
             if not edits.edits or renames:
                 final, edits = await self._edit_step(engine, state, workspace, turn_plan, request, final, max_new,
                                                      on_event, step_notes, renames, edits)
@@ -757,11 +755,11 @@ class Node:
         ids = await asyncio.to_thread(planner.step_ids, plan, [ToolStep(call=final.text, result=request_text)])
         cached = engine.predict_cached(ids)
         opened = renames[0][0] if renames else ""
+        asked = asked_names(request.prompt)
+        bound = asked if len(asked) == len(renames) else []  # the new names the question gives, one per definition
         if opened:  # written in: prefilled with the request, never decoded
             ids = [*ids, *engine.tokenizer.encode(opened)]
-            asked = asked_names(request.prompt)
-            grammar = rename_grammar(renames[0][1], renames[0][2], renames[1:],
-                                     asked if len(asked) == len(renames) else ())
+            grammar = rename_grammar(renames[0][1], renames[0][2], renames[1:], bound)
         else:
             files = await asyncio.to_thread(_edit_step_files, workspace, final.text, plan.files_in_prompt(),
                                             request.prompt)
@@ -782,12 +780,10 @@ class Node:
                                                          max_new, on_event, step, edits)
             took = f"{took}; {again}"
         if opened:
-            given = asked_names(request.prompt)
             notes.append("the edit step renames: its block was opened at the line of each definition the question "
                          "asks to rename (" + "; ".join(f"{r[0].splitlines()[0]}: {r[0].splitlines()[2].strip()}"
                                                         for r in renames) + ")"
-                         + (f", to the new names the question gives ({', '.join(given)})"
-                            if len(given) == len(renames) else ""))
+                         + (f", to the new names the question gives ({', '.join(bound)})" if bound else ""))
         if written.edits:
             wrote = (f"the answer to a rename question wrote its own edit ({', '.join(e.path for e in written.edits)}"
                      f"; {'set aside for the rename step' if edits.edits else 'kept: the rename step wrote none'})")
