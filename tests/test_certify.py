@@ -19,6 +19,7 @@ from contenox.planner.prompts import load_prompts
 from contenox.planner.toolcheck import GRAMMAR, KIND_GRAMMAR, TEXT_ONLY_GRAMMAR, request_refusal
 from contenox.runtime_ov import FinalEvent, GenerateRequest, InstalledModel, ModelStore, RequestMetrics
 from contenox.runtime_ov.certification import CERTIFICATION_FILE, read_certification
+from support.weights import link_model
 
 
 def test_the_suite_has_the_issue_s_shape() -> None:
@@ -192,10 +193,7 @@ def test_smollm2_is_not_certified_and_its_turns_say_so(default_model: InstalledM
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     home = tmp_path / "home"
     (home / "models").mkdir(parents=True)
-    model_dir = home / "models" / default_model.name
-    model_dir.mkdir()
-    for item in Path(default_model.path).iterdir():  # the files linked, the directory ours: the result lands here
-        (model_dir / item.name).symlink_to(item)
+    link_model(default_model, home / "models" / default_model.name)  # the directory ours: the result lands here
     # The suite without the check (with it, each yes makes a required call that runs to its token limit on
     # SmolLM2: minutes of CI for the same verdict; the check's path is tested above with scripted answers).
     (home / "config.toml").write_text(f'[model]\ndefault = "{default_model.name}"\n\n[tools]\ncheck = false\n')

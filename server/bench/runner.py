@@ -50,7 +50,7 @@ def run_report(config: Config, store: ModelStore, model: InstalledModel, opts: B
         curve = cases.changed_suffix(opts.points, deadline)
         edited = cases.edited_stable_segment()
         decode = cases.decode()
-        snaps = snapshot_cases(model, config.root / "cache" / "ir", cases.base.stable_prefix(),
+        snaps = snapshot_cases(model, cases.base.stable_prefix(),
                                repeats=opts.repeats, max_new=opts.max_new_tokens, eos=h.eos)
         save, restore = snaps.save, snaps.restore
         _say(f"snapshot: {save.bytes} bytes for {save.tokens} tokens, save {save.ms.median if save.ms else 0:.0f} ms, "

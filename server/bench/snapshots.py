@@ -38,18 +38,19 @@ def _mbps(nbytes: int, ms: float) -> float:
     return round(nbytes / 1e6 / (ms / 1000.0), 1) if ms > 0 else 0.0
 
 
-def snapshot_cases(model: InstalledModel, ir_cache: Path, prefix_ids: list[int], *, repeats: int, max_new: int,
+def snapshot_cases(model: InstalledModel, prefix_ids: list[int], *, repeats: int, max_new: int,
                    eos: int) -> SnapshotRun:
     """Save the KV of ``prefix_ids`` ``repeats`` times, restore it into a fresh request ``repeats`` times,
     check the greedy continuation after restore equals the original, then restore a corrupted copy."""
     try:
-        from contenox.runtime_ov.snapshot import StatefulKV, ensure_ir
+        from contenox.runtime_ov.converted import convert
+        from contenox.runtime_ov.snapshot import StatefulKV
     except ImportError as exc:
         reason = f"contenox.runtime_ov has no snapshot API in this build ({exc})"
         return SnapshotRun(_unavailable(reason), _unavailable(reason), incompatible_snapshot_case(reason))
     stops = [eos] if eos >= 0 else []
     try:
-        ir = ensure_ir(model, ir_cache)
+        ir = convert(model)
         kv = StatefulKV(model, ir)
     except ContenoxError as exc:
         reason = f"stateful model unavailable: {exc.kind}: {exc.message}"

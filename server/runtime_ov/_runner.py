@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contenox.errors import OverBatch
@@ -37,8 +38,10 @@ def choose_device(preference: list[str], requested: str, available: list[str]) -
     return "CPU"
 
 
-def load_pipeline(model: InstalledModel, options: EngineOptions, num_kv_blocks: int) -> tuple[Any, str]:
-    """A ContinuousBatchingPipeline with prefix caching and an exact number of KV blocks."""
+def load_pipeline(model: InstalledModel, weights: Path, options: EngineOptions, num_kv_blocks: int
+                  ) -> tuple[Any, str]:
+    """A ContinuousBatchingPipeline of ``weights`` (the model's, or the IR converted from them) with prefix caching
+    and an exact number of KV blocks."""
     import openvino as ov
     import openvino_genai as ov_genai
 
@@ -59,7 +62,7 @@ def load_pipeline(model: InstalledModel, options: EngineOptions, num_kv_blocks: 
             properties["KV_CACHE_PRECISION"] = profile.kv_precision
         if options.threads:
             properties["INFERENCE_NUM_THREADS"] = options.threads
-        pipe = ov_genai.ContinuousBatchingPipeline(str(model.weights), config, device, properties)
+        pipe = ov_genai.ContinuousBatchingPipeline(str(weights), config, device, properties)
     except (RuntimeError, IndexError) as exc:
         raise translate_ov_error(exc, doing=f"loading model {model.name}") from exc
     return pipe, device

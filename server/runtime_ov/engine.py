@@ -14,6 +14,7 @@ shares the steps of one that is decoding (see ``_serve``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import heapq
 import itertools
 import logging
@@ -37,6 +38,7 @@ from contenox.errors import (
 from contenox.runtime_ov._ov_errors import translate_ov_error
 from contenox.runtime_ov._runner import Live, RequestRunner, load_pipeline
 from contenox.runtime_ov.block_model import BlockModel
+from contenox.runtime_ov.converted import check_converted, converted
 from contenox.runtime_ov.gguf_header import check_weights, gguf_metadata
 from contenox.runtime_ov.kv_layout import read_kv_layout
 from contenox.runtime_ov.metrics import EngineStats, RequestMetrics, peak_rss_bytes
@@ -110,6 +112,9 @@ class Engine:
         self.num_kv_blocks = max(1, int(options.cache_size_gb * (1 << 30)) // (self.kv_bytes_per_token * block))
         self.blocks = BlockModel(self.num_kv_blocks, block)
         self.device = ""
+        self.loaded = model.weights
+        """What the pipeline and tokenizer read: the IR converted from a GGUF model (:mod:`.converted`), else its
+        weights."""
         self._queue: list[tuple[int, int, RequestHandle]] = []
         self._seq = itertools.count()
         self._ids = itertools.count(1)
@@ -144,7 +149,9 @@ class Engine:
         options = options or EngineOptions()
         check_weights(model.weights)
         check_recorded(model)
-        engine = cls(model, options, load_tokenizer(model.weights))
+        loaded = converted(model)
+        engine = cls(model, options, load_tokenizer(loaded))
+        engine.loaded = loaded
         engine._on_refused = on_refused
         engine._thread.start()
         engine._ready.wait()
@@ -156,7 +163,8 @@ class Engine:
             raise translate_ov_error(error, doing=f"loading model {model.name}") from error
         log.info("engine for %s on %s: %d KV blocks (%d tokens), chunk %d", model.name, engine.device,
                  engine.num_kv_blocks, engine.blocks.capacity_tokens, options.chunk_tokens)
-        engine.weights_check = BackgroundCheck(model, engine._refuse).start()
+        engine.weights_check = BackgroundCheck(model, engine._refuse,
+                                               also=functools.partial(check_converted, model, loaded)).start()
         return engine
 
     @property
@@ -370,7 +378,7 @@ class Engine:
 
     def _main(self) -> None:
         try:
-            pipe, self.device = load_pipeline(self.model, self.options, self.num_kv_blocks)
+            pipe, self.device = load_pipeline(self.model, self.loaded, self.options, self.num_kv_blocks)
             runner = RequestRunner(pipe, self)
         except BaseException as exc:  # reported to Engine.start on the caller's thread
             self._start_error = exc

@@ -58,6 +58,7 @@ from contenox.runtime_ov._pipe import (
     read_frame,
 )
 from contenox.runtime_ov.block_model import BlockModel
+from contenox.runtime_ov.converted import converted
 from contenox.runtime_ov.engine import Engine, check_fits, vocab_size
 from contenox.runtime_ov.metrics import EngineStats
 from contenox.runtime_ov.options import EngineOptions
@@ -166,7 +167,6 @@ class RemoteEngine(ForwardingEngine):
         """Start the engine process for ``model``; returns once its pipeline is ready (its load error
         otherwise, as the same ContenoxError the in-process engine raises)."""
         options = options or EngineOptions()
-        tokenizer = load_tokenizer(model.weights)
         process = subprocess.Popen(
             [sys.executable, "-m", "contenox.runtime_ov.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=None, start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -175,6 +175,9 @@ class RemoteEngine(ForwardingEngine):
             FrameWriter(process.stdin).send(Start(models_dir=str(Path(model.path).parent), model=model.name,
                                                   options=options))
             ready = cls._await_ready(process)
+            # the tokenizer from what the engine process loaded: the IR it converted a GGUF model to, once (not
+            # here, where the conversion's peak memory would stay with the node)
+            tokenizer = load_tokenizer(converted(model, create=False))
         except BaseException:
             process.kill()
             process.wait()

@@ -36,6 +36,7 @@ from contenox.runtime_ov._forwarding import ForwardingEngine
 from contenox.runtime_ov._openai_wire import ServedOptions, error_from_status, server_label, tokenize_url
 from contenox.runtime_ov._served_stream import Stream
 from contenox.runtime_ov.block_model import BlockModel
+from contenox.runtime_ov.converted import converted
 from contenox.runtime_ov.engine import check_fits
 from contenox.runtime_ov.requests import (
     Forward,
@@ -113,7 +114,7 @@ class ServedEngine(ForwardingEngine):
               tokenizer: Tokenizer | None = None) -> ServedEngine:
         """Connect to the serving engine and check that it tokenizes as ``model`` does (TokenizerMismatch,
         ServingError when it cannot be reached or refuses). ``tokenizer``: ``model``'s, already loaded."""
-        engine = cls(model, options, tokenizer or load_tokenizer(model.weights))
+        engine = cls(model, options, tokenizer or load_tokenizer(converted(model, create=False)))
         try:
             engine.tokenizer_check = engine._call(engine._check_tokenizer(), _START_TIMEOUT_S)
         except BaseException:

@@ -6,8 +6,7 @@ because only this package may import OpenVINO; wiring it in waits for an API tha
 
 The engine's paged cache cannot be read or written from Python in OpenVINO GenAI 2026.4.1, so
 snapshots use a second, *stateful* compilation of the same model (``core.compile_model`` of its
-IR; ``query_state`` / ``set_state``). A GGUF model is converted to IR once (GenAI's own GGUF
-reader, ``enable_save_ov_model``) into a cache directory keyed by the model digest. A restored
+IR; ``query_state`` / ``set_state``): the IR the engine loads too (:mod:`.converted`). A restored
 stream continues on that stateful model; it cannot seed the engine's paged prefix cache (no API
 for that in 2026.4.1), so a warm start of the engine itself is a re-prefill of the prefix.
 
@@ -21,8 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,10 +29,9 @@ import msgspec
 
 from contenox.errors import IncompatibleSnapshot, InvalidRequest
 from contenox.runtime_ov._ov_errors import translate_ov_error
-from contenox.runtime_ov.gguf_header import check_weights
 from contenox.runtime_ov.store import InstalledModel
 
-__all__ = ["SnapshotHeader", "SnapshotInfo", "StatefulKV", "ensure_ir", "token_hash"]
+__all__ = ["SnapshotHeader", "SnapshotInfo", "StatefulKV", "token_hash"]
 
 MAGIC = b"CONTENOX-KV\x00\x01"
 _LEN_BYTES = 8
@@ -73,37 +69,6 @@ def token_hash(ids: Sequence[int]) -> str:
     import numpy as np
 
     return hashlib.sha256(np.asarray(list(ids), dtype=np.int64).tobytes()).hexdigest()
-
-
-def ensure_ir(model: InstalledModel, cache_dir: Path) -> Path:
-    """The model's OpenVINO IR directory (a GGUF model is converted once into ``cache_dir``)."""
-    if model.profile.format == "openvino-ir":
-        return model.weights
-    key = (model.profile.model_digest or token_hash([len(model.path)]))[:16]
-    target = cache_dir / f"{model.profile.id}-{key}"
-    if (target / "openvino_model.xml").is_file():
-        return target
-    import openvino_genai as ov_genai
-
-    check_weights(model.weights)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".convert-", dir=cache_dir))
-    try:
-        (work / "model.gguf").symlink_to(model.weights.resolve())
-        try:
-            pipe = ov_genai.LLMPipeline(str(work / "model.gguf"), "CPU", enable_save_ov_model=True)
-        except (RuntimeError, IndexError) as exc:
-            raise translate_ov_error(exc, doing=f"converting {model.name} to IR") from exc
-        del pipe
-        (work / "model.gguf").unlink()
-        try:
-            os.replace(work, target)
-        except OSError:  # another process finished first
-            if not (target / "openvino_model.xml").is_file():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target
 
 
 class StatefulKV:

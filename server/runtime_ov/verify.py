@@ -120,8 +120,11 @@ class BackgroundCheck:
     ``wait()`` is for callers that must know the outcome (tests, the bench).
     """
 
-    def __init__(self, model: InstalledModel, on_mismatch: Callable[[ContenoxError], None]) -> None:
+    def __init__(self, model: InstalledModel, on_mismatch: Callable[[ContenoxError], None], *,
+                 also: Callable[[threading.Event], bool] | None = None) -> None:
         self.model = model
+        self._also = also
+        """A check of what the load read besides the weights (the IR converted from them), run after theirs."""
         self.error: ContenoxError | None = None
         """The mismatch found (None: none, or not finished)."""
         self._on_mismatch = on_mismatch
@@ -148,7 +151,8 @@ class BackgroundCheck:
         with contextlib.suppress(OSError, AttributeError):  # Linux: a thread's own nice value
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _IDLE_NICE)
         try:
-            verify_weights(self.model, self._stop)
+            if verify_weights(self.model, self._stop) and self._also is not None:
+                self._also(self._stop)
         except ChecksumMismatch as exc:
             log.error("%s", exc.message)
             self.error = exc

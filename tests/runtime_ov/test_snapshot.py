@@ -10,14 +10,15 @@ import pytest
 
 from contenox.errors import IncompatibleSnapshot
 from contenox.runtime_ov import InstalledModel, Tokenizer
-from contenox.runtime_ov.snapshot import MAGIC, StatefulKV, ensure_ir, read_snapshot, token_hash
+from contenox.runtime_ov.converted import convert
+from contenox.runtime_ov.snapshot import MAGIC, StatefulKV, read_snapshot, token_hash
 
 pytestmark = pytest.mark.slow  # a stateful-IR KV built once per module (~4 s) and real round trips
 
 
 @pytest.fixture(scope="module")
 def ir_dir(default_model: InstalledModel) -> Path:
-    return ensure_ir(default_model, Path(default_model.path).parents[1] / "ir-cache")
+    return convert(default_model)
 
 
 @pytest.fixture(scope="module")

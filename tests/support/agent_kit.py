@@ -30,6 +30,7 @@ from contenox.runtime_ov import (
     TokenEvent,
 )
 from contenox.runtime_ov.certification import CERTIFICATION_FILE, Certification
+from support.weights import link_model
 
 HANG = "<<hang until cancelled>>"
 """A scripted answer that streams a little and then waits for a cancel."""
@@ -40,11 +41,7 @@ CUT = "\x00cut"
 def certified_home(root: Path, model: InstalledModel) -> Path:
     """A CONTENOX_HOME whose default model is ``model`` (its files linked, not copied) with a certification
     that passed, the engine on a thread (the script runs in this process)."""
-    target = root / "models" / model.name
-    target.mkdir(parents=True)
-    for item in Path(model.path).iterdir():
-        if item.name != CERTIFICATION_FILE:
-            (target / item.name).symlink_to(item)
+    target = link_model(model, root / "models" / model.name, without=(CERTIFICATION_FILE,))
     passed = Certification(model=model.name, model_digest=model.profile.model_digest, date="2026-12-01", cases=56,
                            tool_cases=31, valid_calls=31, valid_call_rate=1.0, false_calls=0, false_call_rate=0.0,
                            schema_errors=0, certified=True, thresholds={"valid_call_rate_min": 0.95,
