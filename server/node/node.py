@@ -20,6 +20,7 @@ import msgspec
 
 from contenox.answer.blocks import parse_edit_blocks
 from contenox.answer.edits import ProposedEdit, ProposedEdits
+from contenox.answer.imports import complete_imports
 from contenox.answer.renames import asked_names, propagate_renames, rename_asked, renamed_definitions
 from contenox.answer.repetition import RepetitionGuard
 from contenox.answer.resolve import propose_edits
@@ -110,7 +111,8 @@ _REWARM_LIMIT = 4
 
 
 def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], question: str = "") -> ProposedEdits:
-    """The answer's edit blocks as diffs against the workspace's current text (editor buffers first)."""
+    """The answer's edit blocks as diffs against the workspace's current text (editor buffers first), renames
+    carried to every use and the imports the change leaves undone added (:mod:`contenox.answer.imports`)."""
     def read(path: str) -> str | None:
         try:
             return workspace.read_text(path)
@@ -124,7 +126,10 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
         return list(dict.fromkeys(hit.path for hit in workspace.search(name, regex=False, limit=5000, word=True)))
 
     proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown, question)
-    return propagate_renames(proposed, locate, users, read, rename_identifier) if proposed.edits else proposed
+    if not proposed.edits:
+        return proposed
+    return complete_imports(propagate_renames(proposed, locate, users, read, rename_identifier), read, locate,
+                            question)
 
 
 _EDIT_STEP_PLACES = 4

@@ -422,6 +422,46 @@ async def test_an_edit_step_that_copied_its_lines_unchanged_is_drawn_again_and_t
     assert (repo / "util.py").read_text() == UTIL
 
 
+PKG = {"pkg/__init__.py": ("from .exc import BadPayload as BadPayload\nfrom .load import load as load\n\n"
+                             "__all__ = [\"BadPayload\", \"load\"]\n"),
+       "pkg/exc.py": "class BadPayload(Exception):\n    pass\n",
+       "pkg/load.py": "from .exc import BadPayload\n\n\ndef load(data):\n    if not data:\n        raise BadPayload()\n"
+                      "    return data\n",
+       "tests/test_load.py": ("import pytest\n\n\ndef test_a_large_payload_is_refused():\n"
+                              "    from pkg import BadPayload, PayloadTooLarge, load\n"
+                              "    assert issubclass(PayloadTooLarge, BadPayload)\n"
+                              "    pytest.raises(PayloadTooLarge, load, b'x' * 2000)\n")}
+SIZE_LIMIT = ("pkg/exc.py\n<<<<<<< SEARCH\nclass BadPayload(Exception):\n    pass\n=======\nclass BadPayload(Exception):\n"
+         "    pass\n\n\nclass PayloadTooLarge(BadPayload):\n    pass\n>>>>>>> REPLACE\n\npkg/load.py\n<<<<<<< SEARCH\n"
+         "    return data\n=======\n    if len(data) > 1000:\n        raise PayloadTooLarge()\n    return data\n"
+         ">>>>>>> REPLACE\n")
+
+
+async def test_a_change_across_modules_gets_the_imports_and_the_export_it_left_out_and_passes(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model defines the new error and raises it, but imports it nowhere (small models forget the other
+    files' bookkeeping): the import in load.py and the export the question asks for are added, so the
+    change passes."""
+    repo = make_repo(tmp_path / "repo", PKG)
+    scripted(monkeypatch, SIZE_LIMIT, *(EDIT_STEP_NONE,) * 3)
+    ask = ("Refuse payloads over 1000 bytes with a new PayloadTooLarge error, a kind of BadPayload, importable "
+           "from the package root.")
+    terminal = ("$ python -m pytest -q -p no:cacheprovider tests/test_load.py\nF\n"
+                "FAILED tests/test_load.py::test_a_large_payload_is_refused - ImportError\n1 failed in 0.01s")
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=ask, verify=True, terminal=terminal,
+                                          env=_request(repo).env))
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 1, report
+    texts = {e.path: e.new_text for e in outcome.edits.edits}
+    assert "from .exc import BadPayload\nfrom .exc import PayloadTooLarge\n" in texts["pkg/load.py"]
+    assert texts["pkg/__init__.py"].startswith("from .exc import BadPayload as BadPayload\n"
+                                               "from .exc import PayloadTooLarge as PayloadTooLarge\n")
+    notes = "\n".join(outcome.explain.notes)
+    assert "import of `PayloadTooLarge` added to pkg/load.py: the change uses it, pkg/exc.py defines it" in notes
+    assert "`PayloadTooLarge` (pkg/exc.py) exported from its package as the question asks" in notes
+    assert (repo / "pkg" / "load.py").read_text() == PKG["pkg/load.py"]
+
+
 async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and_carried_to_every_use(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Asked to rename a definition it names, the edit step begins written in at that definition's line (the
