@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 RECORD = "contenox-ir.json"
 """The IR's record, written last: an IR directory without it is not one (a conversion cut short)."""
 _PREFIX = "ir-"
+_STALE_S = 3600.0
+"""A ``.convert-*`` folder older than this was left by a conversion that was killed (one takes under a minute)."""
 
 
 class _Record(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,6 +84,10 @@ def convert(model: InstalledModel) -> Path:
         verify_weights(model)
     import openvino_genai as ov_genai
 
+    for left in Path(model.path).glob(".convert-*"):  # a conversion killed half-way (one running is younger)
+        with contextlib.suppress(OSError):
+            if time.time() - left.stat().st_mtime > _STALE_S:
+                shutil.rmtree(left, ignore_errors=True)
     work = Path(tempfile.mkdtemp(prefix=".convert-", dir=model.path))
     try:
         started = time.monotonic()

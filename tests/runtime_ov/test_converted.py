@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 
 import msgspec
@@ -33,10 +34,14 @@ def test_a_gguf_model_is_converted_once_and_answers_from_its_ir_as_from_the_gguf
     model = copy_model(default_model, tmp_path / "model", ir=False)
     stale = Path(model.path) / "ir-0123456789abcdef"  # an IR of bytes pulled before
     stale.mkdir()
+    killed, running = Path(model.path) / ".convert-killed", Path(model.path) / ".convert-running"
+    killed.mkdir()
+    running.mkdir()
+    os.utime(killed, (time.time() - 7200, time.time() - 7200))  # a conversion killed two hours ago
     with Engine.start(model, OPTIONS) as engine:
         ir = ir_path(model)
         assert ir is not None and engine.loaded == ir and (ir / RECORD).is_file()
-        assert not stale.exists()
+        assert not stale.exists() and not killed.exists() and running.exists()
         assert engine.weights_check is not None and engine.weights_check.wait(120) and engine.alive
         prompt = engine.tokenizer.encode(engine.tokenizer.apply_chat_template(
             [{"role": "user", "content": "Write a function that reverses a list."}]))
