@@ -83,35 +83,26 @@ def _top_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
                                        + [s for h in node.handlers for s in h.body])
 
 
+def _binds(tree: ast.Module, name: str, *, imports: bool = True) -> bool:
+    """Whether the module binds ``name`` at its top level: a ``def``, ``class`` or assignment, or (``imports``) an
+    import of it (which, in another module, is a re-export rather than its definition)."""
+    for node in _top_statements(tree.body):
+        if imports and isinstance(node, ast.Import | ast.ImportFrom) \
+                and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+    return False
+
+
 def _defines(code: str, name: str) -> bool:
-    """Whether ``code`` defines ``name`` at its top level (a ``def``, ``class`` or assignment: an import of it is
-    a re-export, not its definition)."""
+    """Whether ``code`` defines ``name`` at its top level (an import of it aside)."""
     tree = _parse(code)
-    if tree is None:
-        return False
-    for node in _top_statements(tree.body):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
-            return True
-        targets = node.targets if isinstance(node, ast.Assign) else \
-            [node.target] if isinstance(node, ast.AnnAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            return True
-    return False
-
-
-def _binds(tree: ast.Module, name: str) -> bool:
-    """Whether the module binds ``name`` at its top level in any way (an import included)."""
-    for node in _top_statements(tree.body):
-        if isinstance(node, ast.Import | ast.ImportFrom) and any((a.asname or a.name.split(".")[0]) == name
-                                                                 for a in node.names):
-            return True
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
-            return True
-        targets = node.targets if isinstance(node, ast.Assign) else \
-            [node.target] if isinstance(node, ast.AnnAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            return True
-    return False
+    return tree is not None and _binds(tree, name, imports=False)
 
 
 def export_asked(question: str) -> list[str]:

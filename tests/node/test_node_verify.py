@@ -431,10 +431,11 @@ PKG = {"pkg/__init__.py": ("from .exc import BadPayload as BadPayload\nfrom .loa
                               "    from pkg import BadPayload, PayloadTooLarge, load\n"
                               "    assert issubclass(PayloadTooLarge, BadPayload)\n"
                               "    pytest.raises(PayloadTooLarge, load, b'x' * 2000)\n")}
-SIZE_LIMIT = ("pkg/exc.py\n<<<<<<< SEARCH\nclass BadPayload(Exception):\n    pass\n=======\nclass BadPayload(Exception):\n"
-         "    pass\n\n\nclass PayloadTooLarge(BadPayload):\n    pass\n>>>>>>> REPLACE\n\npkg/load.py\n<<<<<<< SEARCH\n"
-         "    return data\n=======\n    if len(data) > 1000:\n        raise PayloadTooLarge()\n    return data\n"
-         ">>>>>>> REPLACE\n")
+SIZE_LIMIT = ("pkg/exc.py\n<<<<<<< SEARCH\nclass BadPayload(Exception):\n    pass\n=======\n"
+              "class BadPayload(Exception):\n"
+              "    pass\n\n\nclass PayloadTooLarge(BadPayload):\n    pass\n>>>>>>> REPLACE\n\npkg/load.py\n<<<<<<< SEARCH\n"
+              "    return data\n=======\n    if len(data) > 1000:\n        raise PayloadTooLarge()\n    return data\n"
+              ">>>>>>> REPLACE\n")
 
 
 async def test_a_change_across_modules_gets_the_imports_and_the_export_it_left_out_and_passes(
