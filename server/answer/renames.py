@@ -77,19 +77,27 @@ def renamed_definitions(old_text: str, new_text: str) -> list[tuple[str, str]]:
 
 def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Located]],
                       users: Callable[[str], Iterable[str]], read: Callable[[str], str | None],
-                      rename: Rename) -> ProposedEdits:
+                      rename: Rename, question: str = "") -> ProposedEdits:
     """The edits with each renamed definition renamed at every use too, like an editor's rename refactoring:
     an answer that renames ``def old`` (small models rarely find every caller) has its callers, imports and
     tests follow. Carried only when the name is defined once in the workspace, in the edited file, and the
     new name nowhere (else the rename is left as written and a note says why); ``users(name)`` are the files
-    holding the word. Each carried rename is a note for explain-context."""
+    holding the word; ``question``, when given, must ask for a rename: asked to add ``rename_key`` next to
+    ``set_key``, a model that overwrote ``def set_key(`` with it renamed nothing the user wanted, and carrying it
+    made a consistent change that passes the tests without ``set_key``. Each carried rename, and each left as
+    written, is a note for explain-context."""
     texts = {edit.path: edit.new_text for edit in proposed.edits}
+    unasked = bool(question) and rename_asked(question) is None
     originals = {edit.path: edit.old_text for edit in proposed.edits}
     notes = list(proposed.notes)
     for edit in proposed.edits:
         if edit.old_text is None:
             continue
         for old, new in renamed_definitions(edit.old_text, edit.new_text):
+            if unasked:
+                notes.append(f"rename of `{old}` to `{new}` left as written: the question asks for no rename (the "
+                             f"change overwrites the line that defines `{old}`)")
+                continue
             defined = locate(old)
             if len(defined) > 1:
                 notes.append(f"rename of `{old}` to `{new}` left as written: `{old}` is defined in "

@@ -128,8 +128,8 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
     proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown, question)
     if not proposed.edits:
         return proposed
-    return complete_imports(propagate_renames(proposed, locate, users, read, rename_identifier), read, locate,
-                            question)
+    return complete_imports(propagate_renames(proposed, locate, users, read, rename_identifier, question), read,
+                            locate, question)
 
 
 _EDIT_STEP_PLACES = 4

@@ -52,3 +52,21 @@ def test_a_method_named_like_a_builtin_s_is_not_followed_into_attribute_uses() -
     assert [edit.path for edit in carried.edits] == ["src/isodate/duration.py"]  # not len(...items()) in the test
     assert ("`items` is a method, and builtin types have a method of that name too: its attribute uses "
             "(`obj.items`) outside src/isodate/duration.py are left as they are") in carried.notes
+
+
+def test_a_definition_renamed_where_the_question_asks_for_no_rename_is_left_as_written_and_said() -> None:
+    """Asked to add a function next to another, the model overwrote the other's definition line: carried, the
+    rename would make a consistent change (that passes the tests) without the function the user keeps."""
+    new_text = DURATION.replace("def totimedelta(self):", "def to_timedelta(self):")
+    edit = ProposedEdit(path="src/isodate/duration.py", old_text=DURATION, new_text=new_text,
+                        diff=unified_diff("src/isodate/duration.py", DURATION, new_text), blocks=1)
+    proposed = ProposedEdits(edits=(edit,))
+    kept = propagate_renames(proposed, lambda name: [("src/isodate/duration.py", 6, 7)], lambda name: list(FILES),
+                             FILES.get, rename_identifier, "Add to_timedelta next to totimedelta.")
+    assert kept.edits == (edit,) and kept.notes == (
+        "rename of `totimedelta` to `to_timedelta` left as written: the question asks for no rename (the change "
+        "overwrites the line that defines `totimedelta`)",)
+    carried = propagate_renames(proposed, lambda name: [("src/isodate/duration.py", 6, 7)] if name == "totimedelta"
+                                else [], lambda name: list(FILES), FILES.get, rename_identifier,
+                                "Rename totimedelta to to_timedelta.")
+    assert "tests/test_duration.py" in {e.path for e in carried.edits}
