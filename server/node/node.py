@@ -132,6 +132,14 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
                             locate, question)
 
 
+def _beyond_blocks(edits: ProposedEdits) -> str:
+    """The sentence an offered change's answer says what the node added to the model's edit blocks with: a rename
+    carried to every use, the imports and the export the change left out ('' when it added nothing)."""
+    added = [note for note in edits.notes if note.startswith("import of `") or " exported from its package " in note
+             or (note.startswith("rename of `") and " carried to every use" in note)]
+    return ("Beyond the edit blocks, the offered change also has: " + "; ".join(added) + ".") if added else ""
+
+
 _EDIT_STEP_PLACES = 4
 _INFILL_PREFIX_TOKENS = 1536
 _INFILL_SUFFIX_TOKENS = 512
@@ -947,6 +955,9 @@ class Node:
         else:
             prose = strip_edit_blocks(final.text) if not steps else ""
             text = f"{prose}\n\n{chosen.draft.text.strip()}" if prose else chosen.draft.text
+        if beyond := _beyond_blocks(chosen.edits):  # what the node added to the model's blocks is said, not hidden
+            text = f"{text.rstrip()}\n\n{beyond}"
+            await emit(TurnEvent(kind="chunk", text=f"\n\n{beyond}"))
         if verdict := report.verdict():  # the answer says what its checked change is and what it made pass
             text = f"{text.rstrip()}\n\n{verdict}"
             await emit(TurnEvent(kind="chunk", text=f"\n\n{verdict}"))

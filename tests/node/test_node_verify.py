@@ -460,6 +460,9 @@ async def test_a_change_across_modules_gets_the_imports_and_the_export_it_left_o
     notes = "\n".join(outcome.explain.notes)
     assert "import of `PayloadTooLarge` added to pkg/load.py: the change uses it, pkg/exc.py defines it" in notes
     assert "`PayloadTooLarge` (pkg/exc.py) exported from its package as the question asks" in notes
+    assert ("Beyond the edit blocks, the offered change also has: import of `PayloadTooLarge` added to pkg/load.py: "
+            "the change uses it, pkg/exc.py defines it; `PayloadTooLarge` (pkg/exc.py) exported from its package as "
+            "the question asks: imported in pkg/__init__.py, listed in pkg/__init__.py's __all__.") in outcome.text
     assert (repo / "pkg" / "load.py").read_text() == PKG["pkg/load.py"]
 
 
