@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import msgspec
@@ -19,7 +20,7 @@ import msgspec
 from contenox.errors import StaleEdit
 
 __all__ = ["DEFINITION_LINE", "EditBlock", "EditLike", "Located", "ProposedEdit", "ProposedEdits", "apply_edit", "definition_name",
-           "first_changed_line", "indent_of", "unified_diff"]
+           "first_changed_line", "indent_of", "remade", "unified_diff"]
 
 Located = tuple[str, int, int]
 """(path, first line, last line) of a definition, 1-based (``Workspace.find_symbol`` gives these)."""
@@ -112,6 +113,20 @@ def apply_edit(edit: EditLike, current: str | None) -> str:
     if current != edit.old_text:
         raise StaleEdit(f"{edit.path} changed since the edit was proposed; ask again", path=edit.path)
     return edit.new_text
+
+
+def remade(proposed: ProposedEdits, texts: Mapping[str, str], originals: Mapping[str, str | None],
+           notes: Sequence[str]) -> ProposedEdits:
+    """``proposed`` remade from each file's text after (``texts``) and before (``originals``), its problems kept and
+    ``notes`` its notes: what a step that changes more files than the answer's blocks (a rename carried, an import
+    added) returns. A file whose text is unchanged has no edit."""
+    blocks = {edit.path: edit.blocks for edit in proposed.edits}
+    edits = []
+    for path, text in texts.items():
+        if diff := unified_diff(path, originals[path], text):
+            edits.append(ProposedEdit(path=path, old_text=originals[path], new_text=text, diff=diff,
+                                      blocks=blocks.get(path, 0)))
+    return ProposedEdits(edits=tuple(edits), problems=proposed.problems, notes=tuple(notes))
 
 
 def first_changed_line(edit: EditLike) -> int:

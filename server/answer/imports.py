@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
-from contenox.answer.edits import Located, ProposedEdit, ProposedEdits, unified_diff
+from contenox.answer.edits import Located, ProposedEdits, remade
 
 __all__ = ["complete_imports", "export_asked", "unbound_names"]
 
@@ -276,10 +276,12 @@ def complete_imports(proposed: ProposedEdits, read: Callable[[str], str | None],
     workspace defines the name."""
     package = _Package(proposed, read)
     notes = list(proposed.notes)
+    roots: dict[str, str] = {}  # each edited Python file's package root, once
     for edit in proposed.edits:
         root = package.root(edit.path) if edit.path.endswith(".py") else None
         if root is None:
             continue
+        roots[edit.path] = root
         new = unbound_names(edit.new_text) - unbound_names(edit.old_text or "")
         for name in sorted(new):
             target = _definer(package, name, root, locate, edit.path)
@@ -289,10 +291,8 @@ def complete_imports(proposed: ProposedEdits, read: Callable[[str], str | None],
             if (added := _add_import(current, edit.path, target, root, name)) is not None:
                 package.set(edit.path, added)
                 notes.append(f"import of `{name}` added to {edit.path}: the change uses it, {target} defines it")
-    roots = dict.fromkeys(r for edit in proposed.edits if edit.path.endswith(".py")
-                          and (r := package.root(edit.path)) is not None)
     for name in export_asked(question):
-        for root in roots:
+        for root in dict.fromkeys(roots.values()):
             target = _definer(package, name, root, locate, "")
             if target is None:
                 continue
@@ -319,11 +319,4 @@ def complete_imports(proposed: ProposedEdits, read: Callable[[str], str | None],
                              + ", ".join(done))
     if len(notes) == len(proposed.notes):
         return proposed
-    blocks = {edit.path: edit.blocks for edit in proposed.edits}
-    edits = []
-    for path, text in package.texts.items():
-        diff = unified_diff(path, package.originals[path], text)
-        if diff:
-            edits.append(ProposedEdit(path=path, old_text=package.originals[path], new_text=text, diff=diff,
-                                      blocks=blocks.get(path, 0)))
-    return ProposedEdits(edits=tuple(edits), problems=proposed.problems, notes=tuple(notes))
+    return remade(proposed, package.texts, package.originals, notes)

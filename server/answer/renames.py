@@ -14,14 +14,7 @@ import io
 import re
 from collections.abc import Callable, Iterable
 
-from contenox.answer.edits import (
-    Located,
-    ProposedEdit,
-    ProposedEdits,
-    definition_name,
-    indent_of,
-    unified_diff,
-)
+from contenox.answer.edits import Located, ProposedEdits, definition_name, indent_of, remade
 
 __all__ = ["Rename", "asked_names", "propagate_renames", "rename_asked", "renamed_as_asked", "renamed_definitions"]
 
@@ -139,16 +132,7 @@ def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Loca
             if left:
                 notes.append(f"rename of `{old}` not carried into {', '.join(left)}: the name is there but not "
                              "imported (a comment, a string, another object's attribute or a local); check them")
-    if len(notes) == len(proposed.notes):
-        return proposed
-    blocks = {edit.path: edit.blocks for edit in proposed.edits}
-    edits = []
-    for path, text in texts.items():
-        diff = unified_diff(path, originals[path], text)
-        if diff:
-            edits.append(ProposedEdit(path=path, old_text=originals[path], new_text=text, diff=diff,
-                                      blocks=blocks.get(path, 0)))
-    return ProposedEdits(edits=tuple(edits), problems=proposed.problems, notes=tuple(notes))
+    return proposed if len(notes) == len(proposed.notes) else remade(proposed, texts, originals, notes)
 
 
 _RENAME = re.compile(r"\brenam(?:e|ing)\b", re.IGNORECASE)
