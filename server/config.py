@@ -100,6 +100,10 @@ class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     the base map is rebuilt (named in explain-context)."""
     retrieval_tokens: int = 3072
     """Code retrieved for each question (chunks already in the thread are referenced, not repeated); 0: off."""
+    call_tree_lines: int = 30
+    """A question that asks how code works ("How does X get to Y?", "Walk me through...") and names a function or
+    class gets, before it, the calls that definition makes, read from the source (not run) and followed a few
+    levels deep, in up to this many lines; 0: off. Named in explain-context."""
     mention_tokens: int = 4096
     """Files mentioned for one turn (ACP resource links, ``ask --pin``) enter that turn's message, whole while they
     fit in this many tokens together, else as their outline (named in explain-context)."""
@@ -333,7 +337,7 @@ _POSITIVE_FLOAT = {"engine.repetition_penalty", "tools.max_seconds", "engine.tim
 _RETIRED = {"planner.align_blocks", "workspace.debounce_ms"}
 """Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "node.idle_exit_s", "planner.output_reserve",
-                 "planner.max_history_turns", "planner.retrieval_tokens", "planner.thread_tokens",
+                 "planner.max_history_turns", "planner.retrieval_tokens", "planner.call_tree_lines", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
                  "verify.infill", "verify.infill_inserts", "verify.infill_places",

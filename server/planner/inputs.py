@@ -57,6 +57,9 @@ class PlannerInputs(msgspec.Struct, frozen=True, kw_only=True):
     """Selected code or attached context the question is about (its own section before the question)."""
     retrieved: Sequence[Chunk] = ()
     """Code chosen for the question, best first; chunks already in the thread are referenced, not repeated."""
+    calls: str = ""
+    """The calls the definitions a how-does-it-work question names make, read from the source (``Workspace.
+    call_tree``): its own section before the question; empty for other questions."""
     notes: tuple[str, ...] = ()
     """Turn-level facts from gathering the inputs (what retrieval left out, a rebuilt base map), for explain."""
     map_changes: Sequence[MapChange] = ()
@@ -230,6 +233,13 @@ def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[s
     chunks, notes = retrieve(workspace, config, count, prompt=prompt, selection=selection or "", diff=diff,
                              terminal=terminal, open_file=open_file, selection_lines=selection_lines)
     notes = (*workspace.index_notes(), *notes)
+    from contenox.workspace import RetrievalQuery
+
+    calls, roots = workspace.call_tree(RetrievalQuery(text=prompt, terminal=terminal), config.call_tree_lines)
+    if calls:
+        notes = (*notes, f"calls: the calls {', '.join(roots)} make{'s' if len(roots) == 1 else ''}, read from the "
+                         f"source ({calls.count(chr(10)) + 1} lines, at most planner.call_tree_lines = "
+                         f"{config.call_tree_lines}), before the question")
     mentioned, mention_notes = mention_section(workspace, mentions, count, config.mention_tokens)
     if mentioned:
         selection = f"{selection}\n\n{mentioned}" if selection else mentioned
@@ -250,6 +260,7 @@ def build_inputs(config: PlannerConfig, workspace: Workspace, count: Callable[[s
         prompt=prompt,
         selection=selection or "",
         retrieved=chunks,
+        calls=calls,
         notes=notes,
         map_changes=changes,
         map_label=label,

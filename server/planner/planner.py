@@ -378,7 +378,7 @@ class Planner:
                       history_lines=list(view.lines) if view else [f"turn {i + 1}" for i in range(len(history))],
                       history_chunks=list(view.history_chunks) if view else [],
                       map_delta=map_text, retrieved=new, referenced=held, diff=diff, terminal=inputs.terminal,
-                      selection=inputs.selection, user=inputs.user, text_only=inputs.text_only and bool(self.tools))
+                      selection=inputs.selection, calls=inputs.calls, user=inputs.user, text_only=inputs.text_only and bool(self.tools))
         for note in diff_notes:
             draft.note("diff", note)
         if inputs.map_label:

@@ -93,6 +93,8 @@ class Draft(msgspec.Struct, kw_only=True):
     """Definitions changed since the base map that the thread has not seen yet."""
     retrieved: list[Chunk]
     """Chunks this turn enters into the thread, best first."""
+    calls: str = ""
+    """The calls the definitions the question names make, read from the source (its own section before it)."""
     referenced: list[Chunk]
     """Chunks relevant to this turn that the thread already holds (named, not repeated)."""
     diff: str
@@ -235,6 +237,11 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, too
     selection = draft.selection.strip("\n")
     if selection.strip():
         user.append(_section(first, "# Selected code\n" + _fence(selection)))
+        first = False
+    calls = draft.calls.strip("\n")
+    if calls.strip():
+        user.append(_section(first, "# Calls from the code the question names (read from the source, not run; "
+                                    "`->` is a call, indented under its caller)\n" + _fence(calls)))
         first = False
     question = draft.user.strip()
     if question:

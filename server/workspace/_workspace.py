@@ -14,7 +14,9 @@ from pathlib import Path
 
 from contenox.config import WorkspaceConfig
 from contenox.errors import PathOutsideWorkspace, WorkspaceError
+from contenox.workspace._calls import asks_how_it_works, call_tree, render_tree
 from contenox.workspace._indexer import Indexer
+from contenox.workspace._mentions import words_in
 from contenox.workspace._model import (
     ChangeEvent,
     DiffFile,
@@ -178,6 +180,18 @@ class Workspace(Indexer):
             self._retriever.sync(self._files, self._text_or_none)
             return self._retriever.retrieve(self._index, query, budget_tokens, count_tokens, exclude,
                                             self._text_or_none)
+
+    def call_tree(self, query: RetrievalQuery, max_lines: int) -> tuple[str, tuple[str, ...]]:
+        """For a question that asks how code works (:func:`asks_how_it_works`): the calls the definitions it names
+        make, read from the source, as indented lines (``''`` when it asks something else or names nothing the
+        tree can start from), and the names the tree starts from."""
+        if max_lines <= 0 or query.terminal.strip() or not asks_how_it_works(query.text):
+            return "", ()
+        with self._lock:
+            words = [w for w in words_in(query.text) if w.code]
+            trees = call_tree(self._index, lambda path: (self._text_or_none(path) or "").split("\n"),
+                              [(w.name, w.dotted) for w in words], max_lines=max_lines)
+            return render_tree(trees), tuple(t.name for t in trees)
 
     def chunk_at(self, rel_path: str | Path, line: int) -> RetrievedChunk | None:
         """The chunk holding ``line`` (1-based) of a workspace file, or None (tokens and score are 0)."""

@@ -1,0 +1,276 @@
+"""The calls the code a question names makes, read from the source (not run): a small tree.
+
+A question about how something works ("How does ``loads(token, max_age=60)`` get to the expiry check?", "Walk me
+through what happens between load_dotenv() and os.environ") is answered by following calls; the small models read
+the retrieved code one chunk at a time and name the first function or two. :func:`call_tree` follows them instead,
+from the definitions the question names: each call in a definition's body, in source order, resolved to the one
+definition it reaches where the source says which (a plain name with one definer, ``self.x()`` / ``this.x()`` on
+the class and its bases, ``Class.x()`` / ``new Class()``); a call that could reach several definitions and says
+nothing to pick one is left out rather than guessed. The tree is what the prompt shows; nothing here runs code.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Callable, Sequence
+
+from contenox.workspace._graph import SymbolIndex
+from contenox.workspace._model import Definition
+from contenox.workspace._scorers import is_test
+
+__all__ = ["CallNode", "asks_how_it_works", "call_tree", "render_tree"]
+
+_CALL = re.compile(r"(?:\b(?P<new>new)\s+)?(?:(?P<recv>[A-Za-z_$][\w$]*|super\(\))\s*\.\s*)?"
+                   r"(?P<name>[A-Za-z_$][\w$]*)\s*\(")
+_DEFINING = re.compile(r"\b(?:def|function|class|async\s+def|async\s+function|fn|func)\s+$")
+_BASES = re.compile(r"^\s*class\s+\w+\s*(?:\((?P<py>[^)]*)\)|extends\s+(?P<js>[\w$.]+))")
+_CONSTRUCTORS = ("__init__", "constructor", "__new__")
+_SELF = {"self", "cls", "this"}
+_SKIP = {*dir(builtins), "if", "for", "while", "return", "elif", "switch", "catch", "with", "not", "and", "or", "in",
+         "require", "Number", "String", "Array", "Object", "Math", "JSON", "Error", "TypeError", "Promise", "Date",
+         "Symbol", "Map", "Set", "RegExp", "parseInt", "parseFloat", "typeof", "super"}
+_CALLABLE = ("function", "method", "class", "constructor", "classmethod", "staticmethod", "property")
+
+_HOW = re.compile(r"\b(?:how (?:does|do|is|are|did|can|will)|walk (?:me )?through|what happens|step by step|"
+                  r"(?:call|code) (?:path|flow|chain)|flow|get(?:s)? (?:there|to)|end(?:s)? up|evaluated|from .+ to )\b",
+                  re.IGNORECASE)
+_CHANGE = re.compile(r"\b(?:fix|change|rename|refactor|implement|add|update|patch|modify|edit|replace|remove|"
+                     r"make|write|create|delete)\b", re.IGNORECASE)
+
+
+def asks_how_it_works(text: str) -> bool:
+    """The question asks how code works, through its calls ("How does X get there?", "Walk me through what happens
+    between A and B", "How is f evaluated?") and asks for no change: the questions the call tree is for."""
+    return _HOW.search(text) is not None and _CHANGE.search(text) is None
+
+
+DEPTH = 5
+"""Levels of calls below each root."""
+ALTERNATIVES = 3
+"""Definitions an ``obj.x()`` call is shown reaching when several classes define ``x``: all, up to this many."""
+CHILDREN = 6
+"""Calls shown under one definition (the first in source order)."""
+LINES = 30
+"""Lines in the whole tree."""
+ROOTS = 3
+
+
+class CallNode:
+    """A definition in the tree: its qualified name, where it is, and the calls it makes that resolved."""
+
+    __slots__ = ("again", "among", "children", "line", "name", "path")
+
+    def __init__(self, name: str, path: str, line: int, *, among: int = 1) -> None:
+        self.name, self.path, self.line = name, path, line
+        self.again: list[str] = []
+        """Calls to definitions the tree already shows (named on one line, not repeated)."""
+        self.among = among
+        """How many definitions the call could reach (more than one: ``obj.x()`` whose object decides)."""
+        self.children: list[CallNode] = []
+
+
+class _Resolver:
+    def __init__(self, index: SymbolIndex, read_lines: Callable[[str], list[str]]) -> None:
+        self.index, self.read_lines = index, read_lines
+
+    def owner(self, path: str, d: Definition) -> Definition | None:
+        """The innermost class whose lines hold ``d`` (its container), or None."""
+        tags = self.index.tags.get(path)
+        holders = [c for c in (tags.defs if tags else ()) if c.kind == "class" and c is not d
+                   and c.line < d.line <= c.end_line]
+        return max(holders, key=lambda c: c.line, default=None)
+
+    def qualified(self, path: str, d: Definition) -> str:
+        owner = self.owner(path, d)
+        return f"{owner.name}.{d.name}" if owner is not None and d.kind != "class" else d.name
+
+    def defs(self, name: str) -> list[tuple[str, Definition]]:
+        """The callable definitions of ``name`` outside tests; of a class's overloads (``@typing.overload``
+        stubs before the implementation) the last."""
+        found: dict[tuple[str, int | None], tuple[str, Definition]] = {}
+        for p, d in self.index.definitions(name):
+            if not is_test(p) and d.kind in _CALLABLE:
+                owner = self.owner(p, d)
+                found[(p, owner.line if owner is not None else -d.line)] = (p, d)
+        return list(found.values())
+
+    def classes(self, name: str) -> list[tuple[str, Definition]]:
+        return [(p, d) for p, d in self.index.definitions(name) if not is_test(p) and d.kind == "class"]
+
+    def mro(self, cls: str, depth: int = 0) -> list[tuple[str, Definition]]:
+        """``cls`` and its bases that the workspace defines, in Python's method resolution order (C3; JavaScript's
+        single ``extends`` chain is the same list)."""
+        found = self.classes(cls)
+        if len(found) != 1 or depth > 8:
+            return []
+        path, klass = found[0]
+        tails = [t for t in (self.mro(b, depth + 1) for b in self.bases(path, klass)) if t]
+        out = [(path, klass)]
+        while tails:
+            heads = [t[0] for t in tails]
+            pick = next((h for h in heads if not any(h in t[1:] for t in tails)), heads[0])
+            out.append(pick)
+            tails = [rest for t in tails if (rest := [c for c in t if c != pick])]
+        return out
+
+    def method(self, cls: str, name: str) -> tuple[str, Definition] | None:
+        """``cls.name``: defined by the class or the first of its bases in resolution order."""
+        for path, klass in self.mro(cls):
+            own = [(p, d) for p, d in self.defs(name) if p == path and d.kind != "class"
+                   and (o := self.owner(p, d)) is not None and o.line == klass.line]
+            if own:
+                return own[0]
+        return None
+
+    def bases(self, path: str, klass: Definition) -> list[str]:
+        lines = self.read_lines(path)
+        head = " ".join(lines[klass.line - 1:klass.line + 2]) if klass.line - 1 < len(lines) else klass.text
+        m = _BASES.match(head)
+        if m is None:
+            return []
+        raw = m.group("py") if m.group("py") is not None else (m.group("js") or "")
+        return [b.strip().rsplit(".", 1)[-1] for b in raw.split(",")
+                if b.strip() and "=" not in b and b.strip().isidentifier()]
+
+    def construct(self, path: str, klass: Definition) -> tuple[str, Definition]:
+        """What ``Class(...)`` runs: its constructor where the class (or a base) defines one, else the class."""
+        for name in _CONSTRUCTORS:
+            hit = self.method(klass.name, name)
+            if hit is not None:
+                return hit
+        return path, klass
+
+    def resolve(self, recv: str | None, name: str, new: bool, at: tuple[str, Definition],
+                ctx: str | None) -> list[tuple[str, Definition, str | None]]:
+        """The definitions a call reaches, each with the class its own ``self`` calls resolve on: one where the
+        source says which, up to :data:`ALTERNATIVES` for ``obj.x()`` that several classes define (the object
+        decides), none when it says nothing to pick one."""
+        if recv is None and (name in _SKIP or name in _CONSTRUCTORS):
+            return []
+        if recv == "super()":
+            chain = self.mro(ctx or "") or self.mro(self._owner_name(*at) or "")
+            owner = self._owner_name(*at)
+            after = [c for i, c in enumerate(chain) if any(k[1].name == owner for k in chain[:i])]
+            for _, klass in after:
+                hit = self.method(klass.name, name)
+                if hit is not None:
+                    return [(*hit, ctx)]
+            return []
+        if recv in _SELF:
+            for cls in dict.fromkeys(c for c in (ctx, self._owner_name(*at)) if c):
+                hit = self.method(cls, name)
+                if hit is not None:
+                    return [(*hit, cls)]
+            return []
+        if recv is not None and recv[:1].isupper() and len(self.classes(recv)) == 1:
+            hit = self.method(recv, name)
+            return [(*hit, recv)] if hit is not None else []
+        found = self.defs(name)
+        if recv is None or new:
+            plain = [(p, d) for p, d in found if d.kind == "class" or self.owner(p, d) is None]
+            if len(plain) != 1:
+                return []
+            path, d = plain[0]
+            return [(path, d, d.name)] if d.kind == "class" else [(path, d, None)]
+        methods = [(p, d) for p, d in found if d.kind != "class" and self.owner(p, d) is not None]
+        if len(methods) != len(found) or not 0 < len(methods) <= ALTERNATIVES:
+            return []
+        return [(p, d, self._owner_name(p, d)) for p, d in methods]
+
+    def _owner_name(self, path: str, d: Definition) -> str | None:
+        owner = self.owner(path, d)
+        return owner.name if owner is not None else None
+
+    def calls(self, path: str, d: Definition, ctx: str | None) -> list[tuple[str, Definition, str | None, int]]:
+        """What ``d``'s body calls, in source order, each once (not ``d`` itself): (path, definition, its class
+        context, how many definitions the call could reach)."""
+        lines = self.read_lines(path)[d.line:d.end_line]  # the body: the definition line itself calls nothing
+        out: dict[tuple[str, int], tuple[str, Definition, str | None, int]] = {}
+        for line in lines:
+            code = line.split("#", 1)[0] if path.endswith(".py") else line.split("//", 1)[0]
+            for m in _CALL.finditer(code):
+                if _DEFINING.search(code[:m.start()]):
+                    continue
+                hits = self.resolve(m.group("recv"), m.group("name"), bool(m.group("new")), (path, d), ctx)
+                for hpath, hd, hctx in hits:
+                    if (hpath, hd.line) != (path, d.line):
+                        out.setdefault((hpath, hd.line), (hpath, hd, hctx, len(hits)))
+        return list(out.values())
+
+
+def call_tree(index: SymbolIndex, read_lines: Callable[[str], list[str]],
+              roots: Sequence[tuple[str, str]], *, max_lines: int = LINES) -> list[CallNode]:
+    """The call trees from ``roots`` ((name, dotted form) the question names: ``loads`` /
+    ``URLSafeTimedSerializer.loads``), grown level by level (so the budget goes to every branch's first calls
+    before any branch's deep ones), at most :data:`DEPTH` calls deep and ``max_lines`` lines in all."""
+    r = _Resolver(index, read_lines)
+    trees: list[CallNode] = []
+    seen: set[tuple[str, int]] = set()
+    level: list[tuple[CallNode, str, Definition, str | None]] = []
+    lines = 0
+    classes = {dotted.split(".")[-2] for _, dotted in roots if "." in dotted}
+    for name, dotted in roots:
+        if len(trees) >= ROOTS:
+            break
+        if name in classes:  # ``Serializer.loads`` named: the tree starts at the method, not the class
+            continue
+        start = _root(r, name, dotted)
+        if start is None or (start[0], start[1].line) in seen:
+            continue
+        path, d, ctx = start
+        node = CallNode(r.qualified(path, d), path, d.line)
+        seen.add((path, d.line))
+        trees.append(node)
+        level.append((node, path, d, ctx))
+        lines += 1
+    for _ in range(DEPTH):
+        below: list[tuple[CallNode, str, Definition, str | None]] = []
+        for node, path, d, ctx in level:
+            body = r.construct(path, d) if d.kind == "class" else (path, d)  # a construction runs its constructor
+            calls = r.calls(*body, ctx)
+            again = [r.qualified(cpath, cd) for cpath, cd, _, _ in calls if (cpath, cd.line) in seen]
+            for cpath, cd, cctx, among in [c for c in calls if (c[0], c[1].line) not in seen][:CHILDREN]:
+                if lines >= max_lines:
+                    break
+                child = CallNode(r.qualified(cpath, cd), cpath, cd.line, among=among)
+                node.children.append(child)
+                lines += 1
+                seen.add((cpath, cd.line))
+                below.append((child, cpath, cd, cctx))
+            if again and lines < max_lines:
+                node.again = list(dict.fromkeys(again))
+                lines += 1
+        level = below
+    return [t for t in trees if t.children]
+
+
+def _root(r: _Resolver, name: str, dotted: str) -> tuple[str, Definition, str | None] | None:
+    parts = dotted.split(".")
+    if len(parts) >= 2 and parts[-2][:1].isupper():
+        hit = r.method(parts[-2], name)
+        if hit is not None:
+            return (*hit, parts[-2])
+    found = r.defs(name)
+    plain = [(p, d) for p, d in found if r.owner(p, d) is None]
+    if len(found) == 1 or len(plain) == 1:
+        path, d = found[0] if len(found) == 1 else plain[0]
+        return path, d, d.name if d.kind == "class" else r._owner_name(path, d)
+    return None
+
+
+def render_tree(trees: Sequence[CallNode]) -> str:
+    """The trees as indented lines: ``name (path:line)``; calls to what is already shown named on one line."""
+    out: list[str] = []
+
+    def walk(node: CallNode, depth: int) -> None:
+        mark = f" (one of {node.among} methods of that name: the object decides)" if node.among > 1 else ""
+        out.append(f"{'  ' * depth}{'-> ' if depth else ''}{node.name} ({node.path}:{node.line}){mark}")
+        for child in node.children:
+            walk(child, depth + 1)
+        if node.again:
+            out.append(f"{'  ' * (depth + 1)}-> also {', '.join(node.again)} (shown in the tree)")
+
+    for tree in trees:
+        walk(tree, 0)
+    return "\n".join(out)

@@ -1,0 +1,121 @@
+"""The call tree a how-does-it-work question gets: calls read from the source, resolved only where the source says
+which definition they reach. A small real git repository shaped like the libraries the architecture tasks ask about:
+a serializer whose method a subclass inherits through a mixin (Python's resolution order), ``super()``, overloads,
+a method several classes define, an exception raised by class, and a JavaScript class built with ``new``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from contenox.workspace import RetrievalQuery, Workspace
+from contenox.workspace._calls import asks_how_it_works
+
+LIB = {
+    "tok/signer.py": ("import typing\n\nfrom tok.errors import Expired\n\n\nclass Signer:\n"
+                      "    def unsign(self, value):\n        return self.verify(value)\n\n"
+                      "    def verify(self, value):\n        return derive(value)\n\n\n"
+                      "class TimedSigner(Signer):\n    @typing.overload\n    def unsign(self, value: str): ...\n\n"
+                      "    def unsign(self, value, max_age=None):\n        value = super().unsign(value)\n"
+                      "        if max_age is not None and too_old(value, max_age):\n"
+                      "            raise Expired(value)\n        return value\n\n\n"
+                      "def derive(value):\n    return value\n\n\ndef too_old(value, max_age):\n    return False\n"),
+    "tok/errors.py": "class BadData(Exception):\n    def __init__(self, message):\n        self.message = message\n\n\n"
+                     "class Expired(BadData):\n    pass\n",
+    "tok/serializer.py": ("from tok.signer import Signer, TimedSigner\n\n\nclass Serializer:\n"
+                          "    signer = Signer\n\n    def loads(self, token):\n"
+                          "        signer = self.make_signer()\n        return self.load_payload(signer.unsign(token))\n\n"
+                          "    def make_signer(self):\n        return self.signer()\n\n"
+                          "    def load_payload(self, data):\n        return data\n\n\n"
+                          "class TimedSerializer(Serializer):\n    signer = TimedSigner\n\n"
+                          "    def loads(self, token, max_age=None):\n        signer = self.make_signer()\n"
+                          "        return self.load_payload(signer.unsign(token, max_age=max_age))\n\n\n"
+                          "class UrlSafeMixin(Serializer):\n    def load_payload(self, data):\n"
+                          "        return super().load_payload(unquote(data))\n\n\n"
+                          "class UrlSafeTimedSerializer(UrlSafeMixin, TimedSerializer):\n    pass\n\n\n"
+                          "def unquote(data):\n    return data\n"),
+    "tests/test_serializer.py": ("from tok.serializer import UrlSafeTimedSerializer\n\n\ndef test_loads():\n"
+                                 "    assert UrlSafeTimedSerializer().loads('x', max_age=5)\n"),
+    "js/range.js": ("const parseOptions = require('./opts')\n\nclass Range {\n  constructor (raw, options) {\n"
+                    "    this.options = parseOptions(options)\n    this.set = this.parseRange(raw)\n  }\n\n"
+                    "  parseRange (raw) {\n    return raw.split('||')\n  }\n\n  test (version) {\n"
+                    "    return this.set.some(s => testSet(s, version))\n  }\n}\n\n"
+                    "function testSet (set, version) {\n  return set === version\n}\n\nmodule.exports = Range\n"),
+    "js/opts.js": "const parseOptions = options => options || {}\nfunction normalize (o) { return o }\n"
+                  "module.exports = parseOptions\n",
+    "js/satisfies.js": ("const Range = require('./range')\n\nfunction satisfies (version, range) {\n"
+                        "  range = new Range(range)\n  return range.test(version)\n}\n\nmodule.exports = satisfies\n"),
+}
+
+
+@pytest.fixture
+def ws(make_repo: Callable[..., Path], open_ws: Callable[..., Workspace]) -> Workspace:
+    return open_ws(make_repo(LIB))
+
+
+def tree(ws: Workspace, text: str, lines: int = 30, **fields: str) -> tuple[list[str], tuple[str, ...]]:
+    text_out, roots = ws.call_tree(RetrievalQuery(text=text, **fields), lines)
+    return text_out.split("\n") if text_out else [], roots
+
+
+def test_a_method_named_on_a_subclass_starts_where_python_finds_it_and_self_calls_follow_the_subclass(
+        ws: Workspace) -> None:
+    lines, roots = tree(ws, "How does UrlSafeTimedSerializer.loads(token, max_age=60) get to the expiry check?")
+    assert roots == ("TimedSerializer.loads",)  # the mixin comes first in the order, but does not define loads
+    assert lines[0] == "TimedSerializer.loads (tok/serializer.py:21)"
+    body = "\n".join(lines)
+    # self.load_payload() on a UrlSafeTimedSerializer is the mixin's, which calls on to Serializer's through super()
+    assert "  -> UrlSafeMixin.load_payload (tok/serializer.py:27)" in lines
+    assert "    -> Serializer.load_payload (tok/serializer.py:14)" in lines
+    assert "Serializer.make_signer" in body
+    # signer.unsign(): two classes define it and the source does not say which: both, said so, each followed
+    assert "  -> Signer.unsign (tok/signer.py:7) (one of 2 methods of that name: the object decides)" in lines
+    assert any(line.startswith("  -> TimedSigner.unsign (tok/signer.py:18)") for line in lines)  # the overload's body
+    assert "    -> Expired (tok/errors.py:6)" in lines  # raised by class: the class (what its constructor calls below)
+    assert "too_old" in body and "derive" in body
+    assert not any("test_" in line for line in lines)  # tests call the code; they are not in its tree
+
+
+def test_a_call_already_in_the_tree_is_named_not_repeated(ws: Workspace) -> None:
+    lines, _ = tree(ws, "How does UrlSafeTimedSerializer.loads get there?")
+    assert sum(1 for line in lines if line.lstrip().startswith("-> Signer.unsign ")) == 1
+    assert any("-> also Signer.unsign (shown in the tree)" in line for line in lines)  # TimedSigner's super() call
+
+
+def test_javascript_new_and_this_calls(ws: Workspace) -> None:
+    lines, roots = tree(ws, "How is satisfies('1.2.3', '^1.0.0') evaluated?")
+    assert roots == ("satisfies",)
+    assert lines[:4] == ["satisfies (js/satisfies.js:3)", "  -> Range (js/range.js:3)",
+                         "    -> parseOptions (js/opts.js:1)", "    -> Range.parseRange (js/range.js:9)"]
+    assert "  -> Range.test (js/range.js:13)" in lines  # range.test(): only Range defines test
+    assert "    -> testSet (js/range.js:18)" in lines
+
+
+def test_the_line_budget_cuts_the_deepest_calls_first(ws: Workspace) -> None:
+    lines, _ = tree(ws, "How does UrlSafeTimedSerializer.loads get there?", lines=4)
+    assert len(lines) == 4
+    assert all(line.count("  ") <= 1 for line in lines)  # the first level before anything below it
+
+
+@pytest.mark.parametrize("text", [
+    "Fix UrlSafeTimedSerializer.loads so that it checks max_age",  # asks for a change
+    "What is UrlSafeTimedSerializer?",  # not how it works
+    "How does it work?",  # names nothing the tree can start from
+])
+def test_no_tree_for_other_questions(ws: Workspace, text: str) -> None:
+    assert tree(ws, text) == ([], ())
+
+
+def test_no_tree_with_a_failing_run_or_when_off(ws: Workspace) -> None:
+    text = "How does UrlSafeTimedSerializer.loads get to the expiry check?"
+    assert tree(ws, text, terminal="$ pytest\nFAILED tests/test_serializer.py::test_loads") == ([], ())
+    assert tree(ws, text, lines=0) == ([], ())
+
+
+def test_which_questions_ask_how_code_works() -> None:
+    assert asks_how_it_works("Walk me through what happens between load_dotenv() and os.environ being updated")
+    assert asks_how_it_works("How is satisfies('1.2.3', '^1.0.0') evaluated, from parsing to comparing?")
+    assert not asks_how_it_works("How do I add a flag to the parser?")  # asks for a change
+    assert not asks_how_it_works("Is range parsing cached?")
