@@ -724,6 +724,9 @@ class Node:
                                                                      final, edits, max_new, on_event, commands,
                                                                      steps, stepped)
             steps = [*steps, *repairs]
+        elif self.config.verify.enabled and edits.edits:
+            step_notes.append("not verified: the question asks to see or to be told how the code works, not for a "
+                              "change; the edit the answer wrote anyway is offered as written, unchecked")
         notes = [*step_notes, *(describe_verification(verification) if verification is not None else ()),
                  *edits.notes]
         end = await asyncio.to_thread(finish, planner, turn_plan, final.text, measured, workspace, steps=steps,

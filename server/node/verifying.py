@@ -97,9 +97,10 @@ from contenox.verify.usable import (
     without_files,
     without_plugin,
 )
+from contenox.workspace import asks_how_it_works
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "asks_to_edit",
-           "consent", "strip_edit_blocks"]
+           "consent", "explains_only", "strip_edit_blocks"]
 
 log = logging.getLogger(__name__)
 
@@ -118,9 +119,18 @@ _FENCE = re.compile(r"^```[\w+-]*[ \t]*\n(.*?)(?:^```|\Z)", re.MULTILINE | re.DO
 
 
 def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
-    """A turn verifies when its answer proposes a change, or its question asks for one or is about a bug or a
-    failure (the failing run's fix is what the user needs, even when the answer only explains it)."""
-    return bool(edits.edits) or bool(_CHANGE.search(prompt))
+    """A turn verifies when its question asks for a change or is about a bug or a failure (the failing run's fix is
+    what the user needs, even when the answer only explains it), or its answer proposes one to a question that is
+    not only asking to see or to be told how the code works (:func:`explains_only`)."""
+    return bool(_CHANGE.search(prompt)) or (bool(edits.edits) and not explains_only(prompt))
+
+
+def explains_only(prompt: str) -> bool:
+    """The question asks to see, find or explain code, or how it works ("How does parse_duration decide...? Walk me
+    through the modules involved."), and for no change: an edit its answer writes anyway is the model's own idea,
+    offered as written, not verified (the 1.5B answered that question with an edit of `parse_datetime`; verified,
+    the offered answer became a repair candidate's lone edit block and the explanation was gone)."""
+    return asks_only_to_read(prompt) or asks_how_it_works(prompt)
 
 
 _EDIT = re.compile(r"(?:^|[.!?:;\n]\s*|\band\s+)(?:(?:please|now|then|so|and|can you|could you|would you|let's|"

@@ -6,6 +6,7 @@ question-driven retrieval of code chunks.
 This is the only package importing ``tree_sitter`` and ``pygit2``.
 """
 
+from contenox.workspace._calls import asks_how_it_works
 from contenox.workspace._mentions import changed_lines
 from contenox.workspace._model import (
     ChangeEvent,
@@ -45,6 +46,7 @@ __all__ = [
     "SymbolInfo",
     "SymbolLocation",
     "Workspace",
+    "asks_how_it_works",
     "changed_lines",
     "points_at",
     "rename_identifier",

@@ -1378,3 +1378,19 @@ async def test_an_agent_turn_checks_its_edit_in_the_scratch_copy_under_the_same_
     assert edit.path == "util.py" and edit.new_text == UTIL.replace("x - 1", "x + 1")
     assert (repo / "util.py").read_text() == UTIL and git(repo, "status", "--porcelain") == ""
     assert (config.state_dir / "workspaces").is_dir() and not list((config.state_dir / "workspaces").glob("*/scratch"))
+
+
+async def test_an_edit_written_to_a_question_about_how_the_code_works_is_offered_unchecked_with_its_prose(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question asks how the code works, not for a change: an edit the answer writes anyway is not verified (no
+    check runs, no candidate replaces the explanation), and explain-context says so."""
+    repo = _repo(tmp_path)
+    answer = "helper subtracts one from its argument.\n\n" + block("x + 1")
+    script = scripted(monkeypatch, answer)
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="How does helper work? Walk me through it.",
+                                          verify=True, env=_request(repo).env))
+    assert outcome.verification is None and len(script.prompts) == 1 and not script.requests
+    assert outcome.text == answer and [e.path for e in outcome.edits.edits] == ["util.py"]
+    assert ("not verified: the question asks to see or to be told how the code works, not for a change; the edit "
+            "the answer wrote anyway is offered as written, unchecked") in outcome.explain.notes
+    assert (repo / "util.py").read_text() == UTIL

@@ -18,7 +18,13 @@ EDIT = ProposedEdits(edits=(ProposedEdit(path="a.py", old_text="x = 1\n", new_te
 
 
 def test_when_a_turn_verifies() -> None:
-    assert asks_for_change("How is the cache keyed?", EDIT)  # the answer proposes a change
+    # the answer proposes a change: verified, unless the question only asks to see it or how the code works
+    assert asks_for_change("The cache grows without bound.", EDIT)
+    assert asks_for_change("If a variable is set in my shell, does loading the .env overwrite it?", EDIT)
+    for question in ("How is the cache keyed?", "Where is the timestamp checked?",
+                     "Walk me through what happens between load_dotenv() and os.environ being updated.",
+                     "How does parse_duration decide whether to return a timedelta? Walk me through the modules."):
+        assert not asks_for_change(question, EDIT), question
     for question in ("Fix the parser.", "Rename foo to bar", "Where is the bug?", "test_x fails: why?",
                      "Importing it crashes with the trace below", "Give me the diff.", "It returns the wrong day."):
         assert asks_for_change(question, ProposedEdits()), question
