@@ -715,7 +715,7 @@ class Node:
                 stepped = bool(edits.edits)
         verification = None
         agent_steps = len(steps)
-        if self.config.verify.enabled and asks_for_change(request.prompt, edits):
+        if self.config.verify.enabled and asks_for_change(request.prompt, edits, request.terminal):
             # an agent turn verifies what it proposed, in the same scratch copy and under the same consent as
             # its commands; its sampled and repair candidates are drawn after its steps (they saw the results).
             # One asked for a change whose own edit did not apply verifies too: its candidates are the change

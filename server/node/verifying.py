@@ -118,19 +118,20 @@ _FENCE = re.compile(r"^```[\w+-]*[ \t]*\n(.*?)(?:^```|\Z)", re.MULTILINE | re.DO
 """A code block's lines (an unclosed one to the end: the answer ran out of tokens)."""
 
 
-def asks_for_change(prompt: str, edits: ProposedEdits) -> bool:
+def asks_for_change(prompt: str, edits: ProposedEdits, terminal: str = "") -> bool:
     """A turn verifies when its question asks for a change or is about a bug or a failure (the failing run's fix is
     what the user needs, even when the answer only explains it), or its answer proposes one to a question that is
     not only asking to see or to be told how the code works (:func:`explains_only`)."""
-    return bool(_CHANGE.search(prompt)) or (bool(edits.edits) and not explains_only(prompt))
+    return bool(_CHANGE.search(prompt)) or (bool(edits.edits) and not explains_only(prompt, terminal))
 
 
-def explains_only(prompt: str) -> bool:
+def explains_only(prompt: str, terminal: str = "") -> bool:
     """The question asks to see, find or explain code, or how it works ("How does parse_duration decide...? Walk me
-    through the modules involved."), and for no change: an edit its answer writes anyway is the model's own idea,
-    offered as written, not verified (the 1.5B answered that question with an edit of `parse_datetime`; verified,
-    the offered answer became a repair candidate's lone edit block and the explanation was gone)."""
-    return asks_only_to_read(prompt) or asks_how_it_works(prompt)
+    through the modules involved."), for no change, and carries no failing run: an edit its answer writes anyway is
+    the model's own idea, offered as written, not verified (the 1.5B answered that question with an edit of
+    `parse_datetime`; verified, the offered answer became a repair candidate's lone edit block and the explanation
+    was gone). A question asked over a failing run ("Trace from the test into the parser") is about the failure."""
+    return not terminal.strip() and (asks_only_to_read(prompt) or asks_how_it_works(prompt))
 
 
 _EDIT = re.compile(r"(?:^|[.!?:;\n]\s*|\band\s+)(?:(?:please|now|then|so|and|can you|could you|would you|let's|"

@@ -33,15 +33,16 @@ _SKIP = {*dir(builtins), "if", "for", "while", "return", "elif", "switch", "catc
 _CALLABLE = ("function", "method", "class", "constructor", "classmethod", "staticmethod", "property")
 
 _HOW = re.compile(r"\b(?:how (?:does|do|is|are|did|can|will)|walk (?:me )?through|what happens|step by step|"
-                  r"(?:call|code) (?:path|flow|chain)|flow|get(?:s)? (?:there|to)|end(?:s)? up|evaluated|from .+ to )\b",
-                  re.IGNORECASE)
+                  r"(?:call|code) (?:path|flow|chain)|flow|get(?:s)? (?:there|to)|end(?:s)? up|evaluated|from .+ to |"
+                  r"trace|follow)\b", re.IGNORECASE)
 _CHANGE = re.compile(r"\b(?:fix|change|rename|refactor|implement|add|update|patch|modify|edit|replace|remove|"
                      r"make|write|create|delete)\b", re.IGNORECASE)
 
 
 def asks_how_it_works(text: str) -> bool:
     """The question asks how code works, through its calls ("How does X get there?", "Walk me through what happens
-    between A and B", "How is f evaluated?") and asks for no change: the questions the call tree is for."""
+    between A and B", "How is f evaluated?", "Trace the test down to the code that computes the key") and asks for
+    no change: the questions the call tree is for."""
     return _HOW.search(text) is not None and _CHANGE.search(text) is None
 
 
@@ -85,12 +86,12 @@ class _Resolver:
         owner = self.owner(path, d)
         return f"{owner.name}.{d.name}" if owner is not None and d.kind != "class" else d.name
 
-    def defs(self, name: str) -> list[tuple[str, Definition]]:
-        """The callable definitions of ``name`` outside tests; of a class's overloads (``@typing.overload``
-        stubs before the implementation) the last."""
+    def defs(self, name: str, *, tests: bool = False) -> list[tuple[str, Definition]]:
+        """The callable definitions of ``name`` outside tests (with ``tests``: in tests alone); of a class's
+        overloads (``@typing.overload`` stubs before the implementation) the last."""
         found: dict[tuple[str, int | None], tuple[str, Definition]] = {}
         for p, d in self.index.definitions(name):
-            if not is_test(p) and d.kind in _CALLABLE:
+            if is_test(p) == tests and d.kind in _CALLABLE:
                 owner = self.owner(p, d)
                 found[(p, owner.line if owner is not None else -d.line)] = (p, d)
         return list(found.values())
@@ -192,7 +193,10 @@ class _Resolver:
             for m in _CALL.finditer(code):
                 if _DEFINING.search(code[:m.start()]):
                     continue
-                hits = self.resolve(m.group("recv"), m.group("name"), bool(m.group("new")), (path, d), ctx)
+                recv = m.group("recv")
+                if recv is None and code[:m.start()].rstrip().endswith("."):  # ``make().x()``: some object's x
+                    recv = ""
+                hits = self.resolve(recv, m.group("name"), bool(m.group("new")), (path, d), ctx)
                 for hpath, hd, hctx in hits:
                     if (hpath, hd.line) != (path, d.line):
                         out.setdefault((hpath, hd.line), (hpath, hd, hctx, len(hits)))
@@ -251,7 +255,10 @@ def _root(r: _Resolver, name: str, dotted: str) -> tuple[str, Definition, str | 
         hit = r.method(parts[-2], name)
         if hit is not None:
             return (*hit, parts[-2])
-    found = r.defs(name)
+    found = r.defs(name) or r.defs(name, tests=True)  # "Trace test_digests down...": a test the question names
+    owned = [(p, d) for p, d in found if len(parts) >= 2 and r._owner_name(p, d) == parts[-2]]
+    if len(owned) == 1:  # ``TTLCacheTest::test_ttl_expire``, where other test classes have one too
+        return (*owned[0], parts[-2])
     plain = [(p, d) for p, d in found if r.owner(p, d) is None]
     if len(found) == 1 or len(plain) == 1:
         path, d = found[0] if len(found) == 1 else plain[0]

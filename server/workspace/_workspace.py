@@ -182,10 +182,10 @@ class Workspace(Indexer):
                                             self._text_or_none)
 
     def call_tree(self, query: RetrievalQuery, max_lines: int) -> tuple[str, tuple[str, ...]]:
-        """For a question that asks how code works (:func:`asks_how_it_works`): the calls the definitions it names
-        make, read from the source, as indented lines (``''`` when it asks something else or names nothing the
+        """For a question that asks how code works or to trace it (:func:`asks_how_it_works`): the calls the
+        definitions it names make (a test it names too), read from the source, as indented lines (``''`` when it asks something else or names nothing the
         tree can start from), and the names the tree starts from."""
-        if max_lines <= 0 or query.terminal.strip() or not asks_how_it_works(query.text):
+        if max_lines <= 0 or not asks_how_it_works(query.text):
             return "", ()
         with self._lock:
             words = [w for w in words_in(query.text) if w.code]

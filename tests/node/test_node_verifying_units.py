@@ -25,6 +25,9 @@ def test_when_a_turn_verifies() -> None:
                      "Walk me through what happens between load_dotenv() and os.environ being updated.",
                      "How does parse_duration decide whether to return a timedelta? Walk me through the modules."):
         assert not asks_for_change(question, EDIT), question
+    # asked over a failing run, the same kind of question is about the failure: its answer's edit is verified
+    trace = "These cases come back with error=True. Trace from the test into the parser: which step stopped?"
+    assert not asks_for_change(trace, EDIT) and asks_for_change(trace, EDIT, terminal="$ pytest\n1 failed")
     for question in ("Fix the parser.", "Rename foo to bar", "Where is the bug?", "test_x fails: why?",
                      "Importing it crashes with the trace below", "Give me the diff.", "It returns the wrong day."):
         assert asks_for_change(question, ProposedEdits()), question

@@ -37,7 +37,9 @@ LIB = {
                           "class UrlSafeTimedSerializer(UrlSafeMixin, TimedSerializer):\n    pass\n\n\n"
                           "def unquote(data):\n    return data\n"),
     "tests/test_serializer.py": ("from tok.serializer import UrlSafeTimedSerializer\n\n\ndef test_loads():\n"
-                                 "    assert UrlSafeTimedSerializer().loads('x', max_age=5)\n"),
+                                 "    assert UrlSafeTimedSerializer().loads('x', max_age=5)\n\n\nclass TestA:\n"
+                                 "    def test_same(self):\n        assert unquote('a')\n\n\nclass TestB:\n"
+                                 "    def test_same(self):\n        assert too_old('b', 1) is False\n"),
     "js/range.js": ("const parseOptions = require('./opts')\n\nclass Range {\n  constructor (raw, options) {\n"
                     "    this.options = parseOptions(options)\n    this.set = this.parseRange(raw)\n  }\n\n"
                     "  parseRange (raw) {\n    return raw.split('||')\n  }\n\n  test (version) {\n"
@@ -108,14 +110,29 @@ def test_no_tree_for_other_questions(ws: Workspace, text: str) -> None:
     assert tree(ws, text) == ([], ())
 
 
-def test_no_tree_with_a_failing_run_or_when_off(ws: Workspace) -> None:
-    text = "How does UrlSafeTimedSerializer.loads get to the expiry check?"
-    assert tree(ws, text, terminal="$ pytest\nFAILED tests/test_serializer.py::test_loads") == ([], ())
-    assert tree(ws, text, lines=0) == ([], ())
+def test_a_trace_question_starts_at_the_test_it_names(ws: Workspace) -> None:
+    lines, roots = tree(ws, "test_loads fails. Trace the test down to where the signature is checked.",
+                        terminal="$ pytest\nFAILED tests/test_serializer.py::test_loads")
+    assert roots == ("test_loads",)
+    assert lines[:2] == ["test_loads (tests/test_serializer.py:4)", "  -> UrlSafeTimedSerializer (tok/serializer.py:31)"]
+    # ``UrlSafeTimedSerializer().loads(...)``: some object's loads, which two classes define
+    assert "  -> Serializer.loads (tok/serializer.py:7) (one of 2 methods of that name: the object decides)" in lines
+    assert any(line.startswith("  -> TimedSerializer.loads (tok/serializer.py:21)") for line in lines)
+
+
+def test_a_test_named_with_its_class_starts_there_where_other_classes_have_one_of_that_name(ws: Workspace) -> None:
+    lines, roots = tree(ws, "tests/test_serializer.py::TestB::test_same fails. Trace it down to the code.")
+    assert roots == ("TestB.test_same",)
+    assert lines == ["TestB.test_same (tests/test_serializer.py:14)", "  -> too_old (tok/signer.py:29)"]
+
+
+def test_off(ws: Workspace) -> None:
+    assert tree(ws, "How does UrlSafeTimedSerializer.loads get to the expiry check?", lines=0) == ([], ())
 
 
 def test_which_questions_ask_how_code_works() -> None:
     assert asks_how_it_works("Walk me through what happens between load_dotenv() and os.environ being updated")
     assert asks_how_it_works("How is satisfies('1.2.3', '^1.0.0') evaluated, from parsing to comparing?")
+    assert asks_how_it_works("test_digests fails. Trace the test down to the code that computes the signing key")
     assert not asks_how_it_works("How do I add a flag to the parser?")  # asks for a change
     assert not asks_how_it_works("Is range parsing cached?")
