@@ -111,6 +111,10 @@ class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """Turns of a thread kept in full; when exceeded (or over ``thread_tokens``) older turns are summarised."""
     thread_tokens: int = 6144
     """A thread's history budget; past it the thread is rebased (older turns summarised), named in explain."""
+    locations: bool = True
+    """After the answer, one sentence marked as the node's gives the file and line of each name the answer presents
+    as code (in backticks) without naming its file, where exactly one workspace file defines it. Named in
+    explain-context."""
     edit_step: bool = True
     """A turn whose question asks for a change to be made (fix, rename, add, "give me the diff"...) and whose answer
     wrote no edit block takes one more step: its answer is followed by a request for the change as edit blocks,

@@ -116,6 +116,9 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     edit: EditCheck | None = None
     passed: bool | None = None
     """None when the model did not run (``--retrieval-only``)."""
+    passed_own: bool | None = None
+    """Whether it passes on the model's own words: the answer without the node's locations sentence (the files of
+    the names it gave; :mod:`contenox.answer.locations`). None: the model did not run."""
     ttft_ms: float | None = None
     answer_tokens: int = 0
     edit_problems: tuple[str, ...] = ()
@@ -141,6 +144,8 @@ class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
     pass_rate: float | None
     passed_by_kind: dict[str, tuple[int, int]]
     """kind -> (passed, tasks)"""
+    passed_own: int | None = None
+    """Tasks that pass on the model's own words (without the node's locations sentence)."""
     precision: float | None
     ttft_ms_median: float | None
     prompt_tokens_median: float
@@ -180,6 +185,7 @@ def summarize(mode: str, results: Sequence[TaskResult]) -> ModeSummary:
         recall=round(present / files, 4) if files else 0.0,
         full_recall_tasks=sum(1 for r in ok if r.recall >= 1.0),
         pass_rate=round(sum(1 for r in judged if r.passed) / len(judged), 4) if judged else None,
+        passed_own=sum(1 for r in judged if r.passed_own if r.passed_own is not None) if judged else None,
         passed_by_kind={k: v for k, v in by_kind.items() if v[1]},
         precision=round(statistics.fmean(precisions), 4) if precisions else None,
         ttft_ms_median=round(statistics.median(ttfts), 1) if ttfts else None,
@@ -305,6 +311,8 @@ def render_table(report: EvalReport) -> str:
         if s.pass_rate is not None:
             kinds = ", ".join(f"{k} {p}/{n}" for k, (p, n) in s.passed_by_kind.items())
             text += f"; pass {s.pass_rate:.1%} ({kinds})"
+            if s.passed_own is not None:
+                text += f" ({s.passed_own} of them on the model's own words, without the node's locations sentence)"
         if s.precision is not None:
             text += f"; citation precision {s.precision:.2f}"
         if s.ttft_ms_median is not None:

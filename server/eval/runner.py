@@ -27,6 +27,8 @@ from typing import Any
 
 import msgspec
 
+from contenox.answer.citations import cited_paths
+from contenox.answer.locations import without_locations
 from contenox.client import PrivateNode
 from contenox.config import Config
 from contenox.eval.checkout import checkout
@@ -197,6 +199,8 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     proposed = "".join(e["diff"] for e in result.get("edits") or ())
     edit = check_edit(task, tree, answer, proposed) if task.check is not None and task.check.apply else None
     passed = passes(task, named, edited, symbols, edit)
+    own = tuple(files_named(task.must_cite_files, [p for p, _, _ in cited_paths(without_locations(answer))]))
+    passed_own = passes(task, own, edited, symbols, edit)
     verification = _verification(task, result.get("verification"))
     if mode == "verified" and verification is not None and task.check is not None and task.check.apply:
         # only where the tree is still as the task began (an agent turn writes to it): each candidate against its test
@@ -207,7 +211,7 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
         base, verification=verification, agent=loop.report() if loop else None, generated=True, files_named=named, files_edited=edited, symbols_named=symbols, cited_real=len(real),
         cited_unknown=unknown,
         precision=round(len(real) / (len(real) + len(unknown)), 4) if real or unknown else None, edit=edit,
-        passed=passed, ttft_ms=explain.get("ttft_ms"), answer=answer,
+        passed=passed, passed_own=passed_own, ttft_ms=explain.get("ttft_ms"), answer=answer,
         answer_tokens=int(result.get("output_tokens") or 0), edit_problems=tuple(result.get("edit_problems") or ()))
 
 

@@ -21,6 +21,7 @@ import msgspec
 from contenox.answer.blocks import parse_edit_blocks
 from contenox.answer.edits import ProposedEdit, ProposedEdits
 from contenox.answer.imports import complete_imports
+from contenox.answer.locations import locations
 from contenox.answer.renames import asked_names, propagate_renames, rename_asked, renamed_definitions
 from contenox.answer.repetition import RepetitionGuard
 from contenox.answer.resolve import propose_edits
@@ -727,6 +728,14 @@ class Node:
         elif self.config.verify.enabled and edits.edits:
             step_notes.append("not verified: the question asks to see or to be told how the code works, not for a "
                               "change; the edit the answer wrote anyway is offered as written, unchecked")
+        if self.config.planner.locations and final.finish_reason != "cancelled":
+            located, entries = await asyncio.to_thread(locations, final.text, workspace.find_symbol,
+                                                       workspace.indexed_paths(), is_test_path)
+            if located:  # where the names the answer gave without their files are defined, said as the node's
+                final = msgspec.structs.replace(final, text=f"{final.text.rstrip()}\n\n{located}")
+                await _emit(on_event, TurnEvent(kind="chunk", text=f"\n\n{located}"))
+                step_notes.append(f"locations: the answer named {len(entries)} definition(s) without their files; "
+                                  "where each is defined was added after it (planner.locations)")
         notes = [*step_notes, *(describe_verification(verification) if verification is not None else ()),
                  *edits.notes]
         end = await asyncio.to_thread(finish, planner, turn_plan, final.text, measured, workspace, steps=steps,

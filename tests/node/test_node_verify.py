@@ -1394,3 +1394,28 @@ async def test_an_edit_written_to_a_question_about_how_the_code_works_is_offered
     assert ("not verified: the question asks to see or to be told how the code works, not for a change; the edit "
             "the answer wrote anyway is offered as written, unchecked") in outcome.explain.notes
     assert (repo / "util.py").read_text() == UTIL
+
+
+async def test_names_the_answer_gave_without_their_file_are_located_after_it(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer names `helper()` and `test_helper` but no file: one sentence after it, marked as the node's, gives
+    where each is defined; streamed like the rest, named in explain-context; off in the config, nothing is added."""
+    repo = _repo(tmp_path)
+    answer = "`test_helper` calls `helper()`, which subtracts one."
+    scripted(monkeypatch, answer)
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Where is helper used?"), on_event)
+    sentence = ("Where the names above are defined (found by Contenox): `test_helper` (tests/test_util.py:4), "
+                "`helper` (util.py:1).")
+    assert outcome.text == f"{answer}\n\n{sentence}"
+    assert [e.text for e in events if e.kind == "chunk"][-1] == f"\n\n{sentence}"
+    assert ("locations: the answer named 2 definition(s) without their files; where each is defined was added after "
+            "it (planner.locations)") in outcome.explain.notes
+    node.config = msgspec.structs.replace(node.config, planner=msgspec.structs.replace(node.config.planner,
+                                                                                         locations=False))
+    scripted(monkeypatch, answer)
+    assert (await node.turn(TurnRequest(root=str(repo), prompt="Where is helper used?"))).text == answer
