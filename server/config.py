@@ -100,10 +100,12 @@ class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     the base map is rebuilt (named in explain-context)."""
     retrieval_tokens: int = 3072
     """Code retrieved for each question (chunks already in the thread are referenced, not repeated); 0: off."""
-    call_tree_lines: int = 30
-    """A question that asks how code works ("How does X get to Y?", "Walk me through...") and names a function or
-    class gets, before it, the calls that definition makes, read from the source (not run) and followed a few
-    levels deep, in up to this many lines; 0: off. Named in explain-context."""
+    call_tree_lines: int = 0
+    """A question that asks how code works ("How does X get to Y?", "Walk me through...", "Trace test_x down to...")
+    and names a function, class or test gets, before it, the calls that definition makes, read from the source (not
+    run) and followed a few levels deep, in up to this many lines (30 is what was measured); 0: off, the default:
+    on five architecture questions it lifted the 1.5B's answers by one task and cost the 0.5B's two
+    (bench/results/2026-12-06-eval-verified-{calls,nocalls}-*). Named in explain-context."""
     mention_tokens: int = 4096
     """Files mentioned for one turn (ACP resource links, ``ask --pin``) enter that turn's message, whole while they
     fit in this many tokens together, else as their outline (named in explain-context)."""

@@ -22,6 +22,7 @@ QUESTION = "How does Serializer.loads get to the check?"
 
 
 def _inputs(tmp_path: Path, prompt: str, **config: int):  # type: ignore[no-untyped-def]
+    config = {"call_tree_lines": 30, **config}
     root = gitrepo.make_repo(tmp_path / "repo", FILES, commit=True, message="initial")
     ws = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
     return build_inputs(PlannerConfig(**config), ws, lambda s: len(s) // 4, root=root, prompt=prompt, selection=None,
@@ -37,6 +38,7 @@ def test_the_inputs_carry_the_tree_and_say_so(tmp_path: Path) -> None:
 
 
 def test_off_and_other_questions_carry_none(tmp_path: Path) -> None:
+    assert PlannerConfig().call_tree_lines == 0  # off unless configured: it did not lift the default model's answers
     assert _inputs(tmp_path / "off", QUESTION, call_tree_lines=0).calls == ""
     assert not any(n.startswith("calls:") for n in _inputs(tmp_path / "fix", "Fix Serializer.loads").notes)
 
