@@ -131,8 +131,8 @@ class _Resolver:
         if m is None:
             return []
         raw = m.group("py") if m.group("py") is not None else (m.group("js") or "")
-        return [b.strip().rsplit(".", 1)[-1] for b in raw.split(",")
-                if b.strip() and "=" not in b and b.strip().isidentifier()]
+        names = [b.split("[", 1)[0].strip().rsplit(".", 1)[-1] for b in raw.split(",") if "=" not in b]
+        return [n for n in names if n.isidentifier()]  # ``abc.Base`` -> Base, ``Generic[T]`` -> Generic
 
     def construct(self, path: str, klass: Definition) -> tuple[str, Definition]:
         """What ``Class(...)`` runs: its constructor where the class (or a base) defines one, else the class."""

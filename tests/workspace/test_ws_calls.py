@@ -36,6 +36,9 @@ LIB = {
                           "        return super().load_payload(unquote(data))\n\n\n"
                           "class UrlSafeTimedSerializer(UrlSafeMixin, TimedSerializer):\n    pass\n\n\n"
                           "def unquote(data):\n    return data\n"),
+    "tok/typed.py": ("import typing\n\nfrom tok import serializer\n\nT = typing.TypeVar('T')\n\n\n"
+                     "class Typed(serializer.Serializer, typing.Generic[T]):\n    def dump(self):\n"
+                     "        return self.make_signer()\n"),
     "tests/test_serializer.py": ("from tok.serializer import UrlSafeTimedSerializer\n\n\ndef test_loads():\n"
                                  "    assert UrlSafeTimedSerializer().loads('x', max_age=5)\n\n\nclass TestA:\n"
                                  "    def test_same(self):\n        assert unquote('a')\n\n\nclass TestB:\n"
@@ -124,6 +127,11 @@ def test_a_test_named_with_its_class_starts_there_where_other_classes_have_one_o
     lines, roots = tree(ws, "tests/test_serializer.py::TestB::test_same fails. Trace it down to the code.")
     assert roots == ("TestB.test_same",)
     assert lines == ["TestB.test_same (tests/test_serializer.py:14)", "  -> too_old (tok/signer.py:29)"]
+
+
+def test_bases_written_with_their_module_or_type_parameters(ws: Workspace) -> None:
+    lines, _ = tree(ws, "How does Typed.dump work?")
+    assert lines == ["Typed.dump (tok/typed.py:9)", "  -> Serializer.make_signer (tok/serializer.py:11)"]
 
 
 def test_off(ws: Workspace) -> None:
