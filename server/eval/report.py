@@ -103,7 +103,7 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
     generated: bool = False
     files_named: tuple[str, ...] = ()
-    """Must-cite files the answer's text names."""
+    """Must-cite files the answer's text names (the model's words, or the node's locations sentence after them)."""
     files_edited: tuple[str, ...] = ()
     """Must-cite files the answer's proposed edit changes (what the user is shown and can apply): named too."""
     symbols_named: tuple[str, ...] = ()

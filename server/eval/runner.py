@@ -193,13 +193,14 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     real = [*citations.get("files_real", ()), *citations.get("symbols_real", ())]
     unknown = tuple([*citations.get("files_unknown", ()), *citations.get("symbols_unknown", ()),
                      *citations.get("lines_unknown", ())])
-    named = tuple(files_named(task.must_cite_files, citations.get("files_real", ())))
+    own = tuple(files_named(task.must_cite_files, citations.get("files_real", ())))  # the model's (not the node's)
+    located = files_named(task.must_cite_files, [p for p, _, _ in cited_paths(answer[len(without_locations(answer)):])])
+    named = tuple(dict.fromkeys([*own, *located]))
     edited = tuple(files_named(task.must_cite_files, [e["path"] for e in result.get("edits") or ()]))
     symbols = tuple(symbols_named(task.must_cite_symbols, answer))
     proposed = "".join(e["diff"] for e in result.get("edits") or ())
     edit = check_edit(task, tree, answer, proposed) if task.check is not None and task.check.apply else None
     passed = passes(task, named, edited, symbols, edit)
-    own = tuple(files_named(task.must_cite_files, [p for p, _, _ in cited_paths(without_locations(answer))]))
     passed_own = passes(task, own, edited, symbols, edit)
     verification = _verification(task, result.get("verification"))
     if mode == "verified" and verification is not None and task.check is not None and task.check.apply:

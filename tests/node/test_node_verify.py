@@ -1415,6 +1415,8 @@ async def test_names_the_answer_gave_without_their_file_are_located_after_it(
     assert [e.text for e in events if e.kind == "chunk"][-1] == f"\n\n{sentence}"
     assert ("locations: the answer named 2 definition(s) without their files; where each is defined was added after "
             "it (planner.locations)") in outcome.explain.notes
+    # the citations checked are the model's: the sentence's files are the node's facts, not the answer's claims
+    assert outcome.explain.citations is not None and outcome.explain.citations.files_real == ()
     node.config = msgspec.structs.replace(node.config, planner=msgspec.structs.replace(node.config.planner,
                                                                                          locations=False))
     scripted(monkeypatch, answer)
