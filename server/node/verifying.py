@@ -131,7 +131,8 @@ def explains_only(prompt: str, terminal: str = "") -> bool:
     the model's own idea, offered as written, not verified (the 1.5B answered that question with an edit of
     `parse_datetime`; verified, the offered answer became a repair candidate's lone edit block and the explanation
     was gone). A question asked over a failing run ("Trace from the test into the parser") is about the failure."""
-    return not terminal.strip() and (asks_only_to_read(prompt) or asks_how_it_works(prompt))
+    return not terminal.strip() and not asks_to_edit(prompt) and (asks_only_to_read(prompt)
+                                                                     or asks_how_it_works(prompt))
 
 
 _EDIT = re.compile(r"(?:^|[.!?:;\n]\s*|\band\s+)(?:(?:please|now|then|so|and|can you|could you|would you|let's|"

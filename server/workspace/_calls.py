@@ -33,10 +33,11 @@ _SKIP = {*dir(builtins), "if", "for", "while", "return", "elif", "switch", "catc
 _CALLABLE = ("function", "method", "class", "constructor", "classmethod", "staticmethod", "property")
 
 _HOW = re.compile(r"\b(?:how (?:does|do|is|are|did|can|will)|walk (?:me )?through|what happens|step by step|"
-                  r"(?:call|code) (?:path|flow|chain)|flow|get(?:s)? (?:there|to)|end(?:s)? up|evaluated|from .+ to |"
+                  r"(?:call|code) (?:path|flow|chain)|flow|get(?:s)? (?:there|to)|end(?:s)? up|evaluated|"
                   r"trace|follow)\b", re.IGNORECASE)
 _CHANGE = re.compile(r"\b(?:fix|change|rename|refactor|implement|add|update|patch|modify|edit|replace|remove|"
-                     r"make|write|create|delete)\b", re.IGNORECASE)
+                     r"make|write|create|delete|move|extract|export|drop|refuse|propose|convert|split|merge)\b",
+                     re.IGNORECASE)
 
 
 def asks_how_it_works(text: str) -> bool:

@@ -28,6 +28,8 @@ def test_when_a_turn_verifies() -> None:
     # asked over a failing run, the same kind of question is about the failure: its answer's edit is verified
     trace = "These cases come back with error=True. Trace from the test into the parser: which step stopped?"
     assert not asks_for_change(trace, EDIT) and asks_for_change(trace, EDIT, terminal="$ pytest\n1 failed")
+    for question in ("Move helper from util.py to core.py.", "How does it work? Then give me the diff."):
+        assert asks_for_change(question, EDIT), question
     for question in ("Fix the parser.", "Rename foo to bar", "Where is the bug?", "test_x fails: why?",
                      "Importing it crashes with the trace below", "Give me the diff.", "It returns the wrong day."):
         assert asks_for_change(question, ProposedEdits()), question
