@@ -185,7 +185,8 @@ def summarize(mode: str, results: Sequence[TaskResult]) -> ModeSummary:
         recall=round(present / files, 4) if files else 0.0,
         full_recall_tasks=sum(1 for r in ok if r.recall >= 1.0),
         pass_rate=round(sum(1 for r in judged if r.passed) / len(judged), 4) if judged else None,
-        passed_own=sum(1 for r in judged if r.passed_own if r.passed_own is not None) if judged else None,
+        passed_own=(sum(1 for r in judged if r.passed_own) if any(r.passed_own is not None for r in judged)
+                    else None),  # (reports written before the locations sentence have none)
         passed_by_kind={k: v for k, v in by_kind.items() if v[1]},
         precision=round(statistics.fmean(precisions), 4) if precisions else None,
         ttft_ms_median=round(statistics.median(ttfts), 1) if ttfts else None,

@@ -139,6 +139,13 @@ def test_summary_and_table() -> None:
     assert ("retrieval: recall 66.7% of must-cite files in the prompt (1/2 tasks complete); pass 50.0% "
             "(refactor 0/1, architecture 1/1); citation precision 0.75; median TTFT 3.0 s; median prompt 4000 "
             "tokens; 1 error(s)") in table
+    # a pass that needed the files the node's locations sentence gave is counted apart from the model's own words
+    located = [msgspec.structs.replace(r, passed_own=False if r.id == "a" else r.passed) for r in results]
+    s = summarize("retrieval", located)
+    assert (s.pass_rate, s.passed_own) == (0.5, 0)
+    table = render_table(msgspec.structs.replace(report, summaries=(s,), results=tuple(located)))
+    assert "pass 50.0% (refactor 0/1, architecture 1/1) (0 of them on the model's own words, without the node's " \
+           "locations sentence)" in table
 
 
 def test_verified_summary_keeps_the_grading_test_apart() -> None:
