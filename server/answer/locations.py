@@ -9,7 +9,7 @@ the answer wrote changes; a name defined in several files, or not at all, is lef
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from contenox.answer.citations import cited_paths, cited_symbols
@@ -29,17 +29,12 @@ class Located(Protocol):
     def line(self) -> int: ...
 
 
-def _named_files(text: str, known: Iterable[str]) -> set[str]:
-    cited = [path for path, _, _ in cited_paths(text)]
-    return {k for k in known for c in cited if k == c or k.endswith("/" + c)}
-
-
-def locations(text: str, find: Callable[[str], Sequence[Located]], known: Iterable[str],
+def locations(text: str, find: Callable[[str], Sequence[Located]],
               is_test: Callable[[str], bool]) -> tuple[str, list[str]]:
     """(the sentence, its entries) for the names ``text`` presents as code whose one defining file it does not name
-    (``find``: the workspace's definitions of a name; ``known``: its files; a test's definition counts only for a
-    name that is a test's); ('', []) when there are none."""
-    named = _named_files(text, known)
+    (by its path or a path it ends with; ``find``: the workspace's definitions of a name; a test's definition counts
+    only for a name that is a test's); ('', []) when there are none."""
+    cited = [path for path, _, _ in cited_paths(text)]
     entries: list[str] = []
     for name in cited_symbols(text):
         parts = name.split(".")
@@ -50,7 +45,7 @@ def locations(text: str, find: Callable[[str], Sequence[Located]], known: Iterab
             owners = {d.path for d in find(parts[-2])}
             found = [d for d in found if d.path in owners]
         files = {d.path for d in found}
-        if len(files) != 1 or next(iter(files)) in named:
+        if len(files) != 1 or any(f == c or f.endswith("/" + c) for f in files for c in cited):
             continue
         first = min(found, key=lambda d: d.line)
         entries.append(f"`{name}` ({first.path}:{first.line})")

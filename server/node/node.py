@@ -729,8 +729,7 @@ class Node:
             step_notes.append("not verified: the question asks to see or to be told how the code works, not for a "
                               "change; the edit the answer wrote anyway is offered as written, unchecked")
         if self.config.planner.locations and final.finish_reason != "cancelled":
-            located, entries = await asyncio.to_thread(locations, final.text, workspace.find_symbol,
-                                                       workspace.indexed_paths(), is_test_path)
+            located, entries = await asyncio.to_thread(locations, final.text, workspace.find_symbol, is_test_path)
             if located:  # where the names the answer gave without their files are defined, said as the node's
                 final = msgspec.structs.replace(final, text=f"{final.text.rstrip()}\n\n{located}")
                 await _emit(on_event, TurnEvent(kind="chunk", text=f"\n\n{located}"))

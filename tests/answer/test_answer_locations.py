@@ -15,7 +15,6 @@ DEFS = {
     "helper": [("src/util.py", 3), ("tests/test_util.py", 8)],
     "test_helper": [("tests/test_util.py", 12)],
 }
-KNOWN = sorted({path for found in DEFS.values() for path, _ in found})
 
 
 def find(name: str) -> list[SymbolLocation]:
@@ -30,7 +29,7 @@ def is_test(path: str) -> bool:
 def test_names_given_without_their_file_get_it_once() -> None:
     answer = ("`parse_from_object` reads the source; `add_attribute_docstrings` in docstring_parser/attrdoc.py adds "
               "them. Then `parse_from_object()` returns.")
-    sentence, entries = locations(answer, find, KNOWN, is_test)
+    sentence, entries = locations(answer, find, is_test)
     assert entries == ["`parse_from_object` (docstring_parser/parser.py:40)"]  # attrdoc.py is named already
     assert sentence == LOCATIONS_LEAD + "`parse_from_object` (docstring_parser/parser.py:40)."
     assert without_locations(f"{answer}\n\n{sentence}") == answer
@@ -38,15 +37,15 @@ def test_names_given_without_their_file_get_it_once() -> None:
 
 def test_a_method_is_found_by_its_class_and_ambiguous_or_unknown_names_are_left_out() -> None:
     answer = "`TimedSerializer.loads` checks the age; `loads` is also on `Serializer`; `frobnicate` is not here."
-    _, entries = locations(answer, find, KNOWN, is_test)
+    _, entries = locations(answer, find, is_test)
     assert entries == ["`TimedSerializer.loads` (src/tok/timed.py:50)", "`Serializer` (src/tok/serializer.py:10)"]
 
 
 def test_tests_count_only_for_a_test_s_name() -> None:
-    _, entries = locations("`helper()` fails in `test_helper`.", find, KNOWN, is_test)
+    _, entries = locations("`helper()` fails in `test_helper`.", find, is_test)
     assert entries == ["`helper` (src/util.py:3)", "`test_helper` (tests/test_util.py:12)"]
 
 
 def test_nothing_to_add() -> None:
-    assert locations("It reads the file (src/util.py) with `helper`.", find, KNOWN, is_test) == ("", [])
+    assert locations("It reads the file (src/util.py) with `helper`.", find, is_test) == ("", [])
     assert without_locations("no sentence") == "no sentence"
