@@ -192,6 +192,11 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     top_p: float = 0.95
     timeout_s: float = 120.0
     """A check run longer than this is stopped (its whole process group) and counts as failed."""
+    budget_s: float = 900.0
+    """No more candidates are drawn once a verification has run this long (the places not yet tried and the
+    repair rounds left are named in explain-context); what was checked by then is chosen from as always. A search
+    that finds nothing in 15 minutes rarely does later: of 336 verifications in the evals of 2026-12-03 to -06,
+    33 ran longer than 10 minutes and 3 of those passed. 0: no limit."""
     max_output_chars: int = 20_000
     """A check's output beyond this is cut in the middle (head and tail kept, the cut named)."""
     grammar: bool = True

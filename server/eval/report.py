@@ -49,6 +49,8 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     written_tests: int = 0
     """How many tests written for the change were kept (each failed before it; ``reproduction`` is the first)."""
     reproduction_note: str = ""
+    stopped: str = ""
+    """Why the search drew no more candidates before it ran its course (``verify.budget_s`` spent), or empty."""
     with_edit: int = 0
     chosen: int | None = None
     rounds: int = 0
@@ -217,6 +219,7 @@ def _verification_summary(judged: Sequence[TaskResult]) -> dict[str, object] | N
         "candidates_passed_breaking_tests": sum(r.verification.broke_candidates for r in ran
                                                 if r.verification is not None),
         "verify_wall_s_median": round(statistics.median(walls), 1) if walls else None,
+        "stopped_at_budget": share([r for r in ran if r.verification is not None and r.verification.stopped]),
         "decode_s_median": round(statistics.median(r.verification.decode_s for r in ran
                                                    if r.verification is not None), 1) if ran else None,
         "check_s_median": round(statistics.median(r.verification.check_s for r in ran
@@ -333,6 +336,8 @@ def render_table(report: EvalReport) -> str:
                      f"verified with the task's own failing test, {frac('passed_with_other_command')} with a command "
                      f"it found, {frac('passed_not_verified')} unverified; median verification "
                      f"{v['verify_wall_s_median']} s")
+            if isinstance(stopped := v.get("stopped_at_budget"), list) and stopped[1]:
+                text += f"; {stopped[1]} search(es) stopped at verify.budget_s (passed {stopped[0]})"
             if isinstance(written := v.get("passed_with_a_test_the_model_wrote"), list) and written[1]:
                 text += (f"\n  a test the model wrote for the change was used in {written[1]} task(s) (their check "
                          f"passed before it): passed {written[0]}/{written[1]}; candidates that passed their check "

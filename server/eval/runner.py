@@ -233,7 +233,7 @@ def _verification(task: Task, report: Any) -> VerifiedTask | None:
         broke_candidates=sum(1 for c in candidates if c.get("outcome") == "passed" and c.get("broke")),
         reproduction=str(report.get("reproduction") or ""),
         written_tests=len(report.get("written_tests") or ()) or int(bool(report.get("reproduction"))),
-        reproduction_note=str(report.get("reproduction_note") or ""),
+        reproduction_note=str(report.get("reproduction_note") or ""), stopped=str(report.get("stopped") or ""),
         with_edit=sum(1 for c in candidates if c.get("outcome") != "no_edit"),
         chosen=report.get("chosen"), rounds=int(report.get("rounds") or 0),
         prefill_tokens=int(report.get("prefill_tokens") or 0),

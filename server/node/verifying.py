@@ -349,6 +349,9 @@ class VerifyJob:
         """Every test written for the change that was kept (each failed before it), laid at the path in turn."""
         self._written_runs_made = 0
         self._repro_note = ""
+        self._started = time.monotonic()
+        self._left: list[str] = []
+        """What the search left untried when ``verify.budget_s`` ran out (empty: it ran its course)."""
         self._regression: str | None = None
         """The failing tests' whole files, run to completion (:func:`spectrum_command`): a candidate that passes
         the check runs it too, so a change that makes the failing test pass by breaking its neighbours is seen."""
@@ -396,7 +399,7 @@ class VerifyJob:
 
     async def run(self, greedy: Draft, greedy_edits: ProposedEdits, prompt_ids: list[int],
                   command: CheckCommand) -> tuple[Verification, _Tried, list[ToolStep]]:
-        started = time.monotonic()
+        started = self._started = time.monotonic()
         await asyncio.to_thread(self.scratch.build, self.overlays)
         try:
             command, baseline = await self._usable_baseline(command)
@@ -462,10 +465,16 @@ class VerifyJob:
                                 tried.append(await self._try(draft, None, command, len(tried) + 1, place=place))
                             if _any_clean(tried):
                                 break
+                            if self._spent():
+                                self._left.append("the focused round's places after the last one drawn")
+                                break
             asked = asked_names(self.request.prompt)  # a rename question's new names
             rounds = 0
             repaired: set[int] = set()
             while not _any_clean(tried) and rounds < self.config.rounds:
+                if self._spent():
+                    self._left.append(f"{self.config.rounds - rounds} repair round(s)")
+                    break
                 # repair the best of the latest round (an earlier one again would repeat a prompt already drawn)
                 latest = [t for t in tried if t.draft.round == rounds and t.result.index not in repaired] or [
                     t for t in tried if t.result.index not in repaired]
@@ -500,8 +509,14 @@ class VerifyJob:
                 f"{path}::{function}" for path, _, function in failing_test_frames(before.output, self.root)),
             reproduction=repro[1] if repro else "", reproduction_path=repro[0] if repro else "",
             written_tests=tuple(self._tests) if len(self._tests) > 1 else (),
-            reproduction_note=self._repro_note)
+            reproduction_note=self._repro_note,
+            stopped=(f"no more candidates drawn after {self.config.budget_s:.0f} s (verify.budget_s); not tried: "
+                     + ", ".join(self._left)) if self._left else "")
         return report, chosen, step_at[chosen.draft.round]
+
+    def _spent(self) -> bool:
+        """``verify.budget_s`` has run out: no more candidates are drawn."""
+        return 0 < self.config.budget_s <= time.monotonic() - self._started
 
     async def _usable_baseline(self, command: CheckCommand) -> tuple[CheckCommand, CheckRun]:
         """The check and its run on the workspace as it is; a detected pytest command whose test files cannot be
@@ -1502,6 +1517,8 @@ def describe(report: Verification) -> list[str]:
                  f"{': ' + report.command_detail if report.command_detail else ''})")
     if report.reproduction_note:
         lines.append(report.reproduction_note)
+    if report.stopped:
+        lines.append(report.stopped)
     for number, code in enumerate(report.written_tests or ((report.reproduction,) if report.reproduction else ()), 1):
         label = f" {number} of {len(report.written_tests)}" if report.written_tests else ""
         lines.append(f"test written for the change{label} ({report.reproduction_path}, by the model):\n"

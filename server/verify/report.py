@@ -118,6 +118,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     among reproduction tests: one wrong test alone cannot turn down a right change)."""
     reproduction_note: str = ""
     """What became of the test asked for (used: it failed before the change, and how; or why it was not used)."""
+    stopped: str = ""
+    """Why no more candidates were drawn before the search ran out (``verify.budget_s`` spent: what was left
+    untried); empty: it ran its course."""
     changed: tuple[str, ...] = ()
     """What the offered change edits, in words: each definition (```LRUCache.__getitem__` in
     src/cachetools/__init__.py``), or the file alone for a change outside any definition."""
@@ -174,7 +177,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
             head = (f"verified: `{self.command}` passed ({self.passed_count} of {len(self.candidates)} candidates)"
                     if self.status == "passed" else
                     f"not verified: `{self.command}` failed for all {len(self.candidates)} candidates")
-        return (f"{head}; {self.rounds} repair round(s); decode {self.decode_s:.1f} s, apply {self.apply_s:.1f} s, "
+        return (f"{head}; {self.rounds} repair round(s)"
+                + (f"; the search stopped at verify.budget_s ({self.wall_s:.0f} s)" if self.stopped else "")
+                + f"; decode {self.decode_s:.1f} s, apply {self.apply_s:.1f} s, "
                 f"check {self.check_s:.1f} s")
 
     def _written(self, offered: CandidateResult) -> str:

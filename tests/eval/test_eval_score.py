@@ -155,7 +155,8 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
                         wall_s=30.0, decode_s=20.0, check_s=2.0, bug_place=1, bug_found=2, graded=3, grading_passed=1)
     found = VerifiedTask(status="failed", command="python -m pytest -q -x", grading_test=False, candidates=12,
                          wall_s=90.0, decode_s=60.0, check_s=6.0, bug_place=0, bug_found=4, broke_candidates=1,
-                         reproduction="def test_x():\n    assert f() == 1\n", graded=9, grading_passed=2)
+                         reproduction="def test_x():\n    assert f() == 1\n", graded=9, grading_passed=2,
+                         stopped="no more candidates drawn after 900 s (verify.budget_s); not tried: 2 repair round(s)")
     skipped = VerifiedTask(status="skipped", reason="no check command")
     results = [TaskResult(id="a", passed=True, verification=seen,
                           edit=EditCheck(proposed=True, applies=True, test_passed=True), **base),
@@ -167,14 +168,16 @@ def test_verified_summary_keeps_the_grading_test_apart() -> None:
         "verified_tasks": 2, "skipped": 1, "check_passed_tasks": 1, "passed_with_grading_test": [1, 1],
         "passed_with_other_command": [0, 1], "passed_not_verified": [1, 1],
         "passed_with_a_test_the_model_wrote": [0, 1], "candidates": 16, "candidates_passed": 2,
-        "candidates_passed_breaking_tests": 1, "verify_wall_s_median": 60.0, "decode_s_median": 40.0, "check_s_median": 4.0,
+        "candidates_passed_breaking_tests": 1, "verify_wall_s_median": 60.0,
+        "stopped_at_budget": [0, 1], "decode_s_median": 40.0, "check_s_median": 4.0,
         "localized": {"focused": 2, "bug_first": 1, "bug_tried": 1, "bug_found": 2},
         "graded_candidates": 12, "graded_candidates_passed": 3, "tasks_with_a_right_candidate": 2,
         "tasks_whose_offered_edit_passed": 1}
     table = render_table(EvalReport(model="m", date="d", retrieval_only=False, task_files=(), machine={},
                                     summaries=(s,), results=tuple(results)))
     assert ("verified 2 task(s) (1 with a passing candidate; 1 not verified); passed 1/1 where the node verified "
-            "with the task's own failing test, 0/1 with a command it found, 1/1 unverified") in table
+            "with the task's own failing test, 0/1 with a command it found, 1/1 unverified; median verification "
+            "60.0 s; 1 search(es) stopped at verify.budget_s (passed 0)") in table
     assert ("a test the model wrote for the change was used in 1 task(s) (their check passed before it): passed 0/1; "
             "candidates that passed their check but broke tests that passed before: 1") in table
     assert ("candidates against the grading test: 3 of 12 distinct changes pass it; a right one was drawn in 2 "

@@ -177,6 +177,29 @@ async def test_a_repair_round_extends_the_turn_with_the_failing_output(
     assert (repo / "util.py").read_text() == UTIL
 
 
+async def test_a_search_past_its_time_budget_draws_no_more_and_says_what_it_left(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``verify.budget_s`` spent after the first round: no repair round is drawn, the best candidate so far is
+    chosen as always, and the verdict and explain-context say the search stopped and what it left untried."""
+    repo = _repo(tmp_path)
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, focused=False, budget_s=0.001))
+    script = scripted(monkeypatch, WRONG, block("x - 3"), block("x - 4"), block("x - 5"), RIGHT)
+    outcome = await node.turn(_request(repo, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "failed" and report.rounds == 0, report
+    assert len(report.candidates) == 4 and len(script.requests) == 3  # the first round's sampled three, no more
+    assert report.stopped == "no more candidates drawn after 0 s (verify.budget_s); not tried: 2 repair round(s)"
+    assert "; 0 repair round(s); the search stopped at verify.budget_s (" in report.summary()
+    assert report.stopped in outcome.explain.notes
+    # unlimited (0): the repair round follows and its right answer is offered
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, budget_s=0))
+    scripted(monkeypatch, WRONG, block("x - 3"), block("x - 4"), block("x - 5"), RIGHT, block("x - 7"),
+             block("x - 8"), block("x - 9"))
+    report = (await node.turn(_request(repo, verify=True, thread="again"))).verification
+    assert report is not None and report.status == "passed" and report.rounds == 1 and not report.stopped
+
+
 async def test_an_answer_that_wrote_no_edit_is_asked_for_one_and_its_edit_is_checked(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The 0.5B spends most change answers on a table of the files and writes no edit block: one more step, after
