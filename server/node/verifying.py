@@ -1042,7 +1042,7 @@ class VerifyJob:
         if not (self.config.reproduce and asks_to_edit(self.request.prompt)):
             return False
         if asked_names(self.request.prompt):  # "rename X to Y"
-            self._repro_note = "no test of the change asked for: a rename changes no behaviour, the check guards it"
+            self._repro_note = "no test of the change asked for: a rename changes no behaviour (the project's own check guards it)"
             return False
         return True
 
