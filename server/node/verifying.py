@@ -1036,13 +1036,14 @@ class VerifyJob:
     def _reproducible(self) -> bool:
         """Whether a test of the change is asked of the model: the question asks for a change, and not a rename,
         which changes no behaviour a test could tell apart: what a rename must do (define the new names) is checked
-        without one (:func:`~contenox.answer.renames.renamed_as_asked`), and the existing tests guard the rest. A test written for one
-        fails for a reason of its own or on anything: the 0.5B's for "rename it to warn_on_parse_errors" was
-        ``load_dotenv(path); assert False``, and 317 candidates were drawn along its failing run in 28 minutes."""
+        without one (:func:`~contenox.answer.renames.renamed_as_asked`), and the existing tests guard the rest. A
+        test written for one fails for a reason of its own or on anything: the 0.5B's for "rename it to
+        warn_on_parse_errors" was ``load_dotenv(path); assert False``, and 317 candidates were drawn along its
+        failing run in 28 minutes."""
         if not (self.config.reproduce and asks_to_edit(self.request.prompt)):
             return False
         if asked_names(self.request.prompt):  # "rename X to Y"
-            self._repro_note = "no test of the change asked for: a rename changes no behaviour (the project's own check guards it)"
+            self._repro_note = "no test of the change asked for: a rename changes no behaviour a test could tell apart"
             return False
         return True
 

@@ -512,7 +512,7 @@ async def test_a_rename_the_answer_did_not_write_is_opened_at_the_definition_and
                "the new names the question gives (plus_one)" in n for n in outcome.explain.notes)
     # a rename changes no behaviour: no test of it is asked for (one written for it fails for its own reasons)
     assert not any("write a pytest test" in tokenizer.decode(p) for p in script.prompts)
-    assert report.reproduction_note == "no test of the change asked for: a rename changes no behaviour (the project's own check guards it)"
+    assert report.reproduction_note == "no test of the change asked for: a rename changes no behaviour a test could tell apart"
     assert (repo / "util.py").read_text() == "def helper(x):\n    return x + 1\n"
 
 
