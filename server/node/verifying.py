@@ -99,8 +99,8 @@ from contenox.verify.usable import (
 )
 from contenox.workspace import asks_how_it_works
 
-__all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "asks_to_edit",
-           "consent", "explains_only", "strip_edit_blocks"]
+__all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "asks_questions_only",
+           "asks_to_edit", "consent", "explains_only", "strip_edit_blocks"]
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +122,8 @@ def asks_for_change(prompt: str, edits: ProposedEdits, terminal: str = "") -> bo
     """A turn verifies when its question asks for a change or is about a bug or a failure (the failing run's fix is
     what the user needs, even when the answer only explains it), or its answer proposes one to a question that is
     not only asking to see or to be told how the code works (:func:`explains_only`)."""
+    if not terminal.strip() and asks_questions_only(prompt):
+        return False
     return bool(_CHANGE.search(prompt)) or (bool(edits.edits) and not explains_only(prompt, terminal))
 
 
@@ -132,7 +134,27 @@ def explains_only(prompt: str, terminal: str = "") -> bool:
     `parse_datetime`; verified, the offered answer became a repair candidate's lone edit block and the explanation
     was gone). A question asked over a failing run ("Trace from the test into the parser") is about the failure."""
     return not terminal.strip() and not asks_to_edit(prompt) and (asks_only_to_read(prompt)
-                                                                     or asks_how_it_works(prompt))
+                                                                     or asks_how_it_works(prompt)
+                                                                     or asks_questions_only(prompt))
+
+
+_ASKED = re.compile(r"[^.?!]*\?")
+_FAILURE = re.compile(r"\b(?:bug|bugs|fails?|failing|failure|broken|crash(?:es|ing)?|wrong|errors?|should|fix|"
+                      r"fixes|fixed|patch|diff|used to)\b", re.IGNORECASE)
+"""Words of a question about a failure, what the code should do, or its fix ("Where is this handled, and what's
+the fix?"): a question with one verifies."""
+
+
+def asks_questions_only(prompt: str) -> bool:
+    """Every sentence that asks something is a question that begins with what, where, which, how...: "date_isoformat
+    and the others take format strings like '%Y-W%W-%w'. Where are those directives turned into text, and where
+    would I add a new one?" asks where to add it, not for it to be added (the 1.5B's answer to it wrote an edit;
+    verified, a repair candidate's lone edit block became the offered answer and the explanation was gone). Not a
+    question that tells the node to change something (:func:`asks_to_edit`) or is about a failure, what the code
+    should do or its fix ("Where is the bug?", "Why does it fail?", "Where is this handled, and what's the fix?")."""
+    asked = [sentence.strip() for sentence in _ASKED.findall(prompt)]
+    return (bool(asked) and all(_READ_ONLY.match(sentence) for sentence in asked) and not asks_to_edit(prompt)
+            and not _FAILURE.search(prompt))
 
 
 _EDIT = re.compile(r"(?:^|[.!?:;\n]\s*|\band\s+)(?:(?:please|now|then|so|and|can you|could you|would you|let's|"

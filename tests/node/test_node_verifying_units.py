@@ -35,6 +35,16 @@ def test_when_a_turn_verifies() -> None:
         assert asks_for_change(question, ProposedEdits()), question
     for question in ("How is the cache keyed?", "Walk me through the modules involved.", "Which key signs values?"):
         assert not asks_for_change(question, ProposedEdits()), question
+    # a question about where to add something asks to be told where: its answer's edit is offered as written
+    where = ("date_isoformat and duration_isoformat take format strings like '%Y-W%W-%w'. Where are those directives "
+             "turned into text, how does it choose between the rules, and where would I add a new directive?")
+    assert not asks_for_change(where, EDIT) and not asks_for_change(where, ProposedEdits())
+    assert asks_for_change(where, EDIT, terminal="$ pytest\n1 failed")  # over a failing run: about the failure
+    for question in ("Where would I add a directive? Add it.", "Where is the bug, and where would I add the check?",
+                     "It crashes. Where would I add a guard?",
+                     "The cache grows. Where would I add a limit",
+                     "Comments after values used to be dropped. Where is this handled, and what's the fix?"):
+        assert asks_for_change(question, EDIT), question  # a change asked, a failure, no question
 
 
 def test_which_questions_ask_for_the_edit_itself() -> None:
