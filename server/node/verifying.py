@@ -122,7 +122,7 @@ def asks_for_change(prompt: str, edits: ProposedEdits, terminal: str = "") -> bo
     """A turn verifies when its question asks for a change or is about a bug or a failure (the failing run's fix is
     what the user needs, even when the answer only explains it), or its answer proposes one to a question that is
     not only asking to see or to be told how the code works (:func:`explains_only`)."""
-    if not terminal.strip() and asks_questions_only(prompt):
+    if not terminal.strip() and asks_questions_only(prompt):  # only where or how: its "add" names no change asked
         return False
     return bool(_CHANGE.search(prompt)) or (bool(edits.edits) and not explains_only(prompt, terminal))
 
@@ -134,8 +134,7 @@ def explains_only(prompt: str, terminal: str = "") -> bool:
     `parse_datetime`; verified, the offered answer became a repair candidate's lone edit block and the explanation
     was gone). A question asked over a failing run ("Trace from the test into the parser") is about the failure."""
     return not terminal.strip() and not asks_to_edit(prompt) and (asks_only_to_read(prompt)
-                                                                     or asks_how_it_works(prompt)
-                                                                     or asks_questions_only(prompt))
+                                                                     or asks_how_it_works(prompt))
 
 
 _ASKED = re.compile(r"[^.?!]*\?")
