@@ -99,11 +99,13 @@ class Daemon:
         self._tighten_modes()
         write_atomic(build_path(self.config), json.dumps({"pid": os.getpid(), "build": build_id()}).encode())
         try:
-            server = await asyncio.start_unix_server(self._accept, sock=self._bind(), limit=_STREAM_LIMIT)
+            sock = self._bind()
+            # logged before the socket listens: a client that got in finds the line already in node.log
+            log.info("node %d serving on %s", os.getpid(), self.socket_path)
+            server = await asyncio.start_unix_server(self._accept, sock=sock, limit=_STREAM_LIMIT)
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop)
             self._idle_since = loop.time()
-            log.info("node %d serving on %s", os.getpid(), self.socket_path)
             self.node.start_rewarm()
             idle = loop.create_task(self._idle_watch(), name="node-idle")
             await self._stopping.wait()
@@ -146,8 +148,7 @@ class Daemon:
         finally:
             os.umask(old)
         os.chmod(self.socket_path, 0o600)
-        sock.listen(64)
-        return sock
+        return sock  # start_unix_server makes it listen
 
     async def _idle_watch(self) -> None:
         idle_s = self.config.node.idle_exit_s
