@@ -18,11 +18,11 @@ from contenox.answer.edits import Located, ProposedEdits, definition_name, inden
 
 __all__ = ["Rename", "asked_names", "propagate_renames", "rename_asked", "renamed_as_asked", "renamed_definitions"]
 
-Rename = Callable[[str, str, str, str, bool, str], tuple[str, int]]
-"""``rename(path, text, old, new, defining, package)``: the file's text with the identifier renamed, and how many
-places changed (``contenox.workspace.rename_identifier``, by syntax tree; 0 where the file does not use it);
-``package`` is the Python package of a renamed method ("" for anything else), whose importers' attribute uses
-follow."""
+Rename = Callable[[str, str, str, str, bool, str, str], tuple[str, int]]
+"""``rename(path, text, old, new, defining, package, definition)``: the file's text with the identifier renamed, and
+how many places changed (``contenox.workspace.rename_identifier``, by syntax tree; 0 where the file does not use
+it); ``package`` is the Python package of a renamed method ("" for anything else), whose importers' attribute uses
+follow; ``definition`` the defining file's path (a JavaScript module's readers follow its exports)."""
 
 _BUILTIN_METHODS = frozenset(name for kind in (str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float,
                                                complex, object, io.TextIOWrapper, io.BufferedReader, io.BytesIO)
@@ -116,7 +116,7 @@ def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Loca
                 current = texts[path] if path in texts else read(path)
                 if current is None:
                     continue
-                text, count = rename(path, current, old, new, path == edit.path, package)
+                text, count = rename(path, current, old, new, path == edit.path, package, edit.path)
                 if count:
                     originals.setdefault(path, current)
                     texts[path] = text

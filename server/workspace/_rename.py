@@ -5,9 +5,14 @@ old one. Two kinds of string are references, in Python: a module's export list (
 ``+=`` entry that is exactly the old name, renamed as rope and PyCharm rename it; left, ``from m import *`` and
 the package's ``__all__`` would name a definition that no longer exists), and, in the defining file, the doctest
 lines of its strings (``>>> old(1)``), which ``--doctest-modules`` runs as code. In JavaScript and TypeScript a
-property name (``obj.name``, ``{name: 1}``) is left as it is, since it is part of an object's shape (a module's
-exports) rather than a reference to the definition, and a shorthand property (``{ name }``) becomes
-``name: new_name`` so the object keeps its key.
+property name (``obj.name``, ``{name: 1}``) is left as it is, since it is part of an object's shape rather than a
+reference to the definition, and a shorthand property (``{ name }``) becomes ``name: new_name`` so the object keeps
+its key, with one exception: the defining module's own exports. A CommonJS module exports under the new name as an
+ES module's ``export`` does (``module.exports = { new_name }``, ``exports.new_name``), and the files that require or
+import that module (``definition``, resolved from their relative specifiers) read it under the new name:
+``const { new_name } = require('./m')``, ``m.new_name`` through ``const m = require('./m')`` or ``import * as m``.
+Another object that re-exports it under a key of its own (a package's index: ``{ name: m.new_name }``) keeps its key,
+so a public API built that way does not change.
 
 A file that is not the definition's own takes the rename only where it *imports* the name, or already the
 new name (Python ``from m import name``, JavaScript ``require`` / ``import``): a file that merely holds a local of
@@ -22,6 +27,7 @@ the same language that holds the identifier takes it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 import tree_sitter
@@ -72,42 +78,162 @@ def _in_import(node: tree_sitter.Node, language: str) -> bool:
     return language in _SCRIPT and _is_require(node)
 
 
-def rename_identifier(path: str, text: str, old: str, new: str, defining: bool, package: str = "") -> tuple[str, int]:
+def rename_identifier(path: str, text: str, old: str, new: str, defining: bool, package: str = "",
+                      definition: str = "") -> tuple[str, int]:
     """``text`` (the file at ``path``) with the identifier ``old`` renamed to ``new`` wherever it is one, and how
     many places changed (0: the text is unchanged). A file that does not define it (``defining`` False) is
     renamed only if it imports the name, or, for a method of a class in the Python ``package``, in its attribute
-    uses if it imports from that package (see the module docstring); an unknown language is left as it is."""
+    uses if it imports from that package, or, in JavaScript and TypeScript, where it reads the name from the
+    module at ``definition`` (the defining file's path; see the module docstring); an unknown language is left as
+    it is."""
     language = language_for(path)
     if language is None or old == new:
         return text, 0
     data = text.encode("utf-8")
     tree = grammar(language).parser.parse(data)
-    nodes = [n for n in _leaves(tree.root_node, old.encode("utf-8"))
-             if not (language in _SCRIPT and n.type in _PROPERTY)]
-    exported = _exported(tree.root_node, old.encode("utf-8")) if language == "python" else []
+    name = old.encode("utf-8")
+    nodes = [n for n in _leaves(tree.root_node, name) if not (language in _SCRIPT and n.type in _PROPERTY)]
+    exported = _exported(tree.root_node, name) if language == "python" else []
     examples = _doctest_uses(tree.root_node, old) if language == "python" and defining else []
-    if not nodes and not (defining and (exported or examples)):  # the def may be renamed already: the rest
+    keys: list[tree_sitter.Node] = []  # the module's export keys and its readers' (JavaScript): renamed plainly
+    if language in _SCRIPT:
+        keys = (_own_exports(tree.root_node, name) if defining
+                else _module_reads(tree.root_node, name, path, definition) if definition else [])
+    if not nodes and not keys and not (defining and (exported or examples)):  # the def may be renamed already
         return text, 0
     if not (defining or language not in _IMPORTING or any(
             _in_import(n, language) for n in [*nodes, *_leaves(tree.root_node, new.encode("utf-8"))])):
-        if language != "python":
+        if language != "python" and not keys:
             return text, 0
         # ``import pkg`` then ``pkg.name(...)``: the uses through a module the file imports (a package's tests
-        # call ``humanize.natural_list``), and nothing else of the file
-        modules = _imported_modules(tree.root_node)
-        method = bool(package) and _imports_from(tree.root_node, package.encode("utf-8"))
-        nodes = [n for n in nodes if n.parent is not None and n.parent.type == "attribute"
+        # call ``humanize.natural_list``), and nothing else of the file; in JavaScript the module's reads
+        # (``m.name``), and no local of that name
+        modules = _imported_modules(tree.root_node) if language == "python" else set()
+        method = language == "python" and bool(package) and _imports_from(tree.root_node, package.encode("utf-8"))
+        nodes = [n for n in nodes if language == "python" and n.parent is not None and n.parent.type == "attribute"
                  and _same(n.parent.child_by_field_name("attribute"), n)
                  and (found := n.parent.child_by_field_name("object")) is not None
                  and (method or found.text in modules)]
         exported = []
-        if not nodes:
+        if not nodes and not keys:
             return text, 0
-    shorthand = {n.start_byte for n in nodes if language in _SCRIPT and n.type in _SHORTHAND}
+    plain = {n.start_byte for n in keys}
+    shorthand = {n.start_byte for n in nodes if language in _SCRIPT and n.type in _SHORTHAND} - plain
+    spans = {(n.start_byte, n.end_byte) for n in [*nodes, *exported, *keys]} | set(examples)
     out = bytearray(data)
-    for start, end in sorted([*((n.start_byte, n.end_byte) for n in [*nodes, *exported]), *examples], reverse=True):
+    for start, end in sorted(spans, reverse=True):
         out[start:end] = (f"{old}: {new}" if start in shorthand else new).encode("utf-8")
-    return out.decode("utf-8"), len(nodes) + len(exported) + len(examples)
+    return out.decode("utf-8"), len(spans)
+
+
+_SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".d.ts")
+
+
+def _resolves_to(path: str, specifier: str, definition: str) -> bool:
+    """Whether the relative ``specifier`` (``'../internal/ids'``, ``'./'``) that the file at ``path`` requires or
+    imports is the module at ``definition``, as Node resolves it (the path itself, with an extension, or a
+    folder's index); a package name is not followed."""
+    if not specifier.startswith("."):
+        return False
+    base = posixpath.join(posixpath.dirname(path), specifier)
+    candidates = [base, *(base + suffix for suffix in _SCRIPT_SUFFIXES),
+                  *(posixpath.join(base, "index" + suffix) for suffix in _SCRIPT_SUFFIXES)]
+    return posixpath.normpath(definition) in {posixpath.normpath(c) for c in candidates}
+
+
+def _required(node: tree_sitter.Node | None) -> str | None:
+    """The specifier of ``require('spec')`` when ``node`` is that call, else None."""
+    if node is None or node.type != "call_expression":
+        return None
+    callee, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+    if callee is None or callee.text != b"require" or arguments is None:
+        return None
+    strings = [c for c in arguments.named_children]
+    if len(strings) != 1 or strings[0].type != "string":
+        return None
+    return b"".join(c.text or b"" for c in strings[0].named_children if c.type == "string_fragment").decode()
+
+
+def _key_nodes(pattern: tree_sitter.Node, name: bytes) -> list[tree_sitter.Node]:
+    """In an object or object pattern, the keys ``name`` of its own entries: ``{ name }``, ``{ name: x }``."""
+    found = []
+    for entry in pattern.named_children:
+        if entry.type in _SHORTHAND and entry.text == name:
+            found.append(entry)
+        elif entry.type in ("pair", "pair_pattern"):
+            key = entry.child_by_field_name("key")
+            if key is not None and key.type in _PROPERTY and key.text == name:
+                found.append(key)
+    return found
+
+
+def _member_property(node: tree_sitter.Node, name: bytes) -> tree_sitter.Node | None:
+    prop = node.child_by_field_name("property")
+    return prop if prop is not None and prop.text == name else None
+
+
+def _own_exports(root: tree_sitter.Node, name: bytes) -> list[tree_sitter.Node]:
+    """The defining module's CommonJS export keys named ``name``: ``module.exports = { name }`` (or
+    ``{ name: name }``) and ``module.exports.name`` / ``exports.name``."""
+    found: list[tree_sitter.Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "assignment_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None and left.text in (b"module.exports", b"exports") and right is not None \
+                    and right.type == "object":
+                found += _key_nodes(right, name)
+        elif node.type == "member_expression":
+            target = node.child_by_field_name("object")
+            if target is not None and target.text in (b"module.exports", b"exports") \
+                    and (prop := _member_property(node, name)) is not None:
+                found.append(prop)
+        stack.extend(node.children)
+    return found
+
+
+def _module_reads(root: tree_sitter.Node, name: bytes, path: str, definition: str) -> list[tree_sitter.Node]:
+    """Where the file at ``path`` reads ``name`` from the module at ``definition``: the keys of a destructuring
+    ``require`` of it, ``m.name`` where ``m`` is bound to it (``const m = require(...)``, ``import * as m``,
+    ``import m from``), and ``require(...).name``."""
+    bound: set[bytes] = set()
+    found: list[tree_sitter.Node] = []
+    members: list[tree_sitter.Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "variable_declarator":
+            spec = _required(node.child_by_field_name("value"))
+            target = node.child_by_field_name("name")
+            if spec is not None and target is not None and _resolves_to(path, spec, definition):
+                if target.type == "identifier" and target.text is not None:
+                    bound.add(target.text)
+                elif target.type == "object_pattern":
+                    found += _key_nodes(target, name)
+        elif node.type == "import_statement":
+            source = node.child_by_field_name("source")
+            spec = b"".join(c.text or b"" for c in source.named_children).decode() if source is not None else ""
+            if _resolves_to(path, spec, definition):
+                for clause in (c for c in node.named_children if c.type == "import_clause"):
+                    for part in clause.named_children:
+                        local = (part.named_children[-1] if part.type == "namespace_import" and part.named_children
+                                 else part if part.type == "identifier" else None)
+                        if local is not None and local.text is not None:
+                            bound.add(local.text)
+        elif node.type == "member_expression":
+            members.append(node)
+        stack.extend(node.children)
+    for member in members:
+        target = member.child_by_field_name("object")
+        prop = _member_property(member, name)
+        if prop is None or target is None:
+            continue
+        spec = _required(target)
+        if (target.type == "identifier" and target.text in bound) or (
+                spec is not None and _resolves_to(path, spec, definition)):
+            found.append(prop)
+    return found
 
 
 _DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.) .*$", re.MULTILINE)

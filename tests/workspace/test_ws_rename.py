@@ -72,19 +72,42 @@ def test_the_defining_file_s_doctest_examples_follow_the_rename() -> None:
         renamed.replace(">>> make_keys", ">>> normalize_keys"), 1)
 
 
-def test_javascript_objects_keep_their_keys() -> None:
+def test_javascript_objects_keep_their_keys_but_the_defining_module_exports_the_new_name() -> None:
     defining = ("const compare = (a, b) => a - b\nconst rcompare = (a, b) => compare(b, a)\n"
-                "const opts = { compare: 1 }\nmodule.exports = {\n  compare,\n  rcompare,\n}\n")
+                "const opts = { compare: 1 }\nmodule.exports = {\n  compare,\n  rcompare,\n}\n"
+                "module.exports.compare = compare\n")
     renamed, _ = rename_identifier("internal/ids.js", defining, "compare", "comparePair", True)
     assert renamed == ("const comparePair = (a, b) => a - b\nconst rcompare = (a, b) => comparePair(b, a)\n"
-                       "const opts = { compare: 1 }\nmodule.exports = {\n  compare: comparePair,\n"
-                       "  rcompare,\n}\n")
+                       "const opts = { compare: 1 }\nmodule.exports = {\n  comparePair,\n"
+                       "  rcompare,\n}\nmodule.exports.comparePair = comparePair\n")
     user = "const { compare } = require('../internal/ids')\nconst x = compare(1, 2)\nconst y = obj.compare\n"
-    used, _ = rename_identifier("classes/v.js", user, "compare", "comparePair", False)
-    assert used == ("const { compare: comparePair } = require('../internal/ids')\n"
+    used, _ = rename_identifier("classes/v.js", user, "compare", "comparePair", False, "", "internal/ids.js")
+    assert used == ("const { comparePair } = require('../internal/ids')\n"
                     "const x = comparePair(1, 2)\nconst y = obj.compare\n")
+    # from another module (a package index that keeps its own key): the local follows, the key stays
+    elsewhere = "const { compare } = require('../')\nconst x = compare(1, 2)\n"
+    assert rename_identifier("classes/w.js", elsewhere, "compare", "comparePair", False, "", "internal/ids.js") == (
+        "const { compare: comparePair } = require('../')\nconst x = comparePair(1, 2)\n", 2)
     unrelated = "function f (compare) { return compare }\n"
-    assert rename_identifier("lib/f.js", unrelated, "compare", "comparePair", False) == (unrelated, 0)
+    assert rename_identifier("lib/f.js", unrelated, "compare", "comparePair", False, "", "internal/ids.js") == (
+        unrelated, 0)
+
+
+def test_a_javascript_module_s_readers_follow_its_export_and_a_public_index_keeps_its_key() -> None:
+    index = ("const ids = require('./internal/ids')\nfunction f (compare) { return compare }\n"
+             "module.exports = {\n  compare: ids.compare,\n  other: obj.compare,\n}\n")
+    assert rename_identifier("index.js", index, "compare", "comparePair", False, "", "internal/ids.js") == (
+        "const ids = require('./internal/ids')\nfunction f (compare) { return compare }\n"
+        "module.exports = {\n  compare: ids.comparePair,\n  other: obj.compare,\n}\n", 1)
+    esm = "import * as ids from '../internal/ids.js'\nids.compare(1, 2)\n"
+    assert rename_identifier("lib/e.mjs", esm, "compare", "comparePair", False, "", "internal/ids.js")[0] == (
+        "import * as ids from '../internal/ids.js'\nids.comparePair(1, 2)\n")
+    direct = "const c = require('../internal/ids').compare\n"
+    assert rename_identifier("lib/d.js", direct, "compare", "comparePair", False, "", "internal/ids.js")[0] == (
+        "const c = require('../internal/ids').comparePair\n")
+    # the same reads of another module are not the definition's
+    other = "const ids = require('./internal/other')\nids.compare(1, 2)\n"
+    assert rename_identifier("index.js", other, "compare", "comparePair", False, "", "internal/ids.js") == (other, 0)
 
 
 def test_unknown_language_is_left_as_it_is() -> None:
