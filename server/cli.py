@@ -375,7 +375,7 @@ def _apply_edits(root: Path, edits: list[dict[str, Any]]) -> int:
     from contenox.errors import StaleEdit
     from contenox.node.persist import write_atomic
 
-    planned: list[tuple[Path, str]] = []
+    planned: list[tuple[Path, str | None]] = []
     for raw in edits:
         edit = msgspec.convert(raw, ProposedEdit)
         path = (root / edit.path).resolve()
@@ -395,7 +395,10 @@ def _apply_edits(root: Path, edits: list[dict[str, Any]]) -> int:
                   file=sys.stderr)
             return 1
     for path, text in planned:
-        write_atomic(path, text.encode("utf-8"), keep_mode=True)
+        if text is None:  # a file a rename moved
+            path.unlink(missing_ok=True)
+        else:
+            write_atomic(path, text.encode("utf-8"), keep_mode=True)
     print(f"applied edits to {', '.join(str(edit['path']) for edit in edits)}", file=sys.stderr)
     return 0
 

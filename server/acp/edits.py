@@ -59,7 +59,9 @@ async def _apply(conn: Client, session_id: str, path: Path, edit: ProposedEdit, 
         text = apply_edit(edit, current)
     except StaleEdit as exc:
         return exc.message
-    if getattr(fs, "write_text_file", False):
+    if text is None:  # ACP's fs has no delete: the approved deletion is made on the disk the node shares
+        await asyncio.to_thread(path.unlink, True)
+    elif getattr(fs, "write_text_file", False):
         await conn.write_text_file(session_id=session_id, path=str(path), content=text)
     else:
         await asyncio.to_thread(write_atomic, path, text.encode("utf-8"), keep_mode=True)
@@ -74,8 +76,8 @@ async def offer_edits(conn: Client, session_id: str, root: str, turn: int, edits
     for number, edit in enumerate(edits, 1):
         call_id = f"contenox-edit-{turn}-{number}"
         path = Path(root, edit.path)
-        title = f"{'Create' if edit.old_text is None else 'Edit'} {edit.path}"
-        diff = tool_diff_content(str(path), edit.new_text, edit.old_text)
+        title = f"{'Create' if edit.old_text is None else 'Delete' if edit.new_text is None else 'Edit'} {edit.path}"
+        diff = tool_diff_content(str(path), edit.new_text or "", edit.old_text)
         location = ToolCallLocation(path=str(path), line=first_changed_line(edit))
         await conn.session_update(session_id, start_tool_call(
             call_id, title, kind="edit", status="pending", content=[diff], locations=[location],

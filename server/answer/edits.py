@@ -2,8 +2,8 @@
 
 An answer proposes changes as edit blocks (:mod:`contenox.answer.blocks`), as whole definitions quoted in a fenced
 block (:mod:`contenox.answer.resolve`) or, from the tool loop, as a unified diff (:mod:`contenox.answer.udiff`);
-each becomes a :class:`ProposedEdit` per file: the file's text before (None: a new file) and after, and the diff
-between, made from the real text so it applies by construction. :func:`apply_edit` is the one way an edit is
+each becomes a :class:`ProposedEdit` per file: the file's text before (None: a new file) and after (None: the file
+is deleted, as a rename that moves its file does), and the diff between, made from the real text so it applies by construction. :func:`apply_edit` is the one way an edit is
 laid on a file's current text, wherever it is written (the CLI's ``--apply``, the ACP writer, the scratch copy a
 verification checks): it checks that the file still holds the text the edit was made from.
 """
@@ -52,11 +52,12 @@ class EditBlock(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ProposedEdit(msgspec.Struct, frozen=True, kw_only=True):
-    """The change to one file: its text before (None: a new file) and after, and the unified diff between."""
+    """The change to one file: its text before (None: a new file) and after (None: the file is deleted), and the
+    unified diff between."""
 
     path: str
     old_text: str | None
-    new_text: str
+    new_text: str | None
     diff: str
     blocks: int
     """How many of the answer's blocks this file's change is made of."""
@@ -79,17 +80,19 @@ def indent_of(line: str) -> str:
     return line[:len(line) - len(line.lstrip())]
 
 
-def unified_diff(path: str, old: str | None, new: str) -> str:
-    """A git-style unified diff of one file (``old`` None: a new file) that ``git apply`` takes."""
+def unified_diff(path: str, old: str | None, new: str | None) -> str:
+    """A git-style unified diff of one file (``old`` None: a new file; ``new`` None: a deleted one) that
+    ``git apply`` takes."""
     def lines(text: str) -> list[str]:
         out = text.splitlines(keepends=True)
         if out and not out[-1].endswith("\n"):
             out[-1] += "\n\\ No newline at end of file\n"
         return out
 
-    head = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if old is None else "")
-    body = difflib.unified_diff(lines(old or ""), lines(new), "/dev/null" if old is None else f"a/{path}",
-                                f"b/{path}", n=3)
+    head = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if old is None else
+                                                "deleted file mode 100644\n" if new is None else "")
+    body = difflib.unified_diff(lines(old or ""), lines(new or ""), "/dev/null" if old is None else f"a/{path}",
+                                "/dev/null" if new is None else f"b/{path}", n=3)
     text = "".join(body)
     return head + text if text else ""
 
@@ -104,22 +107,22 @@ class EditLike(Protocol):
     def old_text(self) -> str | None: ...
 
     @property
-    def new_text(self) -> str: ...
+    def new_text(self) -> str | None: ...
 
 
-def apply_edit(edit: EditLike, current: str | None) -> str:
-    """The file's new text: ``edit.new_text`` when ``current`` (the file's text now; None: no such file) is the
-    text the edit was made from; else :class:`StaleEdit`."""
+def apply_edit(edit: EditLike, current: str | None) -> str | None:
+    """The file's new text (None: delete it): ``edit.new_text`` when ``current`` (the file's text now; None: no
+    such file) is the text the edit was made from; else :class:`StaleEdit`."""
     if current != edit.old_text:
         raise StaleEdit(f"{edit.path} changed since the edit was proposed; ask again", path=edit.path)
     return edit.new_text
 
 
-def remade(proposed: ProposedEdits, texts: Mapping[str, str], originals: Mapping[str, str | None],
+def remade(proposed: ProposedEdits, texts: Mapping[str, str | None], originals: Mapping[str, str | None],
            notes: Sequence[str]) -> ProposedEdits:
     """``proposed`` remade from each file's text after (``texts``) and before (``originals``), its problems kept and
     ``notes`` its notes: what a step that changes more files than the answer's blocks (a rename carried, an import
-    added) returns. A file whose text is unchanged has no edit."""
+    added, a file moved) returns; a text None deletes its file. A file whose text is unchanged has no edit."""
     blocks = {edit.path: edit.blocks for edit in proposed.edits}
     edits = []
     for path, text in texts.items():
@@ -132,7 +135,7 @@ def remade(proposed: ProposedEdits, texts: Mapping[str, str], originals: Mapping
 def first_changed_line(edit: EditLike) -> int:
     """The edit's first changed line, 1-based in the new text (where an editor shows it)."""
     old = (edit.old_text or "").splitlines()
-    new = edit.new_text.splitlines()
+    new = (edit.new_text or "").splitlines()
     for number, (a, b) in enumerate(zip(old, new, strict=False), 1):
         if a != b:
             return number

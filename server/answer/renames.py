@@ -84,7 +84,7 @@ def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Loca
     originals = {edit.path: edit.old_text for edit in proposed.edits}
     notes = list(proposed.notes)
     for edit in proposed.edits:
-        if edit.old_text is None:
+        if edit.old_text is None or edit.new_text is None:
             continue
         for old, new in renamed_definitions(edit.old_text, edit.new_text):
             if unasked:

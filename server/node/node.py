@@ -22,6 +22,7 @@ from contenox.answer.blocks import parse_edit_blocks
 from contenox.answer.edits import ProposedEdit, ProposedEdits
 from contenox.answer.imports import complete_imports
 from contenox.answer.locations import locations
+from contenox.answer.moves import move_renamed_file
 from contenox.answer.renames import asked_names, propagate_renames, rename_asked, renamed_definitions
 from contenox.answer.repetition import RepetitionGuard
 from contenox.answer.resolve import propose_edits
@@ -92,7 +93,7 @@ from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
 from contenox.verify import edit_blocks_grammar, is_test_path, rename_grammar
-from contenox.workspace import points_at, rename_identifier
+from contenox.workspace import points_at, rename_identifier, retarget_imports
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -113,7 +114,8 @@ _REWARM_LIMIT = 4
 
 def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], question: str = "") -> ProposedEdits:
     """The answer's edit blocks as diffs against the workspace's current text (editor buffers first), renames
-    carried to every use and the imports the change leaves undone added (:mod:`contenox.answer.imports`)."""
+    carried to every use (the file moved too where the question asks: :mod:`contenox.answer.moves`) and the
+    imports the change leaves undone added (:mod:`contenox.answer.imports`)."""
     def read(path: str) -> str | None:
         try:
             return workspace.read_text(path)
@@ -129,15 +131,18 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
     proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown, question)
     if not proposed.edits:
         return proposed
-    return complete_imports(propagate_renames(proposed, locate, users, read, rename_identifier, question), read,
-                            locate, question)
+    renamed = propagate_renames(proposed, locate, users, read, rename_identifier, question)
+    return complete_imports(move_renamed_file(renamed, question, read, users, retarget_imports), read, locate,
+                            question)
 
 
 def _beyond_blocks(edits: ProposedEdits) -> str:
     """The sentence an offered change's answer says what the node added to the model's edit blocks with: a rename
-    carried to every use, the imports and the export the change left out ('' when it added nothing)."""
+    carried to every use, its file moved, the imports and the export the change left out ('' when it added
+    nothing)."""
     added = [note for note in edits.notes if note.startswith("import of `") or " exported from its package " in note
-             or (note.startswith("rename of `") and " carried to every use" in note)]
+             or (note.startswith("rename of `") and " carried to every use" in note)
+             or (note.startswith("file ") and ", as the question asks: " in note)]
     return ("Beyond the edit blocks, the offered change also has: " + "; ".join(added) + ".") if added else ""
 
 
@@ -321,7 +326,7 @@ def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[st
     src/cachetools/__init__.py"``), or the file alone (a new file, a change outside any definition)."""
     found: list[str] = []
     for edit in edits.edits:
-        old, new = (edit.old_text or "").splitlines(), edit.new_text.splitlines()
+        old, new = (edit.old_text or "").splitlines(), (edit.new_text or "").splitlines()
         line = next((i + 1 for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
                     min(len(old), len(new)) + 1)
         chunk = None
@@ -705,7 +710,7 @@ class Node:
             # definition line renamed reaches every use, where the answers' own edits rewrote bodies and missed
             # uses (humanize's three renames with the 1.5B, all failed)
             asked = asked_names(request.prompt)
-            pairs = [pair for e in edits.edits if e.old_text is not None  # what the answer renamed, to which names
+            pairs = [pair for e in edits.edits if e.old_text is not None and e.new_text is not None  # renamed, to
                      for pair in renamed_definitions(e.old_text, e.new_text)]
             renamed = bool(pairs) and set(asked) <= {new for _, new in pairs}  # (to the names asked, if any)
             renames = (await asyncio.to_thread(_renamed_lines, workspace, request.prompt, place, final.text)

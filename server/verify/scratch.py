@@ -40,7 +40,7 @@ class EditLike(msgspec.Struct, frozen=True, kw_only=True):
 
     path: str
     old_text: str | None
-    new_text: str
+    new_text: str | None
 
 
 def _git(root: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:

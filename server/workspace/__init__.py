@@ -24,7 +24,7 @@ from contenox.workspace._model import (
     SymbolInfo,
     SymbolLocation,
 )
-from contenox.workspace._rename import rename_identifier
+from contenox.workspace._rename import rename_identifier, retarget_imports
 from contenox.workspace._retrieve import points_at
 from contenox.workspace._state import INSTRUCTION_FILES
 from contenox.workspace._workspace import Workspace
@@ -50,4 +50,5 @@ __all__ = [
     "changed_lines",
     "points_at",
     "rename_identifier",
+    "retarget_imports",
 ]

@@ -34,7 +34,7 @@ import tree_sitter
 
 from contenox.workspace._languages import grammar, language_for
 
-__all__ = ["rename_identifier"]
+__all__ = ["rename_identifier", "retarget_imports"]
 
 _SCRIPT = frozenset({"javascript", "typescript", "tsx"})
 _IMPORTING = frozenset({"python", "javascript", "typescript", "tsx"})
@@ -313,3 +313,97 @@ def _exported(root: tree_sitter.Node, name: bytes) -> list[tree_sitter.Node]:
                 if len(content) == 1 and content[0].text == name and len(item.children) == 3:
                     found.append(content[0])
     return found
+
+
+def _specifier_strings(root: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The string fragments a JavaScript / TypeScript file names a module by: ``require('...')``, dynamic
+    ``import('...')``, and the source of ``import ... from`` / ``export ... from``."""
+    found: list[tree_sitter.Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        source: tree_sitter.Node | None = None
+        if node.type in ("import_statement", "export_statement"):
+            source = node.child_by_field_name("source")
+        elif node.type == "call_expression":
+            callee, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+            if callee is not None and callee.type in ("identifier", "import") and callee.text in (b"require", b"import") \
+                    and arguments is not None and len(arguments.named_children) == 1:
+                source = arguments.named_children[0]
+        if source is not None and source.type == "string":
+            found += [c for c in source.named_children if c.type == "string_fragment"][:1]
+        stack.extend(node.children)
+    return found
+
+
+def _relative(from_path: str, to_path: str) -> str:
+    """The specifier a file at ``from_path`` requires ``to_path`` by: relative, ``./`` first when it does not
+    climb."""
+    rel = posixpath.relpath(to_path, posixpath.dirname(from_path) or ".")
+    return rel if rel.startswith("../") else "./" + rel
+
+
+def _module_of(path: str) -> list[str]:
+    """A Python file's module path as its parts (``src/pkg/mod.py`` -> pkg, mod; a package's ``__init__``: the
+    package)."""
+    parts = path.removesuffix(".py").split("/")
+    if parts[0] in ("src", "lib") and len(parts) > 1:
+        parts = parts[1:]
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def retarget_imports(path: str, text: str, old_file: str, new_file: str) -> tuple[str, int]:
+    """``text`` (the file at ``path``) with each import of the module at ``old_file`` pointed at ``new_file``
+    instead (a rename that moves its file), and how many changed. JavaScript / TypeScript: each relative
+    specifier that resolves to it, rewritten relative to ``path`` (without an extension where it had none); in
+    the moved file itself (``path`` == ``new_file``), its own relative specifiers, kept pointing where they did.
+    Python: ``from`` imports that name the module (absolute, or relative from the same folder); ``import a.b``
+    forms are left (their uses spell the module too), and so is any other language."""
+    language = language_for(path)
+    if language is None:
+        return text, 0
+    data = text.encode("utf-8")
+    root = grammar(language).parser.parse(data).root_node
+    changes: list[tuple[int, int, str]] = []
+    if language in _SCRIPT:
+        for fragment in _specifier_strings(root):
+            spec = (fragment.text or b"").decode("utf-8")
+            if not spec.startswith("."):
+                continue
+            if path == new_file:  # the moved file: its own specifiers, from where it was to where it is
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(old_file), spec))
+                if posixpath.dirname(old_file) == posixpath.dirname(new_file):
+                    continue
+                moved = _relative(new_file, target)
+            elif _resolves_to(path, spec, old_file):
+                keeps_suffix = any(spec.endswith(s) for s in _SCRIPT_SUFFIXES)
+                moved = _relative(path, new_file if keeps_suffix else posixpath.splitext(new_file)[0])
+            else:
+                continue
+            if moved != spec:
+                changes.append((fragment.start_byte, fragment.end_byte, moved))
+    elif language == "python" and old_file.endswith(".py") and new_file.endswith(".py"):
+        old_module, new_module = _module_of(old_file), _module_of(new_file)
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.type != "import_from_statement":
+                stack.extend(node.children)
+                continue
+            module = node.child_by_field_name("module_name")
+            if module is None:
+                continue
+            if module.type == "dotted_name" and (module.text or b"").decode().split(".") == old_module:
+                changes.append((module.start_byte, module.end_byte, ".".join(new_module)))
+            elif module.type == "relative_import" and old_module[:-1] == new_module[:-1]:
+                dots = next((c for c in module.children if c.type == "import_prefix"), None)
+                name = next((c for c in module.children if c.type == "dotted_name"), None)
+                if dots is None or name is None or dots.text != b"." or name.text is None:
+                    continue
+                here = posixpath.dirname(path)
+                if posixpath.join(here, name.text.decode().replace(".", "/") + ".py") == old_file:
+                    changes.append((name.start_byte, name.end_byte, new_module[-1]))
+    out = bytearray(data)
+    for start, end, value in sorted(changes, reverse=True):
+        out[start:end] = value.encode("utf-8")
+    return out.decode("utf-8"), len(changes)

@@ -83,7 +83,7 @@ export async function applyCodeBlock(block: CodeBlock, resolve: (params: Resolve
 /** The diffs in VS Code's diff editor (several files: one multi-file diff), then a modal question. */
 async function confirmInEditor(edits: readonly ProposedEdit[], question: string): Promise<boolean> {
   const previews = edits.map((e) => ({ edit: e, before: previewDocument(e.path, e.oldText ?? ''),
-    after: previewDocument(e.path, e.newText) }));
+    after: previewDocument(e.path, e.newText ?? '') }));
   try {
     const title = `Contenox: apply the code block (${edits.map((e) => e.path).join(', ')})`;
     if (previews.length === 1) {

@@ -8,12 +8,13 @@ export async function applyProposedEdit(edit: ProposedEdit): Promise<string | nu
   const uri = vscode.Uri.parse(edit.uri);
   const change = new vscode.WorkspaceEdit();
   if (edit.oldText === null) {
-    change.createFile(uri, { ignoreIfExists: false, contents: new TextEncoder().encode(edit.newText) });
+    change.createFile(uri, { ignoreIfExists: false, contents: new TextEncoder().encode(edit.newText ?? '') });
   } else {
     const doc = await vscode.workspace.openTextDocument(uri);
     const text = doc.getText();
     if (text !== edit.oldText) return `${edit.path} changed since the edit was proposed; ask again`;
-    change.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(text.length)), edit.newText);
+    if (edit.newText === null) change.deleteFile(uri);
+    else change.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(text.length)), edit.newText);
   }
   return (await vscode.workspace.applyEdit(change)) ? null : `VS Code did not apply the edit to ${edit.path}`;
 }
@@ -27,13 +28,15 @@ export async function applyProposedEdits(edits: readonly ProposedEdit[]): Promis
   for (const edit of edits) {
     const uri = vscode.Uri.parse(edit.uri);
     if (edit.oldText === null) {
-      change.createFile(uri, { ignoreIfExists: false, contents: new TextEncoder().encode(edit.newText) });
+      change.createFile(uri, { ignoreIfExists: false, contents: new TextEncoder().encode(edit.newText ?? '') });
       continue;
     }
     const doc = await vscode.workspace.openTextDocument(uri);
     const text = doc.getText();
     if (text !== edit.oldText) return `${edit.path} changed since the code block was resolved; apply again`;
-    change.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(text.length)), edit.newText);
+    // a rename that moves its file: the old file deleted, the new one created by its own edit
+    if (edit.newText === null) change.deleteFile(uri);
+    else change.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(text.length)), edit.newText);
   }
   const names = edits.map((e) => e.path).join(', ');
   return (await vscode.workspace.applyEdit(change)) ? null : `VS Code did not apply the edit to ${names}`;

@@ -84,9 +84,10 @@ export interface Anticipated {
 
 /**
  * A change the answer proposes to one file (the node made it from the answer's edit blocks): the file's
- * text it was made from (null: a new file) and after, and the unified diff between them.
+ * text it was made from (null: a new file) and after (null: the file is deleted, as a rename that moves its file does),
+ * and the unified diff between them.
  */
-export interface ProposedEdit { path: string; uri: string; diff: string; oldText: string | null; newText: string }
+export interface ProposedEdit { path: string; uri: string; diff: string; oldText: string | null; newText: string | null }
 
 /** `contenox/chat` result (also what the chat-like workspace commands return). */
 export interface ChatResult {
@@ -144,7 +145,9 @@ export function toEdits(value: unknown): ProposedEdit[] {
   return value.filter((e): e is ProposedEdit => typeof e === 'object' && e !== null &&
     typeof (e as Obj).path === 'string' && isSafeRelativePath((e as Obj).path as string) &&
     typeof (e as Obj).uri === 'string' && typeof (e as Obj).diff === 'string' &&
-    typeof (e as Obj).newText === 'string' && ((e as Obj).oldText === null || typeof (e as Obj).oldText === 'string'));
+    ((e as Obj).newText === null || typeof (e as Obj).newText === 'string') &&
+    ((e as Obj).oldText === null || typeof (e as Obj).oldText === 'string') &&
+    !((e as Obj).oldText === null && (e as Obj).newText === null));
 }
 
 /** What the panel shows of a proposed edit. */

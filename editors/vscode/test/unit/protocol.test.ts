@@ -13,6 +13,7 @@ import {
   SEGMENT_KINDS,
   toAnticipation,
   toCompletionInfo,
+  toEdits,
   toExplain,
   toResolvedBlock,
   toVerification,
@@ -175,6 +176,11 @@ describe('contenox/resolveBlock', () => {
       problems: ['p', 3], notes: ['n'], candidates: ['a.py', '/etc/passwd', '../b.py'], named: '../x', wholeFile: true }))
       .toEqual({ edits: [edit], problems: ['p'], notes: ['n'], candidates: ['a.py'], named: null, wholeFile: true });
     expect(toResolvedBlock(null)).toEqual({ edits: [], problems: [], notes: [], candidates: [], named: null, wholeFile: false });
+  });
+  it('a deleted file (a rename that moves it) is an edit; an edit with neither text is not', () => {
+    const gone = { path: 'a.js', uri: 'file:///ws/a.js', diff: 'd', oldText: 'x', newText: null };
+    const empty = { path: 'b.js', uri: 'file:///ws/b.js', diff: 'd', oldText: null, newText: null };
+    expect(toEdits([gone, empty])).toEqual([gone]);
   });
   it('the page sends a block with one heading line, the host sends progress', () => {
     expect(isFromWebview({ type: 'applyCode', text: 'x', heading: 'h', question: 'q', lang: 'c++' })).toBe(true);
