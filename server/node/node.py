@@ -8,6 +8,7 @@ background when persisted sessions are re-warmed after a restart).
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 import os
 import re
@@ -318,6 +319,28 @@ def _definition_at(workspace: Workspace, place: tuple[str, int, int], kind: str)
         if held:
             return max(held, key=lambda found: found.line)  # the innermost
     return None
+
+
+def _rename_places(workspace: Workspace, edits: ProposedEdits) -> str:
+    """Where an offered change that carried a rename changes each file, by definition, as an editor's rename
+    preview lists them ("internal/identifiers.js: `compareIdentifiers`, `rcompareIdentifiers`, top level; ...");
+    '' when no rename was carried (the model's own blocks show their places)."""
+    if not any(note.startswith("rename of `") and " carried to every use" in note for note in edits.notes):
+        return ""
+    files: list[str] = []
+    for edit in edits.edits:
+        if edit.old_text is None or edit.new_text is None:
+            files.append(f"{edit.path} ({'new file' if edit.old_text is None else 'deleted'})")
+            continue
+        old = edit.old_text.split("\n")
+        matcher = difflib.SequenceMatcher(a=old, b=edit.new_text.split("\n"), autojunk=False)
+        names: dict[str, None] = {}
+        for tag, i1, i2, _, _ in matcher.get_opcodes():
+            for line in range(i1 + 1, max(i1 + 1, i2) + 1) if tag != "equal" else ():
+                chunk = workspace.chunk_at(edit.path, min(line, max(1, len(old))))
+                names[f"`{chunk.name}`" if chunk is not None and chunk.kind != "module" else "top level"] = None
+        files.append(f"{edit.path}: {', '.join(names)}" if names else edit.path)
+    return "The places it changes: " + "; ".join(files) + "."
 
 
 def _changed_definitions(workspace: Workspace, edits: ProposedEdits) -> tuple[str, ...]:
@@ -972,6 +995,8 @@ class Node:
             prose = strip_edit_blocks(final.text) if not steps else ""
             text = f"{prose}\n\n{chosen.draft.text.strip()}" if prose else chosen.draft.text
         if beyond := _beyond_blocks(chosen.edits):  # what the node added to the model's blocks is said, not hidden
+            if places := await asyncio.to_thread(_rename_places, workspace, chosen.edits):
+                beyond = f"{beyond} {places}"
             text = f"{text.rstrip()}\n\n{beyond}"
             await emit(TurnEvent(kind="chunk", text=f"\n\n{beyond}"))
         if verdict := report.verdict():  # the answer says what its checked change is and what it made pass

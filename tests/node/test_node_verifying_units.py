@@ -273,6 +273,32 @@ def test_what_a_change_changes_names_the_definition_an_inserted_line_ends(tmp_pa
     assert _changed_definitions(workspace, edits(module)) == ("info.py",)
 
 
+def test_a_carried_rename_names_each_definition_it_changes_and_a_moved_file(tmp_path: Path) -> None:
+    """A rename the node carried to every use is listed by the definitions it changes, file by file (the places
+    the model's blocks did not show); a moved file is named as deleted and new; no rename carried: nothing."""
+    from contenox.config import WorkspaceConfig
+    from contenox.node.node import _proposed_edits, _rename_places
+    from contenox.workspace import Workspace
+
+    ids = ("const compare = (a, b) => a - b\n\nconst rcompare = (a, b) => compare(b, a)\n\n"
+           "module.exports = { compare, rcompare }\n")
+    user = ("const { compare } = require('../internal/ids')\n\nclass V {\n  cmp (o) {\n    return compare(1, o)\n"
+            "  }\n}\n\nmodule.exports = V\n")
+    root = make_repo(tmp_path / "repo", {"internal/ids.js": ids, "classes/v.js": user})
+    workspace = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
+    block = ("internal/ids.js\n<<<<<<< SEARCH\nconst compare = (a, b) => a - b\n=======\n"
+             "const comparePair = (a, b) => a - b\n>>>>>>> REPLACE\n")
+    renamed = _proposed_edits(block, workspace, (), "Rename compare to comparePair.")
+    assert _rename_places(workspace, renamed) == ("The places it changes: internal/ids.js: `compare`, `rcompare`, "
+                                                  "top level; classes/v.js: top level, `V.cmp`.")
+    moved = _proposed_edits(block, workspace, (), "Rename compare to comparePair, and its file to internal/pair.js.")
+    assert _rename_places(workspace, moved) == ("The places it changes: internal/ids.js (deleted); classes/v.js: "
+                                                "top level, `V.cmp`; internal/pair.js (new file).")
+    edited = _proposed_edits(block.replace("const comparePair", "const compare").replace("a - b\n>>>", "b - a\n>>>"),
+                             workspace, (), "Make compare descending.")
+    assert edited.edits and _rename_places(workspace, edited) == ""
+
+
 def test_an_edit_step_searches_the_definitions_the_question_then_the_answer_names(tmp_path: Path) -> None:
     """A change turn's edit step is localized: the definitions the question names first, then those its answer
     marks as code, each its own lines; a test only when the question speaks of tests; no name defined: files."""
