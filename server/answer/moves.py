@@ -4,7 +4,7 @@
 question names a file that does not exist yet, of the same kind as the file whose definition the change renames.
 That file moves there (its old path deleted, the new one created with its changed text), and every import of it
 follows, by syntax tree, as an editor's "update imports on file move" does (``contenox.workspace.
-retarget_imports``: JavaScript and TypeScript specifiers, Python ``from`` imports). Only a question that asks for a
+retarget_imports``: JavaScript and TypeScript specifiers, Python ``from`` and ``import`` statements). Only a question that asks for a
 rename moves anything, and only one file, to a path the question writes out; explain-context names the move and
 each file whose imports changed.
 """

@@ -357,8 +357,9 @@ def retarget_imports(path: str, text: str, old_file: str, new_file: str) -> tupl
     instead (a rename that moves its file), and how many changed. JavaScript / TypeScript: each relative
     specifier that resolves to it, rewritten relative to ``path`` (without an extension where it had none); in
     the moved file itself (``path`` == ``new_file``), its own relative specifiers, kept pointing where they did.
-    Python: ``from`` imports that name the module (absolute, or relative from the same folder); ``import a.b``
-    forms are left (their uses spell the module too), and so is any other language."""
+    Python: ``from`` imports that name the module (absolute, or relative from the same folder) and ``import a.b``
+    (with its uses ``a.b.f()`` where it has no ``as``); ``from a import b`` of the module itself is left, and so
+    is any other language."""
     language = language_for(path)
     if language is None:
         return text, 0
@@ -384,9 +385,23 @@ def retarget_imports(path: str, text: str, old_file: str, new_file: str) -> tupl
                 changes.append((fragment.start_byte, fragment.end_byte, moved))
     elif language == "python" and old_file.endswith(".py") and new_file.endswith(".py"):
         old_module, new_module = _module_of(old_file), _module_of(new_file)
+        dotted_old = ".".join(old_module).encode("utf-8")
+        spelled = False  # ``import a.b.old`` without ``as``: its uses spell the module (``a.b.old.f()``)
+        uses: list[tree_sitter.Node] = []
         stack = [root]
         while stack:
             node = stack.pop()
+            if node.type == "import_statement":
+                for item in node.named_children:
+                    dotted = item.child_by_field_name("name") if item.type == "aliased_import" else item
+                    if dotted is not None and dotted.type == "dotted_name" and dotted.text == dotted_old:
+                        changes.append((dotted.start_byte, dotted.end_byte, ".".join(new_module)))
+                        spelled = spelled or item.type != "aliased_import"
+                continue
+            if node.type in ("attribute", "identifier") and node.text == dotted_old and node.parent is not None \
+                    and node.parent.type == "attribute" and _same(node.parent.child_by_field_name("object"), node):
+                uses.append(node)
+                continue
             if node.type != "import_from_statement":
                 stack.extend(node.children)
                 continue
@@ -403,6 +418,8 @@ def retarget_imports(path: str, text: str, old_file: str, new_file: str) -> tupl
                 here = posixpath.dirname(path)
                 if posixpath.join(here, name.text.decode().replace(".", "/") + ".py") == old_file:
                     changes.append((name.start_byte, name.end_byte, new_module[-1]))
+        if spelled:
+            changes += [(use.start_byte, use.end_byte, ".".join(new_module)) for use in uses]
     out = bytearray(data)
     for start, end, value in sorted(changes, reverse=True):
         out[start:end] = value.encode("utf-8")

@@ -100,10 +100,15 @@ def test_cli_apply_and_the_scratch_copy_delete_the_moved_file(tmp_path: Path,
     assert "normalize-options" in (root / "classes/range.js").read_text()
 
 
-def test_python_from_imports_of_a_moved_module_follow() -> None:
+def test_python_imports_of_a_moved_module_follow() -> None:
     user = "from .parse_options import parse\nfrom pkg.parse_options import other\nfrom . import sibling\n"
     assert retarget_imports("src/pkg/use.py", user, "src/pkg/parse_options.py", "src/pkg/normalize.py") == (
         "from .normalize import parse\nfrom pkg.normalize import other\nfrom . import sibling\n", 2)
+    spelled = ("import pkg.parse_options\nimport pkg.parse_options as po\nx = pkg.parse_options.parse(1)\n"
+               "y = po.parse(2)\nz = other.parse_options.parse\n")
+    assert retarget_imports("tests/t.py", spelled, "src/pkg/parse_options.py", "src/pkg/normalize.py") == (
+        "import pkg.normalize\nimport pkg.normalize as po\nx = pkg.normalize.parse(1)\ny = po.parse(2)\n"
+        "z = other.parse_options.parse\n", 3)
     moved_js = "const x = require('./a')\nimport z from './c.js'\nconst y = require('../lib/b')\n"
     assert retarget_imports("lib2/new.js", moved_js, "internal/old.js", "lib2/new.js") == (
         "const x = require('../internal/a')\nimport z from '../internal/c.js'\nconst y = require('../lib/b')\n", 2)
