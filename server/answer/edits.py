@@ -3,9 +3,10 @@
 An answer proposes changes as edit blocks (:mod:`contenox.answer.blocks`), as whole definitions quoted in a fenced
 block (:mod:`contenox.answer.resolve`) or, from the tool loop, as a unified diff (:mod:`contenox.answer.udiff`);
 each becomes a :class:`ProposedEdit` per file: the file's text before (None: a new file) and after (None: the file
-is deleted, as a rename that moves its file does), and the diff between, made from the real text so it applies by construction. :func:`apply_edit` is the one way an edit is
-laid on a file's current text, wherever it is written (the CLI's ``--apply``, the ACP writer, the scratch copy a
-verification checks): it checks that the file still holds the text the edit was made from.
+is deleted, as a rename that moves its file does), and the diff between, made from the real text so it applies by
+construction. :func:`apply_edit` is the one way an edit is laid on a file's current text, wherever it is written
+(the CLI's ``--apply``, the ACP writer, the scratch copy a verification checks): it checks that the file still
+holds the text the edit was made from.
 """
 
 from __future__ import annotations

@@ -278,8 +278,8 @@ def complete_imports(proposed: ProposedEdits, read: Callable[[str], str | None],
     notes = list(proposed.notes)
     roots: dict[str, str] = {}  # each edited Python file's package root, once
     for edit in proposed.edits:
-        root = package.root(edit.path) if edit.path.endswith(".py") and edit.new_text is not None else None
-        if root is None or edit.new_text is None:
+        root = package.root(edit.path) if edit.path.endswith(".py") else None
+        if root is None or edit.new_text is None:  # not a package's module, or deleted (a moved file's old path)
             continue
         roots[edit.path] = root
         new = unbound_names(edit.new_text) - unbound_names(edit.old_text or "")

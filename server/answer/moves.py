@@ -4,8 +4,8 @@
 question names a file that does not exist yet, of the same kind as the file whose definition the change renames.
 That file moves there (its old path deleted, the new one created with its changed text), and every import of it
 follows, by syntax tree, as an editor's "update imports on file move" does (``contenox.workspace.
-retarget_imports``: JavaScript and TypeScript specifiers, Python ``from`` and ``import`` statements). Only a question that asks for a
-rename moves anything, and only one file, to a path the question writes out; explain-context names the move and
+retarget_imports``: JavaScript and TypeScript specifiers, Python ``from`` and ``import`` statements). Only a
+question that asks for a rename moves anything, and only one file, to a path the question writes out; explain-context names the move and
 each file whose imports changed.
 """
 
@@ -57,6 +57,8 @@ def move_renamed_file(proposed: ProposedEdits, question: str, read: Callable[[st
     """The edits with the renamed definition's file moved where the question asks (:func:`asked_move`) and every
     import of it pointed there; ``users(word)`` are the files holding the word (the old file's name), ``read``
     a file's text (None: no such file). Unchanged when the question asks no move."""
+    if rename_asked(question) is None or _PATH.search(question) is None:  # before any diffing: most turns ask none
+        return proposed
     renamed = [edit.path for edit in proposed.edits if edit.old_text is not None and edit.new_text is not None
                and renamed_definitions(edit.old_text, edit.new_text)]
     move = asked_move(question, renamed, lambda path: read(path) is not None)

@@ -148,7 +148,7 @@ def _required(node: tree_sitter.Node | None) -> str | None:
     callee, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
     if callee is None or callee.text != b"require" or arguments is None:
         return None
-    strings = [c for c in arguments.named_children]
+    strings = arguments.named_children
     if len(strings) != 1 or strings[0].type != "string":
         return None
     return b"".join(c.text or b"" for c in strings[0].named_children if c.type == "string_fragment").decode()
@@ -327,8 +327,8 @@ def _specifier_strings(root: tree_sitter.Node) -> list[tree_sitter.Node]:
             source = node.child_by_field_name("source")
         elif node.type == "call_expression":
             callee, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-            if callee is not None and callee.type in ("identifier", "import") and callee.text in (b"require", b"import") \
-                    and arguments is not None and len(arguments.named_children) == 1:
+            if callee is not None and callee.text in (b"require", b"import") and arguments is not None \
+                    and len(arguments.named_children) == 1:
                 source = arguments.named_children[0]
         if source is not None and source.type == "string":
             found += [c for c in source.named_children if c.type == "string_fragment"][:1]

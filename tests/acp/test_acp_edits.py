@@ -33,5 +33,6 @@ async def test_an_approved_move_deletes_the_old_file_and_writes_the_new_one(tmp_
     assert client.writes == [(str(tmp_path / "internal/normalize-options.js"), NEW)]
     # rejected: nothing deleted
     (tmp_path / "internal/parse-options.js").write_text(OLD)
-    assert await offer_edits(Recorder(permit="reject"), "s1", str(tmp_path), 2, edits[:1], caps) == []  # type: ignore[arg-type]
+    rejecting = Recorder(permit="reject")
+    assert await offer_edits(rejecting, "s1", str(tmp_path), 2, edits[:1], caps) == []  # type: ignore[arg-type]
     assert (tmp_path / "internal/parse-options.js").read_text() == OLD
