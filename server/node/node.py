@@ -23,7 +23,7 @@ from contenox.answer.blocks import parse_edit_blocks
 from contenox.answer.edits import ProposedEdit, ProposedEdits
 from contenox.answer.imports import complete_imports
 from contenox.answer.locations import locations
-from contenox.answer.moves import move_renamed_file
+from contenox.answer.moves import move_file, move_renamed_file
 from contenox.answer.renames import asked_names, propagate_renames, rename_asked, renamed_definitions
 from contenox.answer.repetition import RepetitionGuard
 from contenox.answer.resolve import propose_edits
@@ -115,8 +115,9 @@ _REWARM_LIMIT = 4
 
 def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], question: str = "") -> ProposedEdits:
     """The answer's edit blocks as diffs against the workspace's current text (editor buffers first), renames
-    carried to every use (the file moved too where the question asks: :mod:`contenox.answer.moves`) and the
-    imports the change leaves undone added (:mod:`contenox.answer.imports`)."""
+    carried to every use (the file moved too where the question asks, with or without a rename and with or without
+    the answer's blocks: :mod:`contenox.answer.moves`) and the imports the change leaves undone added
+    (:mod:`contenox.answer.imports`)."""
     def read(path: str) -> str | None:
         try:
             return workspace.read_text(path)
@@ -130,11 +131,11 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
         return list(dict.fromkeys(hit.path for hit in workspace.search(name, regex=False, limit=5000, word=True)))
 
     proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown, question)
-    if not proposed.edits:
-        return proposed
-    renamed = propagate_renames(proposed, locate, users, read, rename_identifier, question)
-    return complete_imports(move_renamed_file(renamed, question, read, users, retarget_imports), read, locate,
-                            question)
+    if proposed.edits:
+        renamed = propagate_renames(proposed, locate, users, read, rename_identifier, question)
+        proposed = move_renamed_file(renamed, question, read, users, retarget_imports)
+    proposed = move_file(proposed, question, read, users, retarget_imports)  # "move X to Y": the node's own change
+    return complete_imports(proposed, read, locate, question) if proposed.edits else proposed
 
 
 def _beyond_blocks(edits: ProposedEdits) -> str:

@@ -352,14 +352,144 @@ def _module_of(path: str) -> list[str]:
     return parts[:-1] if parts[-1] == "__init__" else parts
 
 
+def _top_depth(path: str) -> int:
+    """How many folders of ``path`` stand above its top-level package (``src/pkg/m.py``: 1, ``pkg/m.py``: 0)."""
+    parts = path.split("/")
+    return 1 if parts[0] in ("src", "lib") and len(parts) > 1 else 0
+
+
+def _relative_target(path: str, module: tree_sitter.Node) -> str | None:
+    """Where a relative import's module is, seen from the file at ``path``, as a path without suffix (``from
+    ..util import f`` in ``src/pkg/sub/m.py`` -> ``src/pkg/util``; ``from . import x`` -> ``src/pkg/sub``); None
+    when it climbs out of the tree."""
+    dots = next((c for c in module.children if c.type == "import_prefix"), None)
+    name = next((c for c in module.children if c.type == "dotted_name"), None)
+    base = posixpath.dirname(path)
+    for _ in range(len(dots.text or b"") - 1 if dots is not None else 0):
+        if not base:
+            return None
+        base = posixpath.dirname(base)
+    if name is None or not name.text:
+        return base
+    return posixpath.join(base, *name.text.decode("utf-8").split(".")) if base else name.text.decode("utf-8").replace(".", "/")
+
+
+def _module_spelling(path: str, target: str, relative: bool) -> str | None:
+    """How the file at ``path`` names the module (or package) at ``target`` (a path without suffix) in a ``from``
+    import: relative when it was (``..util``) and both are in the same top-level package, else absolute
+    (``pkg.util``); None when there is no name for it (a top-level folder)."""
+    here = [p for p in posixpath.dirname(path).split("/") if p]
+    there = [p for p in target.split("/") if p]
+    common = 0
+    while common < min(len(here), len(there)) and here[common] == there[common]:
+        common += 1
+    if relative and common > _top_depth(path):
+        return "." * (len(here) - common + 1) + ".".join(there[common:])
+    absolute = there[_top_depth(target + ".py"):]
+    return ".".join(absolute) or None
+
+
+def _bare_uses(root: tree_sitter.Node, name: bytes) -> tuple[list[tree_sitter.Node], bool]:
+    """The identifiers ``name`` that a file uses as a module (``name.f()``, outside its imports), and whether it
+    uses the name any other way too (passed on, assigned, shadowed: then only an alias keeps every use right)."""
+    uses: list[tree_sitter.Node] = []
+    other = False
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("import_statement", "import_from_statement"):
+            continue
+        if node.type == "identifier" and node.text == name:
+            parent = node.parent
+            if parent is not None and parent.type == "attribute" and _same(parent.child_by_field_name("object"), node):
+                uses.append(node)
+            elif not (parent is not None and parent.type == "attribute"):  # (``x.name`` is another thing's member)
+                other = True
+            continue
+        stack.extend(node.children)
+    return uses, other
+
+
+def _retarget_python(path: str, root: tree_sitter.Node, old_file: str, new_file: str) -> list[tuple[int, int, str]]:
+    """The changes that point a Python file's imports of the module at ``old_file`` to ``new_file`` (see
+    :func:`retarget_imports`)."""
+    old_module, new_module = _module_of(old_file), _module_of(new_file)
+    old_path, new_path = old_file.removesuffix(".py"), new_file.removesuffix(".py")
+    dotted_old = ".".join(old_module).encode("utf-8")
+    changes: list[tuple[int, int, str]] = []
+    spelled = False  # ``import a.b.old`` without ``as``: its uses spell the module (``a.b.old.f()``)
+    uses: list[tree_sitter.Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "import_statement":
+            for item in node.named_children:
+                dotted = item.child_by_field_name("name") if item.type == "aliased_import" else item
+                if dotted is not None and dotted.type == "dotted_name" and dotted.text == dotted_old:
+                    changes.append((dotted.start_byte, dotted.end_byte, ".".join(new_module)))
+                    spelled = spelled or item.type != "aliased_import"
+            continue
+        if node.type in ("attribute", "identifier") and node.text == dotted_old and node.parent is not None \
+                and node.parent.type == "attribute" and _same(node.parent.child_by_field_name("object"), node):
+            uses.append(node)
+            continue
+        if node.type != "import_from_statement":
+            stack.extend(node.children)
+            continue
+        module = node.child_by_field_name("module_name")
+        if module is None:
+            continue
+        relative = module.type == "relative_import"
+        if path == new_file and relative:  # the moved file's own relative imports: from where it was
+            if posixpath.dirname(old_file) != posixpath.dirname(new_file):
+                target = _relative_target(old_file, module)
+                spelling = _module_spelling(new_file, target, True) if target is not None else None
+                if spelling is not None and spelling != (module.text or b"").decode("utf-8"):
+                    changes.append((module.start_byte, module.end_byte, spelling))
+            continue
+        target = _relative_target(path, module) if relative else None
+        names = (module.text or b"").decode("utf-8").split(".") if not relative else None
+        if names == old_module or (target is not None and target == old_path):  # ``from pkg.old import f``
+            spelling = _module_spelling(path, new_path, relative)
+            if spelling is not None:
+                changes.append((module.start_byte, module.end_byte, spelling))
+            continue
+        if names != old_module[:-1] and (target is None or target != posixpath.dirname(old_path)):
+            continue
+        items = node.children_by_field_name("name")  # ``from pkg import old``: the module imported as a name
+        for item in items:
+            name = item.child_by_field_name("name") if item.type == "aliased_import" else item
+            if name is None or name.text != old_module[-1].encode("utf-8"):
+                continue
+            if new_module[:-1] != old_module[:-1]:  # another package: only a statement importing it alone moves
+                package = _module_spelling(path, posixpath.dirname(new_path), relative)
+                if len(items) != 1 or package is None:
+                    continue
+                changes.append((module.start_byte, module.end_byte, package))
+            renamed = new_module[-1]
+            if item.type != "aliased_import" and renamed != old_module[-1]:
+                bound, other = _bare_uses(root, name.text)
+                if other:  # used other ways than ``old.f()``: the old name stays bound to the moved module
+                    renamed = f"{renamed} as {old_module[-1]}"
+                else:
+                    changes += [(use.start_byte, use.end_byte, new_module[-1]) for use in bound]
+            if renamed != old_module[-1]:
+                changes.append((name.start_byte, name.end_byte, renamed))
+    if spelled:
+        changes += [(use.start_byte, use.end_byte, ".".join(new_module)) for use in uses]
+    return changes
+
+
 def retarget_imports(path: str, text: str, old_file: str, new_file: str) -> tuple[str, int]:
     """``text`` (the file at ``path``) with each import of the module at ``old_file`` pointed at ``new_file``
     instead (a rename that moves its file), and how many changed. JavaScript / TypeScript: each relative
     specifier that resolves to it, rewritten relative to ``path`` (without an extension where it had none); in
     the moved file itself (``path`` == ``new_file``), its own relative specifiers, kept pointing where they did.
-    Python: ``from`` imports that name the module (absolute, or relative from the same folder) and ``import a.b``
-    (with its uses ``a.b.f()`` where it has no ``as``); ``from a import b`` of the module itself is left, and so
-    is any other language."""
+    Python: ``from`` imports that name the module (absolute, or relative from any folder), ``import a.b`` (with its
+    uses ``a.b.f()`` where it has no ``as``), ``from pkg import old`` of the module itself (its ``old.f()`` uses
+    renamed with it, or ``new as old`` where the file uses the name another way; from another package only when the
+    statement imports it alone), and in the moved file, its own relative imports, which the move would break (made
+    absolute where they would climb out of the top-level package). Any other language is left."""
     language = language_for(path)
     if language is None:
         return text, 0
@@ -384,42 +514,7 @@ def retarget_imports(path: str, text: str, old_file: str, new_file: str) -> tupl
             if moved != spec:
                 changes.append((fragment.start_byte, fragment.end_byte, moved))
     elif language == "python" and old_file.endswith(".py") and new_file.endswith(".py"):
-        old_module, new_module = _module_of(old_file), _module_of(new_file)
-        dotted_old = ".".join(old_module).encode("utf-8")
-        spelled = False  # ``import a.b.old`` without ``as``: its uses spell the module (``a.b.old.f()``)
-        uses: list[tree_sitter.Node] = []
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            if node.type == "import_statement":
-                for item in node.named_children:
-                    dotted = item.child_by_field_name("name") if item.type == "aliased_import" else item
-                    if dotted is not None and dotted.type == "dotted_name" and dotted.text == dotted_old:
-                        changes.append((dotted.start_byte, dotted.end_byte, ".".join(new_module)))
-                        spelled = spelled or item.type != "aliased_import"
-                continue
-            if node.type in ("attribute", "identifier") and node.text == dotted_old and node.parent is not None \
-                    and node.parent.type == "attribute" and _same(node.parent.child_by_field_name("object"), node):
-                uses.append(node)
-                continue
-            if node.type != "import_from_statement":
-                stack.extend(node.children)
-                continue
-            module = node.child_by_field_name("module_name")
-            if module is None:
-                continue
-            if module.type == "dotted_name" and (module.text or b"").decode().split(".") == old_module:
-                changes.append((module.start_byte, module.end_byte, ".".join(new_module)))
-            elif module.type == "relative_import" and old_module[:-1] == new_module[:-1]:
-                dots = next((c for c in module.children if c.type == "import_prefix"), None)
-                name = next((c for c in module.children if c.type == "dotted_name"), None)
-                if dots is None or name is None or dots.text != b"." or name.text is None:
-                    continue
-                here = posixpath.dirname(path)
-                if posixpath.join(here, name.text.decode().replace(".", "/") + ".py") == old_file:
-                    changes.append((name.start_byte, name.end_byte, new_module[-1]))
-        if spelled:
-            changes += [(use.start_byte, use.end_byte, ".".join(new_module)) for use in uses]
+        changes = _retarget_python(path, root, old_file, new_file)
     out = bytearray(data)
     for start, end, value in sorted(changes, reverse=True):
         out[start:end] = value.encode("utf-8")

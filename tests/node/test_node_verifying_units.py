@@ -299,6 +299,25 @@ def test_a_carried_rename_names_each_definition_it_changes_and_a_moved_file(tmp_
     assert edited.edits and _rename_places(workspace, edited) == ""
 
 
+def test_a_move_question_gets_the_node_s_move_with_no_edit_block_in_its_answer(tmp_path: Path) -> None:
+    """"Move X into Y/" is made by the node, through the workspace (its search finds the importing files): the
+    old file deleted, the new one created, the imports following; a question about a move gets none."""
+    from contenox.config import WorkspaceConfig
+    from contenox.node.node import _proposed_edits
+    from contenox.workspace import Workspace
+
+    root = make_repo(tmp_path / "repo", {"src/pkg/__init__.py": "", "src/pkg/util.py": "X = 1\n",
+                                         "src/pkg/lists.py": "from .util import X\n",
+                                         "tests/test_l.py": "from pkg.lists import X\n"})
+    workspace = Workspace.open(root, WorkspaceConfig(), tmp_path / "cache")
+    answer = "Sure: moving the module keeps its functions; the imports must follow."
+    moved = _proposed_edits(answer, workspace, (), "Move src/pkg/lists.py into src/pkg/sub/.")
+    assert {e.path: e.new_text for e in moved.edits} == {
+        "src/pkg/lists.py": None, "src/pkg/sub/lists.py": "from ..util import X\n",
+        "tests/test_l.py": "from pkg.sub.lists import X\n"}
+    assert not _proposed_edits(answer, workspace, (), "Why would I move src/pkg/lists.py into src/pkg/sub/?").edits
+
+
 def test_an_edit_step_searches_the_definitions_the_question_then_the_answer_names(tmp_path: Path) -> None:
     """A change turn's edit step is localized: the definitions the question names first, then those its answer
     marks as code, each its own lines; a test only when the question speaks of tests; no name defined: files."""
