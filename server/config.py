@@ -117,6 +117,11 @@ class PlannerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """After the answer, one sentence marked as the node's gives the file and line of each name the answer presents
     as code (in backticks) without naming its file, where exactly one workspace file defines it. Named in
     explain-context."""
+    answer_calls: int = 30
+    """After the answer to a question that asks how code works and names a function, class or test ("Walk me
+    through what happens between load_dotenv() and os.environ"), the calls that definition makes, read from the
+    source (not run), in up to this many lines, marked as the node's: the small models stop after the first call
+    or two. 0: off. Named in explain-context."""
     edit_step: bool = True
     """A turn whose question asks for a change to be made (fix, rename, add, "give me the diff"...) and whose answer
     wrote no edit block takes one more step: its answer is followed by a request for the change as edit blocks,
@@ -348,7 +353,7 @@ _POSITIVE_FLOAT = {"engine.repetition_penalty", "tools.max_seconds", "engine.tim
 _RETIRED = {"planner.align_blocks", "workspace.debounce_ms"}
 """Keys older versions wrote (``contenox init`` writes every key); read and dropped without a warning."""
 _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "node.idle_exit_s", "planner.output_reserve",
-                 "planner.max_history_turns", "planner.retrieval_tokens", "planner.call_tree_lines", "planner.thread_tokens",
+                 "planner.max_history_turns", "planner.retrieval_tokens", "planner.call_tree_lines", "planner.answer_calls", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
                  "verify.infill", "verify.infill_inserts", "verify.infill_places",

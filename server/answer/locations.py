@@ -1,23 +1,33 @@
-"""Where the definitions an answer names are: a sentence after the answer, for the names it gave without their file.
+"""Where the definitions an answer names are: a sentence after the answer, for the names it gave without their file;
+and, after an answer to how code works, the calls it goes through.
 
 The small models name functions and classes in backticks and leave out their files ("`parse_from_object` reads
 the source...", the file never said), so a reader has to search for each. The node knows where each name is
 defined: a name the answer presents as code that exactly one workspace file defines (``Class.method`` by the file
 that defines the class) gets that file and line, in one sentence after the answer, marked as the node's. Nothing
 the answer wrote changes; a name defined in several files, or not at all, is left out rather than guessed.
+
+A question about how code works ("Walk me through what happens between load_dotenv() and os.environ") is answered by
+the small models with the first function or two; the node reads the rest from the source: the calls the definitions
+the question names make, a few levels deep (``contenox.workspace.call_tree``), shown after the answer as the node's
+(:func:`calls_section`), each with its file and line, so the path is there even where the model stopped.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from contenox.answer.citations import cited_paths, cited_symbols
 
-__all__ = ["LOCATIONS_LEAD", "Located", "locations", "without_locations"]
+__all__ = ["CALLS_LEAD", "LOCATIONS_LEAD", "Located", "calls_section", "locations", "without_locations"]
 
 LOCATIONS_LEAD = "Where the names above are defined (found by Contenox): "
 """How the sentence begins (the eval reads the answer without it too)."""
+CALLS_LEAD = "The calls "
+CALLS_FOUND = " makes, read from the source by Contenox (not run):"
+"""How the call tree after a how-it-works answer begins and ends its first line (:func:`calls_section`)."""
 MAX_LOCATIONS = 10
 
 
@@ -54,7 +64,20 @@ def locations(text: str, find: Callable[[str], Sequence[Located]],
     return (LOCATIONS_LEAD + ", ".join(entries) + ".", entries) if entries else ("", [])
 
 
+def calls_section(tree: str, roots: Sequence[str]) -> str:
+    """The call tree a how-it-works question's answer is followed by (``tree``: the workspace's rendered call tree
+    from ``roots``, the definitions the question names), marked as the node's; '' when it shows no call."""
+    if "-> " not in tree or not roots:  # (a definition that calls nothing the source resolves: nothing to add)
+        return ""
+    named = ", ".join(f"`{root}`" for root in roots)
+    return f"{CALLS_LEAD}{named}{CALLS_FOUND}\n\n```text\n{tree.rstrip()}\n```"
+
+
 def without_locations(text: str) -> str:
-    """``text`` without the locations sentence :func:`locations` added at its end (what the model wrote)."""
-    at = text.rfind("\n\n" + LOCATIONS_LEAD)
-    return text[:at] if at >= 0 else text
+    """``text`` without what the node added at its end (what the model wrote): the locations sentence
+    (:func:`locations`) and the call tree (:func:`calls_section`)."""
+    ends = [text.rfind("\n\n" + LOCATIONS_LEAD)]
+    calls = re.search(r"\n\n" + re.escape(CALLS_LEAD) + r"[^\n]*" + re.escape(CALLS_FOUND) + r"\n", text)
+    ends.append(calls.start() if calls is not None else -1)
+    found = [at for at in ends if at >= 0]
+    return text[:min(found)] if found else text

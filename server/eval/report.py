@@ -105,7 +105,8 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
     generated: bool = False
     files_named: tuple[str, ...] = ()
-    """Must-cite files the answer's text names (the model's words, or the node's locations sentence after them)."""
+    """Must-cite files the answer's text names (the model's words, or the node's locations sentence or call tree
+    after them)."""
     files_edited: tuple[str, ...] = ()
     """Must-cite files the answer's proposed edit changes (what the user is shown and can apply): named too."""
     symbols_named: tuple[str, ...] = ()
@@ -120,7 +121,7 @@ class TaskResult(msgspec.Struct, frozen=True, kw_only=True):
     """None when the model did not run (``--retrieval-only``)."""
     passed_own: bool | None = None
     """Whether it passes on the model's own words: the answer without the node's locations sentence (the files of
-    the names it gave; :mod:`contenox.answer.locations`). None: the model did not run."""
+    the names it gave) and call tree (:mod:`contenox.answer.locations`). None: the model did not run."""
     ttft_ms: float | None = None
     answer_tokens: int = 0
     edit_problems: tuple[str, ...] = ()
@@ -147,7 +148,7 @@ class ModeSummary(msgspec.Struct, frozen=True, kw_only=True):
     passed_by_kind: dict[str, tuple[int, int]]
     """kind -> (passed, tasks)"""
     passed_own: int | None = None
-    """Tasks that pass on the model's own words (without the node's locations sentence)."""
+    """Tasks that pass on the model's own words (without the node's locations sentence and call tree)."""
     precision: float | None
     ttft_ms_median: float | None
     prompt_tokens_median: float
@@ -316,7 +317,8 @@ def render_table(report: EvalReport) -> str:
             kinds = ", ".join(f"{k} {p}/{n}" for k, (p, n) in s.passed_by_kind.items())
             text += f"; pass {s.pass_rate:.1%} ({kinds})"
             if s.passed_own is not None:
-                text += f" ({s.passed_own} of them on the model's own words, without the node's locations sentence)"
+                text += (f" ({s.passed_own} of them on the model's own words, without the node's locations sentence and "
+                         "call tree)")
         if s.precision is not None:
             text += f"; citation precision {s.precision:.2f}"
         if s.ttft_ms_median is not None:

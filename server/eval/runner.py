@@ -201,7 +201,8 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     proposed = "".join(e["diff"] for e in result.get("edits") or ())
     edit = check_edit(task, tree, answer, proposed) if task.check is not None and task.check.apply else None
     passed = passes(task, named, edited, symbols, edit)
-    passed_own = passes(task, own, edited, symbols, edit)
+    # the model's own words: its files and its names, not those of the node's sentences after the answer
+    passed_own = passes(task, own, edited, symbols_named(task.must_cite_symbols, without_locations(answer)), edit)
     verification = _verification(task, result.get("verification"))
     if mode == "verified" and verification is not None and task.check is not None and task.check.apply:
         # only where the tree is still as the task began (an agent turn writes to it): each candidate against its test

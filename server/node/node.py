@@ -22,7 +22,7 @@ import msgspec
 from contenox.answer.blocks import parse_edit_blocks
 from contenox.answer.edits import ProposedEdit, ProposedEdits
 from contenox.answer.imports import complete_imports
-from contenox.answer.locations import locations
+from contenox.answer.locations import calls_section, locations
 from contenox.answer.moves import move_file, move_renamed_file
 from contenox.answer.renames import asked_names, propagate_renames, rename_asked, renamed_definitions
 from contenox.answer.repetition import RepetitionGuard
@@ -94,7 +94,7 @@ from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
 from contenox.verify import edit_blocks_grammar, is_test_path, rename_grammar
-from contenox.workspace import points_at, rename_identifier, retarget_imports
+from contenox.workspace import RetrievalQuery, points_at, rename_identifier, retarget_imports
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -764,6 +764,16 @@ class Node:
                 await _emit(on_event, TurnEvent(kind="chunk", text=f"\n\n{located}"))
                 step_notes.append(f"locations: the answer named {len(entries)} definition(s) without their files; "
                                   "where each is defined was added after it (planner.locations)")
+        if self.config.planner.answer_calls and final.finish_reason != "cancelled" and verification is None:
+            tree, roots = await asyncio.to_thread(workspace.call_tree, RetrievalQuery(text=request.prompt,
+                                                                                      terminal=request.terminal),
+                                                  self.config.planner.answer_calls)
+            if section := calls_section(tree, roots):  # the path past where the model stopped, said as the node's
+                final = msgspec.structs.replace(final, text=f"{final.text.rstrip()}\n\n{section}")
+                await _emit(on_event, TurnEvent(kind="chunk", text=f"\n\n{section}"))
+                step_notes.append(f"calls: the calls {', '.join(roots)} makes, read from the source "
+                                  f"({tree.count(chr(10)) + 1} lines, at most planner.answer_calls = "
+                                  f"{self.config.planner.answer_calls}), added after the answer")
         notes = [*step_notes, *(describe_verification(verification) if verification is not None else ()),
                  *edits.notes]
         end = await asyncio.to_thread(finish, planner, turn_plan, final.text, measured, workspace, steps=steps,

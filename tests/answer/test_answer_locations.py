@@ -3,7 +3,7 @@ defines it; names defined in several files, or nowhere, left out; the answer its
 
 from __future__ import annotations
 
-from contenox.answer.locations import LOCATIONS_LEAD, locations, without_locations
+from contenox.answer.locations import LOCATIONS_LEAD, calls_section, locations, without_locations
 from contenox.workspace import SymbolLocation
 
 DEFS = {
@@ -49,3 +49,18 @@ def test_tests_count_only_for_a_test_s_name() -> None:
 def test_nothing_to_add() -> None:
     assert locations("It reads the file (src/util.py) with `helper`.", find, is_test) == ("", [])
     assert without_locations("no sentence") == "no sentence"
+
+
+def test_the_call_tree_after_an_answer_is_the_node_s_and_reads_apart() -> None:
+    tree = "load (src/m.py:3)\n  -> parse (src/p.py:9)"
+    section = calls_section(tree, ["load"])
+    assert section == ("The calls `load` makes, read from the source by Contenox (not run):\n\n```text\n"
+                       f"{tree}\n```")
+    answer = "`load` reads the file with `parse`."
+    sentence, _ = locations(answer, find, is_test)
+    assert without_locations(f"{answer}\n\n{section}") == answer
+    assert without_locations(f"{answer}\n\n{LOCATIONS_LEAD}`x` (a.py:1).\n\n{section}") == answer
+    # the model's own words that begin the same way stay; a root that calls nothing adds nothing
+    own = "The calls `load` makes are few."
+    assert without_locations(own) == own
+    assert calls_section("load (src/m.py:3)", ["load"]) == "" and calls_section(tree, []) == ""

@@ -1422,6 +1422,38 @@ async def test_an_edit_written_to_a_question_about_how_the_code_works_is_offered
     assert (repo / "util.py").read_text() == UTIL
 
 
+async def test_a_how_it_works_answer_is_followed_by_the_calls_read_from_the_source(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"How does outer() get its value?": after the answer, the calls `outer` makes, read from the source and marked
+    as the node's, streamed like the rest and named in explain-context; the citations checked are the model's;
+    a question that asks no how, or planner.answer_calls = 0, adds none."""
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def outer(x):\n    return inner(x) + 1\n\n\n"
+                                                    "def inner(x):\n    return scale(x) * 2\n\n\n"
+                                                    "def scale(x):\n    return x\n"})
+    answer = "It adds one to what another function returns."
+    scripted(monkeypatch, answer)
+    events: list[TurnEvent] = []
+
+    async def on_event(event: TurnEvent) -> None:
+        events.append(event)
+
+    ask = "How does outer() get its value? Walk me through the calls."
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=ask), on_event)
+    section = ("The calls `outer` makes, read from the source by Contenox (not run):\n\n```text\n"
+               "outer (calc.py:1)\n  -> inner (calc.py:5)\n    -> scale (calc.py:9)\n```")
+    assert outcome.text == f"{answer}\n\n{section}"
+    assert [e.text for e in events if e.kind == "chunk"][-1] == f"\n\n{section}"
+    assert any(note.startswith("calls: the calls outer makes, read from the source (3 lines, at most "
+                               "planner.answer_calls = 30)") for note in outcome.explain.notes)
+    assert outcome.explain.citations is not None and outcome.explain.citations.files_real == ()
+    scripted(monkeypatch, answer)
+    assert (await node.turn(TurnRequest(root=str(repo), prompt="Where is outer() used?"))).text == answer
+    node.config = msgspec.structs.replace(node.config, planner=msgspec.structs.replace(node.config.planner,
+                                                                                         answer_calls=0))
+    scripted(monkeypatch, answer)
+    assert (await node.turn(TurnRequest(root=str(repo), prompt=ask))).text == answer
+
+
 async def test_names_the_answer_gave_without_their_file_are_located_after_it(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The answer names `helper()` and `test_helper` but no file: one sentence after it, marked as the node's, gives

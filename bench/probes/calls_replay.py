@@ -1,0 +1,93 @@
+"""Replay: the eval's recorded answers to how-it-works questions, with the call tree the node now adds after them.
+
+``planner.answer_calls`` appends, after the answer to a question that asks how code works and names a definition,
+the calls that definition makes, read from the source (``contenox.answer.locations.calls_section``). It changes
+nothing the model reads or writes: the section is computed from the question and the workspace after the answer.
+So a recorded answer graded again with the section the node would add to it is the answer the node now gives.
+This replays it: each result of the given verified-mode reports whose question asks how code works is checked out
+(the eval's own checkout, at the task's commit), the call tree computed by the workspace with the node's function
+and limit, appended, and the answer graded again with the eval's own scoring: passed before, passed with the
+section, and passed on the model's own words (the grade that counts neither the locations sentence nor the tree).
+
+From the repository root: ``.venv/bin/python bench/probes/calls_replay.py --cache .cache/eval-repos
+--out bench/results/X.json REPORT.json...`` (a partial ``.jsonl`` works too; a task's answer is its last in the reports, read in the order given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from contenox.answer.citations import cited_paths
+from contenox.answer.locations import calls_section, without_locations
+from contenox.config import PlannerConfig, WorkspaceConfig
+from contenox.eval.checkout import checkout
+from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
+from contenox.eval.score import files_named, passes, symbols_named
+from contenox.workspace import RetrievalQuery, Workspace
+
+
+def _results(path: Path) -> list[dict]:
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return list(json.loads(path.read_text())["results"])
+
+
+def replay(task, repo: Path, result: dict, lines: int) -> dict:
+    """One recorded answer graded again with the node's call tree after it."""
+    answer = result.get("answer") or ""
+    with tempfile.TemporaryDirectory(prefix="calls-replay-") as scratch:
+        tree_dir = checkout(task, repo, Path(scratch) / "tree")
+        workspace = Workspace.open(tree_dir, WorkspaceConfig(), Path(scratch) / "cache")
+        tree, roots = workspace.call_tree(RetrievalQuery(text=task.ask, terminal=task.terminal or ""), lines)
+    section = calls_section(tree, roots)
+    after = f"{answer.rstrip()}\n\n{section}" if section else answer
+    own_files = files_named(task.must_cite_files, [p for p, _, _ in cited_paths(without_locations(answer))])
+    node_files = files_named(task.must_cite_files, [p for p, _, _ in cited_paths(after[len(without_locations(after)):])])
+    named = list(dict.fromkeys([*(result.get("files_named") or ()), *node_files]))
+    symbols = symbols_named(task.must_cite_symbols, after)
+    return {
+        "id": task.id, "kind": task.kind, "roots": list(roots), "tree_lines": tree.count("\n") + 1 if tree else 0,
+        "passed_before": result.get("passed"),
+        "passed_with_calls": passes(task, named, (), symbols, None),
+        "passed_own": passes(task, own_files, (), symbols_named(task.must_cite_symbols, without_locations(answer)),
+                             None),
+        "symbols_before": list(result.get("symbols_named") or ()), "symbols_with_calls": symbols,
+        "files_before": list(result.get("files_named") or ()), "files_with_calls": named,
+        "must_files": list(task.must_cite_files), "must_symbols": list(task.must_cite_symbols),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("reports", nargs="+", type=Path)
+    parser.add_argument("--cache", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--lines", type=int, default=PlannerConfig().answer_calls)
+    args = parser.parse_args(argv)
+    task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
+    tasks = {task.id: task for task in task_set.tasks}
+    latest: dict[str, tuple[str, dict]] = {}  # a task's last recorded answer, the reports read in the order given
+    for report in args.reports:
+        for result in _results(report):
+            if result.get("answer") and result["id"] in tasks and tasks[result["id"]].kind == "architecture":
+                latest[result["id"]] = (report.name, result)
+    rows = [{**replay(tasks[i], repos[tasks[i].repo], result, args.lines), "report": name}
+            for i, (name, result) in latest.items()]
+    out: dict = {"lines": args.lines, "reports": [r.name for r in args.reports], "rows": rows, "tasks": len(rows),
+                 "passed_before": sum(1 for r in rows if r["passed_before"]),
+                 "passed_with_calls": sum(1 for r in rows if r["passed_with_calls"]),
+                 "passed_own": sum(1 for r in rows if r["passed_own"])}
+    print(f"{out['tasks']} architecture answers: passed {out['passed_before']} as recorded, "
+          f"{out['passed_with_calls']} with the call tree after them, {out['passed_own']} on the model's own words")
+    for r in rows:
+        print(f"  {r['id']:36s} {r['passed_before']!s:5s} -> {r['passed_with_calls']!s:5s} roots={r['roots']} "
+              f"({r['report']})")
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
