@@ -25,7 +25,7 @@ from contenox.answer.locations import calls_section, without_locations
 from contenox.config import PlannerConfig, WorkspaceConfig
 from contenox.eval.checkout import checkout
 from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
-from contenox.eval.score import files_named, passes, symbols_named
+from contenox.eval.score import graded
 from contenox.workspace import RetrievalQuery, Workspace
 
 
@@ -44,18 +44,15 @@ def replay(task, repo: Path, result: dict, lines: int) -> dict:
         tree, roots = workspace.call_tree(RetrievalQuery(text=task.ask, terminal=task.terminal or ""), lines)
     section = calls_section(tree, roots)
     after = f"{answer.rstrip()}\n\n{section}" if section else answer
-    own_files = files_named(task.must_cite_files, [p for p, _, _ in cited_paths(without_locations(answer))])
-    node_files = files_named(task.must_cite_files, [p for p, _, _ in cited_paths(after[len(without_locations(after)):])])
-    named = list(dict.fromkeys([*(result.get("files_named") or ()), *node_files]))
-    symbols = symbols_named(task.must_cite_symbols, after)
+    own_files = [p for p, _, _ in cited_paths(without_locations(answer))]  # (the run checked them; real ones)
+    grade = graded(task, after, own_files, (), None)
     return {
         "id": task.id, "kind": task.kind, "roots": list(roots), "tree_lines": tree.count("\n") + 1 if tree else 0,
         "passed_before": result.get("passed"),
-        "passed_with_calls": passes(task, named, (), symbols, None),
-        "passed_own": passes(task, own_files, (), symbols_named(task.must_cite_symbols, without_locations(answer)),
-                             None),
-        "symbols_before": list(result.get("symbols_named") or ()), "symbols_with_calls": symbols,
-        "files_before": list(result.get("files_named") or ()), "files_with_calls": named,
+        "passed_regraded": graded(task, answer, own_files, (), None).passed,  # (the replay's grading, checked)
+        "passed_with_calls": grade.passed, "passed_own": grade.passed_own,
+        "symbols_before": list(result.get("symbols_named") or ()), "symbols_with_calls": list(grade.symbols),
+        "files_before": list(result.get("files_named") or ()), "files_with_calls": list(grade.named),
         "must_files": list(task.must_cite_files), "must_symbols": list(task.must_cite_symbols),
     }
 

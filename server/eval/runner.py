@@ -27,8 +27,6 @@ from typing import Any
 
 import msgspec
 
-from contenox.answer.citations import cited_paths
-from contenox.answer.locations import without_locations
 from contenox.client import PrivateNode
 from contenox.config import Config
 from contenox.eval.checkout import checkout
@@ -40,9 +38,8 @@ from contenox.eval.score import (
     check_edit,
     files_named,
     grade_candidates,
-    passes,
+    graded,
     recall,
-    symbols_named,
 )
 from contenox.eval.tasks import Task
 from contenox.host import host_facts
@@ -193,22 +190,17 @@ def _run_task(node: EvalNode, mode: str, task: Task, tree: Path, *, retrieval_on
     real = [*citations.get("files_real", ()), *citations.get("symbols_real", ())]
     unknown = tuple([*citations.get("files_unknown", ()), *citations.get("symbols_unknown", ()),
                      *citations.get("lines_unknown", ())])
-    own = tuple(files_named(task.must_cite_files, citations.get("files_real", ())))  # the model's (not the node's)
-    located = files_named(task.must_cite_files, [p for p, _, _ in cited_paths(answer[len(without_locations(answer)):])])
-    named = tuple(dict.fromkeys([*own, *located]))
     edited = tuple(files_named(task.must_cite_files, [e["path"] for e in result.get("edits") or ()]))
-    symbols = tuple(symbols_named(task.must_cite_symbols, answer))
     proposed = "".join(e["diff"] for e in result.get("edits") or ())
     edit = check_edit(task, tree, answer, proposed) if task.check is not None and task.check.apply else None
-    passed = passes(task, named, edited, symbols, edit)
-    # the model's own words: its files and its names, not those of the node's sentences after the answer
-    passed_own = passes(task, own, edited, symbols_named(task.must_cite_symbols, without_locations(answer)), edit)
+    grade = graded(task, answer, citations.get("files_real", ()), edited, edit)  # with and without the node's words
+    named, symbols, passed, passed_own = grade.named, grade.symbols, grade.passed, grade.passed_own
     verification = _verification(task, result.get("verification"))
     if mode == "verified" and verification is not None and task.check is not None and task.check.apply:
         # only where the tree is still as the task began (an agent turn writes to it): each candidate against its test
-        graded = grade_candidates(task, tree, verification.diffs)
-        verification = msgspec.structs.replace(verification, graded=len(graded),
-                                               grading_passed=sum(1 for ok in graded.values() if ok))
+        candidates = grade_candidates(task, tree, verification.diffs)
+        verification = msgspec.structs.replace(verification, graded=len(candidates),
+                                               grading_passed=sum(1 for ok in candidates.values() if ok))
     return msgspec.structs.replace(
         base, verification=verification, agent=loop.report() if loop else None, generated=True, files_named=named, files_edited=edited, symbols_named=symbols, cited_real=len(real),
         cited_unknown=unknown,

@@ -16,13 +16,15 @@ from pathlib import Path
 
 import msgspec
 
+from contenox.answer.citations import cited_paths
+from contenox.answer.locations import without_locations
 from contenox.eval.checkout import apply, apply_check, run_test
 from contenox.eval.repos import git
 from contenox.eval.tasks import Task
 from contenox.workspace import changed_lines
 
-__all__ = ["EditCheck", "check_edit", "extract_diff", "files_named", "grade_candidates", "passes", "recall",
-           "symbols_named"]
+__all__ = ["EditCheck", "Graded", "check_edit", "extract_diff", "files_named", "grade_candidates", "graded", "passes",
+           "recall", "symbols_named"]
 
 _FENCED = re.compile(r"```+[ \t]*(?:diff|patch|udiff)?[ \t]*\n(.*?)```+", re.DOTALL)
 
@@ -60,6 +62,30 @@ def passes(task: Task, named: Iterable[str], edited: Iterable[str], symbols: Ite
     files = set(named) | set(edited)
     return (all(f in files for f in task.must_cite_files) and set(task.must_cite_symbols) <= set(symbols)
             and (edit is None or (edit.applies and edit.test_passed is not False)))
+
+
+class Graded(msgspec.Struct, frozen=True, kw_only=True):
+    named: tuple[str, ...]
+    """Must-cite files the answer names: the model's (checked citations) and those of the node's sentences after
+    it (the locations sentence, the call tree)."""
+    symbols: tuple[str, ...]
+    passed: bool
+    passed_own: bool
+    """On the model's own words: its files and its names, neither counted from the node's sentences."""
+
+
+def graded(task: Task, answer: str, files_real: Iterable[str], edited: Iterable[str],
+           edit: EditCheck | None) -> Graded:
+    """How ``answer`` grades on ``task`` (``files_real``: the files the model's words cite, checked; ``edited``:
+    the must-cite files its proposed change edits), with and without what the node added after it."""
+    own_text = without_locations(answer)
+    own = files_named(task.must_cite_files, files_real)
+    located = files_named(task.must_cite_files, [p for p, _, _ in cited_paths(answer[len(own_text):])])
+    named = tuple(dict.fromkeys([*own, *located]))
+    edited = list(edited)
+    symbols = tuple(symbols_named(task.must_cite_symbols, answer))
+    return Graded(named=named, symbols=symbols, passed=passes(task, named, edited, symbols, edit),
+                  passed_own=passes(task, own, edited, symbols_named(task.must_cite_symbols, own_text), edit))
 
 
 def symbols_named(must_cite: Iterable[str], answer: str) -> list[str]:

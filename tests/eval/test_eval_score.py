@@ -145,7 +145,7 @@ def test_summary_and_table() -> None:
     assert (s.pass_rate, s.passed_own) == (0.5, 0)
     table = render_table(msgspec.structs.replace(report, summaries=(s,), results=tuple(located)))
     assert "pass 50.0% (refactor 0/1, architecture 1/1) (0 of them on the model's own words, without the node's " \
-           "locations sentence)" in table
+           "locations sentence and call tree)" in table
 
 
 def test_verified_summary_keeps_the_grading_test_apart() -> None:
@@ -233,3 +233,22 @@ def test_the_injected_lines_and_the_place_that_holds_them(task_set: TaskSet) -> 
     assert bug_place(task, ["third (src/pkg/other.py:4-9)", "first (src/pkg/core.py:9-20)"]) == 2  # found
     assert bug_place(task, []) is None
     assert bug_place(msgspec.structs.replace(task, inject=""), ["first (src/pkg/core.py:9-20, x)"]) is None
+
+
+def test_the_own_words_grade_counts_neither_the_locations_sentence_nor_the_call_tree() -> None:
+    """The pass counts the files and names of the node's sentences after the answer; the own-words grade only the
+    model's: a must-cite name only the call tree gives passes the first, not the second."""
+    from contenox.answer.locations import LOCATIONS_LEAD, calls_section
+    from contenox.eval.score import graded
+    from contenox.eval.tasks import Task
+
+    task = Task(id="t", repo="r", commit="c", kind="architecture", ask="How does load() work?",
+                must_cite_files=("src/m.py",), must_cite_symbols=("load", "parse"))
+    answer = "`load` in src/m.py reads the file."
+    tree = calls_section("load (src/m.py:3)\n  -> parse (src/p.py:9)", ["load"])
+    both = graded(task, f"{answer}\n\n{tree}", ["src/m.py"], (), None)
+    assert (both.passed, both.passed_own, both.symbols) == (True, False, ("load", "parse"))
+    own = graded(task, answer.replace("reads", "calls `parse` to read"), ["src/m.py"], (), None)
+    assert (own.passed, own.passed_own) == (True, True)
+    located = graded(task, f"`load` calls `parse`.\n\n{LOCATIONS_LEAD}`load` (src/m.py:3).", [], (), None)
+    assert (located.passed, located.passed_own, located.named) == (True, False, ("src/m.py",))
