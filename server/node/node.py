@@ -145,7 +145,10 @@ def _beyond_blocks(edits: ProposedEdits) -> str:
     added = [note for note in edits.notes if note.startswith("import of `") or " exported from its package " in note
              or (note.startswith("rename of `") and " carried to every use" in note)
              or (note.startswith("file ") and ", as the question asks: " in note)]
-    return ("Beyond the edit blocks, the offered change also has: " + "; ".join(added) + ".") if added else ""
+    return (_BEYOND_LEAD + "; ".join(added) + ".") if added else ""
+
+
+_BEYOND_LEAD = "Beyond the edit blocks, the offered change also has: "
 
 
 _EDIT_STEP_PLACES = 4
@@ -757,6 +760,12 @@ class Node:
         elif self.config.verify.enabled and edits.edits:
             step_notes.append("not verified: the question asks to see or to be told how the code works, not for a "
                               "change; the edit the answer wrote anyway is offered as written, unchecked")
+        if edits.edits and final.finish_reason != "cancelled" and _BEYOND_LEAD not in final.text \
+                and (beyond := _beyond_blocks(edits)):  # unchecked too, what the node added is said (a move, a rename)
+            if places := await asyncio.to_thread(_rename_places, workspace, edits):
+                beyond = f"{beyond} {places}"
+            final = msgspec.structs.replace(final, text=f"{final.text.rstrip()}\n\n{beyond}")
+            await _emit(on_event, TurnEvent(kind="chunk", text=f"\n\n{beyond}"))
         if self.config.planner.locations and final.finish_reason != "cancelled":
             located, entries = await asyncio.to_thread(locations, final.text, workspace.find_symbol, is_test_path)
             if located:  # where the names the answer gave without their files are defined, said as the node's

@@ -1454,6 +1454,29 @@ async def test_a_how_it_works_answer_is_followed_by_the_calls_read_from_the_sour
     assert (await node.turn(TurnRequest(root=str(repo), prompt=ask))).text == answer
 
 
+async def test_a_move_question_is_answered_with_the_node_s_move_said_in_the_answer(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Move src/pkg/lists.py into src/pkg/text/": the model writes no edit block, the node makes the move (the old
+    file deleted, the new one created, the imports following), no edit step is asked for, and the answer says what
+    the offered change holds, unverified (no check command) as well; the user's files stay as they were."""
+    files = {"src/pkg/__init__.py": "", "src/pkg/util.py": "X = 1\n", "src/pkg/lists.py": "from .util import X\n",
+             "app.py": "from pkg.lists import X\n"}
+    repo = make_repo(tmp_path / "repo", files)
+    answer = "Moving it is fine; its imports must follow."
+    script = scripted(monkeypatch, answer)
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Move src/pkg/lists.py into src/pkg/text/."))
+    assert len(script.prompts) == 1  # no edit step: the change needed no model
+    assert {e.path: e.new_text for e in outcome.edits.edits} == {
+        "src/pkg/lists.py": None, "src/pkg/text/lists.py": "from ..util import X\n",
+        "app.py": "from pkg.text.lists import X\n"}
+    assert outcome.verification is not None and outcome.verification.status == "skipped"
+    assert outcome.text == (f"{answer}\n\nBeyond the edit blocks, the offered change also has: file src/pkg/lists.py "
+                            "moved to src/pkg/text/lists.py, as the question asks: 2 import(s) follow: "
+                            "src/pkg/text/lists.py (1), app.py (1).")
+    assert all((repo / path).read_text() == text for path, text in files.items())
+    assert not (repo / "src/pkg/text").exists()
+
+
 async def test_names_the_answer_gave_without_their_file_are_located_after_it(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The answer names `helper()` and `test_helper` but no file: one sentence after it, marked as the node's, gives
