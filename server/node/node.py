@@ -138,6 +138,9 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
     return complete_imports(proposed, read, locate, question) if proposed.edits else proposed
 
 
+_BEYOND_LEAD = "Beyond the edit blocks, the offered change also has: "
+
+
 def _beyond_blocks(edits: ProposedEdits) -> str:
     """The sentence an offered change's answer says what the node added to the model's edit blocks with: a rename
     carried to every use, its file moved, the imports and the export the change left out ('' when it added
@@ -146,9 +149,6 @@ def _beyond_blocks(edits: ProposedEdits) -> str:
              or (note.startswith("rename of `") and " carried to every use" in note)
              or (note.startswith("file ") and ", as the question asks: " in note)]
     return (_BEYOND_LEAD + "; ".join(added) + ".") if added else ""
-
-
-_BEYOND_LEAD = "Beyond the edit blocks, the offered change also has: "
 
 
 _EDIT_STEP_PLACES = 4
