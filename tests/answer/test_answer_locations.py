@@ -57,7 +57,6 @@ def test_the_call_tree_after_an_answer_is_the_node_s_and_reads_apart() -> None:
     assert section == ("The calls `load` makes, read from the source by Contenox (not run):\n\n```text\n"
                        f"{tree}\n```")
     answer = "`load` reads the file with `parse`."
-    sentence, _ = locations(answer, find, is_test)
     assert without_locations(f"{answer}\n\n{section}") == answer
     assert without_locations(f"{answer}\n\n{LOCATIONS_LEAD}`x` (a.py:1).\n\n{section}") == answer
     # the model's own words that begin the same way stay; a root that calls nothing adds nothing

@@ -144,3 +144,10 @@ def test_which_questions_ask_how_code_works() -> None:
     assert asks_how_it_works("test_digests fails. Trace the test down to the code that computes the signing key")
     assert not asks_how_it_works("How do I add a flag to the parser?")  # asks for a change
     assert not asks_how_it_works("Is range parsing cached?")
+    # a change asked for, not the same verb saying what the code does
+    assert not asks_how_it_works("How does parse() work? Then add a flag for strict mode.")
+    assert not asks_how_it_works("Trace test_x down to the bug and fix it.")
+    assert not asks_how_it_works("Walk me through load(); I need to change how it reads files.")
+    assert asks_how_it_works("Walk me through what Connection.send(Response(...)) does: where does the state machine "
+                             "move, and which code writes the bytes?")
+    assert asks_how_it_works("How does the cache update its entries when one expires?")
