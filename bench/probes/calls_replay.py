@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from contenox.answer.citations import cited_paths
-from contenox.answer.locations import calls_section, without_locations
+from contenox.answer.locations import calls_section, without_node_sentences
 from contenox.config import PlannerConfig, WorkspaceConfig
 from contenox.eval.checkout import checkout
 from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
@@ -44,7 +44,7 @@ def replay(task, repo: Path, result: dict, lines: int) -> dict:
         tree, roots = workspace.call_tree(RetrievalQuery(text=task.ask, terminal=task.terminal or ""), lines)
     section = calls_section(tree, roots)
     after = f"{answer.rstrip()}\n\n{section}" if section else answer
-    own_files = [p for p, _, _ in cited_paths(without_locations(answer))]  # (the run checked them; real ones)
+    own_files = [p for p, _, _ in cited_paths(without_node_sentences(answer))]  # (the run checked them; real ones)
     grade = graded(task, after, own_files, (), None)
     return {
         "id": task.id, "kind": task.kind, "roots": list(roots), "tree_lines": tree.count("\n") + 1 if tree else 0,

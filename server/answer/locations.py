@@ -21,7 +21,7 @@ from typing import Protocol
 
 from contenox.answer.citations import cited_paths, cited_symbols
 
-__all__ = ["CALLS_LEAD", "LOCATIONS_LEAD", "Located", "calls_section", "locations", "without_locations"]
+__all__ = ["CALLS_LEAD", "LOCATIONS_LEAD", "Located", "calls_section", "locations", "without_node_sentences"]
 
 LOCATIONS_LEAD = "Where the names above are defined (found by Contenox): "
 """How the sentence begins (the eval reads the answer without it too)."""
@@ -73,7 +73,7 @@ def calls_section(tree: str, roots: Sequence[str]) -> str:
     return f"{CALLS_LEAD}{named}{CALLS_FOUND}\n\n```text\n{tree.rstrip()}\n```"
 
 
-def without_locations(text: str) -> str:
+def without_node_sentences(text: str) -> str:
     """``text`` without what the node added at its end (what the model wrote): the locations sentence
     (:func:`locations`) and the call tree (:func:`calls_section`)."""
     ends = [text.rfind("\n\n" + LOCATIONS_LEAD)]

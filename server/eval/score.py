@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from contenox.answer.citations import cited_paths
-from contenox.answer.locations import without_locations
+from contenox.answer.locations import without_node_sentences
 from contenox.eval.checkout import apply, apply_check, run_test
 from contenox.eval.repos import git
 from contenox.eval.tasks import Task
@@ -78,7 +78,7 @@ def graded(task: Task, answer: str, files_real: Iterable[str], edited: Iterable[
            edit: EditCheck | None) -> Graded:
     """How ``answer`` grades on ``task`` (``files_real``: the files the model's words cite, checked; ``edited``:
     the must-cite files its proposed change edits), with and without what the node added after it."""
-    own_text = without_locations(answer)
+    own_text = without_node_sentences(answer)
     own = files_named(task.must_cite_files, files_real)
     located = files_named(task.must_cite_files, [p for p, _, _ in cited_paths(answer[len(own_text):])])
     named = tuple(dict.fromkeys([*own, *located]))

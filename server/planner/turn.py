@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from contenox.answer.citations import check_citations
-from contenox.answer.locations import without_locations
+from contenox.answer.locations import without_node_sentences
 from contenox.planner.anticipate import layout_retrieved
 from contenox.planner.explain import Explain
 from contenox.planner.inputs import Chunk, build_inputs, change_reasons
@@ -168,7 +168,7 @@ def finish(planner: Planner, plan: TurnPlan, answer: str, metrics: MetricsLike |
     """The turn after its answer (blocking): the answer's citations checked against ``workspace`` (none
     without one; the model's, not the node's locations sentence after them), the turn recorded with its tool steps and ``notes`` (what the turn's later steps found: the
     tool loop, the verification, the edits), and the prefixes to persist and warm."""
-    citations = check_citations(without_locations(answer), workspace) if workspace is not None else None
+    citations = check_citations(without_node_sentences(answer), workspace) if workspace is not None else None
     extra = [*notes, *([REPETITION_NOTE] if finish_reason == "repetition" else [])]
     explain = planner.record(plan, metrics, answer_text=answer, citations=citations, steps=steps,
                              finish_reason=finish_reason, notes=extra)

@@ -343,19 +343,17 @@ def _relative(from_path: str, to_path: str) -> str:
     return rel if rel.startswith("../") else "./" + rel
 
 
-def _module_of(path: str) -> list[str]:
-    """A Python file's module path as its parts (``src/pkg/mod.py`` -> pkg, mod; a package's ``__init__``: the
-    package)."""
-    parts = path.removesuffix(".py").split("/")
-    if parts[0] in ("src", "lib") and len(parts) > 1:
-        parts = parts[1:]
-    return parts[:-1] if parts[-1] == "__init__" else parts
-
-
 def _top_depth(path: str) -> int:
     """How many folders of ``path`` stand above its top-level package (``src/pkg/m.py``: 1, ``pkg/m.py``: 0)."""
     parts = path.split("/")
     return 1 if parts[0] in ("src", "lib") and len(parts) > 1 else 0
+
+
+def _module_of(path: str) -> list[str]:
+    """A Python file's module path as its parts (``src/pkg/mod.py`` -> pkg, mod; a package's ``__init__``: the
+    package)."""
+    parts = path.removesuffix(".py").split("/")[_top_depth(path):]
+    return parts[:-1] if parts[-1] == "__init__" else parts
 
 
 def _relative_target(path: str, module: tree_sitter.Node) -> str | None:
@@ -369,9 +367,7 @@ def _relative_target(path: str, module: tree_sitter.Node) -> str | None:
         if not base:
             return None
         base = posixpath.dirname(base)
-    if name is None or not name.text:
-        return base
-    return posixpath.join(base, *name.text.decode("utf-8").split(".")) if base else name.text.decode("utf-8").replace(".", "/")
+    return posixpath.join(base, *name.text.decode("utf-8").split(".")) if name is not None and name.text else base
 
 
 def _module_spelling(path: str, target: str, relative: bool) -> str | None:

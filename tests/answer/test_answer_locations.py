@@ -3,7 +3,7 @@ defines it; names defined in several files, or nowhere, left out; the answer its
 
 from __future__ import annotations
 
-from contenox.answer.locations import LOCATIONS_LEAD, calls_section, locations, without_locations
+from contenox.answer.locations import LOCATIONS_LEAD, calls_section, locations, without_node_sentences
 from contenox.workspace import SymbolLocation
 
 DEFS = {
@@ -32,7 +32,7 @@ def test_names_given_without_their_file_get_it_once() -> None:
     sentence, entries = locations(answer, find, is_test)
     assert entries == ["`parse_from_object` (docstring_parser/parser.py:40)"]  # attrdoc.py is named already
     assert sentence == LOCATIONS_LEAD + "`parse_from_object` (docstring_parser/parser.py:40)."
-    assert without_locations(f"{answer}\n\n{sentence}") == answer
+    assert without_node_sentences(f"{answer}\n\n{sentence}") == answer
 
 
 def test_a_method_is_found_by_its_class_and_ambiguous_or_unknown_names_are_left_out() -> None:
@@ -48,7 +48,7 @@ def test_tests_count_only_for_a_test_s_name() -> None:
 
 def test_nothing_to_add() -> None:
     assert locations("It reads the file (src/util.py) with `helper`.", find, is_test) == ("", [])
-    assert without_locations("no sentence") == "no sentence"
+    assert without_node_sentences("no sentence") == "no sentence"
 
 
 def test_the_call_tree_after_an_answer_is_the_node_s_and_reads_apart() -> None:
@@ -57,9 +57,9 @@ def test_the_call_tree_after_an_answer_is_the_node_s_and_reads_apart() -> None:
     assert section == ("The calls `load` makes, read from the source by Contenox (not run):\n\n```text\n"
                        f"{tree}\n```")
     answer = "`load` reads the file with `parse`."
-    assert without_locations(f"{answer}\n\n{section}") == answer
-    assert without_locations(f"{answer}\n\n{LOCATIONS_LEAD}`x` (a.py:1).\n\n{section}") == answer
+    assert without_node_sentences(f"{answer}\n\n{section}") == answer
+    assert without_node_sentences(f"{answer}\n\n{LOCATIONS_LEAD}`x` (a.py:1).\n\n{section}") == answer
     # the model's own words that begin the same way stay; a root that calls nothing adds nothing
     own = "The calls `load` makes are few."
-    assert without_locations(own) == own
+    assert without_node_sentences(own) == own
     assert calls_section("load (src/m.py:3)", ["load"]) == "" and calls_section(tree, []) == ""
