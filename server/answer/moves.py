@@ -65,11 +65,15 @@ def move_renamed_file(proposed: ProposedEdits, question: str, read: Callable[[st
                       users: Callable[[str], Iterable[str]], retarget: Retarget) -> ProposedEdits:
     """The edits with the renamed definition's file moved where the question asks (:func:`asked_move`) and every
     import of it pointed there; ``users(word)`` are the files holding the word (the old file's name), ``read``
-    a file's text (None: no such file). Unchanged when the question asks no move."""
+    a file's text (None: no such file). Where several files rename definitions (the test of the renamed function
+    too), the file is the one renaming to a name the question gives. Unchanged when the question asks no move."""
     if rename_asked(question) is None or _PATH.search(question) is None:  # before any diffing: most turns ask none
         return proposed
-    renamed = [edit.path for edit in proposed.edits if edit.old_text is not None and edit.new_text is not None
-               and renamed_definitions(edit.old_text, edit.new_text)]
+    renames = {edit.path: [new for _, new in renamed_definitions(edit.old_text, edit.new_text)]
+               for edit in proposed.edits if edit.old_text is not None and edit.new_text is not None}
+    asked = (rename_asked(question) or ("", []))[1]
+    renamed = [path for path, new in renames.items() if set(new) & set(asked)]  # the rename the question asks
+    renamed = renamed or [path for path, new in renames.items() if new]  # (its new name not written as code)
     move = asked_move(question, renamed, lambda path: read(path) is not None)
     return proposed if move is None else _moved(proposed, *move, read, users, retarget)
 

@@ -13,6 +13,14 @@ symbol index (``locate``); a path named on the line before the block picks among
 with placeholders stands for its members: each complete method in it replaces that method. Quoted code that
 equals the file's changes nothing and proposes nothing. When the question or the answer speaks of a rename, a
 definition quoted whole under a new name rewrites the one in the named file whose body it repeats.
+
+A complete definition of a name the workspace does not define ("add rename_key next to set_key" answered with
+the new function whole), and whose body does not repeat a definition of its file, is added to the file named on the line before the block or in a path comment on its first
+line (``# src/pkg/main.py``): after the definition the answer quoted just before it in that file, else at the
+end of the file (before a ``if __name__ == "__main__":`` block or a closing ``module.exports``); a new method of a
+class quoted with placeholders goes at the end of that class. Without a named file it is not placed. A block
+whose closing fence never came (the answer was cut at its token limit) may end in a cut definition: its last
+definition is not used.
 """
 
 from __future__ import annotations
@@ -42,6 +50,10 @@ _PLACEHOLDER = re.compile(r"^\s*(?:\.\.\.|…|(?:#|//|/\*)\s*(?:\.\.\.|…|rest 
                           re.IGNORECASE)
 _CODE_FENCE = re.compile(r"^(\s*)(```+|~~~+)[ \t]*([\w+#.-]*)[ \t]*$")
 _CLOSER = re.compile(r"^[}\])]")
+_PATH_COMMENT = re.compile(r"^\s*(?:#|//|/\*|--)\s*(?:(?:File|file|Path|path)\s*:\s*)?([\w./-]+\.[A-Za-z0-9]{1,8})\s*(?:\*/)?\s*$")
+"""A block's first line that only names its file, as a comment: ``# src/pkg/main.py``, ``// lib/x.js``."""
+_TAIL = re.compile(r"^(?:if\s+__name__\s*==\s*['\"]__main__['\"]\s*:|module\.exports\b|export\s+default\b)")
+"""A file's closing statement that a definition added at its end goes before."""
 
 
 class _Quoted(msgspec.Struct, frozen=True):
@@ -50,6 +62,8 @@ class _Quoted(msgspec.Struct, frozen=True):
     path: str | None
     name: str | None
     lines: list[str]
+    closed: bool = True
+    """False when the answer ended before the block's closing fence (cut at its token limit)."""
 
 
 def _quoted_blocks(answer: str) -> list[_Quoted]:
@@ -69,8 +83,10 @@ def _quoted_blocks(answer: str) -> list[_Quoted]:
         body = lines[i + 1:j]
         before = next((lines[b] for b in range(i - 1, max(-1, i - 3), -1) if lines[b].strip()), "")
         name = re.search(r"\(([A-Za-z_$][\w$.]*)\)\s*:?\s*$", before.strip().strip("*#`"))
+        commented = _PATH_COMMENT.match(body[0]) if body else None
+        path = path_in(before) or (commented.group(1).removeprefix("./") if commented else None)
         if lang not in ("diff", "patch", "udiff") and not any(SEARCH_LINE.match(line) for line in body):
-            out.append(_Quoted(path=path_in(before), name=name.group(1) if name else None, lines=body))
+            out.append(_Quoted(path=path, name=name.group(1) if name else None, lines=body, closed=j < len(lines)))
         i = j + 1
     return out
 
@@ -135,9 +151,13 @@ class _Replacement(msgspec.Struct, frozen=True):
 
 
 def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read: Callable[[str], str | None],
-                  problems: list[str], renaming: bool = False) -> list[_Replacement]:
-    """The definitions a quoted block replaces, against the files' current text; with ``renaming`` (the answer
-    speaks of a rename) a definition quoted under a new name may rewrite the one it renames."""
+                  problems: list[str], renaming: bool = False, known: Iterable[str] = (),
+                  after: dict[str, int] | None = None) -> list[_Replacement]:
+    """The definitions a quoted block replaces or adds, against the files' current text; with ``renaming`` (the
+    answer speaks of a rename) a definition quoted under a new name may rewrite the one it renames. ``known``: the
+    workspace's files (a shortened path in the block's header is one of them); ``after``: per file, the line index
+    past the definition the answer quoted last there (a new definition goes after it), kept across blocks."""
+    after = {} if after is None else after
     def places(name: str, within: Located | None = None) -> list[Located]:
         found = locate(name)
         if within is not None:
@@ -166,12 +186,38 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
                 start -= 1
         head = next((line for line in body if not line.lstrip().startswith("@")), body[0])
         theirs, ours = indent_of(head), indent_of(lines[first - 1]) if first - 1 < len(lines) else ""
-        moved = [ours + line[len(theirs):] if line.startswith(theirs) else (ours + line.lstrip() if line.strip()
-                 else "") for line in body]
+        moved = _indented(body, theirs, ours)
+        after[path] = end
         if moved != lines[start:end]:
             out.append(_Replacement(path=path, start=start, end=end, lines=moved))
 
+    def add(name: str, body: list[str], home: Located | None = None) -> None:
+        """A new definition: at the end of the class ``home``, else in the block's file (see the module doc)."""
+        path = home[0] if home is not None else _home_file(quoted.path, read, known)
+        text = read(path) if path is not None else None
+        if path is None or text is None:
+            return
+        lines = text.splitlines()
+        head = next((line for line in body if not line.lstrip().startswith("@")), body[0])
+        if home is not None:  # a method: before the class's closing brace, or after its last line
+            last = min(home[2], len(lines))
+            at = last - 1 if last > home[1] and _CLOSER.match(lines[last - 1].strip()) else last
+            member = next((line for line in lines[home[1]:at] if line.strip()), "")
+            ours, gap = indent_of(member) or indent_of(lines[home[1] - 1]) + "    ", 1
+        else:
+            ours, gap = "", 2 if path.endswith((".py", ".pyi")) else 1
+            at = after.get(path, -1)
+            if at < 0:  # the end of the file, before its closing statement
+                tail = next((i for i in range(len(lines) - 1, -1, -1) if _TAIL.match(lines[i])), len(lines))
+                at = tail
+                while at > 0 and not lines[at - 1].strip():
+                    at -= 1
+        after[path] = at
+        out.append(_Replacement(path=path, start=at, end=at, lines=[""] * gap + _indented(body, indent_of(head), ours)))
+
     segments = _segments(quoted.lines)
+    if not quoted.closed:
+        segments = segments[:-1]  # the answer was cut before the block closed: its last definition may be cut too
     if len(segments) == 1 and quoted.name and _complete(segments[0][1]):  # a chunk header names what it rewrites
         named = quoted.name.split(".")[-1]
         if places(named) and named != segments[0][0]:
@@ -179,17 +225,42 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
             return out
     for name, body in segments:
         if _complete(body):
-            renamed = _renamed_from(quoted.path, name, body, read) if renaming and not locate(name) else None
-            replace(renamed or name, body)
+            if locate(name):
+                replace(name, body)
+            elif (renamed := _renamed_from(quoted.path, name, body, read)) is None:
+                add(name, body)
+            elif renaming:
+                replace(renamed, body)
+            # else: an existing definition repeated under a new name, no rename spoken of: neither a rename nor new
         elif DEFINITION_LINE.match(body[0].strip()) and "class " in body[0]:  # a class with placeholders: its methods
             home = places(name)
             if len(home) == 1:
                 outer = len(indent_of(body[0]))
                 inner = [line for line in body[1:] if not line.strip() or len(indent_of(line)) > outer]
                 for member, member_body in _segments(inner):
-                    if _complete(member_body):
+                    if not _complete(member_body):
+                        continue
+                    if places(member, within=home[0]):
                         replace(member, member_body, within=home[0])
+                    elif DEFINITION_LINE.match(member_body[0].strip()) or definition_name(member_body[0]) == member:
+                        add(member, member_body, home=home[0])
     return out
+
+
+def _indented(body: list[str], theirs: str, ours: str) -> list[str]:
+    """``body`` moved from the indentation ``theirs`` to ``ours``."""
+    return [ours + line[len(theirs):] if line.startswith(theirs) else (ours + line.lstrip() if line.strip() else "")
+            for line in body]
+
+
+def _home_file(path: str | None, read: Callable[[str], str | None], known: Iterable[str]) -> str | None:
+    """The workspace file a block's header names: as written, else the one file whose path ends with it."""
+    if path is None:
+        return None
+    if read(path) is not None:
+        return path
+    suffix = [p for p in known if p.endswith("/" + path)]
+    return suffix[0] if len(suffix) == 1 else None
 
 
 def _renamed_from(path: str | None, name: str, body: list[str], read: Callable[[str], str | None]) -> str | None:
@@ -223,7 +294,7 @@ def _renamed_from(path: str | None, name: str, body: list[str], read: Callable[[
 def _apply_replacements(text: str, replacements: list[_Replacement]) -> str | None:
     """``text`` with the replacements made (bottom up); None when two overlap."""
     lines = text.splitlines()
-    ordered = sorted(replacements, key=lambda r: r.start, reverse=True)
+    ordered = sorted(replacements, key=lambda r: (r.start, r.end), reverse=True)
     for later, earlier in itertools.pairwise(ordered):
         if earlier.end > later.start:
             return None
@@ -259,9 +330,10 @@ def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterabl
         return texts[path]
 
     by_path: dict[str, list[_Replacement]] = {}
+    after: dict[str, int] = {}
     for code in quoted:
         assert locate is not None
-        for replacement in _replacements(code, locate, current, problems, renaming):
+        for replacement in _replacements(code, locate, current, problems, renaming, known, after):
             by_path.setdefault(replacement.path, []).append(replacement)
     for path, replacements in by_path.items():
         updated = _apply_replacements(current(path) or "", replacements)

@@ -289,7 +289,49 @@ def test_a_definition_quoted_under_a_new_name_is_a_rename_only_when_the_answer_s
               "    write(path, lines)\n"
     added = propose_edits(f"Add this next to set_key (it renames a key):\npkg/keys.py\n```python\n{similar}```\n",
                           files.get, files, _locate(files))
-    assert added.edits == ()
+    assert [e.new_text for e in added.edits] == [KEYS + "\n\n" + similar]
+
+
+MAIN = ('import os\n\n\ndef set_key(path, key, value):\n    return write(path, key, value)\n\n\n'
+        'def unset_key(path, key):\n    return write(path, key, None)\n\n\nif __name__ == "__main__":\n    main()\n')
+RENAME = "def rename_key(path, old, new):\n    value = read(path, old)\n    unset_key(path, old)\n" \
+         "    return set_key(path, new, value)\n"
+
+
+def test_a_new_definition_quoted_under_its_file_is_added_there(tmp_path: Path) -> None:
+    """"Add rename_key next to set_key" answered with the new function whole: added to the named file (a path
+    comment on the block's first line names it too), at the end before the main guard, or after the definition the
+    answer quoted just before it; without a named file it is not placed."""
+    files = {"src/pkg/main.py": MAIN, "src/pkg/__init__.py": ""}
+    [edit] = propose_edits(f"```python\n# src/pkg/main.py\n{RENAME}```\n", files.get, files, _locate(files)).edits
+    assert edit.new_text == MAIN.replace('\n\n\nif __name__', "\n\n\n" + RENAME.rstrip("\n") + '\n\n\nif __name__')
+    assert _git_apply(tmp_path, files, edit.diff)["src/pkg/main.py"] == edit.new_text
+    after_set = propose_edits("In pkg/main.py (the path shortened):\n```python\ndef set_key(path, key, value):\n"
+                              f"    return write(path, key, str(value))\n\n\n{RENAME}```\n", files.get, files,
+                              _locate(files))
+    [edit] = after_set.edits
+    assert "return write(path, key, str(value))\n\n\ndef rename_key(path, old, new):" in edit.new_text
+    assert edit.new_text.index("def rename_key") < edit.new_text.index("def unset_key")
+    assert propose_edits(f"Here it is:\n```python\n{RENAME}```\n", files.get, files, _locate(files)).edits == ()
+
+
+def test_a_new_method_of_a_class_quoted_with_placeholders_goes_at_the_end_of_the_class() -> None:
+    answer = "classes/range.js\n```js\nclass Range {\n  // ...\n  intersects (other) {\n    return true\n  }\n}\n```"
+    [edit] = _quoted(answer).edits
+    assert "    return false\n  }\n\n  intersects (other) {\n    return true\n  }\n}\n\nconst maxSatisfying" \
+        in edit.new_text
+
+
+def test_a_block_the_answer_never_closed_does_not_replace_with_its_cut_last_definition() -> None:
+    """An answer cut at its token limit ends inside a code block: its last definition may be cut (quoting it would
+    delete the rest of the real one); the definitions before it are whole."""
+    files = {"src/pkg/main.py": MAIN}
+    cut = ("Here:\nsrc/pkg/main.py\n```python\ndef set_key(path, key, value):\n    return write(path, key, str(value))\n"
+           "\n\ndef unset_key(path, key):\n    return")
+    [edit] = propose_edits(cut, files.get, files, _locate(files)).edits
+    assert "str(value)" in edit.new_text and "return write(path, key, None)" in edit.new_text
+    closed = propose_edits(cut + " None\n```\n", files.get, files, _locate(files))
+    assert "return None" in closed.edits[0].new_text
 
 
 def test_search_lines_that_drop_the_blank_lines_between_still_resolve() -> None:

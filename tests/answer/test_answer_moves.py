@@ -83,6 +83,20 @@ def test_a_moved_file_s_requires_follow_and_the_patch_applies(tmp_path: Path) ->
                              retarget_imports) == _renaming(FILES)
 
 
+def test_the_moved_file_is_the_one_renaming_to_the_asked_name_when_its_test_is_renamed_too() -> None:
+    """The answer renamed the test of the function as well (two files rename a definition): the file that moves is
+    the one whose rename gives the name the question asks, not an ambiguity that moves nothing."""
+    test = "const parseOptions = require('../internal/parse-options')\nfunction testParseOptions () {}\n"
+    files = {**FILES, "test/parse-options.js": test}
+    renamed_test = test.replace("function testParseOptions", "function testNormalizeOptions")
+    both = ProposedEdits(edits=(ProposedEdit(path="test/parse-options.js", old_text=test, new_text=renamed_test,
+                                             diff=unified_diff("test/parse-options.js", test, renamed_test), blocks=1),
+                                *_renaming(files).edits))
+    moved = move_renamed_file(both, ASK, files.get, _users(files), retarget_imports)
+    assert moved.notes[-1].startswith("file internal/parse-options.js moved to internal/normalize-options.js")
+    assert {e.path for e in moved.edits} >= {"internal/normalize-options.js", "test/parse-options.js"}
+
+
 def test_cli_apply_and_the_scratch_copy_delete_the_moved_file(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     moved = move_renamed_file(_renaming(FILES), ASK, FILES.get, _users(FILES), retarget_imports)

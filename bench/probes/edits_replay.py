@@ -1,0 +1,96 @@
+"""Replay: the eval's recorded answers to change questions, their edits resolved again by the node's current code.
+
+The edits a node offers are made from the answer's text by ``contenox.node.node._proposed_edits`` (edit blocks,
+quoted whole definitions, renames carried, files moved, imports and exports added). When that resolution changes,
+a recorded answer resolved again is what the node now offers for the same text. This replays it: each result of
+the given reports for a task whose check applies an edit is checked out (the eval's own checkout, at the task's
+commit), the answer's edits resolved against it as the node does (the files of the prompt as recorded), applied to
+a copy, the task's grading test run, and the answer graded with the eval's own scoring.
+
+What it does not replay: a verifying turn chooses among candidates with the node's check, so with a new
+resolution another candidate might have been chosen; this regrades the offered answer's text alone.
+
+From the repository root: ``.venv/bin/python bench/probes/edits_replay.py --cache .cache/eval-repos
+--out bench/results/X.json REPORT.json...`` (a partial ``.jsonl`` works too; a task's answer is its last in the
+reports, read in the order given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from contenox.answer.citations import cited_paths
+from contenox.config import WorkspaceConfig
+from contenox.eval.checkout import checkout
+from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
+from contenox.eval.score import check_edit, files_named, graded
+from contenox.node.node import _proposed_edits
+from contenox.workspace import Workspace
+
+
+def _results(path: Path) -> list[dict]:
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return list(json.loads(path.read_text())["results"])
+
+
+def replay(task, repo: Path, result: dict) -> dict:
+    """One recorded answer's edits resolved by the node's current code and graded again."""
+    answer = result.get("answer") or ""
+    with tempfile.TemporaryDirectory(prefix="edits-replay-") as scratch:
+        tree = checkout(task, repo, Path(scratch) / "tree")
+        workspace = Workspace.open(tree, WorkspaceConfig(), Path(scratch) / "cache")
+        proposed = _proposed_edits(answer, workspace, tuple(result.get("files_in_prompt") or ()), task.ask)
+        diff = "".join(edit.diff for edit in proposed.edits)
+        edit = check_edit(task, tree, answer, diff)
+        real = [p for p, _, _ in cited_paths(answer) if (tree / p).is_file()]
+        edited = files_named(task.must_cite_files, [e.path for e in proposed.edits])
+        grade = graded(task, answer, real, edited, edit)
+    return {
+        "id": task.id, "kind": task.kind, "passed_before": result.get("passed"),
+        "test_before": (result.get("edit") or {}).get("test_passed"),
+        "edits_before": [e["path"] for e in result.get("edits") or ()] or None,
+        "edits_now": [e.path for e in proposed.edits], "problems_now": list(proposed.problems),
+        "notes_now": list(proposed.notes), "test_now": edit.test_passed, "applies_now": edit.applies,
+        "passed_now": grade.passed, "passed_own_now": grade.passed_own,
+        "detail_now": edit.detail[-300:],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("reports", nargs="+", type=Path)
+    parser.add_argument("--cache", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--task", action="append", help="only these task ids (repeat it); default: every task")
+    args = parser.parse_args(argv)
+    task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
+    tasks = {task.id: task for task in task_set.tasks}
+    latest: dict[str, tuple[str, dict]] = {}
+    for report in args.reports:
+        for result in _results(report):
+            task = tasks.get(result["id"])
+            if args.task and result["id"] not in args.task:
+                continue
+            if result.get("answer") and task is not None and task.check is not None and task.check.apply:
+                latest[result["id"]] = (report.name, result)
+    rows = [{**replay(tasks[i], repos[tasks[i].repo], result), "report": name} for i, (name, result) in latest.items()]
+    out: dict = {"reports": [r.name for r in args.reports], "rows": rows, "tasks": len(rows),
+                 "passed_before": sum(1 for r in rows if r["passed_before"]),
+                 "passed_now": sum(1 for r in rows if r["passed_now"]),
+                 "test_passed_before": sum(1 for r in rows if r["test_before"]),
+                 "test_passed_now": sum(1 for r in rows if r["test_now"])}
+    print(f"{out['tasks']} change answers: passed {out['passed_before']} as recorded, {out['passed_now']} with the "
+          f"edits resolved now (grading test: {out['test_passed_before']} -> {out['test_passed_now']})")
+    for r in rows:
+        print(f"  {r['id']:36s} {r['passed_before']!s:5s} -> {r['passed_now']!s:5s} test {r['test_before']!s:5s} -> "
+              f"{r['test_now']!s:5s} now edits {r['edits_now']} ({r['report']})")
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
