@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import shutil
+import sys
 import textwrap
 import threading
 import time
@@ -32,6 +33,7 @@ from pathlib import Path
 import msgspec
 
 from contenox.answer.edits import ProposedEdit, ProposedEdits, unified_diff
+from contenox.answer.imports import unbound_names
 from contenox.answer.renames import asked_names, renamed_as_asked
 from contenox.config import VerifyConfig
 from contenox.errors import ContenoxError, VerifyError
@@ -1398,9 +1400,50 @@ def _scripted(tree: Path) -> bool:
     return (tree / "package.json").is_file() and shutil.which("node") is not None
 
 
+_IMPORT_ADDED = "added by Contenox: the test uses it and did not import it"
+_NODE_MODULES = ("assert", "fs", "path", "os", "util")
+"""Node's built-in modules a script written for a change uses without requiring (the 1.5B's ``assert.ok(...)``
+with no ``require('assert')``): the require is added, as an editor's quick fix would."""
+
+
+def _with_requires(script: str) -> str:
+    """``script`` with a ``require`` of each of :data:`_NODE_MODULES` it calls (``assert(``, ``fs.read...``) and
+    never declares, each line saying the node added it."""
+    missing = [name for name in _NODE_MODULES if re.search(rf"(?<![\w$.]){name}\s*[.(]", script)
+               and not re.search(rf"\b(?:const|let|var|function|class|import)\s+(?:\{{[^}}]*)?\b{name}\b"
+                                 rf"|(?<![\w$.]){name}\s*=[^=]|\(\s*{name}\s*[,)]", script)]
+    return "".join(f"const {name} = require('{name}') // {_IMPORT_ADDED}\n" for name in missing) + script
+
+
+def _with_imports(code: str) -> str:
+    """The Python test ``code`` with an ``import`` of each standard-library module (and ``pytest``) it uses as
+    ``module.name`` and never binds (the 1.5B's ``io.StringIO(...)`` with no ``import io`` failed with every
+    change), added after its docstring and ``__future__`` imports, each line saying the node added it."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    bases = {node.value.id for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
+    missing = sorted(name for name in unbound_names(code) & bases
+                     if name in sys.stdlib_module_names or name == "pytest")
+    if not missing:
+        return code
+    after = 0
+    for node in tree.body:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
+            node.value.value, str)
+        if not (docstring or (isinstance(node, ast.ImportFrom) and node.module == "__future__")):
+            break
+        after = node.end_lineno or node.lineno
+    lines = code.splitlines(keepends=True)
+    return "".join([*lines[:after], *(f"import {name}  # {_IMPORT_ADDED}\n" for name in missing), *lines[after:]])
+
+
 def _script_code(answer: str) -> str | None:
     """The first code block of ``answer`` (or the whole answer) that ``node --check`` parses and that asserts or
-    throws; a block cut short (the answer ran out of tokens) up to its last line that leaves it parsing."""
+    throws; a block cut short (the answer ran out of tokens) up to its last line that leaves it parsing. A built-in
+    module it calls without requiring is required (:func:`_with_requires`)."""
     for code in [m.group(1) for m in _FENCE.finditer(answer)] + [answer]:
         lines = code.rstrip().splitlines()
         for _ in range(_SCRIPT_TRIES):
@@ -1409,7 +1452,7 @@ def _script_code(answer: str) -> str | None:
             text = "\n".join(lines).rstrip() + "\n"
             if unparsable(_SCRIPT_FILE, None, text) is None:
                 if _ASSERTS.search(text):
-                    return text
+                    return _with_requires(text)
                 break
             lines.pop()
     return None
@@ -1444,7 +1487,8 @@ def _script_own_error(run: CheckRun, question: str, locate: Locate | None = None
 
 def _test_code(answer: str) -> str | None:
     """The first code block of ``answer`` (or the whole answer) that parses and holds a ``test`` function; a
-    block cut short (the answer ran out of tokens) up to its last whole statement."""
+    block cut short (the answer ran out of tokens) up to its last whole statement. A standard-library module it
+    uses without importing is imported (:func:`_with_imports`)."""
     for code in [m.group(1) for m in _FENCE.finditer(answer)] + [answer]:
         lines = code.rstrip().splitlines()
         while lines:
@@ -1455,7 +1499,7 @@ def _test_code(answer: str) -> str | None:
                 continue
             if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
                    for node in ast.walk(tree)):
-                return "\n".join(lines).rstrip() + "\n"
+                return _with_imports("\n".join(lines).rstrip() + "\n")
             break
     return None
 

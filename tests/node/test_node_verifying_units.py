@@ -469,6 +469,37 @@ def test_a_test_written_for_the_change_is_read_from_its_answer_and_used_only_whe
     assert _own_error(made_up, "Move the descriptors into a new module, typedescriptors.") == ""
 
 
+def test_a_standard_module_a_written_test_uses_without_importing_is_imported_and_said(tmp_path: Path) -> None:
+    """The 1.5B's tests of dotenv's rename_key used ``io.StringIO`` with no ``import io`` and were dropped as their
+    own error; its Node scripts of semver's cache called ``assert.ok`` with no require. The import is added (a line
+    that says the node added it), so the test runs; a name the test binds itself, or a project's own name, is
+    left."""
+    import subprocess
+    import sys
+
+    from contenox.node.verifying import _script_code, _test_code
+
+    answer = ('```python\n"""Renames."""\nfrom __future__ import annotations\n\n\ndef test_rename():\n'
+              '    stream = io.StringIO("A=1")\n    os = {"x": 1}\n    assert os["x"] == 1 and stream.read() == "A=1"\n'
+              '    with pytest.raises(ZeroDivisionError):\n        dotenv.x\n```\n')
+    code = _test_code(answer)
+    assert code is not None
+    head = code.splitlines()[:4]
+    assert head == ['"""Renames."""', "from __future__ import annotations",
+                    "import io  # added by Contenox: the test uses it and did not import it",
+                    "import pytest  # added by Contenox: the test uses it and did not import it"]
+    assert "import os" not in code and "import dotenv" not in code  # bound by the test; the project's own
+    (tmp_path / "test_it.py").write_text(code.replace("dotenv.x", "1 / 0"))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_it.py"],
+                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout
+    script = _script_code("```js\nconst s = require('./')\nassert.ok(s.ok)\nfunction f (fs) { return fs.x }\n```")
+    assert script == ("const assert = require('assert') // added by Contenox: the test uses it and did not import it\n"
+                      "const s = require('./')\nassert.ok(s.ok)\nfunction f (fs) { return fs.x }\n")
+    assert _script_code("```js\nconst assert = require('node:assert')\nassert.ok(1)\n```") == \
+        "const assert = require('node:assert')\nassert.ok(1)\n"
+
+
 def test_a_written_test_that_imports_a_defined_name_from_the_wrong_place_is_its_own_error(tmp_path: Path) -> None:
     """``from dotenv.main import set_as_environment_variables`` (a method) fails with any change; an import of a
     name nothing defines yet, or of one the question asks to export, is what the change adds."""
