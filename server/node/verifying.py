@@ -492,6 +492,7 @@ class VerifyJob:
                                 self._left.append("the focused round's places after the last one drawn")
                                 break
             asked = asked_names(self.request.prompt)  # a rename question's new names
+            added = self._new_names()  # the definitions the question asks to add
             rounds = 0
             repaired: set[int] = set()
             while not _any_clean(tried) and rounds < self.config.rounds:
@@ -501,7 +502,7 @@ class VerifyJob:
                 # repair the best of the latest round (an earlier one again would repeat a prompt already drawn)
                 latest = [t for t in tried if t.draft.round == rounds and t.result.index not in repaired] or [
                     t for t in tried if t.result.index not in repaired]
-                best = _ranked(latest, asked=asked)[0] if latest else None
+                best = _ranked(latest, asked=asked, added=added)[0] if latest else None
                 if best is None or best.result.outcome == "no_edit":
                     break
                 repaired.add(best.result.index)
@@ -513,7 +514,7 @@ class VerifyJob:
                                               self._grammars(best.edits))
                 for draft in [msgspec.structs.replace(d, arm="repair") for d in drafts]:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
-            chosen = _ranked(tried, guard=guard, asked=asked)[0]
+            chosen = _ranked(tried, guard=guard, asked=asked, added=added)[0]
         finally:
             await asyncio.to_thread(self.scratch.remove)
         repro = self._repro
@@ -1213,14 +1214,19 @@ class VerifyJob:
                 return f"it imports `{name}` from where it is not defined (it is defined elsewhere), with any change"
         return ""
 
+    def _new_names(self) -> list[str]:
+        """The definitions the question asks to add: names it calls (``rename_key(dotenv_path, ...)``) or writes
+        as classes (``PayloadTooLarge``) that the workspace does not define yet."""
+        return [name for name in dict.fromkeys(a or b for a, b in _ADDED.findall(self.request.prompt))
+                if len(name) >= 4 and name not in _BUILTINS and not self.locate(name)]
+
     def _untouched(self, code: str) -> str:
         """Why a test never touches the change ('' when it may): the question asks to add definitions (names
         it calls, ``rename_key(dotenv_path, ...)``, or writes as classes, ``PayloadTooLarge``, that the
         workspace does not define yet) and the test uses none of them. The 1.5B's tests of "add rename_key"
         parsed a string with ``parse_binding`` and failed for that, with any change; one of a new exception built
         a ``TimedSerializer``. A parameter the change adds is no such name: a test may pass it by position."""
-        new = [name for name in dict.fromkeys(a or b for a, b in _ADDED.findall(self.request.prompt))
-               if len(name) >= 4 and name not in _BUILTINS and not self.locate(name)]
+        new = self._new_names()
         if not new or any(re.search(rf"\b{re.escape(name)}\b", code) for name in new):
             return ""
         return (f"it never uses {' or '.join(f'`{name}`' for name in new[:3])}, which the change is to add: it fails "
@@ -1335,13 +1341,29 @@ def _line_said(number: int, suspicion: dict[int, float], votes: Counter[int], pi
     return "; ".join(said)
 
 
-def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = ()) -> list[_Tried]:
+def _defines(diff: str, names: Sequence[str]) -> bool:
+    """Whether ``diff`` adds a definition of one of ``names`` (a ``def``, ``class``, ``function``, a ``const``
+    or an assignment at a line's start)."""
+    return any(re.search(rf"^\+\s*(?:(?:export\s+)?(?:(?:async\s+)?def|class|(?:async\s+)?function\*?|const|let|var)"
+                         rf"\s+{re.escape(name)}\b|{re.escape(name)}\s*=[^=])", diff, re.MULTILINE) for name in names)
+
+
+def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = (),
+            added: Sequence[str] = ()) -> list[_Tried]:
     """Passing candidates first (those leaving tests alone, then fewest changed lines; with a ``guard`` check,
     one that passed before any change, greedy answers before sampled ones, in the order drawn, and sampled ones
     that change only comments or docstrings last: any such change passes a guard), then those whose check ran
     (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first). ``asked``: the
-    new names a rename question gives; of the passing candidates, those that write them come first."""
-    def key(t: _Tried) -> tuple[int, int, int, int, int, int, int]:
+    new names a rename question gives; of the passing candidates, those that write them come first. ``added``: the
+    definitions the question asks to add; a checked candidate that adds none of them ranks after every checked one
+    that does, passing or not (dotenv's "add rename_key": the 1.5B's answer added it and broke one test, and a
+    repair candidate that only made ``dict()`` return a copy passed the guard and was offered)."""
+    def key(t: _Tried) -> tuple[int, int, int, int, int, int, int, int, int]:
+        r = t.result
+        missing = int(bool(added) and r.outcome in _CHECKED and not _defines(r.diff, added))
+        return (0 if r.outcome in _CHECKED else 1, missing, *tier(t))
+
+    def tier(t: _Tried) -> tuple[int, int, int, int, int, int, int]:
         r = t.result
         if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone,
             # and one that breaks tests that passed before after those that break none (fewest broken first);
@@ -1359,6 +1381,10 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
             return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0, 0)
         return (3, 0, r.index, 0, 0, 0, 0)
     return sorted(tried, key=key)
+
+
+_CHECKED = frozenset({"passed", "failed", "timeout", "not_found", "error"})
+"""A candidate's outcomes where its change was applied and the check ran."""
 
 
 _REPRO_FILE = "test_contenox_change.py"

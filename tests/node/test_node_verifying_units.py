@@ -711,3 +711,31 @@ def test_of_the_passing_candidates_one_that_writes_the_asked_names_is_offered_fi
     both = [tried(1, rename, 4), tried(2, body, 1)]
     assert [t.result.index for t in _ranked(both, asked=["to_bytes"])] == [1, 2]
     assert [t.result.index for t in _ranked(both)] == [2, 1]
+
+
+def test_a_checked_candidate_that_adds_none_of_the_asked_definitions_ranks_after_one_that_does() -> None:
+    """dotenv's "add rename_key(...)" with the 1.5B: its answer added ``rename_key`` and broke one test; a repair
+    candidate that only made ``dict()`` return a copy passed the guard and was offered. A checked candidate that
+    adds what the question asks ranks first, passing or not; one whose change did not parse stays after both; no
+    definition asked: passing first, as before."""
+    from contenox.node.verifying import _defines, _ranked, _Tried
+    from contenox.verify.report import CandidateResult
+
+    adds = "--- a/m.py\n+++ b/m.py\n+def rename_key(path, old, new):\n+    return set_key(path, new, old)\n"
+    copies = "--- a/m.py\n+++ b/m.py\n-        return self._dict\n+        return self._dict.copy()\n"
+    calls = "--- a/t.py\n+++ b/t.py\n+    rename_key(path, 'A', 'B')\n"
+    assert _defines(adds, ["rename_key"]) and not _defines(copies, ["rename_key"])
+    assert not _defines(calls, ["rename_key"])  # a call is no definition
+    assert _defines("+class PayloadTooLarge(BadPayload):\n", ["PayloadTooLarge"])
+    assert _defines("+export const RANGE_MAX = 1\n", ["RANGE_MAX"]) and _defines("+RANGE_MAX = 1\n", ["RANGE_MAX"])
+
+    def tried(index: int, diff: str, outcome: str) -> _Tried:
+        result = CandidateResult(index=index, round=0, sampled=index > 1, constrained=False, outcome=outcome,
+                                 diff=diff, changed_lines=2, failing=1 if outcome == "failed" else None)
+        return _Tried(result=result, draft=Draft(text="", round=0, sampled=index > 1, constrained=False),
+                      edits=ProposedEdits())
+
+    three = [tried(1, adds, "failed"), tried(2, copies, "passed"), tried(3, adds, "does_not_parse")]
+    assert [t.result.index for t in _ranked(three, added=["rename_key"])] == [1, 2, 3]
+    assert [t.result.index for t in _ranked(three)] == [2, 1, 3]
+    assert [t.result.index for t in _ranked([*three, tried(4, adds, "passed")], added=["rename_key"])] == [4, 1, 2, 3]
