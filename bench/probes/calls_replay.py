@@ -16,9 +16,10 @@ From the repository root: ``.venv/bin/python bench/probes/calls_replay.py --cach
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from pathlib import Path
+
+from _recorded import latest, write
 
 from contenox.answer.citations import cited_paths
 from contenox.answer.locations import calls_section, without_node_sentences
@@ -27,12 +28,6 @@ from contenox.eval.checkout import checkout
 from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
 from contenox.eval.score import graded
 from contenox.workspace import RetrievalQuery, Workspace
-
-
-def _results(path: Path) -> list[dict]:
-    if path.suffix == ".jsonl":
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return list(json.loads(path.read_text())["results"])
 
 
 def replay(task, repo: Path, result: dict, lines: int) -> dict:
@@ -66,24 +61,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
     tasks = {task.id: task for task in task_set.tasks}
-    latest: dict[str, tuple[str, dict]] = {}  # a task's last recorded answer, the reports read in the order given
-    for report in args.reports:
-        for result in _results(report):
-            if result.get("answer") and result["id"] in tasks and tasks[result["id"]].kind == "architecture":
-                latest[result["id"]] = (report.name, result)
+    answers = latest(args.reports, lambda r: r["id"] in tasks and tasks[r["id"]].kind == "architecture")
     rows = [{**replay(tasks[i], repos[tasks[i].repo], result, args.lines), "report": name}
-            for i, (name, result) in latest.items()]
+            for i, (name, result) in answers.items()]
     out: dict = {"lines": args.lines, "reports": [r.name for r in args.reports], "rows": rows, "tasks": len(rows),
                  "passed_before": sum(1 for r in rows if r["passed_before"]),
                  "passed_with_calls": sum(1 for r in rows if r["passed_with_calls"]),
                  "passed_own": sum(1 for r in rows if r["passed_own"])}
-    print(f"{out['tasks']} architecture answers: passed {out['passed_before']} as recorded, "
-          f"{out['passed_with_calls']} with the call tree after them, {out['passed_own']} on the model's own words")
-    for r in rows:
-        print(f"  {r['id']:36s} {r['passed_before']!s:5s} -> {r['passed_with_calls']!s:5s} roots={r['roots']} "
-              f"({r['report']})")
-    args.out.write_text(json.dumps(out, indent=1) + "\n")
-    return 0
+    return write(args.out, out, f"{out['tasks']} architecture answers: passed {out['passed_before']} as recorded, "
+                 f"{out['passed_with_calls']} with the call tree after them, {out['passed_own']} on the model's own "
+                 "words", lambda r: f"{r['id']:36s} {r['passed_before']!s:5s} -> {r['passed_with_calls']!s:5s} "
+                 f"roots={r['roots']}")
 
 
 if __name__ == "__main__":

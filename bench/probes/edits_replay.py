@@ -18,9 +18,10 @@ reports, read in the order given).
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from pathlib import Path
+
+from _recorded import latest, write
 
 from contenox.answer.citations import cited_paths
 from contenox.config import WorkspaceConfig
@@ -29,12 +30,6 @@ from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
 from contenox.eval.score import check_edit, files_named, graded
 from contenox.node.node import _proposed_edits
 from contenox.workspace import Workspace
-
-
-def _results(path: Path) -> list[dict]:
-    if path.suffix == ".jsonl":
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return list(json.loads(path.read_text())["results"])
 
 
 def replay(task, repo: Path, result: dict) -> dict:
@@ -69,27 +64,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
     tasks = {task.id: task for task in task_set.tasks}
-    latest: dict[str, tuple[str, dict]] = {}
-    for report in args.reports:
-        for result in _results(report):
-            task = tasks.get(result["id"])
-            if args.task and result["id"] not in args.task:
-                continue
-            if result.get("answer") and task is not None and task.check is not None and task.check.apply:
-                latest[result["id"]] = (report.name, result)
-    rows = [{**replay(tasks[i], repos[tasks[i].repo], result), "report": name} for i, (name, result) in latest.items()]
+
+    def keep(result: dict) -> bool:
+        task = tasks.get(result["id"])
+        return (not args.task or result["id"] in args.task) and task is not None and task.check is not None \
+            and task.check.apply
+
+    answers = latest(args.reports, keep)
+    rows = [{**replay(tasks[i], repos[tasks[i].repo], result), "report": name} for i, (name, result) in answers.items()]
     out: dict = {"reports": [r.name for r in args.reports], "rows": rows, "tasks": len(rows),
                  "passed_before": sum(1 for r in rows if r["passed_before"]),
                  "passed_now": sum(1 for r in rows if r["passed_now"]),
                  "test_passed_before": sum(1 for r in rows if r["test_before"]),
                  "test_passed_now": sum(1 for r in rows if r["test_now"])}
-    print(f"{out['tasks']} change answers: passed {out['passed_before']} as recorded, {out['passed_now']} with the "
-          f"edits resolved now (grading test: {out['test_passed_before']} -> {out['test_passed_now']})")
-    for r in rows:
-        print(f"  {r['id']:36s} {r['passed_before']!s:5s} -> {r['passed_now']!s:5s} test {r['test_before']!s:5s} -> "
-              f"{r['test_now']!s:5s} now edits {r['edits_now']} ({r['report']})")
-    args.out.write_text(json.dumps(out, indent=1) + "\n")
-    return 0
+    return write(args.out, out, f"{out['tasks']} change answers: passed {out['passed_before']} as recorded, "
+                 f"{out['passed_now']} with the edits resolved now (grading test: {out['test_passed_before']} -> "
+                 f"{out['test_passed_now']})", lambda r: f"{r['id']:36s} {r['passed_before']!s:5s} -> "
+                 f"{r['passed_now']!s:5s} test {r['test_before']!s:5s} -> {r['test_now']!s:5s} now edits {r['edits_now']}")
 
 
 if __name__ == "__main__":
