@@ -15,12 +15,13 @@ equals the file's changes nothing and proposes nothing. When the question or the
 definition quoted whole under a new name rewrites the one in the named file whose body it repeats.
 
 A complete definition of a name the workspace does not define ("add rename_key next to set_key" answered with
-the new function whole), and whose body does not repeat a definition of its file, is added to the file named on the line before the block or in a path comment on its first
-line (``# src/pkg/main.py``): after the definition the answer quoted just before it in that file, else at the
-end of the file (before a ``if __name__ == "__main__":`` block or a closing ``module.exports``); a new method of a
-class quoted with placeholders goes at the end of that class. Without a named file it is not placed. A block
-whose closing fence never came (the answer was cut at its token limit) may end in a cut definition: its last
-definition is not used.
+the new function whole), and whose body does not repeat a definition of its file, is added to the file named on
+the line before the block or in a path comment on its first line (``# src/pkg/main.py``): after the definition
+the answer quoted just before it in that file, else at the end of the file (before a ``if __name__ ==
+"__main__":`` block or a closing ``module.exports``), several in the order quoted; a new method of a class quoted
+with placeholders goes at the end of that class. Without a named file it is not placed. A block whose closing
+fence never came (the answer was cut at its token limit) may end in a cut definition: its last definition is not
+used.
 """
 
 from __future__ import annotations
@@ -292,9 +293,10 @@ def _renamed_from(path: str | None, name: str, body: list[str], read: Callable[[
 
 
 def _apply_replacements(text: str, replacements: list[_Replacement]) -> str | None:
-    """``text`` with the replacements made (bottom up); None when two overlap."""
+    """``text`` with the replacements made (bottom up; of two additions at one line, the first given goes first);
+    None when two overlap."""
     lines = text.splitlines()
-    ordered = sorted(replacements, key=lambda r: (r.start, r.end), reverse=True)
+    ordered = [r for _, r in sorted(enumerate(replacements), key=lambda p: (p[1].start, p[1].end, p[0]), reverse=True)]
     for later, earlier in itertools.pairwise(ordered):
         if earlier.end > later.start:
             return None

@@ -313,6 +313,10 @@ def test_a_new_definition_quoted_under_its_file_is_added_there(tmp_path: Path) -
     assert "return write(path, key, str(value))\n\n\ndef rename_key(path, old, new):" in edit.new_text
     assert edit.new_text.index("def rename_key") < edit.new_text.index("def unset_key")
     assert propose_edits(f"Here it is:\n```python\n{RENAME}```\n", files.get, files, _locate(files)).edits == ()
+    copy = RENAME.replace("rename_key", "copy_key").replace("unset_key(path, old)\n", "")
+    [edit] = propose_edits(f"src/pkg/main.py\n```python\n{RENAME}\n\n{copy}```\n", files.get, files,
+                           _locate(files)).edits  # two new ones at the end: in the order quoted
+    assert edit.new_text.index("def rename_key") < edit.new_text.index("def copy_key") < edit.new_text.index("if __")
 
 
 def test_a_new_method_of_a_class_quoted_with_placeholders_goes_at_the_end_of_the_class() -> None:
