@@ -217,8 +217,10 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
         out.append(_Replacement(path=path, start=at, end=at, lines=[""] * gap + _indented(body, indent_of(head), ours)))
 
     segments = _segments(quoted.lines)
-    if not quoted.closed:
-        segments = segments[:-1]  # the answer was cut before the block closed: its last definition may be cut too
+    if not quoted.closed and segments:  # the answer was cut before the block closed: its last definition may be too
+        problems.append(f"code block: `{segments[-1][0]}` not used: the answer was cut inside it (its block never "
+                        "closed)")
+        segments = segments[:-1]
     if len(segments) == 1 and quoted.name and _complete(segments[0][1]):  # a chunk header names what it rewrites
         named = quoted.name.split(".")[-1]
         if places(named) and named != segments[0][0]:

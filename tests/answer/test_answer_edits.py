@@ -332,8 +332,11 @@ def test_a_block_the_answer_never_closed_does_not_replace_with_its_cut_last_defi
     files = {"src/pkg/main.py": MAIN}
     cut = ("Here:\nsrc/pkg/main.py\n```python\ndef set_key(path, key, value):\n    return write(path, key, str(value))\n"
            "\n\ndef unset_key(path, key):\n    return")
-    [edit] = propose_edits(cut, files.get, files, _locate(files)).edits
+    result = propose_edits(cut, files.get, files, _locate(files))
+    [edit] = result.edits
     assert "str(value)" in edit.new_text and "return write(path, key, None)" in edit.new_text
+    assert result.problems == ("code block: `unset_key` not used: the answer was cut inside it (its block never "
+                               "closed)",)  # said, not dropped silently
     closed = propose_edits(cut + " None\n```\n", files.get, files, _locate(files))
     assert "return None" in closed.edits[0].new_text
 
