@@ -987,7 +987,8 @@ class Node:
                         scratch_folder=self._scratch_folder(state), consents=self._consents(), asker=commands,
                         emit=emit, propose=propose, read=read, locate=locate, generate=generate,
                         step_ids=lambda steps: planner.step_ids(plan, [*before, *steps]),
-                        overlays=state.overlay_texts(), paths=paths, draw_focused=focused, infill=infill)
+                        overlays=state.overlay_texts(), paths=paths, draw_focused=focused, infill=infill,
+                        complete=lambda written: complete_imports(written, read, locate, request.prompt))
         command = await asyncio.to_thread(job.command)
         if command is None:
             return skipped_verification(job.no_command()), final, edits, []

@@ -333,7 +333,8 @@ class VerifyJob:
                  consents: ConsentStore, asker: object | None, emit: Emit, propose: Callable[[str], ProposedEdits],
                  read: Callable[[str], str | None], locate: Locate, generate: Generate, step_ids: Callable[[list[ToolStep]], list[int]],
                  overlays: dict[str, str], paths: Sequence[str], draw_focused: DrawFocused | None = None,
-                 infill: Infill | None = None) -> None:
+                 infill: Infill | None = None,
+                 complete: Callable[[ProposedEdits], ProposedEdits] | None = None) -> None:
         self.config = config
         self.request = request
         self.root = root
@@ -342,6 +343,9 @@ class VerifyJob:
         self.asker = asker
         self.emit = emit
         self.propose = propose
+        self.complete = complete or (lambda edits: edits)
+        """What the node adds to a change written at a place (a focused rewrite, a line's fill) as to the turn's:
+        the imports it leaves undone and the export the question asks for."""
         self._read = read
         self._locate = locate
         self.generate = generate
@@ -931,6 +935,13 @@ class VerifyJob:
             how.append("; ".join(parts) or "found along the failing run")
         return [found[n - 1] for n in order], how
 
+    def _placed(self, place: Place, text: str) -> ProposedEdits:
+        """A focused answer's change (:meth:`_rewrite`) with what the node adds to any change (:attr:`complete`):
+        docstring_parser's "export DocstringExample", its offered candidate rewrote the class's constructor at
+        the place the test's run found, and left the export out that the turn's own answer had."""
+        edits = self._rewrite(place, text)
+        return self.complete(edits) if edits.edits else edits
+
     def _rewrite(self, place: Place, text: str) -> ProposedEdits:
         """A focused answer (the whole function, rewritten) laid over the place's own lines. The place is known,
         so a name several classes define (cachetools' six ``popitem``) is not looked up again (read by name, such
@@ -954,7 +965,7 @@ class VerifyJob:
             draft = msgspec.structs.replace(draft, text=f"```{language(place.path)[1]}\n"
                                                          f"{_function_only(code.group(1), place.path).rstrip()}\n```")
         if edits is None:  # a focused answer is its place's function alone; any other, read as the turn's are
-            edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
+            edits = await asyncio.to_thread(self._placed, place, draft.text) if place is not None else \
                 await asyncio.to_thread(self.propose, draft.text)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
                                arm=draft.arm, line=draft.line, comments_only=bool(edits.edits) and all(

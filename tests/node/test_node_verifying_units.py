@@ -739,3 +739,29 @@ def test_a_checked_candidate_that_adds_none_of_the_asked_definitions_ranks_after
     assert [t.result.index for t in _ranked(three, added=["rename_key"])] == [1, 2, 3]
     assert [t.result.index for t in _ranked(three)] == [2, 1, 3]
     assert [t.result.index for t in _ranked([*three, tried(4, adds, "passed")], added=["rename_key"])] == [4, 1, 2, 3]
+
+
+def test_a_change_written_at_a_place_gets_the_export_the_question_asks_as_the_turn_s_does(tmp_path: Path) -> None:
+    """docstring_parser's "export DocstringExample" with the 1.5B: the offered candidate rewrote the class's
+    constructor at the place the test's run found and left out the export the turn's own answer had (the node's
+    export step ran on the turn's answers only). A focused rewrite now gets what any change gets."""
+    from contenox.answer.imports import complete_imports
+    from contenox.verify.focus import Place
+
+    common = ("class DocExample:\n    def __init__(self, args):\n        self.args = args\n\n\n"
+              "class DocRaises:\n    pass\n")
+    files = {"pkg/__init__.py": "from .common import DocRaises\n\n__all__ = [\"DocRaises\"]\n", "pkg/common.py": common}
+    question = "DocExample cannot be imported from pkg itself, unlike DocRaises. Export it from the package."
+    spans = {"DocExample": [("pkg/common.py", 1, 3)], "DocRaises": [("pkg/common.py", 6, 7)]}
+    job = _job(tmp_path, tmp_path / "scratch", timeout_s=30.0)
+    job.read = files.get
+    job.complete = lambda edits: complete_imports(edits, files.get, lambda name: spans.get(name, []), question)
+    place = Place(path="pkg/common.py", name="__init__", start=2, end=3, why="constructor of DocExample")
+    rewrite = "```python\n    def __init__(self, args):\n        self.args = list(args)\n```"
+    placed = job._placed(place, rewrite)
+    edits = {e.path: e.new_text for e in placed.edits}
+    assert set(edits) == {"pkg/common.py", "pkg/__init__.py"}
+    assert "self.args = list(args)" in (edits["pkg/common.py"] or "")
+    assert "DocExample" in (edits["pkg/__init__.py"] or "") and placed.notes[-1].startswith("`DocExample` (pkg/common.py) "
+                                                                                         "exported from its package")
+    assert job._placed(place, "```python\n    def __init__(self, args):\n        self.args = args\n```").edits == ()
