@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 from contenox.answer.edits import Located, ProposedEdits, definition_name, indent_of, remade
 
-__all__ = ["Rename", "asked_names", "propagate_renames", "rename_asked", "renamed_as_asked", "renamed_definitions"]
+__all__ = ["Rename", "added_definitions", "asked_names", "propagate_renames", "rename_asked", "renamed_as_asked", "renamed_definitions"]
 
 Rename = Callable[[str, str, str, str, bool, str, str], tuple[str, int]]
 """``rename(path, text, old, new, defining, package, definition)``: the file's text with the identifier renamed, and
@@ -167,10 +167,16 @@ def asked_names(question: str) -> list[str]:
     return asked[1] if asked is not None else []
 
 
+def added_definitions(diff: str) -> set[str]:
+    """The names the change (a unified diff) defines on the lines it adds (``def to_bytes(``, ``const
+    normalizeOptions =``, ``class PayloadTooLarge(``), not those it only uses (the 0.5B's ``s = s.to_bytes()``)."""
+    return {name for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")
+            and (name := definition_name(line[1:])) is not None}
+
+
 def renamed_as_asked(diff: str, names: Iterable[str]) -> bool:
     """The change (a unified diff) defines each of the new names a question asks for: a line it adds is a
-    definition of that name (``def to_bytes(``, ``const normalizeOptions =``), not a use of it (the 0.5B's
-    ``s = s.to_bytes()`` in the body of the ``bytesify`` it was asked to rename)."""
-    defined = {definition_name(line[1:]) for line in diff.splitlines()
-               if line.startswith("+") and not line.startswith("+++")}
+    definition of that name (:func:`added_definitions`), not a use of it (the 0.5B's ``s = s.to_bytes()`` in the
+    body of the ``bytesify`` it was asked to rename)."""
+    defined = added_definitions(diff)
     return all(name in defined for name in names)

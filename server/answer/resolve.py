@@ -152,7 +152,7 @@ class _Replacement(msgspec.Struct, frozen=True):
 
 
 def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read: Callable[[str], str | None],
-                  problems: list[str], renaming: bool = False, known: Iterable[str] = (),
+                  problems: list[str], renaming: bool = False, known: list[str] | None = None,
                   after: dict[str, int] | None = None) -> list[_Replacement]:
     """The definitions a quoted block replaces or adds, against the files' current text; with ``renaming`` (the
     answer speaks of a rename) a definition quoted under a new name may rewrite the one it renames. ``known``: the
@@ -194,7 +194,7 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
 
     def add(name: str, body: list[str], home: Located | None = None) -> None:
         """A new definition: at the end of the class ``home``, else in the block's file (see the module doc)."""
-        path = home[0] if home is not None else _home_file(quoted.path, read, known)
+        path = home[0] if home is not None else _home_file(quoted.path, read, known or [])
         text = read(path) if path is not None else None
         if path is None or text is None:
             return
@@ -256,11 +256,12 @@ def _indented(body: list[str], theirs: str, ours: str) -> list[str]:
             for line in body]
 
 
-def _home_file(path: str | None, read: Callable[[str], str | None], known: Iterable[str]) -> str | None:
-    """The workspace file a block's header names: as written, else the one file whose path ends with it."""
+def _home_file(path: str | None, read: Callable[[str], str | None], known: list[str]) -> str | None:
+    """The workspace file a block names: as written, else the one file whose path ends with it (a path the
+    model shortened); None where none or several."""
     if path is None:
         return None
-    if read(path) is not None:
+    if path in known or read(path) is not None:
         return path
     suffix = [p for p in known if p.endswith("/" + path)]
     return suffix[0] if len(suffix) == 1 else None
@@ -349,11 +350,8 @@ def propose_edits(answer: str, read: Callable[[str], str | None], paths: Iterabl
 
     def resolve_path(block: EditBlock) -> str | None:
         if block.path is not None:
-            if block.path in known or current(block.path) is not None:
-                return block.path
-            suffix = [p for p in known if p.endswith("/" + block.path)]
-            if len(suffix) == 1:
-                return suffix[0]
+            if (found := _home_file(block.path, current, known)) is not None:
+                return found
             if not block.search.strip():
                 return block.path  # a new file
         return holder(block)

@@ -34,7 +34,7 @@ import msgspec
 
 from contenox.answer.edits import ProposedEdit, ProposedEdits, unified_diff
 from contenox.answer.imports import unbound_names
-from contenox.answer.renames import asked_names, renamed_as_asked
+from contenox.answer.renames import added_definitions, asked_names, renamed_as_asked
 from contenox.config import VerifyConfig
 from contenox.errors import ContenoxError, VerifyError
 from contenox.node.contract import CommandResult, ConsentAsker, ToolActivity, TurnEvent, TurnRequest
@@ -935,17 +935,13 @@ class VerifyJob:
             how.append("; ".join(parts) or "found along the failing run")
         return [found[n - 1] for n in order], how
 
-    def _placed(self, place: Place, text: str) -> ProposedEdits:
-        """A focused answer's change (:meth:`_rewrite`) with what the node adds to any change (:attr:`complete`):
-        docstring_parser's "export DocstringExample", its offered candidate rewrote the class's constructor at
-        the place the test's run found, and left the export out that the turn's own answer had."""
-        edits = self._rewrite(place, text)
-        return self.complete(edits) if edits.edits else edits
-
     def _rewrite(self, place: Place, text: str) -> ProposedEdits:
-        """A focused answer (the whole function, rewritten) laid over the place's own lines. The place is known,
-        so a name several classes define (cachetools' six ``popitem``) is not looked up again (read by name, such
-        a rewrite resolved nowhere); an answer that is no code block is read as any answer, under the path."""
+        """A focused answer (the whole function, rewritten) laid over the place's own lines, with what the node
+        adds to any change (:attr:`complete`: docstring_parser's "export DocstringExample", its offered candidate
+        rewrote the class's constructor at the place the test's run found, and left out the export the turn's own
+        answer had). The place is known, so a name several classes define (cachetools' six ``popitem``) is not
+        looked up again (read by name, such a rewrite resolved nowhere); an answer that is no code block is read as
+        any answer, under the path."""
         source = self.read(place.path)
         code = _FENCE.search(text)
         if source is None or code is None:
@@ -956,8 +952,8 @@ class VerifyJob:
         if _same_code(rewritten, old):
             return ProposedEdits()  # copied as it was (its comments aside)
         new = "".join(lines[:place.start - 1]) + rewritten + "".join(lines[place.end:])
-        return ProposedEdits(edits=(ProposedEdit(path=place.path, old_text=source, new_text=new,
-                                                 diff=unified_diff(place.path, source, new), blocks=1),))
+        return self.complete(ProposedEdits(edits=(ProposedEdit(path=place.path, old_text=source, new_text=new,
+                                                               diff=unified_diff(place.path, source, new), blocks=1),)))
 
     async def _try(self, draft: Draft, edits: ProposedEdits | None, command: CheckCommand,
                    index: int, *, place: Place | None = None) -> _Tried:
@@ -965,7 +961,7 @@ class VerifyJob:
             draft = msgspec.structs.replace(draft, text=f"```{language(place.path)[1]}\n"
                                                          f"{_function_only(code.group(1), place.path).rstrip()}\n```")
         if edits is None:  # a focused answer is its place's function alone; any other, read as the turn's are
-            edits = await asyncio.to_thread(self._placed, place, draft.text) if place is not None else \
+            edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
                 await asyncio.to_thread(self.propose, draft.text)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
                                arm=draft.arm, line=draft.line, comments_only=bool(edits.edits) and all(
@@ -1352,13 +1348,6 @@ def _line_said(number: int, suspicion: dict[int, float], votes: Counter[int], pi
     return "; ".join(said)
 
 
-def _defines(diff: str, names: Sequence[str]) -> bool:
-    """Whether ``diff`` adds a definition of one of ``names`` (a ``def``, ``class``, ``function``, a ``const``
-    or an assignment at a line's start)."""
-    return any(re.search(rf"^\+\s*(?:(?:export\s+)?(?:(?:async\s+)?def|class|(?:async\s+)?function\*?|const|let|var)"
-                         rf"\s+{re.escape(name)}\b|{re.escape(name)}\s*=[^=])", diff, re.MULTILINE) for name in names)
-
-
 def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = (),
             added: Sequence[str] = ()) -> list[_Tried]:
     """Passing candidates first (those leaving tests alone, then fewest changed lines; with a ``guard`` check,
@@ -1371,7 +1360,7 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
     repair candidate that only made ``dict()`` return a copy passed the guard and was offered)."""
     def key(t: _Tried) -> tuple[int, int, int, int, int, int, int, int, int]:
         r = t.result
-        missing = int(bool(added) and r.outcome in _CHECKED and not _defines(r.diff, added))
+        missing = int(bool(added) and r.outcome in _CHECKED and not set(added) & added_definitions(r.diff))
         return (0 if r.outcome in _CHECKED else 1, missing, *tier(t))
 
     def tier(t: _Tried) -> tuple[int, int, int, int, int, int, int]:

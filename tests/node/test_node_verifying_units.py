@@ -718,16 +718,16 @@ def test_a_checked_candidate_that_adds_none_of_the_asked_definitions_ranks_after
     candidate that only made ``dict()`` return a copy passed the guard and was offered. A checked candidate that
     adds what the question asks ranks first, passing or not; one whose change did not parse stays after both; no
     definition asked: passing first, as before."""
-    from contenox.node.verifying import _defines, _ranked, _Tried
+    from contenox.answer.renames import added_definitions
+    from contenox.node.verifying import _ranked, _Tried
     from contenox.verify.report import CandidateResult
 
     adds = "--- a/m.py\n+++ b/m.py\n+def rename_key(path, old, new):\n+    return set_key(path, new, old)\n"
     copies = "--- a/m.py\n+++ b/m.py\n-        return self._dict\n+        return self._dict.copy()\n"
     calls = "--- a/t.py\n+++ b/t.py\n+    rename_key(path, 'A', 'B')\n"
-    assert _defines(adds, ["rename_key"]) and not _defines(copies, ["rename_key"])
-    assert not _defines(calls, ["rename_key"])  # a call is no definition
-    assert _defines("+class PayloadTooLarge(BadPayload):\n", ["PayloadTooLarge"])
-    assert _defines("+export const RANGE_MAX = 1\n", ["RANGE_MAX"]) and _defines("+RANGE_MAX = 1\n", ["RANGE_MAX"])
+    assert added_definitions(adds) == {"rename_key"} and added_definitions(copies) == set()
+    assert added_definitions(calls) == set()  # a call is no definition
+    assert added_definitions("+class PayloadTooLarge(BadPayload):\n") == {"PayloadTooLarge"}
 
     def tried(index: int, diff: str, outcome: str) -> _Tried:
         result = CandidateResult(index=index, round=0, sampled=index > 1, constrained=False, outcome=outcome,
@@ -758,10 +758,10 @@ def test_a_change_written_at_a_place_gets_the_export_the_question_asks_as_the_tu
     job.complete = lambda edits: complete_imports(edits, files.get, lambda name: spans.get(name, []), question)
     place = Place(path="pkg/common.py", name="__init__", start=2, end=3, why="constructor of DocExample")
     rewrite = "```python\n    def __init__(self, args):\n        self.args = list(args)\n```"
-    placed = job._placed(place, rewrite)
+    placed = job._rewrite(place, rewrite)
     edits = {e.path: e.new_text for e in placed.edits}
     assert set(edits) == {"pkg/common.py", "pkg/__init__.py"}
     assert "self.args = list(args)" in (edits["pkg/common.py"] or "")
     assert "DocExample" in (edits["pkg/__init__.py"] or "") and placed.notes[-1].startswith("`DocExample` (pkg/common.py) "
                                                                                          "exported from its package")
-    assert job._placed(place, "```python\n    def __init__(self, args):\n        self.args = args\n```").edits == ()
+    assert job._rewrite(place, "```python\n    def __init__(self, args):\n        self.args = args\n```").edits == ()
