@@ -34,6 +34,13 @@ import msgspec
 
 from contenox.answer.edits import ProposedEdit, ProposedEdits, unified_diff
 from contenox.answer.imports import unbound_names
+from contenox.answer.questions import (
+    asks_for_change,
+    asks_only_to_read,
+    asks_questions_only,
+    asks_to_edit,
+    explains_only,
+)
 from contenox.answer.renames import added_definitions, asked_names, renamed_as_asked
 from contenox.config import VerifyConfig
 from contenox.errors import ContenoxError, VerifyError
@@ -99,18 +106,12 @@ from contenox.verify.usable import (
     without_files,
     without_plugin,
 )
-from contenox.workspace import asks_how_it_works
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "asks_questions_only",
            "asks_to_edit", "consent", "explains_only", "strip_edit_blocks"]
 
 log = logging.getLogger(__name__)
 
-_CHANGE = re.compile(r"\b(fix|fixes|fixing|change|rename|refactor|implement|add|update|correct|patch|repair|"
-                     r"modify|edit|replace|remove|make (?:it|the|sure)|propose|should (?:return|raise|accept|be)|"
-                     r"diff|bug|fails?|failing|failure|broken|crash(?:es|ing)?|wrong)\b",
-                     re.IGNORECASE)
-"""A question that asks for a change, or about a failure (whose answer a user acts on with a fix)."""
 _PATH_LINE = r"(?:^[ \t]*`?[\w./-]+\.\w{1,8}`?:?[ \t]*\n)?"
 _BLOCK = re.compile(_PATH_LINE + r"(?:^[ \t]*(?:```+|~~~+)[^\n]*\n)?" + _PATH_LINE
                     + r"^[ \t]*<{5,9} ?SEARCH\b.*?^[ \t]*>{5,9} ?REPLACE\b[^\n]*\n?(?:^[ \t]*(?:```+|~~~+)[ \t]*\n?)?",
@@ -118,73 +119,6 @@ _BLOCK = re.compile(_PATH_LINE + r"(?:^[ \t]*(?:```+|~~~+)[^\n]*\n)?" + _PATH_LI
 """An edit block with the path line and code fence around it."""
 _FENCE = re.compile(r"^```[\w+-]*[ \t]*\n(.*?)(?:^```|\Z)", re.MULTILINE | re.DOTALL)
 """A code block's lines (an unclosed one to the end: the answer ran out of tokens)."""
-
-
-def asks_for_change(prompt: str, edits: ProposedEdits, terminal: str = "") -> bool:
-    """A turn verifies when its question asks for a change or is about a bug or a failure (the failing run's fix is
-    what the user needs, even when the answer only explains it), or its answer proposes one to a question that is
-    not only asking to see or to be told how the code works (:func:`explains_only`)."""
-    if not terminal.strip() and asks_questions_only(prompt):  # only where or how: its "add" names no change asked
-        return False
-    return bool(_CHANGE.search(prompt)) or (bool(edits.edits) and not explains_only(prompt, terminal))
-
-
-def explains_only(prompt: str, terminal: str = "") -> bool:
-    """The question asks to see, find or explain code, or how it works ("How does parse_duration decide...? Walk me
-    through the modules involved."), for no change, and carries no failing run: an edit its answer writes anyway is
-    the model's own idea, offered as written, not verified (the 1.5B answered that question with an edit of
-    `parse_datetime`; verified, the offered answer became a repair candidate's lone edit block and the explanation
-    was gone). A question asked over a failing run ("Trace from the test into the parser") is about the failure."""
-    return not terminal.strip() and not asks_to_edit(prompt) and (asks_only_to_read(prompt)
-                                                                     or asks_how_it_works(prompt))
-
-
-_ASKED = re.compile(r"[^.?!]*\?")
-_FAILURE = re.compile(r"\b(?:bug|bugs|fails?|failing|failure|broken|crash(?:es|ing)?|wrong|errors?|should|fix|"
-                      r"fixes|fixed|patch|diff|used to)\b", re.IGNORECASE)
-"""Words of a question about a failure, what the code should do, or its fix ("Where is this handled, and what's
-the fix?"): a question with one verifies."""
-
-
-def asks_questions_only(prompt: str) -> bool:
-    """Every sentence that asks something is a question that begins with what, where, which, how...: "date_isoformat
-    and the others take format strings like '%Y-W%W-%w'. Where are those directives turned into text, and where
-    would I add a new one?" asks where to add it, not for it to be added (the 1.5B's answer to it wrote an edit;
-    verified, a repair candidate's lone edit block became the offered answer and the explanation was gone). Not a
-    question that tells the node to change something (:func:`asks_to_edit`) or is about a failure, what the code
-    should do or its fix ("Where is the bug?", "Why does it fail?", "Where is this handled, and what's the fix?")."""
-    asked = [sentence.strip() for sentence in _ASKED.findall(prompt)]
-    return (bool(asked) and all(_READ_ONLY.match(sentence) for sentence in asked) and not asks_to_edit(prompt)
-            and not _FAILURE.search(prompt))
-
-
-_EDIT = re.compile(r"(?:^|[.!?:;\n]\s*|\band\s+)(?:(?:please|now|then|so|and|can you|could you|would you|let's|"
-                   r"i want you to),?\s+)*(?:fix|change|rename|refactor|implement|add|update|correct|patch|repair|"
-                   r"modify|edit|replace|remove|delete|extract|export|make|drop|refuse|give|move|propose)\b|"
-                   r"\b(?:the|a|me the) (?:diff|patch)\b", re.IGNORECASE)
-
-
-def asks_to_edit(prompt: str) -> bool:
-    """The question asks for a change to be made: a sentence that begins with what to do ("Fix it.", "Rename foo to
-    bar", "Please add a flag", "Make pip refuse it") or asks for the diff; not one only asking about a failure ("Why
-    does test_x fail?", "Trace it down") or about code whose name is such a word ("What does add do?"): its answer
-    should hold the edit (:mod:`contenox.node`'s edit step asks for one when it does not)."""
-    return bool(_EDIT.search(prompt.strip()))
-
-
-_READ_ONLY = re.compile(r"^\s*(?:please\s+)?(?:show(?: me)?|print|display|open|read|what(?:'s| is| are| does| do)?|"
-                        r"where|which|who|why|how (?:does|do|is|are)|explain|describe|summari[sz]e|list|find|"
-                        r"tell me)\b", re.IGNORECASE)
-_MAKING = re.compile(r"\b(?:make|write|create|delete)\b", re.IGNORECASE)
-
-
-def asks_only_to_read(prompt: str) -> bool:
-    """The question only asks to see, find or explain ("Show me the contents of notes/todo.txt.", "Where is helper
-    defined?") and asks for no change (:func:`asks_for_change`'s words, or make/write/create/delete): its agent
-    turn proposes no edit. (The 1.5B, shown a to-do file it was asked to show, went on to do the to-do's first
-    item as a ``propose_edit``; told in a tool result that no edit was asked for, it answered that the file did
-    not exist.)"""
-    return bool(_READ_ONLY.match(prompt)) and not _CHANGE.search(prompt) and not _MAKING.search(prompt)
 
 
 def strip_edit_blocks(text: str) -> str:

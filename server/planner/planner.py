@@ -18,6 +18,7 @@ from typing import Protocol
 
 import msgspec
 
+from contenox.answer.questions import explains_only
 from contenox.config import PlannerConfig
 from contenox.errors import OverContext
 from contenox.planner.budget import fit_budget
@@ -372,13 +373,18 @@ class Planner:
         elif inputs.text_only:
             notes.append(f"tools: {inputs.text_only_why or 'the tool check answered no'}: this turn is answered in "
                          "text (the text-only line follows the question; no call in the answer is run)")
+        explain = self.tool_frame is None and explains_only(inputs.prompt or inputs.user, inputs.terminal)
+        if explain:
+            notes.append("answer format: how the code works, step by step by name, and no edit block (the question "
+                         "asks how code works or where it is, for no change)")
         draft = Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
                       pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)], history=history,
                       summary=list(view.summary) if view else [],
                       history_lines=list(view.lines) if view else [f"turn {i + 1}" for i in range(len(history))],
                       history_chunks=list(view.history_chunks) if view else [],
                       map_delta=map_text, retrieved=new, referenced=held, diff=diff, terminal=inputs.terminal,
-                      selection=inputs.selection, calls=inputs.calls, user=inputs.user, text_only=inputs.text_only and bool(self.tools))
+                      selection=inputs.selection, calls=inputs.calls, user=inputs.user,
+                      text_only=inputs.text_only and bool(self.tools), explain=explain)
         for note in diff_notes:
             draft.note("diff", note)
         if inputs.map_label:

@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["PromptTexts", "declared_parameters", "edit_step_request", "load_prompts", "rename_step_request",
-           "tool_definitions"]
+__all__ = ["PromptTexts", "declared_parameters", "edit_step_request", "explain_request", "load_prompts",
+           "rename_step_request", "tool_definitions"]
 
 
 class PromptTexts(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,6 +52,14 @@ def edit_step_request() -> str:
     """The request of a change turn's edit step (its answer wrote no edit block): the change as edit blocks. Not a
     part of :class:`PromptTexts`, which a tool-policy certification digests: no tool-enabled turn shows it first."""
     return _read("edit_step.md").strip()
+
+
+def explain_request() -> str:
+    """The answer format restated after a question that only asks how code works or where it is (the planner's
+    :func:`~contenox.planner.questions.explains_only`), in place of :attr:`PromptTexts.answer`: the steps the code
+    goes through, by name, and no edit block. Not a part of :class:`PromptTexts` (as :func:`edit_step_request`):
+    turns that advertise tools keep the certified texts."""
+    return _read("explain.md").strip()
 
 
 def rename_step_request() -> str:

@@ -24,7 +24,7 @@ import msgspec
 
 from contenox.planner.chat_frame import ChatFrame
 from contenox.planner.inputs import Chunk
-from contenox.planner.prompts import PromptTexts
+from contenox.planner.prompts import PromptTexts, explain_request
 
 __all__ = [
     "CACHE_CLASS",
@@ -103,6 +103,9 @@ class Draft(msgspec.Struct, kw_only=True):
     user: str
     text_only: bool = False
     """The tool check answered no: the ``text_only`` line follows the question."""
+    explain: bool = False
+    """The question only asks how code works or where it is: the explain format (:func:`~contenox.planner.prompts.
+    explain_request`) follows it instead of the answer format."""
     notes: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """What budget fitting did, by segment kind."""
 
@@ -246,7 +249,9 @@ def render_segments(frame: ChatFrame, prompts: PromptTexts, draft: Draft, *, too
     question = draft.user.strip()
     if question:
         user.append(_section(first, question))
-        if prompts.answer:
+        if draft.explain:
+            user.append("\n\n" + explain_request())
+        elif prompts.answer:
             user.append("\n\n" + prompts.answer)
         if draft.text_only and prompts.text_only:
             user.append("\n\n" + prompts.text_only)

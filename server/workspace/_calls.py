@@ -15,11 +15,12 @@ import builtins
 import re
 from collections.abc import Callable, Sequence
 
+from contenox.answer.questions import asks_how_it_works
 from contenox.workspace._graph import SymbolIndex
 from contenox.workspace._model import Definition
 from contenox.workspace._scorers import is_test
 
-__all__ = ["CallNode", "asks_how_it_works", "call_tree", "render_tree"]
+__all__ = ["CallNode", "asks_how_it_works", "call_tree", "render_tree"]  # (asks_how_it_works: contenox.answer.questions)
 
 _CALL = re.compile(r"(?:\b(?P<new>new)\s+)?(?:(?P<recv>[A-Za-z_$][\w$]*|super\(\))\s*\.\s*)?"
                    r"(?P<name>[A-Za-z_$][\w$]*)\s*\(")
@@ -31,28 +32,6 @@ _SKIP = {*dir(builtins), "if", "for", "while", "return", "elif", "switch", "catc
          "require", "Number", "String", "Array", "Object", "Math", "JSON", "Error", "TypeError", "Promise", "Date",
          "Symbol", "Map", "Set", "RegExp", "parseInt", "parseFloat", "typeof", "super"}
 _CALLABLE = ("function", "method", "class", "constructor", "classmethod", "staticmethod", "property")
-
-_HOW = re.compile(r"\b(?:how (?:does|do|is|are|did|can|will)|walk (?:me )?through|what happens|step by step|"
-                  r"(?:call|code) (?:path|flow|chain)|flow|get(?:s)? (?:there|to)|end(?:s)? up|evaluated|"
-                  r"trace|follow)\b", re.IGNORECASE)
-_CHANGE = re.compile(r"(?:^|[.!?:;\n]\s+|\b(?:and|then|so|to)\s+|\bhow (?:do|can|could|would|should) (?:i|we|you)\s+)"
-                     r"(?:(?:please|now|then|also|just|can you|could you|would you|let's|i want you to|i need to|"
-                     r"we need to),?\s+)*"
-                     r"(?:fix|change|rename|refactor|implement|add|update|patch|modify|edit|replace|remove|"
-                     r"make|write|create|delete|move|extract|export|drop|refuse|propose|convert|split|merge)\b",
-                     re.IGNORECASE)
-"""A change asked for: the verb begins a sentence or a clause ("Then add a flag", "... and fix it"), follows "to"
-or a "can you" ("I need to add", "could you rename"), or "how do I" asks how to make it. Not the same verb where
-the question says what the code does ("where does the state machine move", "how does the cache update its
-entries?")."""
-
-
-def asks_how_it_works(text: str) -> bool:
-    """The question asks how code works, through its calls ("How does X get there?", "Walk me through what happens
-    between A and B", "How is f evaluated?", "Trace the test down to the code that computes the key") and asks for
-    no change: the questions the call tree is for."""
-    return _HOW.search(text) is not None and _CHANGE.search(text.strip()) is None
-
 
 DEPTH = 5
 """Levels of calls below each root."""
