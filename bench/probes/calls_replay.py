@@ -26,7 +26,7 @@ from contenox.answer.locations import calls_section, without_node_sentences
 from contenox.config import PlannerConfig, WorkspaceConfig
 from contenox.eval.checkout import checkout
 from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
-from contenox.eval.score import graded
+from contenox.eval.score import EditCheck, graded
 from contenox.workspace import RetrievalQuery, Workspace
 
 
@@ -40,11 +40,14 @@ def replay(task, repo: Path, result: dict, lines: int) -> dict:
     section = calls_section(tree, roots)
     after = f"{answer.rstrip()}\n\n{section}" if section else answer
     own_files = [p for p, _, _ in cited_paths(without_node_sentences(answer))]  # (the run checked them; real ones)
-    grade = graded(task, after, own_files, (), None)
+    recorded = result.get("edit")  # a trace task's change and its test, as the run checked them
+    edit = EditCheck(**recorded) if task.kind != "architecture" and recorded else None
+    edited = list(result.get("files_edited") or ()) if edit is not None else []
+    grade = graded(task, after, own_files, edited, edit)
     return {
         "id": task.id, "kind": task.kind, "roots": list(roots), "tree_lines": tree.count("\n") + 1 if tree else 0,
         "passed_before": result.get("passed"),
-        "passed_regraded": graded(task, answer, own_files, (), None).passed,  # (the replay's grading, checked)
+        "passed_regraded": graded(task, answer, own_files, edited, edit).passed,  # (the replay's grading, checked)
         "passed_with_calls": grade.passed, "passed_own": grade.passed_own,
         "symbols_before": list(result.get("symbols_named") or ()), "symbols_with_calls": list(grade.symbols),
         "files_before": list(result.get("files_named") or ()), "files_with_calls": list(grade.named),
@@ -58,17 +61,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--lines", type=int, default=PlannerConfig().answer_calls)
+    parser.add_argument("--kind", action="append", choices=("architecture", "trace_test"),
+                        help="the tasks replayed (repeatable; default architecture): a trace task is graded with its "
+                             "recorded change and test outcome")
     args = parser.parse_args(argv)
+    args.kind = args.kind or ["architecture"]
     task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
     tasks = {task.id: task for task in task_set.tasks}
-    answers = latest(args.reports, lambda r: r["id"] in tasks and tasks[r["id"]].kind == "architecture")
+    answers = latest(args.reports, lambda r: r["id"] in tasks and tasks[r["id"]].kind in args.kind)
     rows = [{**replay(tasks[i], repos[tasks[i].repo], result, args.lines), "report": name}
             for i, (name, result) in answers.items()]
     out: dict = {"lines": args.lines, "reports": [r.name for r in args.reports], "rows": rows, "tasks": len(rows),
                  "passed_before": sum(1 for r in rows if r["passed_before"]),
                  "passed_with_calls": sum(1 for r in rows if r["passed_with_calls"]),
                  "passed_own": sum(1 for r in rows if r["passed_own"])}
-    return write(args.out, out, f"{out['tasks']} architecture answers: passed {out['passed_before']} as recorded, "
+    return write(args.out, out, f"{out['tasks']} answers ({', '.join(args.kind)}): passed {out['passed_before']} as recorded, "
                  f"{out['passed_with_calls']} with the call tree after them, {out['passed_own']} on the model's own "
                  "words", lambda r: f"{r['id']:36s} {r['passed_before']!s:5s} -> {r['passed_with_calls']!s:5s} "
                  f"roots={r['roots']}")

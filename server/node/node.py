@@ -773,7 +773,9 @@ class Node:
                 await _emit(on_event, TurnEvent(kind="chunk", text=f"\n\n{located}"))
                 step_notes.append(f"locations: the answer named {len(entries)} definition(s) without their files; "
                                   "where each is defined was added after it (planner.locations)")
-        if self.config.planner.answer_calls and final.finish_reason != "cancelled" and verification is None:
+        if self.config.planner.answer_calls and final.finish_reason != "cancelled":
+            # (a verified turn too: "Trace lt() down to the comparison that decides it" over a failing run is
+            # answered with the checked fix, and the trace it asked for follows the verdict)
             tree, roots = await asyncio.to_thread(workspace.call_tree, RetrievalQuery(text=request.prompt,
                                                                                       terminal=request.terminal),
                                                   self.config.planner.answer_calls)

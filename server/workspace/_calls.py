@@ -173,7 +173,9 @@ class _Resolver:
     def calls(self, path: str, d: Definition, ctx: str | None) -> list[tuple[str, Definition, str | None, int]]:
         """What ``d``'s body calls, in source order, each once (not ``d`` itself): (path, definition, its class
         context, how many definitions the call could reach)."""
-        lines = self.read_lines(path)[d.line:d.end_line]  # the body: the definition line itself calls nothing
+        # the body: the definition line itself calls nothing, but a definition on one line is its own body
+        # (``const lt = (a, b, loose) => compare(a, b, loose) < 0``; its own name is skipped as defined below)
+        lines = self.read_lines(path)[d.line - 1 if d.end_line <= d.line else d.line:d.end_line]
         out: dict[tuple[str, int], tuple[str, Definition, str | None, int]] = {}
         for line in lines:
             code = line.split("#", 1)[0] if path.endswith(".py") else line.split("//", 1)[0]
@@ -181,8 +183,9 @@ class _Resolver:
                 if _DEFINING.search(code[:m.start()]):
                     continue
                 recv = m.group("recv")
-                if recv is None and code[:m.start()].rstrip().endswith("."):  # ``make().x()``: some object's x
-                    recv = ""
+                if recv is None and code[:m.start()].rstrip().endswith("."):  # ``make().x()``: some object's x,
+                    built = _constructed(code[:m.start()].rstrip()[:-1])  # ``new SemVer(a).compare()``: SemVer's
+                    recv = built if built is not None and len(self.classes(built)) == 1 else ""
                 hits = self.resolve(recv, m.group("name"), bool(m.group("new")), (path, d), ctx)
                 for hpath, hd, hctx in hits:
                     if (hpath, hd.line) != (path, d.line):
@@ -190,36 +193,72 @@ class _Resolver:
         return list(out.values())
 
 
+def _constructed(before: str) -> str | None:
+    """The class whose construction ``before`` (code up to a call's ``.``) ends with: ``new SemVer(a, loose)``,
+    ``Serializer(key)`` (a capitalised name called); None for any other object (``make(x)``, ``(a || b)``)."""
+    text = before.rstrip()
+    if not text.endswith(")"):
+        return None
+    depth = 0
+    for at in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[at], 0)
+        if depth == 0:
+            name = re.search(r"([A-Za-z_$][\w$]*)\s*$", text[:at])
+            return name.group(1) if name is not None and name.group(1)[:1].isupper() else None
+    return None
+
+
 def call_tree(index: SymbolIndex, read_lines: Callable[[str], list[str]],
               roots: Sequence[tuple[str, str]], *, max_lines: int = LINES) -> list[CallNode]:
     """The call trees from ``roots`` ((name, dotted form) the question names: ``loads`` /
     ``URLSafeTimedSerializer.loads``), grown level by level (so the budget goes to every branch's first calls
-    before any branch's deep ones), at most :data:`DEPTH` calls deep and ``max_lines`` lines in all."""
+    before any branch's deep ones), at most :data:`DEPTH` calls deep and ``max_lines`` lines in all. A named
+    definition that another named one calls is no root of its own: it is shown where it is called ("test_helper
+    fails: helper(1) should be 2. Trace the test down": the tree of ``test_helper``, ``helper`` under it)."""
     r = _Resolver(index, read_lines)
-    trees: list[CallNode] = []
-    seen: set[tuple[str, int]] = set()
-    level: list[tuple[CallNode, str, Definition, str | None]] = []
-    lines = 0
+    starts: list[tuple[str, Definition, str | None]] = []
     classes = {dotted.split(".")[-2] for _, dotted in roots if "." in dotted}
     for name, dotted in roots:
-        if len(trees) >= ROOTS:
+        if len(starts) >= ROOTS:
             break
         if name in classes:  # ``Serializer.loads`` named: the tree starts at the method, not the class
             continue
         start = _root(r, name, dotted)
-        if start is None or (start[0], start[1].line) in seen:
-            continue
-        path, d, ctx = start
+        if start is not None and all((p, d.line) != (start[0], start[1].line) for p, d, _ in starts):
+            starts.append(start)
+    trees, reach = _grow(r, starts, max_lines)
+    dropped: set[tuple[str, int]] = set()
+    for path, d, _ in starts:  # (in order: of two that call each other, the later one stays the root)
+        key = (path, d.line)
+        if any(key in reached for other, reached in reach.items() if other != key and other not in dropped):
+            dropped.add(key)
+    if dropped:
+        trees, _ = _grow(r, [s for s in starts if (s[0], s[1].line) not in dropped], max_lines)
+    return [t for t in trees if t.children]
+
+
+def _grow(r: _Resolver, starts: Sequence[tuple[str, Definition, str | None]],
+          max_lines: int) -> tuple[list[CallNode], dict[tuple[str, int], set[tuple[str, int]]]]:
+    """The trees from ``starts`` (:func:`call_tree`), and for each root (path, line) the other roots its calls
+    reach (shown below it, or named as already shown)."""
+    trees: list[CallNode] = []
+    seen: set[tuple[str, int]] = set()
+    level: list[tuple[CallNode, str, Definition, str | None, tuple[str, int]]] = []
+    reach: dict[tuple[str, int], set[tuple[str, int]]] = {}
+    lines = 0
+    for path, d, ctx in starts:
         node = CallNode(r.qualified(path, d), path, d.line)
         seen.add((path, d.line))
+        reach[(path, d.line)] = set()
         trees.append(node)
-        level.append((node, path, d, ctx))
+        level.append((node, path, d, ctx, (path, d.line)))
         lines += 1
     for _ in range(DEPTH):
-        below: list[tuple[CallNode, str, Definition, str | None]] = []
-        for node, path, d, ctx in level:
+        below: list[tuple[CallNode, str, Definition, str | None, tuple[str, int]]] = []
+        for node, path, d, ctx, top in level:
             body = r.construct(path, d) if d.kind == "class" else (path, d)  # a construction runs its constructor
             calls = r.calls(*body, ctx)
+            reach[top].update(key for cpath, cd, _, _ in calls if (key := (cpath, cd.line)) in reach)
             again = [r.qualified(cpath, cd) for cpath, cd, _, _ in calls if (cpath, cd.line) in seen]
             for cpath, cd, cctx, among in [c for c in calls if (c[0], c[1].line) not in seen][:CHILDREN]:
                 if lines >= max_lines:
@@ -228,12 +267,12 @@ def call_tree(index: SymbolIndex, read_lines: Callable[[str], list[str]],
                 node.children.append(child)
                 lines += 1
                 seen.add((cpath, cd.line))
-                below.append((child, cpath, cd, cctx))
+                below.append((child, cpath, cd, cctx, top))
             if again and lines < max_lines:
                 node.again = list(dict.fromkeys(again))
                 lines += 1
         level = below
-    return [t for t in trees if t.children]
+    return trees, reach
 
 
 def _root(r: _Resolver, name: str, dotted: str) -> tuple[str, Definition, str | None] | None:

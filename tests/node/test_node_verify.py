@@ -103,7 +103,7 @@ def _repo(tmp_path: Path, check: str = "") -> Path:
 
 def _request(repo: Path, **kw: Any) -> TurnRequest:
     env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
-    return TurnRequest(root=str(repo), prompt=ASK, env=env, **{"terminal": TERMINAL, **kw})
+    return TurnRequest(root=str(repo), env=env, **{"prompt": ASK, "terminal": TERMINAL, **kw})
 
 
 async def test_the_passing_candidate_is_offered_and_the_user_files_are_untouched(
@@ -1452,6 +1452,21 @@ async def test_a_how_it_works_answer_is_followed_by_the_calls_read_from_the_sour
                                                                                          answer_calls=0))
     scripted(monkeypatch, answer)
     assert (await node.turn(TurnRequest(root=str(repo), prompt=ask))).text == answer
+
+
+async def test_a_trace_question_s_verified_fix_is_followed_by_the_calls_it_asked_to_trace(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Trace the test down to the code that computes it" over a failing run: the turn verifies (the fix offered is
+    the checked one) and the trace asked for follows the verdict, read from the user's source."""
+    repo = _repo(tmp_path)
+    scripted(monkeypatch, WRONG, RIGHT, "I am not sure what to change.", WRONG)
+    ask = "test_helper fails: helper(1) should be 2. Trace the test down to the code that computes it."
+    outcome = await node.turn(_request(repo, verify=True, prompt=ask))
+    assert outcome.verification is not None and outcome.verification.status == "passed"
+    section = ("The calls `test_helper` makes, read from the source by Contenox (not run):\n\n```text\n"
+               "test_helper (tests/test_util.py:4)\n  -> helper (util.py:1)\n```")
+    assert outcome.text.endswith(outcome.verification.verdict() + "\n\n" + section)
+    assert [e.path for e in outcome.edits.edits] == ["util.py"] and "+    return x + 1" in outcome.edits.diff
 
 
 async def test_a_move_question_is_answered_with_the_node_s_move_said_in_the_answer(

@@ -118,9 +118,44 @@ def test_a_trace_question_starts_at_the_test_it_names(ws: Workspace) -> None:
                         terminal="$ pytest\nFAILED tests/test_serializer.py::test_loads")
     assert roots == ("test_loads",)
     assert lines[:2] == ["test_loads (tests/test_serializer.py:4)", "  -> UrlSafeTimedSerializer (tok/serializer.py:31)"]
-    # ``UrlSafeTimedSerializer().loads(...)``: some object's loads, which two classes define
-    assert "  -> Serializer.loads (tok/serializer.py:7) (one of 2 methods of that name: the object decides)" in lines
-    assert any(line.startswith("  -> TimedSerializer.loads (tok/serializer.py:21)") for line in lines)
+    # ``UrlSafeTimedSerializer().loads(...)``: the object is the one just built, so its class decides (two classes
+    # define loads; the one Python finds first for it), and the calls below follow that class (the mixin's payload)
+    assert "  -> TimedSerializer.loads (tok/serializer.py:21)" in lines
+    assert not any("Serializer.loads (tok/serializer.py:7)" in line for line in lines)
+    assert "    -> UrlSafeMixin.load_payload (tok/serializer.py:27)" in lines
+
+
+def test_a_one_line_definition_is_its_own_body_and_a_built_object_decides_its_method(
+        make_repo: Callable[..., Path], open_ws: Callable[..., Workspace]) -> None:
+    # shaped like semver: ``lt`` an arrow function on one line, ``compare`` calling a method on a new SemVer (a
+    # name several classes define, so only the construction says which)
+    ws = open_ws(make_repo({
+        "functions/lt.js": "const compare = require('./compare')\nconst lt = (a, b) => compare(a, b) < 0\n"
+                           "module.exports = lt\n",
+        "functions/compare.js": ("const SemVer = require('../classes/semver')\n"
+                                 "const compare = (a, b) => new SemVer(a).compare(new SemVer(b))\n"
+                                 "module.exports = compare\n"),
+        "classes/semver.js": ("class SemVer {\n  constructor (v) {\n    this.v = v\n  }\n\n  compare (other) {\n"
+                              "    return this.comparePre(other)\n  }\n\n  comparePre (other) {\n"
+                              "    return compareIdentifiers(this.v, other.v)\n  }\n}\n\n"
+                              "const compareIdentifiers = (a, b) => a === b ? 0 : a < b ? -1 : 1\n"
+                              "module.exports = SemVer\n"),
+        "classes/comparator.js": "class Comparator {\n  compare (other) {\n    return 0\n  }\n}\n",
+    }))
+    lines, roots = tree(ws, "Trace lt() down to the comparison that decides it.")
+    assert roots == ("lt",)
+    assert lines == ["lt (functions/lt.js:2)", "  -> compare (functions/compare.js:2)",
+                     "    -> SemVer (classes/semver.js:1)", "    -> SemVer.compare (classes/semver.js:6)",
+                     "      -> SemVer.comparePre (classes/semver.js:10)",
+                     "        -> compareIdentifiers (classes/semver.js:15)"]
+
+
+def test_a_named_definition_another_named_one_calls_is_shown_under_it(ws: Workspace) -> None:
+    # ``too_old`` is named too, and ``TestB.test_same`` calls it: one tree, too_old under the test (it was two roots,
+    # each dropped: the test's only call "already shown", too_old calling nothing)
+    lines, roots = tree(ws, "TestB::test_same fails: too_old('b', 1) is not False. Trace the test down to the code.")
+    assert roots == ("TestB.test_same",)
+    assert lines == ["TestB.test_same (tests/test_serializer.py:14)", "  -> too_old (tok/signer.py:29)"]
 
 
 def test_a_test_named_with_its_class_starts_there_where_other_classes_have_one_of_that_name(ws: Workspace) -> None:
