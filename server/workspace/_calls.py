@@ -26,6 +26,13 @@ _CALL = re.compile(r"(?:\b(?P<new>new)\s+)?(?:(?P<recv>[A-Za-z_$][\w$]*|super\(\
                    r"(?P<name>[A-Za-z_$][\w$]*)\s*\(")
 _DEFINING = re.compile(r"\b(?:def|function|class|async\s+def|async\s+function|fn|func)\s+$")
 _BASES = re.compile(r"^\s*class\s+\w+\s*(?:\((?P<py>[^)]*)\)|extends\s+(?P<js>[\w$.]+))")
+_ASSIGNED = re.compile(r"(?:^|[\s;,(])(?:(?:const|let|var)\s+)?(?P<var>[A-Za-z_$][\w$]*)\s*=(?!=)\s*"
+                       r"(?:new\s+)?(?P<cls>[A-Z][\w$]*)\s*\(")
+"""An assignment of a built object to a plain name: ``range = new Range(range, options)``, ``s = Serializer(k)``."""
+_REGEX_END = re.compile(r"/[dgimsuyv]*$")
+"""JavaScript code ending with a regular expression literal (a ``.test()`` after it is the RegExp's)."""
+_REGEX_NAME = re.compile(r"^\s*(?:(?:const|let|var)\s+)?(?P<var>[A-Za-z_$][\w$]*)\s*=\s*/[^/\n]+/[dgimsuyv]*\s*;?\s*$")
+"""A JavaScript name given a regular expression literal (``const numeric = /^[0-9]+$/``)."""
 _CONSTRUCTORS = ("__init__", "constructor", "__new__")
 _SELF = {"self", "cls", "this"}
 _SKIP = {*dir(builtins), "if", "for", "while", "return", "elif", "switch", "catch", "with", "not", "and", "or", "in",
@@ -170,27 +177,53 @@ class _Resolver:
         owner = self.owner(path, d)
         return owner.name if owner is not None else None
 
+    def _built(self, codes: Sequence[str]) -> dict[str, str]:
+        """The local names a body assigns an object it builds to, each with the class (only where every assignment
+        to the name builds the same class, one the workspace defines once)."""
+        return {var: next(iter(made)) for var, made in _assigned_classes(codes).items()
+                if var not in _SELF and len(made) == 1 and len(self.classes(next(iter(made)))) == 1}
+
     def calls(self, path: str, d: Definition, ctx: str | None) -> list[tuple[str, Definition, str | None, int]]:
         """What ``d``'s body calls, in source order, each once (not ``d`` itself): (path, definition, its class
         context, how many definitions the call could reach)."""
         # the body: the definition line itself calls nothing, but a definition on one line is its own body
         # (``const lt = (a, b, loose) => compare(a, b, loose) < 0``; its own name is skipped as defined below)
-        lines = self.read_lines(path)[d.line - 1 if d.end_line <= d.line else d.line:d.end_line]
+        source = self.read_lines(path)
+        lines = source[d.line - 1 if d.end_line <= d.line else d.line:d.end_line]
         out: dict[tuple[str, int], tuple[str, Definition, str | None, int]] = {}
-        for line in lines:
-            code = line.split("#", 1)[0] if path.endswith(".py") else line.split("//", 1)[0]
+        codes = [line.split("#", 1)[0] if path.endswith(".py") else line.split("//", 1)[0] for line in lines]
+        built = self._built(codes)
+        regexes = {m.group("var") for code in source if (m := _REGEX_NAME.match(code))}  # (module constants too)
+        for code in codes:
             for m in _CALL.finditer(code):
                 if _DEFINING.search(code[:m.start()]):
                     continue
                 recv = m.group("recv")
-                if recv is None and code[:m.start()].rstrip().endswith("."):  # ``make().x()``: some object's x,
-                    built = _constructed(code[:m.start()].rstrip()[:-1])  # ``new SemVer(a).compare()``: SemVer's
-                    recv = built if built is not None and len(self.classes(built)) == 1 else ""
+                before = code[:m.start()].rstrip()
+                if recv is None and before.endswith("."):  # ``make().x()``: some object's x,
+                    if _REGEX_END.search(before[:-1]):  # (``/^[0-9]+$/.test(a)``: a regular expression's own)
+                        continue
+                    made = _constructed(before[:-1])  # ``new SemVer(a).compare()``: SemVer's
+                    recv = made if made is not None and len(self.classes(made)) == 1 else ""
+                elif recv is not None and recv in built:  # ``range = new Range(range)``, then ``range.test()``
+                    recv = built[recv]
+                elif recv is not None and recv in regexes:  # ``numeric.test(a)``: the RegExp's own
+                    continue
                 hits = self.resolve(recv, m.group("name"), bool(m.group("new")), (path, d), ctx)
                 for hpath, hd, hctx in hits:
                     if (hpath, hd.line) != (path, d.line):
                         out.setdefault((hpath, hd.line), (hpath, hd, hctx, len(hits)))
         return list(out.values())
+
+
+def _assigned_classes(codes: Sequence[str]) -> dict[str, set[str]]:
+    """name -> the capitalised names called in assignments to it in ``codes`` (``range = new Range(range)``,
+    ``s = Serializer(key)``)."""
+    out: dict[str, set[str]] = {}
+    for code in codes:
+        for m in _ASSIGNED.finditer(code):
+            out.setdefault(m.group("var"), set()).add(m.group("cls"))
+    return out
 
 
 def _constructed(before: str) -> str | None:

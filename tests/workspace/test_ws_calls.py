@@ -140,7 +140,13 @@ def test_a_one_line_definition_is_its_own_body_and_a_built_object_decides_its_me
                               "    return compareIdentifiers(this.v, other.v)\n  }\n}\n\n"
                               "const compareIdentifiers = (a, b) => a === b ? 0 : a < b ? -1 : 1\n"
                               "module.exports = SemVer\n"),
-        "classes/comparator.js": "class Comparator {\n  compare (other) {\n    return 0\n  }\n}\n",
+        "classes/comparator.js": ("class Comparator {\n  compare (other) {\n    return 0\n  }\n\n"
+                                  "  test (v) {\n    return true\n  }\n}\n"),
+        "classes/range.js": ("const numeric = /^[0-9]+$/\n\nclass Range {\n  test (v) {\n"
+                             "    return numeric.test(v) && /^x/.test(v)\n  }\n}\nmodule.exports = Range\n"),
+        "functions/satisfies.js": ("const Range = require('../classes/range')\n"
+                                   "const satisfies = (version, range) => {\n  range = new Range(range)\n"
+                                   "  return range.test(version)\n}\nmodule.exports = satisfies\n"),
     }))
     lines, roots = tree(ws, "Trace lt() down to the comparison that decides it.")
     assert roots == ("lt",)
@@ -148,6 +154,11 @@ def test_a_one_line_definition_is_its_own_body_and_a_built_object_decides_its_me
                      "    -> SemVer (classes/semver.js:1)", "    -> SemVer.compare (classes/semver.js:6)",
                      "      -> SemVer.comparePre (classes/semver.js:10)",
                      "        -> compareIdentifiers (classes/semver.js:15)"]
+    # a name given a built object calls its class's method (two classes define test); a regular expression's own
+    # test() (a literal, or a name given one) reaches no definition of the workspace
+    lines, _ = tree(ws, "How is satisfies('1.2.3', '^1.0.0') evaluated?")
+    assert lines == ["satisfies (functions/satisfies.js:2)", "  -> Range (classes/range.js:3)",
+                     "  -> Range.test (classes/range.js:4)"]
 
 
 def test_a_named_definition_another_named_one_calls_is_shown_under_it(ws: Workspace) -> None:
