@@ -22,7 +22,7 @@ from pathlib import Path
 from _recorded import latest, write
 
 from contenox.answer.citations import cited_paths
-from contenox.answer.locations import calls_section, without_node_sentences
+from contenox.answer.locations import calls_section, without_calls, without_node_sentences
 from contenox.config import PlannerConfig, WorkspaceConfig
 from contenox.eval.checkout import checkout
 from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
@@ -38,6 +38,7 @@ def replay(task, repo: Path, result: dict, lines: int) -> dict:
         workspace = Workspace.open(tree_dir, WorkspaceConfig(), Path(scratch) / "cache")
         tree, roots = workspace.call_tree(RetrievalQuery(text=task.ask, terminal=task.terminal or ""), lines)
     section = calls_section(tree, roots)
+    answer = without_calls(answer)  # (an answer recorded with the node's earlier tree: that tree replaced)
     after = f"{answer.rstrip()}\n\n{section}" if section else answer
     own_files = [p for p, _, _ in cited_paths(without_node_sentences(answer))]  # (the run checked them; real ones)
     recorded = result.get("edit")  # a trace task's change and its test, as the run checked them

@@ -21,7 +21,8 @@ from typing import Protocol
 
 from contenox.answer.citations import cited_paths, cited_symbols
 
-__all__ = ["CALLS_LEAD", "LOCATIONS_LEAD", "Located", "calls_section", "locations", "without_node_sentences"]
+__all__ = ["CALLS_LEAD", "LOCATIONS_LEAD", "Located", "calls_section", "locations", "without_calls",
+           "without_node_sentences"]
 
 LOCATIONS_LEAD = "Where the names above are defined (found by Contenox): "
 """How the sentence begins (the eval reads the answer without it too)."""
@@ -76,8 +77,16 @@ def calls_section(tree: str, roots: Sequence[str]) -> str:
 def without_node_sentences(text: str) -> str:
     """``text`` without what the node added at its end (what the model wrote): the locations sentence
     (:func:`locations`) and the call tree (:func:`calls_section`)."""
-    ends = [text.rfind("\n\n" + LOCATIONS_LEAD)]
-    calls = re.search(r"\n\n" + re.escape(CALLS_LEAD) + r"[^\n]*" + re.escape(CALLS_FOUND) + r"\n", text)
-    ends.append(calls.start() if calls is not None else -1)
-    found = [at for at in ends if at >= 0]
+    found = [at for at in (text.rfind("\n\n" + LOCATIONS_LEAD), _calls_at(text)) if at >= 0]
     return text[:min(found)] if found else text
+
+
+def without_calls(text: str) -> str:
+    """``text`` without the call tree the node added at its end (:func:`calls_section`), the rest kept."""
+    at = _calls_at(text)
+    return text[:at] if at >= 0 else text
+
+
+def _calls_at(text: str) -> int:
+    calls = re.search(r"\n\n" + re.escape(CALLS_LEAD) + r"[^\n]*" + re.escape(CALLS_FOUND) + r"\n", text)
+    return calls.start() if calls is not None else -1

@@ -3,7 +3,7 @@ defines it; names defined in several files, or nowhere, left out; the answer its
 
 from __future__ import annotations
 
-from contenox.answer.locations import LOCATIONS_LEAD, calls_section, locations, without_node_sentences
+from contenox.answer.locations import LOCATIONS_LEAD, calls_section, locations, without_calls, without_node_sentences
 from contenox.workspace import SymbolLocation
 
 DEFS = {
@@ -63,3 +63,6 @@ def test_the_call_tree_after_an_answer_is_the_node_s_and_reads_apart() -> None:
     own = "The calls `load` makes are few."
     assert without_node_sentences(own) == own
     assert calls_section("load (src/m.py:3)", ["load"]) == "" and calls_section(tree, []) == ""
+    sentence = LOCATIONS_LEAD + "`parse` (src/p.py:9)."
+    assert without_calls(f"{answer}\n\n{sentence}\n\n{section}") == f"{answer}\n\n{sentence}"  # the sentence kept
+    assert without_calls(answer) == answer
