@@ -99,13 +99,14 @@ def asks_to_edit(prompt: str) -> bool:
 
 _READ_ONLY = re.compile(r"^\s*(?:please\s+)?(?:show(?: me)?|print|display|open|read|what(?:'s| is| are| does| do)?|"
                         r"where|which|who|why|how (?:does|do|is|are)|explain|describe|summari[sz]e|list|find|"
-                        r"tell me)\b", re.IGNORECASE)
+                        r"tell me|is|are|does|do|did|can|will|has|have|if)\b", re.IGNORECASE)
 _MAKING = re.compile(r"\b(?:make|write|create|delete)\b", re.IGNORECASE)
 
 
 def asks_only_to_read(prompt: str) -> bool:
     """The question only asks to see, find or explain ("Show me the contents of notes/todo.txt.", "Where is helper
-    defined?") and asks for no change (:func:`asks_for_change`'s words, or make/write/create/delete): its agent
+    defined?", or yes or no: "Is range parsing cached?", "If a variable is already set, does loading overwrite
+    it?") and asks for no change (:func:`asks_for_change`'s words, or make/write/create/delete): its agent
     turn proposes no edit. (The 1.5B, shown a to-do file it was asked to show, went on to do the to-do's first
     item as a ``propose_edit``; told in a tool result that no edit was asked for, it answered that the file did
     not exist.)"""

@@ -3,7 +3,13 @@ defines it; names defined in several files, or nowhere, left out; the answer its
 
 from __future__ import annotations
 
-from contenox.answer.locations import LOCATIONS_LEAD, calls_section, locations, without_calls, without_node_sentences
+from contenox.answer.locations import (
+    LOCATIONS_LEAD,
+    calls_section,
+    locations,
+    without_calls,
+    without_node_sentences,
+)
 from contenox.workspace import SymbolLocation
 
 DEFS = {

@@ -20,8 +20,9 @@ EDIT = ProposedEdits(edits=(ProposedEdit(path="a.py", old_text="x = 1\n", new_te
 def test_when_a_turn_verifies() -> None:
     # the answer proposes a change: verified, unless the question only asks to see it or how the code works
     assert asks_for_change("The cache grows without bound.", EDIT)
-    assert asks_for_change("If a variable is set in my shell, does loading the .env overwrite it?", EDIT)
     for question in ("How is the cache keyed?", "Where is the timestamp checked?",
+                     "If a variable is set in my shell, does loading the .env overwrite it?",  # yes or no: to be told
+                     "Is range parsing cached? Where, keyed on what?",
                      "Walk me through what happens between load_dotenv() and os.environ being updated.",
                      "How does parse_duration decide whether to return a timedelta? Walk me through the modules."):
         assert not asks_for_change(question, EDIT), question

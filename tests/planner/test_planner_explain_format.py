@@ -66,3 +66,8 @@ def test_which_questions_only_ask_how() -> None:
     assert explains_only(HOW) and explains_only("Walk me through what happens between load_dotenv() and os.environ")
     assert not explains_only(FIX) and not explains_only("Add a flag to load_dotenv that skips comments.")
     assert not explains_only(HOW, terminal="1 failed")
+    # a yes-or-no question asks to be told too; one that goes on to ask for a change does not
+    assert explains_only("Is range parsing cached? Where, keyed on what?")
+    assert explains_only("If a variable is already set in my shell, does loading the .env overwrite it?")
+    assert not explains_only("Is range parsing cached? If not, add a cache.")
+    assert not explains_only("Does parse fail on empty input? It should raise ValueError.")
