@@ -376,7 +376,7 @@ class Planner:
         explain = self.tool_frame is None and explains_only(inputs.prompt or inputs.user, inputs.terminal)
         if explain:
             notes.append("answer format: how the code works, step by step by name, and no edit block (the question "
-                         "asks how code works or where it is, for no change)")
+                         "asks how code works, where it is, or yes or no, for no change)")
         draft = Draft(instructions=[(str(p), str(t)) for p, t in inputs.instructions], repo_map=inputs.repo_map,
                       pins=[(pin.path, pin.text) for pin in map(as_pin, inputs.pins)], history=history,
                       summary=list(view.summary) if view else [],

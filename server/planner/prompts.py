@@ -56,7 +56,7 @@ def edit_step_request() -> str:
 
 def explain_request() -> str:
     """The answer format restated after a question that only asks how code works or where it is (the planner's
-    :func:`~contenox.planner.questions.explains_only`), in place of :attr:`PromptTexts.answer`: the steps the code
+    :func:`~contenox.answer.questions.explains_only`), in place of :attr:`PromptTexts.answer`: the steps the code
     goes through, by name, and no edit block. Not a part of :class:`PromptTexts` (as :func:`edit_step_request`):
     turns that advertise tools keep the certified texts."""
     return _read("explain.md").strip()

@@ -5,8 +5,10 @@ through what happens between load_dotenv() and os.environ") is answered by follo
 the retrieved code one chunk at a time and name the first function or two. :func:`call_tree` follows them instead,
 from the definitions the question names: each call in a definition's body, in source order, resolved to the one
 definition it reaches where the source says which (a plain name with one definer, ``self.x()`` / ``this.x()`` on
-the class and its bases, ``Class.x()`` / ``new Class()``); a call that could reach several definitions and says
-nothing to pick one is left out rather than guessed. The tree is what the prompt shows; nothing here runs code.
+the class and its bases, ``Class.x()`` / ``new Class()``, ``x()`` on an object just built or on a name the body
+gives one); a call that could reach several definitions and says nothing to pick one is left out rather than
+guessed, and a regular expression's own ``test()`` reaches none. The tree is what the prompt shows; nothing here
+runs code.
 """
 
 from __future__ import annotations
