@@ -29,6 +29,8 @@ from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
 from contenox.eval.score import EditCheck, graded
 from contenox.workspace import RetrievalQuery, Workspace
 
+KINDS = ("architecture", "trace_test", "bug_localization", "cross_file_edit", "refactor")
+
 
 def replay(task, repo: Path, result: dict, lines: int) -> dict:
     """One recorded answer graded again with the node's call tree after it."""
@@ -62,9 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--lines", type=int, default=PlannerConfig().answer_calls)
-    parser.add_argument("--kind", action="append", choices=("architecture", "trace_test"),
-                        help="the tasks replayed (repeatable; default architecture): a trace task is graded with its "
-                             "recorded change and test outcome")
+    parser.add_argument("--kind", action="append", choices=KINDS,
+                        help="the tasks replayed (repeatable; default architecture): a task of another kind is graded "
+                             "with its recorded change and test outcome")
     args = parser.parse_args(argv)
     args.kind = args.kind or ["architecture"]
     task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
