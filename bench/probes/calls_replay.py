@@ -4,10 +4,12 @@
 the calls that definition makes, read from the source (``contenox.answer.locations.calls_section``). It changes
 nothing the model reads or writes: the section is computed from the question and the workspace after the answer.
 So a recorded answer graded again with the section the node would add to it is the answer the node now gives.
-This replays it: each result of the given verified-mode reports whose question asks how code works is checked out
-(the eval's own checkout, at the task's commit), the call tree computed by the workspace with the node's function
-and limit, appended, and the answer graded again with the eval's own scoring: passed before, passed with the
-section, and passed on the model's own words (the grade that counts neither the locations sentence nor the tree).
+This replays it: each result of the given verified-mode reports, of the kinds asked (``--kind``, architecture by
+default), is checked out (the eval's own checkout, at the task's commit), the call tree computed by the workspace
+with the node's function and limit (none where the question asks no how), appended in place of any tree the
+recorded answer already had, and the answer graded again with the eval's own scoring, a change task's with its
+recorded change and test outcome: passed before, passed with the section, and passed on the model's own words (the
+grade that counts neither the locations sentence nor the tree).
 
 From the repository root: ``.venv/bin/python bench/probes/calls_replay.py --cache .cache/eval-repos
 --out bench/results/X.json REPORT.json...`` (a partial ``.jsonl`` works too; a task's answer is its last in the reports, read in the order given).
