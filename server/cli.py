@@ -771,7 +771,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--retrieval-only", action="store_true",
                    help="plan each turn without running the model: score retrieval recall only")
     s.add_argument("--mode", action="append", choices=["retrieval", "baseline", "verified", "agent", "both", "inview",
-                                                       "anticipated", "moved", "floor"],
+                                                       "anticipated", "moved", "typed", "floor"],
                    default=None,
                    help="retrieval (the planner as shipped, one answer), baseline (repo map only), verified "
                         "(retrieval plus verified fixes: candidates checked in a scratch copy, the eval consenting "
@@ -779,7 +779,9 @@ def _parser() -> argparse.ArgumentParser:
                         "certification; the task's check command the only command run), both (retrieval and "
                         "baseline), or the questions asked with their code in view: inview (today's layout), "
                         "anticipated (the place anticipated during --think-s), moved (the same, after the editor "
-                        "was at another file of the workspace long enough for it to be anticipated) and floor "
+                        "was at another file of the workspace long enough for it to be anticipated), typed (the same, then "
+                        "the question typed at 5 characters a second, the drafts reported at each clause's pause) "
+                        "and floor "
                         "(everything but the question cached); repeatable "
                         "(default: both; retrieval with --retrieval-only)")
     s.add_argument("--kind", action="append", choices=["bug_localization", "cross_file_edit", "trace_test",
@@ -788,7 +790,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--task", action="append", metavar="ID", help="only this task (repeatable)")
     s.add_argument("--max-new-tokens", type=int, default=512, help="answer length cap (default 512)")
     s.add_argument("--think-s", type=float, default=10.0,
-                   help="anticipated and moved modes: seconds the editor stays idle at the place before the "
+                   help="anticipated, moved and typed modes: seconds the editor stays idle at the place before the "
                         "question (10)")
     s.add_argument("--cache", type=Path, help="where the task repositories are built")
     s.add_argument("--json", action="store_true", help="print the JSON report instead of the table")

@@ -16,9 +16,10 @@ import msgspec
 
 from contenox.eval.report import EvalReport
 
-MODES = ("inview", "anticipated", "moved", "floor")
+MODES = ("inview", "anticipated", "moved", "typed", "floor")
 LABELS = {"inview": "today's layout", "anticipated": "anticipated\n10 s think,\nfresh workspace",
-          "moved": "anticipated\n10 s think, after\nwork elsewhere", "floor": "floor\nall but the\nquestion cached"}
+          "moved": "anticipated\n10 s think, after\nwork elsewhere",
+          "typed": "anticipated\n10 s think, then\nthe question typed", "floor": "floor\nall but the\nquestion cached"}
 
 
 def _ttfts(report: EvalReport, mode: str) -> list[float]:

@@ -13,6 +13,10 @@ three ways, each in its own private node (a fresh engine, so no mode serves anot
 - ``moved``: as ``anticipated``, in a workspace the user was already working in: the editor was at another
   file of it first, long enough for that place to be anticipated (untimed: the stable segments are cached, as
   after any earlier work there), then moves to the place, stays idle for the think time and asks.
+- ``typed``: as ``anticipated``, then the question is typed into the chat box (:func:`typing`: a fast typist's
+  pace, a pause at each clause) and sent as its last character is typed; the editor reports the draft at each pause,
+  as VS Code's chat does 600 ms after the last keystroke, so the node anticipates the code the question names while
+  it is being written. The question does not wait at its end: the whole question is never a draft.
 - ``floor``: the place and the question itself as the prompt box's draft are anticipated and the question
   waits until that prefill is done: everything but the question is cached, the TTFT floor of this prompt.
 
@@ -31,10 +35,17 @@ import msgspec
 if TYPE_CHECKING:
     from contenox.eval.tasks import Task
 
-__all__ = ["IN_VIEW_MODES", "InView", "Place", "after_question", "before_question", "place_of"]
+__all__ = ["IN_VIEW_MODES", "InView", "Place", "after_question", "before_question", "place_of", "typing"]
 
-IN_VIEW_MODES = ("inview", "anticipated", "moved", "floor")
+IN_VIEW_MODES = ("inview", "anticipated", "moved", "typed", "floor")
 _SETTLE_S = 300.0
+TYPE_CPS = 5.0
+"""``typed``: characters typed a second (60 words a minute: a fast typist; 40 is a common average)."""
+PAUSE_S = 1.0
+"""``typed``: the typist's pause at each clause's end (after ``.,;:?!`` and a space)."""
+DRAFT_DEBOUNCE_S = 0.6
+"""How long after the last keystroke the editor sends the draft (VS Code's ``DRAFT_DEBOUNCE_MS``)."""
+_CLAUSE_END = re.compile(r"[.,;:?!](?=\s)")
 
 
 class Place(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,6 +78,25 @@ class InView(msgspec.Struct, frozen=True, kw_only=True):
     prefilled_tokens: int = 0
     """Tokens of retrieved code the node's anticipations computed for this task (its ``again`` after the answer
     included: that one is never used here)."""
+    typed_s: float = 0.0
+    """``typed``: how long the question took to type (after the think time)."""
+    drafts: int = 0
+    """``typed``: drafts the editor reported while the question was typed."""
+
+
+def typing(ask: str, cps: float = TYPE_CPS, pause_s: float = PAUSE_S) -> tuple[list[tuple[float, str]], float]:
+    """The drafts an editor reports while ``ask`` is typed at ``cps`` characters a second with a ``pause_s`` pause
+    at each clause's end: (seconds from the first keystroke, the draft so far) for each pause long enough for the
+    editor's debounce, and the second the last character is typed (the question is sent then, without a pause)."""
+    text = ask.strip()
+    drafts: list[tuple[float, str]] = []
+    pauses = 0
+    for match in _CLAUSE_END.finditer(text):
+        typed_at = match.end() / cps + pauses * pause_s
+        pauses += 1
+        if pause_s >= DRAFT_DEBOUNCE_S:
+            drafts.append((round(typed_at + DRAFT_DEBOUNCE_S, 3), text[: match.end()]))
+    return drafts, round(len(text) / cps + pauses * pause_s, 3)
 
 
 def place_of(task: Task, tree: Path) -> Place:
@@ -147,7 +177,7 @@ def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *
     call("focus", {"cwd": str(tree), "path": place.path, "line": place.line, "thread": thread, "draft": draft,
                    "terminal": terminal})
     completion = None
-    if mode in ("anticipated", "moved"):  # a completion while the anticipation prefills, then the think time
+    if mode in ("anticipated", "moved", "typed"):  # a completion while the anticipation prefills, then the think time
         while time.monotonic() - started < think_s and _workspace_state(call, tree)[0] not in ("computing", "warm"):
             time.sleep(0.05)
         completion = _completion(call, tree, place) if _workspace_state(call, tree)[0] == "computing" else None
@@ -155,13 +185,23 @@ def before_question(call: Any, mode: str, task: Task, tree: Path, thread: str, *
     else:  # floor: until everything but the question is computed
         while time.monotonic() - started < _SETTLE_S and _workspace_state(call, tree)[0] != "warm":
             time.sleep(0.1)
+    typed_s, drafts = 0.0, 0
+    if mode == "typed":
+        schedule, typed_s = typing(task.ask)
+        began = time.monotonic()
+        for at, text in schedule:
+            time.sleep(max(0.0, began + at - time.monotonic()))
+            call("focus", {"cwd": str(tree), "path": place.path, "line": place.line, "thread": thread, "draft": text,
+                           "terminal": terminal})
+            drafts += 1
+        time.sleep(max(0.0, began + typed_s - time.monotonic()))
     state, _ = _workspace_state(call, tree)
     return place, {"terminal": ""} if terminal else {}, InView(place=where, think_s=think_s if mode != "floor" else 0.0,
                              moved_from=f"{before_place.path}:{before_place.line}" if before_place else "",
                              warm_before_question=state == "warm", anticipation_state=state,
                              waited_s=round(time.monotonic() - started, 2), completion_ms=completion,
                              completion_during="anticipation" if completion is not None else "",
-                             prefilled_tokens=-before)
+                             prefilled_tokens=-before, typed_s=typed_s, drafts=drafts)
 
 
 def after_question(call: Any, mode: str, tree: Path, view: InView, explain: dict[str, Any],

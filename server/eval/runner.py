@@ -61,7 +61,7 @@ class EvalNode:
         planner = (msgspec.structs.replace(base.planner, retrieval_tokens=0) if mode == "baseline"
                    else base.planner)
         anticipate = msgspec.structs.replace(
-            base.anticipate, enabled=mode in ("anticipated", "moved", "floor"),
+            base.anticipate, enabled=mode in ("anticipated", "moved", "typed", "floor"),
             tokens=planner.retrieval_tokens if mode == "floor" else base.anticipate.tokens)
         config = msgspec.structs.replace(
             base, model=msgspec.structs.replace(base.model, default=model), planner=planner,

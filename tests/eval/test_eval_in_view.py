@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contenox.eval.in_view import InView, Place, elsewhere, place_of
+from contenox.eval.in_view import InView, Place, elsewhere, place_of, typing
 from contenox.eval.report import TaskResult, summarize
 from contenox.eval.tasks import Selection, Task
 
@@ -57,3 +57,12 @@ def test_the_summary_counts_what_was_anticipated_used_and_wasted() -> None:
     assert summary["anticipated_share"] == round(2000 / 4000, 4) and summary["anticipated_uncomputed_chunks"] == 2
     assert summary["prefilled_tokens"] == 4000 and summary["prefilled_tokens_per_minute"] == round(4000 / 3, 1)
     assert summary["prefilled_unused_share"] == round(1 - 1984 / 4000, 4)
+
+
+def test_typing_reports_a_draft_at_each_clause_pause_and_sends_the_question_as_its_last_character_is_typed() -> None:
+    drafts, sent_at = typing("Why does it fail? Fix it, please.", cps=5.0, pause_s=1.0)
+    # 'Why does it fail?' (17 characters) typed by 3.4 s, the draft sent 0.6 s into the pause; 'Fix it,' (25) after
+    # the first pause by 6.0 s; the last clause's end is the question's end: sent, never reported as a draft
+    assert drafts == [(4.0, "Why does it fail?"), (6.6, "Why does it fail? Fix it,")]
+    assert sent_at == round(33 / 5.0 + 2 * 1.0, 3)
+    assert typing("a.b, c", cps=5.0, pause_s=0.5) == ([], 1.7)  # no space after '.': no pause; 0.5 s < the debounce
