@@ -276,6 +276,10 @@ class AnticipateConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     enabled: bool = True
     tokens: int = 2048
     """Retrieved code one anticipation may prefill (per workspace: a new place replaces the last one)."""
+    draft_tokens: int = 0
+    """Retrieved code one anticipation of a question being typed (the chat box's draft) may prefill; 0: the
+    question's own budget (``[planner] retrieval_tokens``): that question is about to be asked, and whatever of
+    its code the draft's anticipation did not hold, the question waits for."""
     delay_ms: int = 1000
     """How long the user's place must stay put before it is anticipated."""
     quiet_ms: int = 1500
@@ -357,7 +361,7 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
                  "verify.infill", "verify.infill_inserts", "verify.infill_places",
-                 "anticipate.tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s",
+                 "anticipate.tokens", "anticipate.draft_tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s",
                  "anticipate.piece_tokens", "anticipate.question_tokens",
                  "anticipate.terminal_ttl_s"}
 

@@ -32,12 +32,13 @@ from contenox.errors import ContenoxError
 from contenox.node.contract import AnticipationState, AnticipationStatus
 
 if TYPE_CHECKING:
-    from contenox.config import AnticipateConfig
+    from contenox.config import AnticipateConfig, PlannerConfig
     from contenox.node.workspaces import WorkspaceState
     from contenox.planner import Chunk, TurnPlan
     from contenox.runtime_ov import EngineLike, RequestHandle
 
-__all__ = ["TERMINAL_CHARS", "Anticipation", "Anticipator", "Focus", "on_battery", "pieces", "reported_run"]
+__all__ = ["TERMINAL_CHARS", "Anticipation", "Anticipator", "Focus", "anticipated_tokens", "on_battery", "pieces",
+           "reported_run"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,16 @@ _IDLE_WAIT_S = 120.0
 """How long an anticipation waits for the engine to be idle before it gives up."""
 TERMINAL_CHARS = 12_000
 """The most of a reported failing run a focus keeps: its ``$ command`` line and the end of its output."""
+
+
+def anticipated_tokens(config: AnticipateConfig, planner: PlannerConfig, draft: str) -> int:
+    """The retrieved code an anticipation may prefill: ``[anticipate] tokens`` for a place; for a question being
+    typed (a draft), ``draft_tokens``, or the question's own budget: it is about to be asked, and what of its code
+    the anticipation did not hold it waits for (measured: with the place's 2,048 tokens, a typed question still
+    added 100-300 tokens of its own)."""
+    if not draft.strip():
+        return config.tokens
+    return config.draft_tokens or planner.retrieval_tokens
 
 
 def reported_run(text: str, limit: int = TERMINAL_CHARS) -> str:

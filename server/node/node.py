@@ -48,7 +48,7 @@ from contenox.node.agent import (
     run_step,
     tool_schemas,
 )
-from contenox.node.anticipating import Anticipation, Anticipator, Focus, reported_run
+from contenox.node.anticipating import Anticipation, Anticipator, Focus, anticipated_tokens, reported_run
 from contenox.node.asked import Unanswered
 from contenox.node.completions import Completer
 from contenox.node.contract import (
@@ -1489,7 +1489,8 @@ class Node:
             planner = self._planner(state, engine)
             last = planner.last_manifest()
             thread = focus.thread or (last.thread if last is not None else "main")
-            config = msgspec.structs.replace(self.config.planner, retrieval_tokens=self.config.anticipate.tokens)
+            config = msgspec.structs.replace(self.config.planner, retrieval_tokens=anticipated_tokens(
+                self.config.anticipate, self.config.planner, focus.draft))
 
             def plan() -> tuple[TurnPlan, list[Chunk], int]:
                 question = Question(prompt=focus.draft, thread=thread, terminal=focus.terminal, open_file=focus.path,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contenox.node.anticipating import Focus, on_battery, pieces, reported_run
+from contenox.config import AnticipateConfig, PlannerConfig
+from contenox.node.anticipating import Focus, anticipated_tokens, on_battery, pieces, reported_run
 
 
 def test_a_place_is_the_same_within_a_few_lines_of_the_same_file_thread_and_draft() -> None:
@@ -93,3 +94,11 @@ def test_an_anticipation_knows_which_of_its_chunks_a_prefix_cache_holds() -> Non
     # a cache of 16-token blocks holding 112 tokens holds a's blocks but the one it ends in: a turn recomputes that
     assert anticipation.computed(112, block=16) == 2 and anticipation.computed(104, block=16) == 0
     assert Anticipation(Focus(path="a.py", line=1), "main", [], tokens=0, prefix=0).computed(0) == 0
+
+
+def test_a_question_being_typed_is_anticipated_with_the_question_s_own_retrieval_budget() -> None:
+    planner = PlannerConfig(retrieval_tokens=3000)
+    assert anticipated_tokens(AnticipateConfig(tokens=1000), planner, "") == 1000  # a place: the anticipation's
+    assert anticipated_tokens(AnticipateConfig(tokens=1000), planner, "  \n") == 1000
+    assert anticipated_tokens(AnticipateConfig(tokens=1000), planner, "Why does verify") == 3000  # the question's
+    assert anticipated_tokens(AnticipateConfig(tokens=1000, draft_tokens=1500), planner, "Why does verify") == 1500
