@@ -779,10 +779,9 @@ def _parser() -> argparse.ArgumentParser:
                         "certification; the task's check command the only command run), both (retrieval and "
                         "baseline), or the questions asked with their code in view: inview (today's layout), "
                         "anticipated (the place anticipated during --think-s), moved (the same, after the editor "
-                        "was at another file of the workspace long enough for it to be anticipated), typed (the same, then "
-                        "the question typed at 5 characters a second, the drafts reported at each clause's pause) "
-                        "and floor "
-                        "(everything but the question cached); repeatable "
+                        "was at another file of the workspace long enough for it to be anticipated), typed "
+                        "(as anticipated, then the question typed at 5 characters a second, its drafts reported at "
+                        "each clause's pause) and floor (everything but the question cached); repeatable "
                         "(default: both; retrieval with --retrieval-only)")
     s.add_argument("--kind", action="append", choices=["bug_localization", "cross_file_edit", "trace_test",
                                                        "refactor", "architecture"],

@@ -361,8 +361,8 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
                  "verify.infill", "verify.infill_inserts", "verify.infill_places",
-                 "anticipate.tokens", "anticipate.draft_tokens", "anticipate.delay_ms", "anticipate.quiet_ms", "anticipate.focus_ttl_s",
-                 "anticipate.piece_tokens", "anticipate.question_tokens",
+                 "anticipate.tokens", "anticipate.draft_tokens", "anticipate.delay_ms", "anticipate.quiet_ms",
+                 "anticipate.focus_ttl_s", "anticipate.piece_tokens", "anticipate.question_tokens",
                  "anticipate.terminal_ttl_s"}
 
 
