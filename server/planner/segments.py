@@ -104,8 +104,8 @@ class Draft(msgspec.Struct, kw_only=True):
     text_only: bool = False
     """The tool check answered no: the ``text_only`` line follows the question."""
     explain: bool = False
-    """The question only asks how code works, where it is, or yes or no: the explain format (:func:`~contenox.planner.prompts.
-    explain_request`) follows it instead of the answer format."""
+    """The question only asks how code works, where it is, or yes or no: the explain format
+    (:func:`~contenox.planner.prompts.explain_request`) follows it instead of the answer format."""
     notes: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """What budget fitting did, by segment kind."""
 

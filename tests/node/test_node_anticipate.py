@@ -256,3 +256,25 @@ async def test_typing_a_question_keeps_the_code_computed_for_the_place_first(hom
             [c for c in typed.chunks if c.id in typed._ends or c.id in typed._held])
     finally:
         await node.close()
+
+
+async def test_a_question_being_typed_is_anticipated_with_the_question_s_budget_not_the_place_s(
+        home: Path, repo: Path) -> None:
+    """The place's anticipation keeps to ``[anticipate] tokens``; the draft's retrieves as the question will."""
+    write_config(home, "[engine]\nmax_new_tokens = 8\ncache_size_gb = 0.5\n\n[anticipate]\ndelay_ms = 50\n"
+                       "quiet_ms = 0\ntokens = 60\n")
+    node = Node(load_config(home))
+    anticipator = node.anticipator
+    try:
+        await node.engine()
+        assert await node.focus(str(repo), "bank/transfer.py", 5, thread="t")
+        await _settled(node)
+        (place,) = anticipator._current.values()
+        assert 0 < place.tokens < 120  # the code it chose under 60 tokens, with its framing
+        assert await node.focus(str(repo), "bank/transfer.py", 5, thread="t",
+                                draft="Why does transfer_all move the whole balance, and what does summary print?")
+        await _settled(node)
+        (typed,) = anticipator._current.values()
+        assert typed.focus.draft and typed.tokens > 2 * place.tokens, (place.tokens, typed.tokens)  # all the code
+    finally:
+        await node.close()
