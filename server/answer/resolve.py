@@ -10,9 +10,13 @@ Small models also answer "here is the updated code": a fenced block holding whol
 whose every top-level definition (a function, method or class, found by its first line) is a complete one
 (no ``...`` placeholder) replaces the definitions of the same names, located through the workspace's
 symbol index (``locate``); a path named on the line before the block picks among same-named ones. A class
-with placeholders stands for its members: each complete method in it replaces that method. Quoted code that
-equals the file's changes nothing and proposes nothing. When the question or the answer speaks of a rename, a
-definition quoted whole under a new name rewrites the one in the named file whose body it repeats.
+with placeholders stands for its members: each complete method in it replaces that method; so does a class
+quoted without some of its methods (the prompt shows a class's head and its methods as chunks of their own): what
+it shows replaces the class's own (its head, the methods quoted), the methods it leaves out are kept, and
+explain-context names them. Quoted code that equals the file's changes nothing and proposes nothing, nor does the
+unchanged beginning of a definition (a long one as retrieval cut it, a class's head): that is a citation, named.
+When the question or the answer speaks of a rename, a definition quoted whole under a new name rewrites the one in
+the named file whose body it repeats.
 
 A complete definition of a name the workspace does not define ("add rename_key next to set_key" answered with
 the new function whole), and whose body does not repeat a definition of its file, is added to the file named on
@@ -189,8 +193,26 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
         theirs, ours = indent_of(head), indent_of(lines[first - 1]) if first - 1 < len(lines) else ""
         moved = _indented(body, theirs, ours)
         after[path] = end
+        if (shown := _beginning(moved, lines[start:end])) is not None:
+            problems.append(f"code block: `{name}` quoted as far as the prompt may show it (its first {shown[0]} of "
+                            f"{shown[1]} lines, unchanged): not a change")
+            return
         if moved != lines[start:end]:
             out.append(_Replacement(path=path, start=start, end=end, lines=moved))
+
+    def replace_head(body: list[str], home: Located) -> None:
+        """A class's lines before its first member (its line, docstring, fields) rewritten by the quote's."""
+        text = read(home[0])
+        if text is None:
+            return
+        lines = text.splitlines()
+        real = lines[home[1] - 1:min(home[2], len(lines))]
+        ours_head, theirs_head = _class_head(real), _class_head(body)
+        moved = _indented(theirs_head, indent_of(body[0]), indent_of(real[0]))
+        if [x.rstrip() for x in moved if x.strip()] != [x.rstrip() for x in ours_head if x.strip()]:
+            start = home[1] - 1
+            out.append(_Replacement(path=home[0], start=start, end=start + len(_trim(list(ours_head))),
+                                    lines=_trim(moved)))
 
     def add(name: str, body: list[str], home: Located | None = None) -> None:
         """A new definition: at the end of the class ``home``, else in the block's file (see the module doc)."""
@@ -227,6 +249,15 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
             replace(named, segments[0][1])
             return out
     for name, body in segments:
+        if _complete(body) and (dropped := _members_left_out(name, body, places, read)):
+            # a class quoted without some of its methods (as the prompt shows a class: its head, its methods in
+            # chunks of their own) stands for what it shows: the methods it leaves out are kept, not deleted
+            held = places(name)[0]
+            problems.append(f"code block: class `{name}` quoted without its {', '.join(dropped)}: kept; what it "
+                            "shows replaces the class's own")
+            at = len(body) - len(_undecorated(body))
+            replace_head(body[at:], held)
+            body = [*body[:at + 1], indent_of(body[at]) + "    ...", *body[at + 1:]]
         if _complete(body):
             if locate(name):
                 replace(name, body)
@@ -235,11 +266,11 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
             elif renaming:
                 replace(renamed, body)
             # else: an existing definition repeated under a new name, no rename spoken of: neither a rename nor new
-        elif DEFINITION_LINE.match(body[0].strip()) and "class " in body[0]:  # a class with placeholders: its methods
-            home = places(name)
+        elif DEFINITION_LINE.match((own := _undecorated(body))[0].strip()) and "class " in own[0]:
+            home = places(name)  # a class with placeholders: its methods
             if len(home) == 1:
-                outer = len(indent_of(body[0]))
-                inner = [line for line in body[1:] if not line.strip() or len(indent_of(line)) > outer]
+                outer = len(indent_of(own[0]))
+                inner = [line for line in own[1:] if not line.strip() or len(indent_of(line)) > outer]
                 for member, member_body in _segments(inner):
                     if not _complete(member_body):
                         continue
@@ -248,6 +279,58 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
                     elif DEFINITION_LINE.match(member_body[0].strip()) or definition_name(member_body[0]) == member:
                         add(member, member_body, home=home[0])
     return out
+
+
+def _beginning(quoted: list[str], real: list[str]) -> tuple[int, int] | None:
+    """(k, n) when the quoted definition is the first k of the real one's n non-blank lines, k < n, unchanged: the
+    beginning of a long definition as the prompt showed it (retrieval cuts a large one, and shows a class's head
+    apart from its methods), a citation and not a change that would delete the rest; None otherwise."""
+    want = [line.rstrip() for line in quoted if line.strip()]
+    have = [line.rstrip() for line in real if line.strip()]
+    if want and len(want) < len(have) and have[:len(want)] == want:
+        return len(want), len(have)
+    return None
+
+
+def _undecorated(lines: list[str]) -> list[str]:
+    """A quoted definition from its own line on (the decorators before it dropped)."""
+    return list(itertools.dropwhile(lambda line: line.lstrip().startswith("@"), lines))
+
+
+def _members(lines: list[str]) -> list[str]:
+    """The names of a class's members (methods, nested definitions) in its lines (the class line first)."""
+    outer = len(indent_of(lines[0])) if lines else 0
+    inner = [line for line in lines[1:] if not line.strip() or len(indent_of(line)) > outer]
+    return [name for name, _ in _segments(inner)]
+
+
+def _class_head(lines: list[str]) -> list[str]:
+    """A class's lines before its first member definition (or a decorator of one): its line, docstring, fields."""
+    outer = len(indent_of(lines[0])) if lines else 0
+    for i, line in enumerate(lines[1:], 1):
+        if line.strip() and len(indent_of(line)) > outer and (definition_name(line) is not None
+                                                               or line.strip().startswith("@")):
+            return lines[:i]
+    return lines
+
+
+def _members_left_out(name: str, body: list[str], places: Callable[[str], list[Located]],
+                      read: Callable[[str], str | None]) -> list[str]:
+    """The methods of the class ``name`` (located once) that its complete quote ``body`` does not show; [] for
+    anything else (not a class, a quote that is only the class's unchanged beginning, all its methods shown)."""
+    body = _undecorated(body)
+    if not body or "class " not in body[0]:
+        return []
+    found = places(name)
+    text = read(found[0][0]) if len(found) == 1 else None
+    if text is None:
+        return []
+    lines = text.splitlines()
+    real = lines[found[0][1] - 1:min(found[0][2], len(lines))]
+    if not real or _beginning(_indented(body, indent_of(body[0]), indent_of(real[0])), real) is not None:
+        return []
+    shown = set(_members(body))
+    return [member for member in _members(real) if member not in shown]
 
 
 def _indented(body: list[str], theirs: str, ours: str) -> list[str]:

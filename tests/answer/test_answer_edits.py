@@ -240,6 +240,39 @@ class Range {
     assert "constructor (range)" in edit.new_text and "return false" not in edit.new_text
 
 
+CART = ('from dataclasses import dataclass, field\n\n\n@dataclass\nclass Cart:\n    items: list = field(default_factory=list)\n\n'
+        '    def add(self, name, quantity=1):\n        self.items.append((name, quantity))\n\n'
+        '    def remove(self, name):\n        self.items = [i for i in self.items if i[0] != name]\n\n\n'
+        'def total(cart):\n    count = 0\n    for _, quantity in cart.items:\n        count += quantity\n'
+        '    return count\n')
+
+
+def test_a_class_quoted_as_the_prompt_shows_it_head_apart_deletes_none_of_its_methods(tmp_path: Path) -> None:
+    """A small model's answer quotes the chunks it was shown; a class's head is a chunk of its own (its methods are
+    others). Read as the whole class, that quote deleted `add` and `remove` (a user trial of the verified fix)."""
+    files = {"src/shop/cart.py": CART}
+    head = "#### src/shop/cart.py:4-6 (Cart)\n```python\n@dataclass\nclass Cart:\n    items: list = field(default_factory=list)\n```\n"
+    result = propose_edits(head, files.get, files, _locate(files))
+    assert result.edits == ()
+    assert result.problems == ("code block: `Cart` quoted as far as the prompt may show it (its first 3 of 7 lines, "
+                               "unchanged): not a change",)
+    # the beginning of a long function, unchanged, is a citation too
+    cut = "```python\ndef total(cart):\n    count = 0\n    for _, quantity in cart.items:\n```\n"
+    assert propose_edits(cut, files.get, files, _locate(files)).edits == ()
+    # a class quoted with a changed field and one changed method: both change, the method it leaves out stays
+    changed = ("src/shop/cart.py\n```python\n@dataclass\nclass Cart:\n    items: list = field(default_factory=list)\n"
+               "    owner: str = ''\n\n    def add(self, name, quantity=1):\n        if quantity > 0:\n"
+               "            self.items.append((name, quantity))\n```\n")
+    result = propose_edits(changed, files.get, files, _locate(files))
+    assert [e.path for e in result.edits] == ["src/shop/cart.py"]
+    assert result.problems == ("code block: class `Cart` quoted without its remove: kept; what it shows replaces "
+                               "the class's own",)
+    applied = _git_apply(tmp_path, files, result.diff)["src/shop/cart.py"]
+    assert "    owner: str = ''\n\n    def add(self, name, quantity=1):\n        if quantity > 0:\n" in applied
+    assert "    def remove(self, name):\n        self.items = [i for i in self.items if i[0] != name]\n" in applied
+    assert applied.count("class Cart:") == 1 and applied.count("def add(") == 1
+
+
 def test_a_chunk_header_names_the_definition_a_renamed_function_replaces() -> None:
     answer = """src/pkg/util.py:1-2 (twice)
 ```python
