@@ -237,6 +237,13 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     cachetools' missing ``key += tuple(...)`` and ``self.__hits = self.__misses = 0`` back:
     bench/probes/fim_lines.py --insert). A fill that opens a block brings the block's lines with it. Python
     functions only; 0: none."""
+    mutations: int = 24
+    """When the turn's candidates fail, before the lines are filled in, one-token changes of the lines the failing
+    run ran in those places (mutation testing's operators: ``>`` to ``>=``, ``==`` to ``!=``, an integer constant
+    one up or down, true/false, and/or; :mod:`contenox.verify.mutate`), the trace's most suspicious lines first, up
+    to this many in all: each costs a check run and no decoding, and the fix a small model misses is often one
+    token away (the 0.5B drew 100 candidates for a bulk discount that began one item late, ``>`` for ``>=``, and
+    none passed). A passing one is offered as the node's change, said so. 0: none."""
     infill_places: int = 6
     """Places whose lines are filled in (found along the failing run, in the focused round's order): more than the
     rewrites try (``places``), since a fill decodes one line, not a function (0: none)."""
@@ -360,7 +367,7 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.call_tree_lines", "planner.answer_calls", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
-                 "verify.infill", "verify.infill_inserts", "verify.infill_places",
+                 "verify.infill", "verify.infill_inserts", "verify.infill_places", "verify.mutations",
                  "anticipate.tokens", "anticipate.draft_tokens", "anticipate.delay_ms", "anticipate.quiet_ms",
                  "anticipate.focus_ttl_s", "anticipate.piece_tokens", "anticipate.question_tokens",
                  "anticipate.terminal_ttl_s"}

@@ -1011,6 +1011,10 @@ class Node:
                                          changed=await asyncio.to_thread(_changed_definitions, workspace, chosen.edits))
         if chosen.draft is greedy:
             text = final.text
+        elif chosen.draft.arm == "mutation":  # no model wrote it: said so, and what it changed
+            text = (f"The change is in {report.changed_in()}" if report.changed else "The change") + \
+                (f", found by Contenox, not written by the model: line {chosen.draft.line}, {chosen.draft.change} "
+                 "(one-token changes of the lines the failing run ran, each checked):\n\n") + chosen.draft.text.strip()
         elif chosen.draft.arm in ("focused", "line", "infill", "insert"):  # the turn's prose was about another change
             text = (f"The change is in {report.changed_in()}:\n\n" if report.changed else "") + \
                 chosen.draft.text.strip()

@@ -96,6 +96,7 @@ from contenox.verify.focus import (
     values_used,
     with_traced,
 )
+from contenox.verify.mutate import mutants
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
 from contenox.verify.usable import (
     crashed_plugin,
@@ -219,9 +220,11 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     """``turn`` (the turn's prompt), ``edit-step`` (the turn's answer, its edit blocks from the edit step),
     ``focused`` (a short prompt of one localized function), ``line`` (the same, with one line of it to change),
     ``infill`` (one line of it filled in by the model's fill-in-the-middle), ``insert`` (a line put in, filled in
-    the same way) or ``repair``."""
+    the same way), ``mutation`` (one token of a line changed by the node: no model, no decoding) or ``repair``."""
     line: int = 0
-    """The file line a ``line`` or ``infill`` draft changes, or an ``insert`` draft's line has."""
+    """The file line a ``line``, ``infill`` or ``mutation`` draft changes, or an ``insert`` draft's line has."""
+    change: str = ""
+    """What a ``mutation`` draft changed on its line, in words ("`>` to `>=`")."""
     token_ids: tuple[int, ...] = ()
     """The tokens drawn (an answer cut short goes on from them)."""
     cut: bool = False
@@ -650,6 +653,16 @@ class VerifyJob:
         # the lines of the first places filled in, before any rewrite: a fill decodes a line, so it reaches further
         # down the places than the rewrites can (the 1.5B's greedy fill of `verify_signature`'s loop was right; the
         # function was fourth of the places found, and the rewrites try three)
+        # one-token changes of the lines the failing run ran, in the same places, before any decoding: each costs
+        # a check run, and the fix a small model cannot write is often one token away (a boundary, a constant)
+        budget = [max(0, self.config.mutations)]
+        for place, why in list(zip(found, how, strict=False))[:self.config.infill_places]:
+            if budget[0] <= 0:
+                break
+            if source := self.read(place.path):
+                self._enter(place, why)
+                async for batch in self._mutated(place, source, budget):
+                    yield batch
         swept = list(zip(found, how, strict=False))[:self.config.infill_places] \
             if self.infill is not None and (self.config.infill > 0 or self.config.infill_inserts > 0) else []
         for place, why in swept:
@@ -683,6 +696,34 @@ class VerifyJob:
         key = f"{place.name} ({place.path}:{place.start}-{place.end}, "
         entry = next((e for e in self._places if e.startswith(key)), f"{key}{place.why}; {why})")
         self._places = (*(e for e in self._places if not e.startswith(key)), entry)
+
+    async def _mutated(self, place: Place, source: str, budget: list[int],
+                       ) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
+        """The place's lines the failing run ran (the trace's most suspicious first, the def line last), each with
+        its one-token changes (:func:`contenox.verify.mutate.mutants`), drawn as the function with that line
+        changed, one batch per line, until ``budget[0]`` (shared by the places) is spent."""
+        lines = source.split("\n")
+        code = lines[place.start - 1:place.end]
+        suspicion = dict(place.lines)
+        pickable = [place.start + i for i in pickable_lines("\n".join(code), place.path)
+                    if not place.ran or place.start + i == place.start or place.start + i in place.ran]
+        fence = language(place.path)[1]
+        entry = self._places[-1] if self._places else ""
+        made = 0
+        for number in sorted(pickable, key=lambda n: (n == place.start, -suspicion.get(n, 0.0), n)):
+            batch: list[tuple[Draft, Place]] = []
+            for mutant in mutants(lines[number - 1], place.path)[:budget[0]]:
+                budget[0] -= 1
+                function = "\n".join([*code[:number - place.start], mutant.line, *code[number - place.start + 1:]])
+                batch.append((Draft(text=f"```{fence}\n{function}\n```", round=0, sampled=False, constrained=False,
+                                    arm="mutation", line=number, change=mutant.said), place))
+            if batch:
+                made += len(batch)
+                if entry:  # said with the place, as they are tried (the caller stops at the first that passes)
+                    self._places = (*self._places[:-1], f"{entry[:-1]}; one-token changes tried: {made})")
+                yield batch
+            if budget[0] <= 0:
+                break
 
     async def _infilled(self, place: Place, source: str) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
         """Up to ``[verify] infill`` of the place's lines, each emptied past its indentation, and up to ``[verify]
@@ -898,7 +939,8 @@ class VerifyJob:
             edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
                 await asyncio.to_thread(self.propose, draft.text)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
-                               arm=draft.arm, line=draft.line, comments_only=bool(edits.edits) and all(
+                               arm=draft.arm, line=draft.line, change=draft.change,
+                               comments_only=bool(edits.edits) and all(
                                    code_unchanged(e.path, e.old_text, e.new_text) for e in edits.edits),
                                outcome="no_edit", files=tuple(e.path for e in edits.edits), diff=edits.diff,
                                answer=draft.text[:3000],
@@ -911,7 +953,7 @@ class VerifyJob:
             seen = self._checked[key]
             result = msgspec.structs.replace(seen, index=index, round=draft.round, sampled=draft.sampled,
                                              constrained=draft.constrained, arm=draft.arm, line=draft.line,
-                                             decode_s=base.decode_s,
+                                             change=draft.change, decode_s=base.decode_s,
                                              tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens,
                                              check_s=0.0)
             return _Tried(result=result, draft=draft, edits=edits)
@@ -1558,8 +1600,9 @@ def describe(report: Verification) -> list[str]:
         lines.append(f"places found along the failing run: {', '.join(report.found)}")
     lines += [f"focused place {number}: {place}" for number, place in enumerate(report.places, 1)]
     for c in report.candidates:
-        how = ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "") + (
-            f", {c.arm} prompt" if c.arm and c.arm != "turn" else "") + (f" (line {c.line})" if c.line else "")
+        how = f"the node's one-token change, no model (line {c.line}: {c.change})" if c.arm == "mutation" else (
+            ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "") + (
+                f", {c.arm} prompt" if c.arm and c.arm != "turn" else "") + (f" (line {c.line})" if c.line else ""))
         detail = {"no_edit": "no edit", "does_not_apply": f"does not apply: {c.output_tail}",
                   "does_not_parse": f"does not parse, not checked: {c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s"

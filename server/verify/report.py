@@ -48,10 +48,14 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     written in the edit step after it), ``focused`` (one localized function and the failing
     output, the Agentless split), ``line`` (the same, with the line to change, the function's other lines kept
     by a grammar), ``infill`` (one line of that function filled in by the model's fill-in-the-middle from the
-    file around it), ``insert`` (a line put in that function, filled in the same way) or ``repair`` (the turn's,
+    file around it), ``insert`` (a line put in that function, filled in the same way), ``mutation`` (one token
+    of one of its lines changed by the node, no model: :mod:`contenox.verify.mutate`) or ``repair`` (the turn's,
     with a failed candidate and its output appended)."""
     line: int = 0
-    """The file line a ``line`` or ``infill`` candidate changes, or an ``insert`` candidate's line has."""
+    """The file line a ``line``, ``infill`` or ``mutation`` candidate changes, or an ``insert`` candidate's line
+    has."""
+    change: str = ""
+    """What a ``mutation`` candidate changed on its line, in words ("`>` to `>=`")."""
     comments_only: bool = False
     """Its change edits only comments, docstrings and layout of Python files (no code)."""
     reproduced: bool | None = None
@@ -198,6 +202,8 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         and which tests it made pass ('' otherwise: the verdict in :meth:`summary` says the rest)."""
         offered = next((c for c in self.candidates if c.index == self.chosen), None)
         where = f" to {self.changed_in()}" if self.changed else ""
+        if offered is not None and offered.arm == "mutation":  # no model wrote it: said where the user reads
+            where += f" (a one-token change Contenox tried, not the model's: line {offered.line}, {offered.change})"
         if (self.status == "passed" and self.baseline == "passed" and self.reproduction and offered is not None
                 and offered.clean_pass):
             if self.reproductions > 1:

@@ -62,11 +62,12 @@ def verify_home(tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.M
 
 @pytest.fixture
 async def node(verify_home: Path) -> AsyncIterator[Node]:
-    """A node whose verification fills no lines in (each test's script answers the stages it is about; the
-    filling-in, which comes first in the focused round, has tests of its own that turn it on)."""
+    """A node whose verification fills no lines in and tries no one-token changes (each test's script answers the
+    stages it is about; the mutations and the filling-in, which come first in the focused round, have tests of
+    their own that turn them on)."""
     node = Node(load_config(verify_home))
-    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, infill=0,
-                                                                                           infill_inserts=0))
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, infill=0, infill_inserts=0, mutations=0))
     yield node
     await node.close()
 
@@ -677,7 +678,7 @@ async def test_a_line_of_the_localized_function_filled_in_by_the_model_is_a_cand
     fill-in-the-middle from the file around it (the FIM markers, the file's path, its stop tokens); a fill like
     the line is no candidate, one that runs on is cut at its line, the same fill twice is checked once, and the
     filling stops at the first line whose fill passes (no rewrite is drawn then)."""
-    node.config = msgspec.structs.replace(node.config, verify=VerifyConfig())  # as shipped: lines filled in
+    node.config = msgspec.structs.replace(node.config, verify=VerifyConfig(mutations=0))  # as shipped: lines filled in
     repo = _repo(tmp_path)
     script = scripted(monkeypatch, WRONG, block("x - 3"), block("x - 4"), block("x - 5"),
                       "return x - 1", "return x + 2\n\ndef other():", "return x + 1", "return x + 1")
@@ -698,6 +699,44 @@ async def test_a_line_of_the_localized_function_filled_in_by_the_model_is_a_cand
     assert prompt.startswith("<|repo_name|>repo\n<|file_sep|>util.py\n<|fim_prefix|>def helper(x):\n    <|fim_suffix|>")
     assert prompt.endswith("<|fim_middle|>") and "x - 1" not in prompt  # the line itself is the gap
     assert "lines filled in: 1 of 2" in report.places[0]
+
+
+CART = ("BULK = 10\n\n\ndef line_price(price, quantity):\n    total = price * quantity\n"
+        "    if quantity > BULK:\n        total = total * 0.9\n    return round(total, 2)\n")
+CART_TEST = ("from cart import line_price\n\n\ndef test_small():\n    assert line_price(1.0, 3) == 3.0\n\n\n"
+             "def test_bulk_starts_at_ten():\n    assert line_price(1.0, 10) == 9.0\n\n\n"
+             "def test_big():\n    assert line_price(1.0, 20) == 18.0\n")
+
+
+async def test_a_one_token_change_of_a_line_the_failing_run_ran_is_tried_before_the_model_fills_lines_in(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn's candidates fail (the model rewrote the wrong line). Before any line is filled in, the node
+    tries one-token changes of the lines the failing run ran, most suspicious first, each checked in the scratch
+    copy: ``>`` to ``>=`` passes and is offered, said to be the node's and not the model's (in the answer, its
+    verdict and explain-context), with no decoding and nothing filled in after it; the user's file untouched."""
+    node.config = msgspec.structs.replace(node.config, verify=VerifyConfig(mutations=8))  # fills on, as shipped
+    repo = make_repo(tmp_path / "repo", {"cart.py": CART, "tests/test_cart.py": CART_TEST})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider tests/test_cart.py\n.F.\n"
+                "FAILED tests/test_cart.py::test_bulk_starts_at_ten - assert 10.0 == 9.0\n1 failed, 2 passed in 0.01s")
+    wrong = "cart.py\n<<<<<<< SEARCH\n        total = total * 0.9\n=======\n        total = total * 0.8\n>>>>>>> REPLACE\n"
+    script = scripted(monkeypatch, wrong, wrong, wrong, wrong)
+    outcome = await node.turn(msgspec.structs.replace(
+        _request(repo, verify=True, terminal=terminal), prompt="The bulk discount should start at 10 items. Fix it."))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    mutated = [c for c in report.candidates if c.arm == "mutation"]
+    assert mutated and mutated[-1].outcome == "passed" and report.chosen == mutated[-1].index
+    assert (mutated[-1].line, mutated[-1].change) == (6, "`>` to `>=`")
+    assert all(c.tokens == 0 and c.decode_s == 0.0 for c in mutated)
+    assert not any(c.arm in ("infill", "insert", "focused", "line") for c in report.candidates)  # nothing decoded
+    assert len(script.requests) == 3  # the turn's sampled candidates alone
+    added = [line for line in outcome.edits.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["+    if quantity >= BULK:"] and (repo / "cart.py").read_text() == CART
+    assert "found by Contenox, not written by the model: line 6, `>` to `>=`" in outcome.text
+    assert "(a one-token change Contenox tried, not the model's: line 6, `>` to `>=`)" in outcome.text
+    notes = "\n".join(outcome.explain.notes)
+    assert "the node's one-token change, no model (line 6: `>` to `>=`), 0 tokens" in notes
+    assert "one-token changes tried: " in notes
 
 
 async def test_a_line_the_bug_took_out_is_put_back_by_the_model_filling_in_an_empty_line(

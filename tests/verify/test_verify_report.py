@@ -41,6 +41,18 @@ def test_the_verdict_names_the_change_and_what_it_made_pass_and_only_for_a_fix()
     assert Verification(status="skipped", reason="no check command").verdict() == ""
 
 
+def test_a_change_the_node_made_without_the_model_is_said_to_be_the_node_s() -> None:
+    chosen = CandidateResult(index=7, round=0, sampled=False, constrained=False, outcome="passed", arm="mutation",
+                             line=33, change="`>` to `>=`", files=("src/shop/cart.py",))
+    report = Verification(status="passed", baseline="failed", command="pytest -q", candidates=(chosen,), chosen=7,
+                          changed=("`line_price` in src/shop/cart.py",),
+                          failed_before=("tests/test_cart.py::test_bulk",))
+    assert report.verdict() == (
+        "Verified: with the offered change to `line_price` in src/shop/cart.py (a one-token change Contenox tried, "
+        "not the model's: line 33, `>` to `>=`), `pytest -q` passes in a scratch copy; before it, "
+        "tests/test_cart.py::test_bulk failed.")
+
+
 def test_a_fix_that_edits_the_test_says_so_instead_of_verified() -> None:
     chosen = CandidateResult(index=3, round=1, sampled=True, constrained=False, outcome="passed",
                              files=("src/dotenv/parser.py", "tests/test_parser.py"))
