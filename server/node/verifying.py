@@ -655,7 +655,10 @@ class VerifyJob:
         # function was fourth of the places found, and the rewrites try three)
         # one-token changes of the lines the failing run ran, in the same places, before any decoding: each costs
         # a check run, and the fix a small model cannot write is often one token away (a boundary, a constant)
-        budget = [max(0, self.config.mutations)]
+        # (only against the project's own failing run: a test the model wrote for the change is not the project's,
+        # and a one-token change passes a wrong test as readily as a right one)
+        own = command.source != "written" and (check is None or check.command == command.command)
+        budget = [max(0, self.config.mutations) if own else 0]
         for place, why in list(zip(found, how, strict=False))[:self.config.infill_places]:
             if budget[0] <= 0:
                 break

@@ -384,7 +384,10 @@ async def test_a_change_under_a_passing_check_is_localized_from_the_failing_run_
     """The check passes before any change (it never calls ``scaled``), so it only guards; the test written for
     the change fails on its assertion. Its failing run is localized as a check's is (the test lives in the scratch
     copy alone, read from there): the function it calls, ``scaled``, is the focused place, its prompt shows the
-    written test and its run, and the focused rewrite that passes both is offered."""
+    written test and its run, and the focused rewrite that passes both is offered. One-token changes, turned on,
+    are not tried against it: a test the model wrote is not the project's (``* 2`` to ``* 3`` would pass it as
+    readily were it wrong)."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify, mutations=8))
     check = "python -m pytest -q -p no:cacheprovider tests/test_util.py"
     repo = make_repo(tmp_path / "repo", {"util.py": SCALED, "tests/test_util.py": TEST,
                                          ".contenox.toml": f'[verify]\ncommand = "{check}"\n'})
@@ -399,6 +402,7 @@ async def test_a_change_under_a_passing_check_is_localized_from_the_failing_run_
     assert report is not None and (report.status, report.baseline) == ("passed", "passed"), report
     offered = report.candidates[report.chosen - 1] if report.chosen else None
     assert offered is not None and offered.arm == "focused" and offered.reproduced is True, report.candidates
+    assert not any(c.arm == "mutation" for c in report.candidates)
     assert report.places[0].startswith("scaled (util.py:5-6")
     focused = (await node.engine()).tokenizer.decode(script.requests[DRAWN + VerifyConfig().candidates - 1]["ids"])
     assert "python -m pytest -q -p no:cacheprovider tests/test_contenox_change.py" in focused
