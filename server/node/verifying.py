@@ -1336,11 +1336,13 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
     new names a rename question gives; of the passing candidates, those that write them come first. ``added``: the
     definitions the question asks to add; a checked candidate that adds none of them ranks after every checked one
     that does, passing or not (dotenv's "add rename_key": the 1.5B's answer added it and broke one test, and a
-    repair candidate that only made ``dict()`` return a copy passed the guard and was offered)."""
-    def key(t: _Tried) -> tuple[int, int, int, int, int, int, int, int, int]:
+    repair candidate that only made ``dict()`` return a copy passed the guard and was offered). A one-token change
+    the node made (``mutation``) that did not pass cleanly ranks after every candidate the model wrote: no model
+    proposed it, and a failed one is nothing to offer or repair (the 0.5B's first bug task offered one)."""
+    def key(t: _Tried) -> tuple[int, int, int, int, int, int, int, int, int, int]:
         r = t.result
         missing = int(bool(added) and r.outcome in _CHECKED and not set(added) & added_definitions(r.diff))
-        return (0 if r.outcome in _CHECKED else 1, missing, *tier(t))
+        return (int(r.arm == "mutation" and not r.clean_pass), 0 if r.outcome in _CHECKED else 1, missing, *tier(t))
 
     def tier(t: _Tried) -> tuple[int, int, int, int, int, int, int]:
         r = t.result

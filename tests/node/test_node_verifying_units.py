@@ -742,6 +742,26 @@ def test_a_checked_candidate_that_adds_none_of_the_asked_definitions_ranks_after
     assert [t.result.index for t in _ranked([*three, tried(4, adds, "passed")], added=["rename_key"])] == [4, 1, 2, 3]
 
 
+def test_a_one_token_change_of_the_node_ranks_after_the_model_s_candidates_unless_it_passes_cleanly() -> None:
+    """A failed mutation is neither offered nor repaired: the model's candidates, even one with no edit, rank first;
+    one that passes the check cleanly ranks with the model's passing ones (fewest changed lines), one that passes by
+    breaking a neighbouring test after every model candidate."""
+    from contenox.node.verifying import _ranked, _Tried
+    from contenox.verify.report import CandidateResult
+
+    def tried(index: int, outcome: str, arm: str = "turn", broke: tuple[str, ...] = ()) -> _Tried:
+        result = CandidateResult(index=index, round=0, sampled=False, constrained=False, outcome=outcome, arm=arm,
+                                 diff="d" if outcome != "no_edit" else "", changed_lines=1 if arm == "mutation" else 3,
+                                 failing=1 if outcome == "failed" else None, broke=broke)
+        return _Tried(result=result, draft=Draft(text="", round=0, sampled=False, constrained=False, arm=arm),
+                      edits=ProposedEdits())
+
+    failed = [tried(1, "no_edit"), tried(2, "failed"), tried(3, "failed", "mutation")]
+    assert [t.result.index for t in _ranked(failed)] == [2, 1, 3]
+    passing = [tried(1, "passed"), tried(2, "passed", "mutation"), tried(3, "passed", "mutation", ("t::x",))]
+    assert [t.result.index for t in _ranked(passing)] == [2, 1, 3]
+
+
 def test_a_change_written_at_a_place_gets_the_export_the_question_asks_as_the_turn_s_does(tmp_path: Path) -> None:
     """docstring_parser's "export DocstringExample" with the 1.5B: the offered candidate rewrote the class's
     constructor at the place the test's run found and left out the export the turn's own answer had (the node's
