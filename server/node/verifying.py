@@ -428,6 +428,15 @@ class VerifyJob:
                             for draft, place in batch:
                                 tried.append(await self._try(draft, None, command, len(tried) + 1, place=place))
                             if _any_clean(tried):
+                                # a one-token change that passes says which line is wrong: the model fills that
+                                # line in before it is offered (its own fix ranks first: a mutant may pass a narrow
+                                # check by a hack, `secret_keys[-2:]` where the loop should try them all)
+                                clean = next(t for t in tried if t.result.clean_pass)
+                                if clean.draft.arm == "mutation" and (source := self.read(place.path)):
+                                    async for fills in self._infilled(place, source, only=clean.draft.line):
+                                        for draft, at in fills:
+                                            tried.append(await self._try(draft, None, command, len(tried) + 1,
+                                                                         place=at))
                                 break
                             if self._spent():
                                 self._left.append("the focused round's places after the last one drawn")
@@ -728,14 +737,16 @@ class VerifyJob:
             if budget[0] <= 0:
                 break
 
-    async def _infilled(self, place: Place, source: str) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
+    async def _infilled(self, place: Place, source: str, only: int = 0,
+                        ) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
         """Up to ``[verify] infill`` of the place's lines, each emptied past its indentation, and up to ``[verify]
         infill_inserts`` lines put in (an empty line after a whole statement: a line the bug took out), each filled
         in by the model from the file around it: the trace's most suspicious first (a line put in ranks by the line
         it follows), a line's own fill before a line put in at a like suspicion (most bugs change a line, fewer
         take one out), then in order, the def line's own fill last; only lines the failing run ran (a line put in:
         after or before one), when the trace says which. Each fill that differs from the lines there is drawn as
-        the function with it (one batch per line, so the caller stops at the first line whose fill passes)."""
+        the function with it (one batch per line, so the caller stops at the first line whose fill passes).
+        ``only``: that line's own fill alone (the line a passing one-token change showed)."""
         if self.infill is None or (self.config.infill <= 0 and self.config.infill_inserts <= 0):
             return
         lines = source.split("\n")
@@ -758,7 +769,8 @@ class VerifyJob:
         # (the line filled or followed, the indentation's width of a line put in, or -1: the line's own)
         slots = sorted([(n, -1) for n in sorted(pickable, key=lambda n: rank(n, False))[:max(0, self.config.infill)]]
                        + sorted(points, key=lambda p: rank(p[0], True))[:max(0, self.config.infill_inserts)],
-                       key=lambda slot: rank(slot[0], slot[1] >= 0))
+                       key=lambda slot: rank(slot[0], slot[1] >= 0)) if not only else \
+            [(only, -1)] if self.config.infill > 0 else []
         if not slots:
             return
         fence = language(place.path)[1]
@@ -1338,13 +1350,14 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
     that does, passing or not (dotenv's "add rename_key": the 1.5B's answer added it and broke one test, and a
     repair candidate that only made ``dict()`` return a copy passed the guard and was offered). A one-token change
     the node made (``mutation``) that did not pass cleanly ranks after every candidate the model wrote: no model
-    proposed it, and a failed one is nothing to offer or repair (the 0.5B's first bug task offered one)."""
-    def key(t: _Tried) -> tuple[int, int, int, int, int, int, int, int, int, int]:
+    proposed it, and a failed one is nothing to offer or repair (the 0.5B's first bug task offered one); one that
+    does ranks after the model's passing candidates."""
+    def key(t: _Tried) -> tuple[int, int, int, int, int, int, int, int, int, int, int]:
         r = t.result
         missing = int(bool(added) and r.outcome in _CHECKED and not set(added) & added_definitions(r.diff))
         return (int(r.arm == "mutation" and not r.clean_pass), 0 if r.outcome in _CHECKED else 1, missing, *tier(t))
 
-    def tier(t: _Tried) -> tuple[int, int, int, int, int, int, int]:
+    def tier(t: _Tried) -> tuple[int, int, int, int, int, int, int, int]:
         r = t.result
         if r.outcome == "passed":  # one that passes by changing a test ranks after those that leave tests alone,
             # and one that breaks tests that passed before after those that break none (fewest broken first);
@@ -1355,12 +1368,12 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
                 (r.changed_lines * 10_000 + r.index)
             return (0, len(r.broke), int(bool(asked) and not renamed_as_asked(r.diff, asked)),
                     int(r.reproduced is False), -r.written_passed, 1 if any(is_test_path(f) for f in r.files) else 0,
-                    order)
+                    int(r.arm == "mutation"), order)
         if r.outcome in ("failed", "timeout", "not_found", "error"):
-            return (1, -r.written_passed, r.failing if r.failing is not None else 10**6, r.index, 0, 0, 0)
+            return (1, -r.written_passed, r.failing if r.failing is not None else 10**6, r.index, 0, 0, 0, 0)
         if r.outcome in ("does_not_parse", "does_not_apply"):
-            return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0, 0)
-        return (3, 0, r.index, 0, 0, 0, 0)
+            return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0, 0, 0)
+        return (3, 0, r.index, 0, 0, 0, 0, 0)
     return sorted(tried, key=key)
 
 

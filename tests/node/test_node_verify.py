@@ -716,14 +716,15 @@ async def test_a_one_token_change_of_a_line_the_failing_run_ran_is_tried_before_
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The turn's candidates fail (the model rewrote the wrong line). Before any line is filled in, the node
     tries one-token changes of the lines the failing run ran, most suspicious first, each checked in the scratch
-    copy: ``>`` to ``>=`` passes and is offered, said to be the node's and not the model's (in the answer, its
-    verdict and explain-context), with no decoding and nothing filled in after it; the user's file untouched."""
+    copy: ``>`` to ``>=`` passes. That line is then filled in by the model (its own fix would rank first); its
+    fill fails, so the node's change is offered, said to be the node's and not the model's (in the answer, its
+    verdict and explain-context); nothing else is drawn; the user's file untouched."""
     node.config = msgspec.structs.replace(node.config, verify=VerifyConfig(mutations=8))  # fills on, as shipped
     repo = make_repo(tmp_path / "repo", {"cart.py": CART, "tests/test_cart.py": CART_TEST})
     terminal = ("$ python -m pytest -q -p no:cacheprovider tests/test_cart.py\n.F.\n"
                 "FAILED tests/test_cart.py::test_bulk_starts_at_ten - assert 10.0 == 9.0\n1 failed, 2 passed in 0.01s")
     wrong = "cart.py\n<<<<<<< SEARCH\n        total = total * 0.9\n=======\n        total = total * 0.8\n>>>>>>> REPLACE\n"
-    script = scripted(monkeypatch, wrong, wrong, wrong, wrong)
+    script = scripted(monkeypatch, wrong, wrong, wrong, wrong, *["if quantity < BULK:"] * 4)
     outcome = await node.turn(msgspec.structs.replace(
         _request(repo, verify=True, terminal=terminal), prompt="The bulk discount should start at 10 items. Fix it."))
     report = outcome.verification
@@ -732,8 +733,10 @@ async def test_a_one_token_change_of_a_line_the_failing_run_ran_is_tried_before_
     assert mutated and mutated[-1].outcome == "passed" and report.chosen == mutated[-1].index
     assert (mutated[-1].line, mutated[-1].change) == (6, "`>` to `>=`")
     assert all(c.tokens == 0 and c.decode_s == 0.0 for c in mutated)
-    assert not any(c.arm in ("infill", "insert", "focused", "line") for c in report.candidates)  # nothing decoded
-    assert len(script.requests) == 3  # the turn's sampled candidates alone
+    filled = [c for c in report.candidates if c.arm == "infill"]
+    assert [(c.line, c.outcome) for c in filled] == [(6, "failed")] and report.candidates[-1].arm == "infill"
+    assert not any(c.arm in ("insert", "focused", "line") for c in report.candidates)
+    assert len(script.requests) == 7  # the turn's sampled candidates, then the line's four fills
     added = [line for line in outcome.edits.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert added == ["+    if quantity >= BULK:"] and (repo / "cart.py").read_text() == CART
     assert "found by Contenox, not written by the model: line 6, `>` to `>=`" in outcome.text
@@ -741,6 +744,27 @@ async def test_a_one_token_change_of_a_line_the_failing_run_ran_is_tried_before_
     notes = "\n".join(outcome.explain.notes)
     assert "the node's one-token change, no model (line 6: `>` to `>=`), 0 tokens" in notes
     assert "one-token changes tried: " in notes
+
+
+async def test_the_model_s_own_fill_of_the_line_a_one_token_change_showed_is_offered_over_the_node_s(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A passing one-token change says which line is wrong; the model's fill of that line that passes too is
+    offered (the model's fix, not the node's guess), the one-token change listed beside it."""
+    node.config = msgspec.structs.replace(node.config, verify=VerifyConfig(mutations=8))
+    repo = make_repo(tmp_path / "repo", {"cart.py": CART, "tests/test_cart.py": CART_TEST})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider tests/test_cart.py\n.F.\n"
+                "FAILED tests/test_cart.py::test_bulk_starts_at_ten - assert 10.0 == 9.0\n1 failed, 2 passed in 0.01s")
+    wrong = "cart.py\n<<<<<<< SEARCH\n        total = total * 0.9\n=======\n        total = total * 0.8\n>>>>>>> REPLACE\n"
+    scripted(monkeypatch, wrong, wrong, wrong, wrong, "if quantity >= BULK:  # ten and up", *["if quantity < BULK:"] * 3)
+    outcome = await node.turn(msgspec.structs.replace(
+        _request(repo, verify=True, terminal=terminal), prompt="The bulk discount should start at 10 items. Fix it."))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    offered = report.candidates[report.chosen - 1]
+    assert (offered.arm, offered.line, offered.outcome) == ("infill", 6, "passed")
+    assert any(c.arm == "mutation" and c.outcome == "passed" for c in report.candidates)
+    assert "+    if quantity >= BULK:  # ten and up" in outcome.edits.diff
+    assert "not written by the model" not in outcome.text and "Contenox tried" not in outcome.text
 
 
 async def test_a_line_the_bug_took_out_is_put_back_by_the_model_filling_in_an_empty_line(

@@ -744,8 +744,8 @@ def test_a_checked_candidate_that_adds_none_of_the_asked_definitions_ranks_after
 
 def test_a_one_token_change_of_the_node_ranks_after_the_model_s_candidates_unless_it_passes_cleanly() -> None:
     """A failed mutation is neither offered nor repaired: the model's candidates, even one with no edit, rank first;
-    one that passes the check cleanly ranks with the model's passing ones (fewest changed lines), one that passes by
-    breaking a neighbouring test after every model candidate."""
+    one that passes the check cleanly ranks after the model's passing ones (however many lines they change), one
+    that passes by breaking a neighbouring test after every model candidate."""
     from contenox.node.verifying import _ranked, _Tried
     from contenox.verify.report import CandidateResult
 
@@ -759,7 +759,8 @@ def test_a_one_token_change_of_the_node_ranks_after_the_model_s_candidates_unles
     failed = [tried(1, "no_edit"), tried(2, "failed"), tried(3, "failed", "mutation")]
     assert [t.result.index for t in _ranked(failed)] == [2, 1, 3]
     passing = [tried(1, "passed"), tried(2, "passed", "mutation"), tried(3, "passed", "mutation", ("t::x",))]
-    assert [t.result.index for t in _ranked(passing)] == [2, 1, 3]
+    assert [t.result.index for t in _ranked(passing)] == [1, 2, 3]
+    assert [t.result.index for t in _ranked(passing[1:])] == [2, 3]
 
 
 def test_a_change_written_at_a_place_gets_the_export_the_question_asks_as_the_turn_s_does(tmp_path: Path) -> None:
