@@ -659,22 +659,21 @@ class VerifyJob:
             if used:
                 tried.insert(k + 1, (used[0], f"used by `{place.name}`"))
                 break
-        # the lines of the first places filled in, before any rewrite: a fill decodes a line, so it reaches further
-        # down the places than the rewrites can (the 1.5B's greedy fill of `verify_signature`'s loop was right; the
-        # function was fourth of the places found, and the rewrites try three)
-        # one-token changes of the lines the failing run ran, in the same places, before any decoding: each costs
-        # a check run, and the fix a small model cannot write is often one token away (a boundary, a constant)
-        # (only against the project's own failing run: a test the model wrote for the change is not the project's,
-        # and a one-token change passes a wrong test as readily as a right one)
+        # one-token changes of the lines the failing run ran, in the places whose lines are filled in, before any
+        # decoding: each costs a check run, and the fix a small model cannot write is often one token away (a
+        # boundary, a constant); only against the project's own failing run (a test the model wrote for the change
+        # is not the project's, and a one-token change passes a wrong test as readily as a right one)
         own = command.source != "written" and (check is None or check.command == command.command)
         budget = [max(0, self.config.mutations) if own else 0]
         for place, why in list(zip(found, how, strict=False))[:self.config.infill_places]:
             if budget[0] <= 0:
                 break
             if source := self.read(place.path):
-                self._enter(place, why)
-                async for batch in self._mutated(place, source, budget):
+                async for batch in self._mutated(place, why, source, budget):
                     yield batch
+        # the lines of the first places filled in, before any rewrite: a fill decodes a line, so it reaches further
+        # down the places than the rewrites can (the 1.5B's greedy fill of `verify_signature`'s loop was right; the
+        # function was fourth of the places found, and the rewrites try three)
         swept = list(zip(found, how, strict=False))[:self.config.infill_places] \
             if self.infill is not None and (self.config.infill > 0 or self.config.infill_inserts > 0) else []
         for place, why in swept:
@@ -709,18 +708,19 @@ class VerifyJob:
         entry = next((e for e in self._places if e.startswith(key)), f"{key}{place.why}; {why})")
         self._places = (*(e for e in self._places if not e.startswith(key)), entry)
 
-    async def _mutated(self, place: Place, source: str, budget: list[int],
+    async def _mutated(self, place: Place, why: str, source: str, budget: list[int],
                        ) -> AsyncGenerator[list[tuple[Draft, Place]], None]:
         """The place's lines the failing run ran (the trace's most suspicious first, the def line last), each with
         its one-token changes (:func:`contenox.verify.mutate.mutants`), drawn as the function with that line
-        changed, one batch per line, until ``budget[0]`` (shared by the places) is spent."""
+        changed, one batch per line, until ``budget[0]`` (shared by the places) is spent. The place enters the
+        places tried (``why``: how it was found) with its first change."""
         lines = source.split("\n")
         code = lines[place.start - 1:place.end]
         suspicion = dict(place.lines)
         pickable = [place.start + i for i in pickable_lines("\n".join(code), place.path)
                     if not place.ran or place.start + i == place.start or place.start + i in place.ran]
         fence = language(place.path)[1]
-        entry = self._places[-1] if self._places else ""
+        entry = ""
         made = 0
         for number in sorted(pickable, key=lambda n: (n == place.start, -suspicion.get(n, 0.0), n)):
             batch: list[tuple[Draft, Place]] = []
@@ -730,9 +730,11 @@ class VerifyJob:
                 batch.append((Draft(text=f"```{fence}\n{function}\n```", round=0, sampled=False, constrained=False,
                                     arm="mutation", line=number, change=mutant.said), place))
             if batch:
-                made += len(batch)
-                if entry:  # said with the place, as they are tried (the caller stops at the first that passes)
-                    self._places = (*self._places[:-1], f"{entry[:-1]}; one-token changes tried: {made})")
+                if not entry:
+                    self._enter(place, why)
+                    entry = self._places[-1]
+                made += len(batch)  # said with the place, as they are tried (the caller stops at the first to pass)
+                self._places = (*self._places[:-1], f"{entry[:-1]}; one-token changes tried: {made})")
                 yield batch
             if budget[0] <= 0:
                 break
