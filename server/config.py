@@ -243,8 +243,9 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     one up or down, true/false, and/or; :mod:`contenox.verify.mutate`), the trace's most suspicious lines first, up
     to this many in all: each costs a check run and no decoding, and the fix a small model misses is often one
     token away (the 0.5B drew 100 candidates for a bulk discount that began one item late, ``>`` for ``>=``, and
-    none passed). A passing one is offered as the node's change, said so. Only against the project's own failing
-    run, never a test the model wrote for the change. 0: none."""
+    none passed). A passing one shows the line: the model fills that line in, and its own passing fix is offered
+    first; else the node's change is, said to be the node's. Only against the project's own failing run, never a
+    test the model wrote for the change. 0: none."""
     infill_places: int = 6
     """Places whose lines are filled in (found along the failing run, in the focused round's order): more than the
     rewrites try (``places``), since a fill decodes one line, not a function (0: none)."""
