@@ -211,7 +211,7 @@ def _replacements(quoted: _Quoted, locate: Callable[[str], list[Located]], read:
         moved = _indented(theirs_head, indent_of(body[0]), indent_of(real[0]))
         if [x.rstrip() for x in moved if x.strip()] != [x.rstrip() for x in ours_head if x.strip()]:
             start = home[1] - 1
-            out.append(_Replacement(path=home[0], start=start, end=start + len(_trim(list(ours_head))),
+            out.append(_Replacement(path=home[0], start=start, end=start + len(_trim(ours_head)),
                                     lines=_trim(moved)))
 
     def add(name: str, body: list[str], home: Located | None = None) -> None:

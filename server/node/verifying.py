@@ -717,8 +717,7 @@ class VerifyJob:
         lines = source.split("\n")
         code = lines[place.start - 1:place.end]
         suspicion = dict(place.lines)
-        pickable = [place.start + i for i in pickable_lines("\n".join(code), place.path)
-                    if not place.ran or place.start + i == place.start or place.start + i in place.ran]
+        pickable = [place.start + i for i in pickable_lines("\n".join(code), place.path) if _ran(place, place.start + i)]
         fence = language(place.path)[1]
         entry = ""
         made = 0
@@ -755,19 +754,16 @@ class VerifyJob:
         code = lines[place.start - 1:place.end]
         suspicion = dict(place.lines)
 
-        def ran(number: int) -> bool:
-            return not place.ran or number == place.start or number in place.ran
-
         def next_line(number: int) -> int:  # the first line after ``number`` that holds code (0: none)
             return next((n for n in range(number + 1, place.end + 1) if lines[n - 1].strip()), 0)
 
         def rank(number: int, inserted: bool) -> tuple[bool, float, bool, int]:
             return not inserted and number == place.start, -suspicion.get(number, 0.0), inserted, number
 
-        pickable = [place.start + i for i in pickable_lines("\n".join(code), place.path) if ran(place.start + i)]
+        pickable = [place.start + i for i in pickable_lines("\n".join(code), place.path) if _ran(place, place.start + i)]
         # a line put in runs when the line before it or the one after it ran (a block that did not run may end there)
         points = [(place.start + after, width) for after, width in insertion_points("\n".join(code), place.path)
-                  if ran(place.start + after) or ran(next_line(place.start + after))]
+                  if _ran(place, place.start + after) or _ran(place, next_line(place.start + after))]
         # (the line filled or followed, the indentation's width of a line put in, or -1: the line's own)
         slots = sorted([(n, -1) for n in sorted(pickable, key=lambda n: rank(n, False))[:max(0, self.config.infill)]]
                        + sorted(points, key=lambda p: rank(p[0], True))[:max(0, self.config.infill_inserts)],
@@ -1331,6 +1327,12 @@ def _braced(lines: list[str]) -> str:
         if quote != "`":  # a quote left open at a line's end is the line's error, not a string going on
             quote = ""
     return "".join(lines)
+
+
+def _ran(place: Place, number: int) -> bool:
+    """Whether the failing run ran the place's file line ``number`` (its def line always counts; every line, when
+    no trace says which ran)."""
+    return not place.ran or number == place.start or number in place.ran
 
 
 def _line_said(number: int, suspicion: dict[int, float], votes: Counter[int], picks: int) -> str:
