@@ -311,7 +311,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if result.get("finish_reason") == "length":
             print(f"(the answer was cut at the length limit; `contenox ask --thread {args.thread} continue` "
                   "continues it)\n")
-        _print_verification(result)
+        _print_verification(result, every=args.explain)
         _print_edits(result)
         print(_explain_table(result["explain"]) if args.explain else _explain_line(result["explain"]))
     if args.apply and result.get("edits"):
@@ -331,8 +331,13 @@ def check_allowed(command: str, cwd: str, answer: Callable[[str], str] = input) 
     return said in ("y", "yes")
 
 
-def _print_verification(result: dict[str, Any]) -> None:
-    """The verdict of a change turn's check and each candidate's result."""
+_LISTED = 8
+"""Candidates a verdict lists one by one; past it, counts per prompt and the passing ones (``--explain``: all)."""
+
+
+def _print_verification(result: dict[str, Any], every: bool = False) -> None:
+    """The verdict of a change turn's check and its candidates: each one when there are few (or ``every``),
+    otherwise how many each prompt drew and how they ended, then the passing ones and the offered one."""
     report = result.get("verification")
     if not isinstance(report, dict):
         return
@@ -345,14 +350,38 @@ def _print_verification(result: dict[str, Any]) -> None:
     print(f"{verdict}: `{report.get('command')}` {'passed' if passed else 'failed'} ({passed} of {len(candidates)} "
           f"candidates; {report.get('rounds', 0)} repair round(s); decode {report.get('decode_s', 0):.1f} s, "
           f"check {report.get('check_s', 0):.1f} s)")
-    for c in candidates:
-        mark = " <- offered" if c.get("index") == report.get("chosen") else ""
+    chosen = report.get("chosen")
+    if every or len(candidates) <= _LISTED:
+        shown = candidates
+    else:
+        for arm, outcomes in _by_arm(candidates).items():
+            counts = ", ".join(f"{n} {outcome}" for outcome, n in outcomes.items())
+            print(f"  {sum(outcomes.values())} {_ARMS.get(arm, arm)}: {counts}")
+        shown = [c for c in candidates if c.get("outcome") == "passed" or c.get("index") == chosen][:_LISTED]
+        print("  (`contenox ask --explain` lists every candidate)" if not shown else
+              "  passing or offered (`contenox ask --explain` lists every candidate):")
+    for c in shown:
+        mark = " <- offered" if c.get("index") == chosen else ""
+        node = f" (the node's one-token change, line {c.get('line')}: {c.get('change')})" if c.get("change") else ""
         print(f"  candidate {c.get('index')} (round {c.get('round')}): {c.get('outcome')}"
-              f"{' ' + ', '.join(c.get('files') or ()) if c.get('files') else ''}{mark}")
-    if report.get("chosen") not in (None, 1):
-        print(f"(the answer streamed above is candidate 1; the change offered below is candidate "
-              f"{report.get('chosen')}'s)")
+              f"{' ' + ', '.join(c.get('files') or ()) if c.get('files') else ''}{node}{mark}")
+    if chosen not in (None, 1):
+        print(f"(the answer streamed above is candidate 1; the change offered below is candidate {chosen}'s)")
     print()
+
+
+_ARMS = {"turn": "from the turn's prompt", "edit-step": "from the edit step", "repair": "from repair prompts",
+         "focused": "from one function's prompt", "line": "from line prompts", "infill": "line fills",
+         "insert": "inserted lines", "mutation": "one-token changes (the node's, no model)"}
+
+
+def _by_arm(candidates: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """How many candidates each prompt (arm) drew, by outcome, in the order they were first drawn."""
+    arms: dict[str, dict[str, int]] = {}
+    for c in candidates:
+        outcomes = arms.setdefault(str(c.get("arm") or "turn"), {})
+        outcomes[str(c.get("outcome"))] = outcomes.get(str(c.get("outcome")), 0) + 1
+    return arms
 
 
 def _print_edits(result: dict[str, Any]) -> None:

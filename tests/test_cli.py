@@ -124,3 +124,40 @@ def test_eval_rejects_bad_options(called: list[argparse.Namespace], capsys: pyte
 def test_eval_kind_choices_are_the_task_kinds() -> None:
     kind = _option(_subparsers(cli._parser())["eval"], "kind")
     assert kind.choices is not None and tuple(kind.choices) == KINDS
+
+
+def _verification(arms: list[tuple[str, str]], chosen: int) -> dict[str, object]:
+    import msgspec
+
+    from contenox.verify.report import CandidateResult, Verification
+
+    candidates = tuple(CandidateResult(index=i, round=0 if arm == "turn" else 1, sampled=i > 1, constrained=False,
+                                       outcome=outcome, arm=arm, files=("cart.py",) if outcome == "passed" else (),
+                                       line=33 if arm == "mutation" else 0,
+                                       change="`>` to `>=`" if arm == "mutation" else "")
+                       for i, (arm, outcome) in enumerate(arms, start=1))
+    return {"verification": msgspec.to_builtins(Verification(status="passed", command="pytest -q",
+                                                             candidates=candidates, chosen=chosen))}
+
+
+def test_a_verdict_with_many_candidates_counts_them_per_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    arms = [("turn", "failed")] * 4 + [("infill", "failed")] * 8 + [("mutation", "failed"), ("mutation", "passed")]
+    arms += [("infill", "passed"), ("infill", "no_edit")]
+    cli._print_verification(_verification(arms, chosen=15))
+    out = capsys.readouterr().out
+    assert "verified: `pytest -q` passed (2 of 16 candidates" in out
+    assert "  4 from the turn's prompt: 4 failed\n" in out
+    assert "  10 line fills: 8 failed, 1 passed, 1 no_edit\n" in out
+    assert "  2 one-token changes (the node's, no model): 1 failed, 1 passed\n" in out
+    listed = [line for line in out.splitlines() if line.startswith("  candidate ")]
+    assert listed == ["  candidate 14 (round 1): passed cart.py (the node's one-token change, line 33: `>` to `>=`)",
+                      "  candidate 15 (round 1): passed cart.py <- offered"]
+    cli._print_verification(_verification(arms, chosen=15), every=True)
+    assert sum(line.startswith("  candidate ") for line in capsys.readouterr().out.splitlines()) == 16
+
+
+def test_a_verdict_with_few_candidates_lists_each(capsys: pytest.CaptureFixture[str]) -> None:
+    cli._print_verification(_verification([("turn", "failed"), ("turn", "passed")], chosen=2))
+    out = capsys.readouterr().out
+    assert "  candidate 1 (round 0): failed\n  candidate 2 (round 0): passed cart.py <- offered\n" in out
+    assert "from the turn's prompt" not in out
