@@ -308,7 +308,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(msgspec.json.encode(shown).decode())
     else:
         print("\n")
-        if result.get("finish_reason") == "length":
+        offered = (result.get("verification") or {}).get("chosen")
+        if result.get("finish_reason") == "length" and offered in (None, 1):  # not of another candidate's answer
             print(f"(the answer was cut at the length limit; `contenox ask --thread {args.thread} continue` "
                   "continues it)\n")
         _print_verification(result, every=args.explain)
@@ -363,6 +364,8 @@ def _print_verification(result: dict[str, Any], every: bool = False) -> None:
     for c in shown:
         mark = " <- offered" if c.get("index") == chosen else ""
         node = f" (the node's one-token change, line {c.get('line')}: {c.get('change')})" if c.get("change") else ""
+        if c.get("outcome") == "no_edit" and c.get("output_tail"):  # why: its one edit was left out
+            node += f" ({str(c.get('output_tail')).split(' (')[0]})"
         print(f"  candidate {c.get('index')} (round {c.get('round')}): {c.get('outcome')}"
               f"{' ' + ', '.join(c.get('files') or ()) if c.get('files') else ''}{node}{mark}")
     if chosen not in (None, 1):

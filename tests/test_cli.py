@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,7 +127,7 @@ def test_eval_kind_choices_are_the_task_kinds() -> None:
     assert kind.choices is not None and tuple(kind.choices) == KINDS
 
 
-def _verification(arms: list[tuple[str, str]], chosen: int) -> dict[str, object]:
+def _verification(arms: list[tuple[str, str]], chosen: int) -> dict[str, Any]:
     import msgspec
 
     from contenox.verify.report import CandidateResult, Verification
@@ -157,7 +158,11 @@ def test_a_verdict_with_many_candidates_counts_them_per_prompt(capsys: pytest.Ca
 
 
 def test_a_verdict_with_few_candidates_lists_each(capsys: pytest.CaptureFixture[str]) -> None:
-    cli._print_verification(_verification([("turn", "failed"), ("turn", "passed")], chosen=2))
+    report = _verification([("turn", "no_edit"), ("turn", "failed"), ("turn", "passed")], chosen=3)
+    report["verification"]["candidates"][0]["output_tail"] = (
+        "left out: its edit of tests/test_cart.py, the failing test's file (a fix is checked ...)")
+    cli._print_verification(report)
     out = capsys.readouterr().out
-    assert "  candidate 1 (round 0): failed\n  candidate 2 (round 0): passed cart.py <- offered\n" in out
+    assert ("  candidate 1 (round 0): no_edit (left out: its edit of tests/test_cart.py, the failing test's file)\n"
+            "  candidate 2 (round 0): failed\n  candidate 3 (round 0): passed cart.py <- offered\n") in out
     assert "from the turn's prompt" not in out

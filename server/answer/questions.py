@@ -12,8 +12,8 @@ import re
 
 from contenox.answer.edits import ProposedEdits
 
-__all__ = ["asks_for_change", "asks_how_it_works", "asks_only_to_read", "asks_questions_only", "asks_to_edit",
-           "explains_only"]
+__all__ = ["asks_for_change", "asks_how_it_works", "asks_only_to_read", "asks_questions_only", "asks_test_change",
+           "asks_to_edit", "explains_only"]
 
 _HOW = re.compile(r"\b(?:how (?:does|do|is|are|did|can|will)|walk (?:me )?through|what happens|step by step|"
                   r"(?:call|code) (?:path|flow|chain)|flow|get(?:s)? (?:there|to)|end(?:s)? up|evaluated|"
@@ -111,3 +111,17 @@ def asks_only_to_read(prompt: str) -> bool:
     item as a ``propose_edit``; told in a tool result that no edit was asked for, it answered that the file did
     not exist.)"""
     return bool(_READ_ONLY.match(prompt)) and not _CHANGE.search(prompt) and not _MAKING.search(prompt)
+
+
+_TEST_CHANGE = re.compile(
+    r"\b(?:update|change|rewrite|edit|correct|adjust|amend|modify|relax|loosen|tighten)\w*\s+(?:the\s+|this\s+|that\s+|"
+    r"my\s+|our\s+|its\s+)?(?:[\w.:]+\s+)?[\w./:-]*\btests?(?:\b|_)[\w./:-]*(?!\s+(?:pass|passes|passing)\b)|"
+    r"\btests?\b[^.?!\n]{0,60}?\b(?:is|are|was|were|looks?|seems?)\s+(?:\w+\s+)?(?:wrong|outdated|incorrect|stale|out of "
+    r"date|mistaken|buggy)\b|\b(?:fix|bug)\s+(?:is\s+)?in\s+the\s+tests?\b", re.IGNORECASE)
+
+
+def asks_test_change(prompt: str) -> bool:
+    """The question asks for a test itself to change ("update the test", "the test is wrong", "the bug is in the
+    test"), not for the code a failing test checks ("test_total fails, fix it", "fix the failing test", "make the
+    test pass"): only then may a fix checked against that failing test edit it."""
+    return bool(_TEST_CHANGE.search(prompt))

@@ -78,6 +78,7 @@ from contenox.node.verifying import (
     asks_for_change,
     asks_only_to_read,
     asks_to_edit,
+    held_out,
     strip_edit_blocks,
     verification_error,
 )
@@ -1026,6 +1027,9 @@ class Node:
                 beyond = f"{beyond} {places}"
             text = f"{text.rstrip()}\n\n{beyond}"
             await emit(TurnEvent(kind="chunk", text=f"\n\n{beyond}"))
+        if held := held_out(chosen.edits):  # the failing test's edit the answer shows is not in the change offered
+            text = f"{text.rstrip()}\n\n{held}"
+            await emit(TurnEvent(kind="chunk", text=f"\n\n{held}"))
         if verdict := report.verdict():  # the answer says what its checked change is and what it made pass
             text = f"{text.rstrip()}\n\n{verdict}"
             await emit(TurnEvent(kind="chunk", text=f"\n\n{verdict}"))

@@ -38,6 +38,7 @@ from contenox.answer.questions import (
     asks_for_change,
     asks_only_to_read,
     asks_questions_only,
+    asks_test_change,
     asks_to_edit,
     explains_only,
 )
@@ -319,6 +320,11 @@ class VerifyJob:
         self._regression: str | None = None
         """The failing tests' whole files, run to completion (:func:`spectrum_command`): a candidate that passes
         the check runs it too, so a change that makes the failing test pass by breaking its neighbours is seen."""
+        self._held: frozenset[str] = frozenset()
+        """The failing tests' files, when the check is the project's failing run and the question does not ask for a
+        test to change: a candidate's edits of them are left out (checked and offered without them), as a fix is
+        checked against the tests as they are (SWE-bench resets them too; the 0.5B's first candidate to an invoice
+        question rewrote the failing test to drop its quantity, and it passed)."""
         self._regression_before: frozenset[str] | None = None
         """The tests the regression run failed on the workspace as it was (the traced spectrum run's, when it ran;
         else run when first needed)."""
@@ -547,6 +553,8 @@ class VerifyJob:
             files = [path for path, _, _ in failing_test_frames(run.output, self.scratch.tree)] or [
                 test.split("::")[0] for test in failed_test_ids(run.output)]
             self._regression = spectrum_command(command.command, files)
+            if command.source != "written" and not asks_test_change(self.request.prompt):
+                self._held = frozenset(path for path in files if is_test_path(path))
         return run
 
     async def _spectrum(self, command: CheckCommand, baseline: CheckRun) -> list[Ran] | None:
@@ -951,6 +959,7 @@ class VerifyJob:
         if edits is None:  # a focused answer is its place's function alone; any other, read as the turn's are
             edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
                 await asyncio.to_thread(self.propose, draft.text)
+        edits, held = _without(edits, self._held)
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
                                arm=draft.arm, line=draft.line, change=draft.change,
                                comments_only=bool(edits.edits) and all(
@@ -960,7 +969,7 @@ class VerifyJob:
                                changed_lines=changed_lines(edits.diff), decode_s=round(draft.decode_s, 2),
                                tokens=draft.tokens, recomputed_tokens=draft.recomputed_tokens)
         if not edits.edits:
-            return _Tried(result=base, draft=draft, edits=edits)
+            return _Tried(result=msgspec.structs.replace(base, output_tail=held), draft=draft, edits=edits)
         key = edits.diff
         if key in self._checked:  # the same change as an earlier candidate: its result stands
             seen = self._checked[key]
@@ -1381,6 +1390,29 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
     return sorted(tried, key=key)
 
 
+_HELD_LEAD = "left out: its edit of "
+_HELD_WHY = "a fix is checked and offered against the tests as they are; ask for the test to change to get such an edit"
+
+
+def held_out(edits: ProposedEdits) -> str:
+    """The sentence an offered change's answer names the failing tests' edits left out of it with ('' if none)."""
+    held = [note.removeprefix(_HELD_LEAD).split(", the failing test's file")[0] for note in edits.notes
+            if note.startswith(_HELD_LEAD)]
+    return (f"Not offered: the answer's edit of {', '.join(held)}, the failing test{'s' if len(held) > 1 else ''} "
+            f"({_HELD_WHY}).") if held else ""
+
+
+def _without(edits: ProposedEdits, held: frozenset[str]) -> tuple[ProposedEdits, str]:
+    """``edits`` without those of the ``held`` files (the failing tests'), and the note that names what was left
+    out ('' when nothing was): that note goes with the edits, so explain-context and the answer say it."""
+    out = sorted({e.path for e in edits.edits if e.path in held})
+    if not out:
+        return edits, ""
+    note = f"{_HELD_LEAD}{', '.join(out)}, the failing test's file ({_HELD_WHY})"
+    return msgspec.structs.replace(edits, edits=tuple(e for e in edits.edits if e.path not in held),
+                                   notes=(*edits.notes, note)), note
+
+
 _CHECKED = frozenset({"passed", "failed", "timeout", "not_found", "error"})
 """A candidate's outcomes where its change was applied and the check ran."""
 
@@ -1625,7 +1657,7 @@ def describe(report: Verification) -> list[str]:
         how = f"the node's one-token change, no model (line {c.line}: {c.change})" if c.arm == "mutation" else (
             ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "") + (
                 f", {c.arm} prompt" if c.arm and c.arm != "turn" else "") + (f" (line {c.line})" if c.line else ""))
-        detail = {"no_edit": "no edit", "does_not_apply": f"does not apply: {c.output_tail}",
+        detail = {"no_edit": "no edit" + (f" ({c.output_tail})" if c.output_tail else ""), "does_not_apply": f"does not apply: {c.output_tail}",
                   "does_not_parse": f"does not parse, not checked: {c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s"
             + (f", but it breaks {', '.join(c.broke)} (passed before it)" if c.broke else "")

@@ -178,6 +178,47 @@ async def test_a_repair_round_extends_the_turn_with_the_failing_output(
     assert (repo / "util.py").read_text() == UTIL
 
 
+WEAKENED = "tests/test_util.py\n<<<<<<< SEARCH\n    assert helper(1) == 2\n=======\n    assert helper(1) == 0\n>>>>>>> REPLACE\n"
+"""An edit of the failing test that makes it pass with the bug left in."""
+
+
+async def test_a_fix_is_checked_and_offered_without_its_edit_of_the_failing_test(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify,
+                                                                                      focused=False))
+    scripted(monkeypatch, "The test expects the wrong value.\n\n" + WEAKENED, WEAKENED + "\n" + RIGHT,
+             "I am not sure what to change.", WRONG)
+    outcome = await node.turn(_request(repo, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    # the turn's answer changed only the failing test: no change is left to check (without the rule it passed)
+    assert [c.outcome for c in report.candidates] == ["no_edit", "passed", "no_edit", "failed"]
+    assert "left out: its edit of tests/test_util.py, the failing test's file" in report.candidates[0].output_tail
+    assert report.chosen == 2 and report.candidates[1].files == ("util.py",)
+    assert [e.path for e in outcome.edits.edits] == ["util.py"] and "+    return x + 1" in outcome.edits.diff
+    assert ("Not offered: the answer's edit of tests/test_util.py, the failing test (a fix is checked and offered "
+            "against the tests as they are") in outcome.text
+    assert outcome.text.rstrip().endswith(report.verdict()) and report.verdict().startswith("Verified: ")
+    notes = "\n".join(outcome.explain.notes)
+    assert "candidate 1 (round 0, greedy" in notes and "no edit (left out: its edit of tests/test_util.py" in notes
+    assert (repo / "tests/test_util.py").read_text() == TEST and (repo / "util.py").read_text() == UTIL
+
+
+async def test_a_question_that_asks_for_the_test_to_change_gets_its_test_edit_checked(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(node.config.verify,
+                                                                                      focused=False))
+    scripted(monkeypatch, WEAKENED, WRONG, WRONG, WRONG)
+    ask = "test_helper fails, but helper(1) is meant to be 0: the test is wrong. Update it."
+    outcome = await node.turn(_request(repo, verify=True, prompt=ask))
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 1
+    assert [e.path for e in outcome.edits.edits] == ["tests/test_util.py"]
+    assert report.verdict().startswith("Checked, but the offered change") and "Not offered" not in outcome.text
+
+
 async def test_a_search_past_its_time_budget_draws_no_more_and_says_what_it_left(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``verify.budget_s`` spent after the first round: no repair round is drawn, the best candidate so far is

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from contenox.answer.edits import ProposedEdit, ProposedEdits
+from contenox.answer.questions import asks_test_change
 from contenox.config import VerifyConfig
 from contenox.node.contract import TurnRequest
 from contenox.node.verifying import Draft, VerifyJob, asks_for_change, asks_to_edit, strip_edit_blocks
@@ -61,6 +62,21 @@ def test_which_questions_ask_for_the_edit_itself() -> None:
                      "How is the cache keyed?", "What does add do?", "Why does update() fix the key twice?",
                      "Write a Python function named read_file that returns a file's text."):  # code, not an edit
         assert not asks_to_edit(question), question
+
+
+def test_which_questions_ask_for_a_test_itself_to_change() -> None:
+    """Only these may have a failing test's edit checked and offered; a fix of the code a failing test checks may
+    not edit that test."""
+    for question in ("update the test for the new rounding", "the test is wrong: 4.50 should be 4.5",
+                     "test_total's expected value is outdated, change test_total", "The bug is in the test",
+                     "Rename foo to bar and update the tests", "Fix it; I think the test looks wrong",
+                     "Update tests/test_invoice.py", "edit the failing test's expectation"):
+        assert asks_test_change(question), question
+    for question in ("test_quantities_multiply fails, the subtotal ignores the quantity. Fix it.",
+                     "fix the failing test", "Make the test pass", "Change the code so the tests pass",
+                     "the tests are failing since the refactor, where is the bug?",
+                     "Change parse so that the tests in test_parse pass", "Change the code so the test passes"):
+        assert not asks_test_change(question), question
 
 
 def test_the_prose_without_its_edit_blocks() -> None:
