@@ -61,6 +61,7 @@ from contenox.verify import (
     edit_block_grammar,
     edit_blocks_grammar,
     failed_test_ids,
+    failed_test_names,
     failing_tests,
     frames,
     function_grammar,
@@ -486,7 +487,8 @@ class VerifyJob:
             decode_s=round(greedy.decode_s + self._decode_s, 2),
             apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2),
             failed_before=failed_test_ids(before.output) or tuple(
-                f"{path}::{function}" for path, _, function in failing_test_frames(before.output, self.root)),
+                f"{path}::{function}" for path, _, function in failing_test_frames(before.output, self.root))
+            or failed_test_names(before.output),
             reproduction=repro[1] if repro else "", reproduction_path=repro[0] if repro else "",
             written_tests=tuple(self._tests) if len(self._tests) > 1 else (),
             reproduction_note=self._repro_note,

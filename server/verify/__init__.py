@@ -35,6 +35,7 @@ from contenox.verify.report import (
     Verification,
     changed_lines,
     failed_test_ids,
+    failed_test_names,
     failing_tests,
 )
 from contenox.verify.runner import CheckRun, run_check
@@ -61,6 +62,7 @@ __all__ = [
     "edit_block_grammar",
     "edit_blocks_grammar",
     "failed_test_ids",
+    "failed_test_names",
     "failing_tests",
     "frames",
     "function_grammar",

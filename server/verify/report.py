@@ -9,12 +9,19 @@ import msgspec
 
 from contenox.verify.localize import is_test_path
 
-__all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failing_tests"]
+__all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failed_test_names", "failing_tests"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply",
                            "does_not_parse"]
 
 _FAILED = re.compile(r"\b(\d+) (?:failed|failing|errors?)\b")
+_FAILED_COUNT = re.compile(r"^(?:#|\u2139) fail (\d+)\s*$", re.MULTILINE)
+"""The count node's test runner ends with: TAP's ``# fail 2`` (its default when piped) or the spec reporter's
+``ℹ fail 2``."""
+_FAILED_NAME = re.compile(r"^\s*not ok \d+ - (.+?)\s*(?:#.*)?$|^\s*\u2716 (.+?) \([\d.]+m?s\)\s*$|"
+                          r"^\s*\u25cf (.+?)\s*$", re.MULTILINE)
+"""A failing test's name as JavaScript runners print it: TAP's ``not ok 2 - name`` (node's test runner piped,
+tap), node's spec reporter ``✖ name (1.2ms)``, jest's ``● Suite › name``."""
 _FAILED_ID = re.compile(r"^(?:FAILED|ERROR) (\S+::.+?)(?: - .*)?$", re.MULTILINE)
 """A summary line's test id: up to `` - `` and the message, or the line's end (a parametrized id may hold spaces:
 ``test_parse[a=b #c-expected9]``)."""
@@ -221,8 +228,8 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
                     f"the offered change{where}, `{self.command}` passes in a scratch copy"
                     + (f" for {offered.written_passed} of the {self.reproductions} written, each of which failed "
                        "before it." if self.reproductions > 1 else "; before it, it failed."))
-        tests = _listed(list(self.failed_before[:5]) + ([f"{len(self.failed_before) - 5} more"]
-                                                       if len(self.failed_before) > 5 else []))
+        named = [t if "::" in t else f'"{t}"' for t in self.failed_before]  # a JavaScript test's name: quoted
+        tests = _listed(named[:5] + ([f"{len(named) - 5} more"] if len(named) > 5 else []))
         before = f"; before it, {tests} failed" if tests else "; before it, the check failed"
         edited_tests = [f for f in (offered.files if offered else ()) if is_test_path(f)]
         if edited_tests:  # a check made to pass by changing it shows nothing about the code
@@ -244,11 +251,20 @@ def failed_test_ids(output: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_FAILED_ID.findall(output)))
 
 
+def failed_test_names(output: str) -> tuple[str, ...]:
+    """The failing tests a JavaScript runner's output names (:data:`_FAILED_NAME`), each once, in order (a suite
+    that failed because a test in it did is named too, as the runners print it)."""
+    names = [next(g for g in m.groups() if g) for m in _FAILED_NAME.finditer(output)]
+    names = [n for n in names if n != "failing tests:"]
+    return tuple(dict.fromkeys(names))
+
+
 def changed_lines(diff: str) -> int:
     return sum(1 for line in diff.splitlines()
                if line[:1] in "+-" and not line.startswith(("+++", "---")))
 
 
 def failing_tests(output: str) -> int | None:
-    counts = [int(m.group(1)) for m in _FAILED.finditer(output)]
+    counts = [int(m.group(1)) for m in _FAILED.finditer(output)] or [int(m.group(1))
+                                                                     for m in _FAILED_COUNT.finditer(output)]
     return sum(counts[-1:]) if counts else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from contenox.verify import CandidateResult, Verification, failed_test_ids
+from contenox.verify import CandidateResult, Verification, failed_test_ids, failed_test_names, failing_tests
 
 OUTPUT = ("..FF\n=========================== short test summary info ============================\n"
           "FAILED tests/test_lru.py::LRUCacheTest::test_lru - AssertionError: Tuples dif...\n"
@@ -22,6 +22,30 @@ def test_the_failing_tests_are_read_from_pytest_s_summary_lines() -> None:
               "FAILED tests/test_p.py::test_parse[a=b\\t#c-expected10]\n")
     assert failed_test_ids(spaced) == ("tests/test_p.py::test_parse[a=b #c-expected9]",
                                        "tests/test_p.py::test_parse[a=b\\t#c-expected10]")
+
+
+SPEC = ("\u2714 even split (1.118089ms)\n\u2716 the last batch may be short (1.284887ms)\n"
+        "  AssertionError [ERR_ASSERTION]: Expected values to be strictly deep-equal:\n"
+        "      at TestContext.<anonymous> (/tmp/p/test/chunk.test.js:10:10)\n"
+        "\u2716 schedule uploads every file (0.480517ms)\n  AssertionError [ERR_ASSERTION]: ...\n"
+        "\u2139 tests 4\n\u2139 suites 0\n\u2139 pass 2\n\u2139 fail 2\n\u2139 cancelled 0\n\n"
+        "\u2716 failing tests:\n\n\u2716 the last batch may be short (1.284887ms)\n")
+"""node --test's spec reporter (node 20), cut: each failing test, the counts, the failing tests again."""
+TAP = ("TAP version 13\n# Subtest: even split\nok 1 - even split\n# Subtest: the last batch may be short\n"
+       "not ok 2 - the last batch may be short\n  ---\n  duration_ms: 1.2\n  failureType: 'testCodeFailure'\n"
+       "  ...\nnot ok 3 - schedule uploads every file # TODO\n1..4\n# tests 4\n# pass 1\n# fail 2\n")
+"""node --test piped (TAP), cut."""
+
+
+def test_the_failing_tests_of_node_s_test_runner_are_read_from_its_output() -> None:
+    assert failed_test_names(SPEC) == ("the last batch may be short", "schedule uploads every file")
+    assert failed_test_names(TAP) == ("the last batch may be short", "schedule uploads every file")
+    assert failing_tests(SPEC) == 2 and failing_tests(TAP) == 2  # what ranks candidates that fail: fewest first
+    assert failed_test_names(OUTPUT) == () and failing_tests(OUTPUT) == 2
+    report = Verification(status="passed", baseline="failed", command="npm test",
+                          failed_before=failed_test_names(SPEC))
+    assert report.verdict() == ('Verified: with the offered change, `npm test` passes in a scratch copy; before it, '
+                                '"the last batch may be short" and "schedule uploads every file" failed.')
 
 
 def test_the_verdict_names_the_change_and_what_it_made_pass_and_only_for_a_fix() -> None:
