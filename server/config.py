@@ -197,6 +197,15 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     top_p: float = 0.95
     timeout_s: float = 120.0
     """A check run longer than this is stopped (its whole process group) and counts as failed."""
+    hang_factor: float = 3.0
+    hang_extra_s: float = 10.0
+    """A candidate's check run is stopped as hung (outcome ``timeout``) past ``hang_factor`` times the longest run
+    of the check without a candidate (before any change; the failing tests' files run whole) plus
+    ``hang_extra_s``, within ``timeout_s``: mutation testing's timeout, relative to the code's own run (PIT's is
+    1.25x + 4 s, Stryker's 1.5x + 5 s; this one allows for a check stopped at its first failure before the change
+    running its whole file after it). A one-token change to a loop's guard (``||`` to ``&&``) loops until memory
+    runs out: three such candidates of a JavaScript trial ran 40 s each where the check took 0.3 s. 0: only
+    ``timeout_s``."""
     budget_s: float = 900.0
     """No more candidates are drawn once a verification has run this long (the places not yet tried and the
     repair rounds left are named in explain-context); what was checked by then is chosen from as always. A search
@@ -370,6 +379,7 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
                  "verify.infill", "verify.infill_inserts", "verify.infill_places", "verify.mutations",
+                 "verify.hang_factor", "verify.hang_extra_s",
                  "anticipate.tokens", "anticipate.draft_tokens", "anticipate.delay_ms", "anticipate.quiet_ms",
                  "anticipate.focus_ttl_s", "anticipate.piece_tokens", "anticipate.question_tokens",
                  "anticipate.terminal_ttl_s"}

@@ -152,17 +152,20 @@ async def consent(command: str, root: Path, request: TurnRequest, consents: Cons
 
 
 async def check_in(tree: Path, command: str, request: TurnRequest, config: VerifyConfig,
-                   trace: Path | None = None) -> CheckRun:
+                   trace: Path | None = None, hang_s: float = 0.0) -> CheckRun:
     """``command`` run in the scratch copy ``tree`` by the one command runner, with the request's environment
     (the copy first on the import path); a cancelled turn stops it (its process group killed). ``trace``: a
-    folder where the run's calls of the copy's functions are recorded (:mod:`contenox.verify.trace`)."""
+    folder where the run's calls of the copy's functions are recorded (:mod:`contenox.verify.trace`).
+    ``hang_s``: a candidate's run stopped as hung sooner than ``verify.timeout_s`` (0: not)."""
     env = python_env(tree, {**os.environ, **(request.env or {})})
     if trace is not None:
         env = await asyncio.to_thread(trace_env, env, trace, tree)
     stop = threading.Event()
     check = asyncio.ensure_future(asyncio.to_thread(
-        run_check, command, tree, env=env, timeout_s=config.timeout_s, max_output_chars=config.max_output_chars,
-        stop=stop))
+        run_check, command, tree, env=env, timeout_s=min(config.timeout_s, hang_s or config.timeout_s),
+        max_output_chars=config.max_output_chars, stop=stop,
+        limit=f"hung: over {config.hang_factor:g}x the check's run without a change + {config.hang_extra_s:g} s "
+              "(verify.hang_factor, verify.hang_extra_s)" if 0 < hang_s < config.timeout_s else "verify.timeout_s"))
     try:
         return await asyncio.shield(check)
     except asyncio.CancelledError:
@@ -321,6 +324,9 @@ class VerifyJob:
         self._regression: str | None = None
         """The failing tests' whole files, run to completion (:func:`spectrum_command`): a candidate that passes
         the check runs it too, so a change that makes the failing test pass by breaking its neighbours is seen."""
+        self._unchanged_s = 0.0
+        """The longest run of the check without a candidate (before any change, the failing tests' files run
+        whole) that ended by itself: what a candidate's run is stopped as hung against."""
         self._held: frozenset[str] = frozenset()
         """The failing tests' files, when the check is the project's failing run and the question does not ask for a
         test to change: a candidate's edits of them are left out (checked and offered without them), as a fix is
@@ -577,6 +583,7 @@ class VerifyJob:
         folder = self.scratch.folder / "spectrum"
         run = await check_in(self.scratch.tree, line, self.request, self.config, folder)
         self._check_s += run.seconds
+        self._ran_unchanged(run)
         calls = await asyncio.to_thread(read_trace, folder) if run.outcome in ("passed", "failed") else None
         failed = failed_test_ids(run.output)
         if run.outcome in ("passed", "failed"):
@@ -589,11 +596,25 @@ class VerifyJob:
             activity, status="completed", output=f"{run.describe()}\n{run.tail(2000)}")))
         return ran or None
 
-    async def _check(self, command: CheckCommand, trace: Path | None = None) -> CheckRun:
-        """The check in the scratch copy as it stands (``trace``: its calls recorded there)."""
-        run = await check_in(self.scratch.tree, command.command, self.request, self.config, trace)
+    async def _check(self, command: CheckCommand, trace: Path | None = None, candidate: bool = False) -> CheckRun:
+        """The check in the scratch copy as it stands (``trace``: its calls recorded there; ``candidate``: with a
+        candidate laid over it, so stopped as hung past :meth:`_hang_s`)."""
+        run = await check_in(self.scratch.tree, command.command, self.request, self.config, trace,
+                             self._hang_s() if candidate else 0.0)
         self._check_s += run.seconds
+        if not candidate:
+            self._ran_unchanged(run)
         return run
+
+    def _ran_unchanged(self, run: CheckRun) -> None:
+        if run.outcome in ("passed", "failed"):
+            self._unchanged_s = max(self._unchanged_s, run.seconds)
+
+    def _hang_s(self) -> float:
+        """How long a candidate's check may run before it is stopped as hung (0: ``verify.timeout_s`` alone)."""
+        if self.config.hang_factor <= 0 or self._unchanged_s <= 0:
+            return 0.0
+        return self.config.hang_factor * self._unchanged_s + self.config.hang_extra_s
 
     def _grammars(self, edits: ProposedEdits, frames_first: bool = False) -> list[str]:
         """One edit-block grammar per place the fix may belong, most likely first (sampled candidates take them
@@ -1003,7 +1024,7 @@ class VerifyJob:
                                 locations=tuple((str(self.root / p), None) for p in base.files))
         await self.emit(TurnEvent(kind="tool", tool=activity))
         try:
-            run = await self._check(command)
+            run = await self._check(command, candidate=True)
             reproduced, repro_tail, written_passed = None, "", 0
             if self._repro is not None and self._repro[2] == command.command:
                 # the tests written for the change are the check: each in turn, at least half must pass

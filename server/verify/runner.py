@@ -72,10 +72,12 @@ class _Capped:
 
 
 def run_check(command: str, cwd: Path, *, env: Mapping[str, str] | None = None, timeout_s: float = 120.0,
-              max_output_chars: int = 20_000, stop: threading.Event | None = None) -> CheckRun:
+              max_output_chars: int = 20_000, stop: threading.Event | None = None,
+              limit: str = "verify.timeout_s") -> CheckRun:
     """Run ``command`` (a shell line) in ``cwd`` with ``env`` (the whole environment), stdin closed. Past
     ``timeout_s``, or once ``stop`` is set (the turn was cancelled), the process group is killed (TERM, then
-    KILL) and the outcome is ``timeout`` (``error`` when stopped)."""
+    KILL) and the outcome is ``timeout`` (``error`` when stopped); ``limit`` names what set the time in the
+    output."""
     started = time.monotonic()
     capped = _Capped(max_output_chars)
     try:
@@ -117,7 +119,7 @@ def run_check(command: str, cwd: Path, *, env: Mapping[str, str] | None = None, 
         capped.add("\n[stopped: the turn was cancelled]")
         outcome: Outcome = "error"
     elif timed_out:
-        capped.add(f"\n[stopped after {timeout_s:g} s: verify.timeout_s]")
+        capped.add(f"\n[stopped after {timeout_s:g} s: {limit}]")
         outcome = "timeout"
     elif code == 0:
         outcome = "passed"

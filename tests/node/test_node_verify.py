@@ -205,6 +205,22 @@ async def test_a_fix_is_checked_and_offered_without_its_edit_of_the_failing_test
     assert (repo / "tests/test_util.py").read_text() == TEST and (repo / "util.py").read_text() == UTIL
 
 
+async def test_a_candidate_whose_check_hangs_is_stopped_soon_after_the_check_s_own_run_time(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, focused=False, timeout_s=120.0, hang_factor=1.0, hang_extra_s=2.0))
+    hangs = "util.py\n<<<<<<< SEARCH\n    return x - 1\n=======\n    while x:\n        pass\n    return x\n>>>>>>> REPLACE\n"
+    scripted(monkeypatch, hangs, RIGHT, "I am not sure what to change.", WRONG)
+    outcome = await node.turn(_request(repo, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed" and report.chosen == 2
+    hung = report.candidates[0]
+    assert hung.outcome == "timeout" and hung.check_s < 30, hung  # not verify.timeout_s's 120 s
+    assert "hung: over 1x the check's run without a change + 2 s (verify.hang_factor" in hung.output_tail
+    assert "candidate 1 (round 0, greedy" in "\n".join(outcome.explain.notes)
+
+
 async def test_a_question_that_asks_for_the_test_to_change_gets_its_test_edit_checked(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path)
