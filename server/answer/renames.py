@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable
 
 from contenox.answer.edits import Located, ProposedEdits, definition_name, indent_of, remade
 
-__all__ = ["Rename", "added_definitions", "asked_names", "propagate_renames", "rename_asked", "renamed_as_asked", "renamed_definitions"]
+__all__ = ["Rename", "added_definitions", "asked_names", "keep_overwritten", "propagate_renames", "rename_asked",
+           "renamed_as_asked", "renamed_definitions"]
 
 Rename = Callable[[str, str, str, str, bool, str, str], tuple[str, int]]
 """``rename(path, text, old, new, defining, package, definition)``: the file's text with the identifier renamed, and
@@ -66,6 +67,78 @@ def renamed_definitions(old_text: str, new_text: str) -> list[tuple[str, str]]:
             if old and new and old != new and indent_of(a) == indent_of(b):
                 pairs[(old, new)] = None
     return list(pairs)
+
+
+def keep_overwritten(proposed: ProposedEdits, locate: Callable[[str], list[Located]], question: str) -> ProposedEdits:
+    """The edits with each definition that a new one was written over kept, the new one added after it, where the
+    question names both, asks to add the new one (it is defined nowhere yet) and asks for no rename, removal or
+    replacement: asked to "add a tax_rate(region) function next to tax_for", the 1.5B's block searched for
+    ``def tax_for`` and replaced it with ``def tax_rate``, deleting the function the package still imports (SEARCH
+    used as where to add, its text not repeated; dotenv's ``rename_key`` over ``set_key`` the same). Kept only when
+    the old name is defined once, in the edited file; each kept definition is a note for explain-context."""
+    if not question or rename_asked(question) is not None or _REMOVAL.search(question):
+        return proposed
+    texts = {edit.path: edit.new_text for edit in proposed.edits}
+    originals = {edit.path: edit.old_text for edit in proposed.edits}
+    notes = list(proposed.notes)
+    for edit in proposed.edits:
+        if edit.old_text is None or edit.new_text is None:
+            continue
+        had = _defined_names(edit.old_text)
+        has = _defined_names(edit.new_text)
+        added = [name for name in has if name not in had and _named(name, question) and not locate(name)]
+        for old in (name for name in had if name not in has and _named(name, question)):
+            defined = locate(old)
+            text = texts[edit.path]
+            if not added or len(defined) != 1 or defined[0][0] != edit.path or text is None:
+                continue
+            kept = _with_definition(edit.old_text, defined[0][1], defined[0][2], text, added[0])
+            if kept is not None:
+                texts[edit.path] = kept
+                notes.append(f"`{old}` kept: the change wrote `{added[0]}` over it, and the question asks to add "
+                             f"`{added[0]}`, not to replace `{old}`: `{added[0]}` added after it")
+    if notes == list(proposed.notes):
+        return proposed
+    return remade(proposed, texts, originals, notes)
+
+
+_REMOVAL = re.compile(r"\b(?:remove|delete|drop|replace|replaces|replacing|instead of|get rid of|inline|merge)\b",
+                      re.IGNORECASE)
+
+
+def _defined_names(text: str) -> list[str]:
+    return list(dict.fromkeys(name for line in text.split("\n") if (name := definition_name(line))))
+
+
+def _named(name: str, question: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", question) is not None
+
+
+def _with_definition(old_text: str, first: int, last: int, text: str, new: str) -> str | None:
+    """``text`` with the definition at lines ``first``..``last`` of ``old_text`` (its decorators and the blank lines
+    after it with it) put back before the first line that defines ``new`` at the same indentation (None: no such
+    line)."""
+    before = old_text.split("\n")
+    if not 1 <= first <= last <= len(before):
+        return None
+    start = first - 1
+    while start > 0 and before[start - 1].strip().startswith("@") and \
+            indent_of(before[start - 1]) == indent_of(before[first - 1]):
+        start -= 1
+    end = last
+    while end < len(before) and not before[end].strip():
+        end += 1
+    block = before[start:end]
+    if end == last:  # no blank line after it in the file: one between the two
+        block.append("")
+    after = text.split("\n")
+    at = next((i for i, line in enumerate(after) if definition_name(line) == new
+               and indent_of(line) == indent_of(before[first - 1])), None)
+    if at is None:
+        return None
+    while at > 0 and after[at - 1].strip().startswith("@") and indent_of(after[at - 1]) == indent_of(after[at]):
+        at -= 1
+    return "\n".join([*after[:at], *block, *after[at:]])
 
 
 def propagate_renames(proposed: ProposedEdits, locate: Callable[[str], list[Located]],

@@ -24,7 +24,13 @@ from contenox.answer.edits import ProposedEdit, ProposedEdits
 from contenox.answer.imports import complete_imports
 from contenox.answer.locations import calls_section, locations
 from contenox.answer.moves import move_file, move_renamed_file
-from contenox.answer.renames import asked_names, propagate_renames, rename_asked, renamed_definitions
+from contenox.answer.renames import (
+    asked_names,
+    keep_overwritten,
+    propagate_renames,
+    rename_asked,
+    renamed_definitions,
+)
 from contenox.answer.repetition import RepetitionGuard
 from contenox.answer.resolve import propose_edits
 from contenox.buildinfo import build_id
@@ -133,6 +139,7 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
 
     proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown, question)
     if proposed.edits:
+        proposed = keep_overwritten(proposed, locate, question)
         renamed = propagate_renames(proposed, locate, users, read, rename_identifier, question)
         proposed = move_renamed_file(renamed, question, read, users, retarget_imports)
     proposed = move_file(proposed, question, read, users, retarget_imports)  # "move X to Y": the node's own change

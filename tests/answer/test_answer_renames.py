@@ -4,7 +4,7 @@ renamer: a method's attribute uses follow in its package's importers, unless bui
 from __future__ import annotations
 
 from contenox.answer.edits import Located, ProposedEdit, ProposedEdits, unified_diff
-from contenox.answer.renames import propagate_renames
+from contenox.answer.renames import keep_overwritten, propagate_renames
 from contenox.workspace import rename_identifier
 
 DURATION = ("class Duration:\n    def __init__(self, days=0):\n        self.days = days\n\n"
@@ -70,3 +70,42 @@ def test_a_definition_renamed_where_the_question_asks_for_no_rename_is_left_as_w
                                 else [], lambda name: list(FILES), FILES.get, rename_identifier,
                                 "Rename totimedelta to to_timedelta.")
     assert "tests/test_duration.py" in {e.path for e in carried.edits}
+
+
+TAX = ('from decimal import Decimal\n\nRATES = {"DE": Decimal("0.19")}\n\n\n@cached\ndef tax_for(region, amount):\n'
+       '    """The tax owed."""\n    return amount * RATES[region]\n\n\ndef total(amount):\n    return amount\n')
+RATE = 'def tax_rate(region):\n    """A region\'s rate."""\n    return RATES[region]\n'
+
+
+def _overwritten(question: str, written: str = RATE) -> ProposedEdits:
+    """tax.py with ``tax_for`` (and its decorator line) replaced by ``written``, as the 1.5B wrote it."""
+    new_text = TAX.replace('@cached\ndef tax_for(region, amount):\n    """The tax owed."""\n'
+                           '    return amount * RATES[region]\n', written)
+    edit = ProposedEdit(path="tax.py", old_text=TAX, new_text=new_text, diff=unified_diff("tax.py", TAX, new_text),
+                        blocks=1)
+
+    def locate(name: str) -> list[Located]:
+        lines = TAX.split("\n")
+        return [("tax.py", n + 1, n + 3) for n, line in enumerate(lines) if line.startswith(f"def {name}(")]
+
+    return keep_overwritten(ProposedEdits(edits=(edit,), problems=(), notes=()), locate, question)
+
+
+def test_a_definition_the_question_asks_to_add_written_over_another_keeps_the_other() -> None:
+    kept = _overwritten("Add a tax_rate(region) function next to tax_for that returns a region's rate.")
+    (edit,) = kept.edits
+    assert edit.new_text == TAX.replace("\n\n\ndef total(", "\n\n\n" + RATE + "\n\ndef total(")
+    assert not [line for line in edit.diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    assert kept.notes == ("`tax_for` kept: the change wrote `tax_rate` over it, and the question asks to add "
+                          "`tax_rate`, not to replace `tax_for`: `tax_rate` added after it",)
+
+
+def test_an_overwrite_is_left_as_written_where_the_question_asks_a_rename_or_names_nothing_new() -> None:
+    for question in ("Rename tax_for to tax_rate", "Clean up the tax module.",
+                     "Replace tax_for with a tax_rate(region) function"):
+        left = _overwritten(question)
+        assert "-def tax_for" in left.edits[0].diff and not left.notes, question
+    # the old definition written again by the change itself: nothing to keep
+    both = _overwritten("Add tax_rate(region) next to tax_for", RATE + "\n\n@cached\ndef tax_for(region, amount):\n"
+                        "    return amount * tax_rate(region)\n")
+    assert not both.notes and "+    return amount * tax_rate(region)" in both.edits[0].diff
