@@ -116,8 +116,8 @@ def _named(name: str, question: str) -> bool:
 
 def _with_definition(old_text: str, first: int, last: int, text: str, new: str) -> str | None:
     """``text`` with the definition at lines ``first``..``last`` of ``old_text`` (its decorators and the blank lines
-    after it with it) put back before the first line that defines ``new`` at the same indentation (None: no such
-    line)."""
+    after it with it; at the file's end, as many blank lines as it has before it) put back before the first line
+    that defines ``new`` at the same indentation (None: no such line)."""
     before = old_text.split("\n")
     if not 1 <= first <= last <= len(before):
         return None
@@ -129,8 +129,12 @@ def _with_definition(old_text: str, first: int, last: int, text: str, new: str) 
     while end < len(before) and not before[end].strip():
         end += 1
     block = before[start:end]
-    if end == last:  # no blank line after it in the file: one between the two
-        block.append("")
+    if end == len(before):  # the file's last definition: as many blank lines between the two as before it
+        block = before[start:last]
+        above = start
+        while above > 0 and not before[above - 1].strip():
+            above -= 1
+        block += [""] * max(1, start - above)
     after = text.split("\n")
     at = next((i for i, line in enumerate(after) if definition_name(line) == new
                and indent_of(line) == indent_of(before[first - 1])), None)

@@ -26,7 +26,7 @@ import threading
 import time
 import tokenize
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from pathlib import Path
 
@@ -1115,7 +1115,9 @@ class VerifyJob:
         if why := await consent(line, self.root, self.request, self.consents, self.asker):
             self._repro_note = f"no test of the change run: {why}"
             return None
-        codes = await self._written_tests(greedy, _REPRO_REQUEST, _test_code, "none that parses with a test in it")
+        known = standard_imports(text for p in self.paths if p.endswith(".py") and (text := self.read(p)) is not None)
+        codes = await self._written_tests(greedy, _REPRO_REQUEST, lambda answer: _test_code(answer, known),
+                                          "none that parses with a test in it")
         if not codes:
             return None
 
@@ -1494,18 +1496,23 @@ def _with_requires(script: str) -> str:
     return "".join(f"const {name} = require('{name}') // {_IMPORT_ADDED}\n" for name in missing) + script
 
 
-def _with_imports(code: str) -> str:
+def _with_imports(code: str, known: Mapping[str, str] | None = None) -> str:
     """The Python test ``code`` with an ``import`` of each standard-library module (and ``pytest``) it uses as
     ``module.name`` and never binds (the 1.5B's ``io.StringIO(...)`` with no ``import io`` failed with every
-    change), added after its docstring and ``__future__`` imports, each line saying the node added it."""
+    change), and of each name it never binds that ``known`` gives the project's own import of (``Decimal``:
+    ``from decimal import Decimal``, as the project's modules import it; the 1.5B's three tests of a tax module
+    used ``Decimal`` unimported and failed with every change), added after its docstring and ``__future__``
+    imports, each line saying the node added it."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return code
     bases = {node.value.id for node in ast.walk(tree)
              if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
-    missing = sorted(name for name in unbound_names(code) & bases
-                     if name in sys.stdlib_module_names or name == "pytest")
+    unbound = unbound_names(code)
+    missing = [f"import {name}" for name in sorted(unbound & bases)
+               if name in sys.stdlib_module_names or name == "pytest"]
+    missing += list(dict.fromkeys((known or {})[name] for name in sorted(unbound - bases) if name in (known or {})))
     if not missing:
         return code
     after = 0
@@ -1516,7 +1523,27 @@ def _with_imports(code: str) -> str:
             break
         after = node.end_lineno or node.lineno
     lines = code.splitlines(keepends=True)
-    return "".join([*lines[:after], *(f"import {name}  # {_IMPORT_ADDED}\n" for name in missing), *lines[after:]])
+    return "".join([*lines[:after], *(f"{line}  # {_IMPORT_ADDED}\n" for line in missing), *lines[after:]])
+
+
+def standard_imports(texts: Iterable[str]) -> dict[str, str]:
+    """Each name the Python modules ``texts`` import from the standard library at their top level, with the line
+    that imports it (``{"Decimal": "from decimal import Decimal"}``); the first module's line wins."""
+    known: dict[str, str] = {}
+    for text in texts:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
+                    node.module.split(".")[0] in sys.stdlib_module_names and node.module != "__future__":
+                for alias in node.names:
+                    if alias.name != "*":
+                        line = f"from {node.module} import {alias.name}" + (
+                            f" as {alias.asname}" if alias.asname else "")
+                        known.setdefault(alias.asname or alias.name, line)
+    return known
 
 
 def _script_code(answer: str) -> str | None:
@@ -1564,10 +1591,10 @@ def _script_own_error(run: CheckRun, question: str, locate: Locate | None = None
     return ""
 
 
-def _test_code(answer: str) -> str | None:
+def _test_code(answer: str, known: Mapping[str, str] | None = None) -> str | None:
     """The first code block of ``answer`` (or the whole answer) that parses and holds a ``test`` function; a
     block cut short (the answer ran out of tokens) up to its last whole statement. A standard-library module it
-    uses without importing is imported (:func:`_with_imports`)."""
+    uses without importing is imported, and the names of ``known`` (:func:`_with_imports`)."""
     for code in [m.group(1) for m in _FENCE.finditer(answer)] + [answer]:
         lines = code.rstrip().splitlines()
         while lines:
@@ -1578,7 +1605,7 @@ def _test_code(answer: str) -> str | None:
                 continue
             if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
                    for node in ast.walk(tree)):
-                return _with_imports("\n".join(lines).rstrip() + "\n")
+                return _with_imports("\n".join(lines).rstrip() + "\n", known)
             break
     return None
 

@@ -100,6 +100,17 @@ def test_a_definition_the_question_asks_to_add_written_over_another_keeps_the_ot
                           "`tax_rate`, not to replace `tax_for`: `tax_rate` added after it",)
 
 
+def test_a_kept_definition_at_the_file_s_end_is_spaced_from_the_added_one_as_the_file_spaces_it() -> None:
+    last = TAX.split("\n\n\ndef total(")[0] + "\n"
+    new_text = last.replace('@cached\ndef tax_for(region, amount):\n    """The tax owed."""\n'
+                            '    return amount * RATES[region]\n', RATE)
+    edit = ProposedEdit(path="tax.py", old_text=last, new_text=new_text, diff=unified_diff("tax.py", last, new_text),
+                        blocks=1)
+    kept = keep_overwritten(ProposedEdits(edits=(edit,)), lambda name: [("tax.py", 7, 9)] if name == "tax_for" else [],
+                            "Add tax_rate(region) next to tax_for")
+    assert kept.edits[0].new_text == last + "\n\n" + RATE
+
+
 def test_an_overwrite_is_left_as_written_where_the_question_asks_a_rename_or_names_nothing_new() -> None:
     for question in ("Rename tax_for to tax_rate", "Clean up the tax module.",
                      "Replace tax_for with a tax_rate(region) function"):

@@ -510,6 +510,18 @@ def test_a_standard_module_a_written_test_uses_without_importing_is_imported_and
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_it.py"],
                           cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout
+    # a name the project's modules import from the standard library, used bare and unimported: imported as they do
+    from contenox.node.verifying import standard_imports
+
+    known = standard_imports(['"""Tax."""\nfrom decimal import Decimal\nfrom os import path as p\nfrom .x import y\n',
+                              "from decimal import Decimal, ROUND_UP\nimport json\n", "def broken(:\n"])
+    assert known == {"Decimal": "from decimal import Decimal", "p": "from os import path as p",
+                     "ROUND_UP": "from decimal import ROUND_UP"}
+    taxed = _test_code("```python\nfrom tax import rate\n\ndef test_rate():\n    Decimal = None\n"
+                       "    assert rate('DE') == p and ROUND_UP\n```", known)
+    assert taxed is not None and taxed.splitlines()[:3] == [
+        "from decimal import ROUND_UP  # added by Contenox: the test uses it and did not import it",
+        "from os import path as p  # added by Contenox: the test uses it and did not import it", "from tax import rate"]
     script = _script_code("```js\nconst s = require('./')\nassert.ok(s.ok)\nfunction f (fs) { return fs.x }\n```")
     assert script == ("const assert = require('assert') // added by Contenox: the test uses it and did not import it\n"
                       "const s = require('./')\nassert.ok(s.ok)\nfunction f (fs) { return fs.x }\n")
