@@ -345,12 +345,12 @@ def _print_verification(result: dict[str, Any], every: bool = False) -> None:
     if report.get("status") == "skipped":
         print(f"not verified: {report.get('reason', '')}")
         return
+    from contenox.verify import Verification
+
     candidates = report.get("candidates") or []
-    passed = sum(1 for c in candidates if c.get("outcome") == "passed")
-    verdict = "verified" if report.get("status") == "passed" else "not verified"
-    print(f"{verdict}: `{report.get('command')}` {'passed' if passed else 'failed'} ({passed} of {len(candidates)} "
-          f"candidates; {report.get('rounds', 0)} repair round(s); decode {report.get('decode_s', 0):.1f} s, "
-          f"check {report.get('check_s', 0):.1f} s)")
+    # the node's own words: "checked" (a check that passed before the change too), "verified by a test the model
+    # wrote", "not verified: ... breaks ..."; not a "verified" of the CLI's making
+    print(msgspec.convert(report, Verification).summary())
     chosen = report.get("chosen")
     if every or len(candidates) <= _LISTED:
         shown = candidates

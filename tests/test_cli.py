@@ -166,3 +166,12 @@ def test_a_verdict_with_few_candidates_lists_each(capsys: pytest.CaptureFixture[
     assert ("  candidate 1 (round 0): no_edit (left out: its edit of tests/test_cart.py, the failing test's file)\n"
             "  candidate 2 (round 0): failed\n  candidate 3 (round 0): passed cart.py <- offered\n") in out
     assert "from the turn's prompt" not in out
+
+
+def test_a_check_that_passed_before_the_change_is_not_called_verified(capsys: pytest.CaptureFixture[str]) -> None:
+    report = _verification([("turn", "passed")], chosen=1)
+    report["verification"]["baseline"] = "passed"
+    cli._print_verification(report)
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("checked: `pytest -q` still passes with the change (it passed before it too: nothing "
+                           "broke, but the check cannot tell whether the change does what was asked)"), head
