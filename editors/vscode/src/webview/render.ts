@@ -401,11 +401,17 @@ const VERDICT_MARK: Record<Verification['status'], string> = { passed: '\u2713',
 
 /**
  * The verdict on a proposed fix: "verified: `cmd` passed (2 of 4 candidates)" with a check mark, or "not verified:
- * ..." with the node's reason. The whole summary (repair rounds, time spent) is the tooltip.
+ * ..." with the node's reason. A check that passed before the change too ("checked: ... still passes ...") or a
+ * test the model wrote ("verified by a test the model wrote ...") is said in the node's own words, the former
+ * without the check mark. The whole summary (repair rounds, time spent) is the tooltip.
  */
 export function renderVerification(v: Verification): string {
   let text: string;
-  if (v.status === 'passed') {
+  const head = (v.summary.split(/; \d+ repair round\(s\)/)[0] ?? '').trim();
+  const checked = v.status === 'passed' && /^checked\b/i.test(head);
+  if (v.status === 'passed' && /^(?:checked|verified by)\b/i.test(head)) {
+    text = renderInline(escapeHtml(head));
+  } else if (v.status === 'passed') {
     text = `verified: <code>${escapeHtml(v.command)}</code> passed (${v.passed} of ${v.candidates} ` +
       `candidate${v.candidates === 1 ? '' : 's'})`;
   } else {
@@ -415,8 +421,8 @@ export function renderVerification(v: Verification): string {
     text = renderInline(escapeHtml(/^not verified\b/i.test(summary) ? summary : `not verified: ${summary}`));
   }
   const title = v.summary.trim() ? ` title="${escapeHtml(v.summary.trim())}"` : '';
-  return `<div class="verification verify-${v.status}" data-status="${v.status}" role="note"${title}>` +
-    `<span class="verify-mark" aria-hidden="true">${VERDICT_MARK[v.status]}</span> ${text}</div>`;
+  return `<div class="verification verify-${checked ? 'checked' : v.status}" data-status="${v.status}" role="note"${title}>` +
+    `<span class="verify-mark" aria-hidden="true">${checked ? '\u2013' : VERDICT_MARK[v.status]}</span> ${text}</div>`;
 }
 
 /**

@@ -258,6 +258,20 @@ describe('the verdict of a verified fix, next to its diffs', () => {
     expect(text(renderVerification({ ...FAILED, summary: '' }))).toContain('not verified: npm test failed for all 12 candidates');
   });
 
+  it('says checked, not verified, when the check passed before the change too; a written test in its words', () => {
+    const checked = renderVerification({ ...PASSED, summary: 'checked: `pytest -q` still passes with the change (it ' +
+      'passed before it too: nothing broke, but the check cannot tell whether the change does what was asked); ' +
+      '2 repair round(s); decode 9.0 s, apply 0.0 s, check 1.2 s' });
+    expect(checked).toContain('class="verification verify-checked" data-status="passed"');
+    expect(checked).not.toContain('\u2713');
+    expect(text(checked)).toContain('checked: pytest -q still passes with the change (it passed before it too');
+    expect(text(checked)).not.toContain('verified');
+    const written = renderVerification({ ...PASSED, summary: 'verified by a test the model wrote for the change, not ' +
+      "the project's: `node contenox-change.test.js` passed (1 of 4 candidates) (npm test cannot run); 0 repair round(s)" });
+    expect(written).toContain('verify-passed');
+    expect(text(written)).toContain("verified by a test the model wrote for the change, not the project's");
+  });
+
   it('escapes the command and the summary', () => {
     const html = renderVerification({ ...PASSED, command: 'pytest <img src=x onerror=alert(1)>',
       summary: '"><script>alert(2)</script>' });
