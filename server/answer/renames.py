@@ -69,13 +69,17 @@ def renamed_definitions(old_text: str, new_text: str) -> list[tuple[str, str]]:
     return list(pairs)
 
 
-def keep_overwritten(proposed: ProposedEdits, locate: Callable[[str], list[Located]], question: str) -> ProposedEdits:
+def keep_overwritten(proposed: ProposedEdits, locate: Callable[[str], list[Located]], question: str,
+                     users: Callable[[str], Iterable[str]] | None = None) -> ProposedEdits:
     """The edits with each definition that a new one was written over kept, the new one added after it, where the
-    question names both, asks to add the new one (it is defined nowhere yet) and asks for no rename, removal or
-    replacement: asked to "add a tax_rate(region) function next to tax_for", the 1.5B's block searched for
+    question asks to add the new one (names it, and it is defined nowhere yet) and asks for no rename, removal or
+    replacement, and the old one is named by the question or still used (by the change itself, or by another file:
+    ``users(name)``): asked to "add a tax_rate(region) function next to tax_for", the 1.5B's block searched for
     ``def tax_for`` and replaced it with ``def tax_rate``, deleting the function the package still imports (SEARCH
-    used as where to add, its text not repeated; dotenv's ``rename_key`` over ``set_key`` the same). Kept only when
-    the old name is defined once, in the edited file; each kept definition is a note for explain-context."""
+    used as where to add, its text not repeated); asked for "a new PayloadTooLarge error, a kind of bad payload",
+    it wrote ``class PayloadTooLarge(BadPayload)`` over ``class BadPayload``, which that very line and the package
+    still use. Kept only when the old name is defined once, in the edited file; each kept definition is a note for
+    explain-context."""
     if not question or rename_asked(question) is not None or _REMOVAL.search(question):
         return proposed
     texts = {edit.path: edit.new_text for edit in proposed.edits}
@@ -87,16 +91,21 @@ def keep_overwritten(proposed: ProposedEdits, locate: Callable[[str], list[Locat
         had = _defined_names(edit.old_text)
         has = _defined_names(edit.new_text)
         added = [name for name in has if name not in had and _named(name, question) and not locate(name)]
-        for old in (name for name in had if name not in has and _named(name, question)):
+        for old in (name for name in had if name not in has):
             defined = locate(old)
             text = texts[edit.path]
             if not added or len(defined) != 1 or defined[0][0] != edit.path or text is None:
+                continue
+            if not (_named(old, question) or _named(old, text)
+                    or any(path != edit.path for path in (users(old) if users else ()))):
                 continue
             kept = _with_definition(edit.old_text, defined[0][1], defined[0][2], text, added[0])
             if kept is not None:
                 texts[edit.path] = kept
                 notes.append(f"`{old}` kept: the change wrote `{added[0]}` over it, and the question asks to add "
-                             f"`{added[0]}`, not to replace `{old}`: `{added[0]}` added after it")
+                             f"`{added[0]}`, not to replace `{old}`" + ("" if _named(old, question) else
+                                                                      ", which is still used") +
+                             f": `{added[0]}` added after it")
     if notes == list(proposed.notes):
         return proposed
     return remade(proposed, texts, originals, notes)

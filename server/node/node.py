@@ -139,7 +139,7 @@ def _proposed_edits(answer: str, workspace: Workspace, shown: tuple[str, ...], q
 
     proposed = propose_edits(answer, read, workspace.indexed_paths(), locate, shown, question)
     if proposed.edits:
-        proposed = keep_overwritten(proposed, locate, question)
+        proposed = keep_overwritten(proposed, locate, question, users)
         renamed = propagate_renames(proposed, locate, users, read, rename_identifier, question)
         proposed = move_renamed_file(renamed, question, read, users, retarget_imports)
     proposed = move_file(proposed, question, read, users, retarget_imports)  # "move X to Y": the node's own change

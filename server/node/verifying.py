@@ -1510,9 +1510,10 @@ def _with_imports(code: str, known: Mapping[str, str] | None = None) -> str:
     bases = {node.value.id for node in ast.walk(tree)
              if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
     unbound = unbound_names(code)
+    known = known or {}
     missing = [f"import {name}" for name in sorted(unbound & bases)
                if name in sys.stdlib_module_names or name == "pytest"]
-    missing += list(dict.fromkeys((known or {})[name] for name in sorted(unbound - bases) if name in (known or {})))
+    missing += list(dict.fromkeys(known[name] for name in sorted(unbound - bases) if name in known))
     if not missing:
         return code
     after = 0

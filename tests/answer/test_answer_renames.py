@@ -120,3 +120,32 @@ def test_an_overwrite_is_left_as_written_where_the_question_asks_a_rename_or_nam
     both = _overwritten("Add tax_rate(region) next to tax_for", RATE + "\n\n@cached\ndef tax_for(region, amount):\n"
                         "    return amount * tax_rate(region)\n")
     assert not both.notes and "+    return amount * tax_rate(region)" in both.edits[0].diff
+
+
+EXC = ('class BadData(Exception):\n    pass\n\n\nclass BadPayload(BadData):\n    """A bad payload."""\n\n\n'
+       'class BadTime(BadData):\n    pass\n')
+LARGE = 'class PayloadTooLarge(BadPayload):\n    """Too large."""\n'
+
+
+def _exc(question: str, written: str, users: list[str]) -> ProposedEdits:
+    new_text = EXC.replace('class BadPayload(BadData):\n    """A bad payload."""\n', written)
+    edit = ProposedEdit(path="exc.py", old_text=EXC, new_text=new_text, diff=unified_diff("exc.py", EXC, new_text),
+                        blocks=1)
+
+    def locate(name: str) -> list[Located]:
+        return [("exc.py", n + 1, n + 2) for n, line in enumerate(EXC.split("\n")) if line.startswith(f"class {name}(")]
+
+    return keep_overwritten(ProposedEdits(edits=(edit,)), locate, question, lambda name: users)
+
+
+def test_a_definition_written_over_one_still_used_keeps_it_though_the_question_does_not_name_it() -> None:
+    question = "Refuse payloads past 1 MiB with a new PayloadTooLarge error, a kind of bad payload."
+    kept = _exc(question, LARGE, ["exc.py"])  # the new class itself subclasses it
+    assert kept.edits[0].new_text == EXC.replace("\n\n\nclass BadTime", "\n\n\n" + LARGE + "\n\nclass BadTime")
+    assert kept.notes == ("`BadPayload` kept: the change wrote `PayloadTooLarge` over it, and the question asks to "
+                          "add `PayloadTooLarge`, not to replace `BadPayload`, which is still used: `PayloadTooLarge` "
+                          "added after it",)
+    other = 'class PayloadTooLarge(BadData):\n    """Too large."""\n'
+    assert _exc(question, other, ["exc.py", "__init__.py"]).notes  # the package still imports it
+    left = _exc(question, other, ["exc.py"])  # used nowhere else, not named: the model's replacement stands
+    assert not left.notes and "-class BadPayload(BadData):" in left.edits[0].diff

@@ -42,6 +42,8 @@ def test_the_failing_tests_of_node_s_test_runner_are_read_from_its_output() -> N
     assert failed_test_names(TAP) == ("the last batch may be short", "schedule uploads every file")
     assert failing_tests(SPEC) == 2 and failing_tests(TAP) == 2  # what ranks candidates that fail: fewest first
     assert failed_test_names(OUTPUT) == () and failing_tests(OUTPUT) == 2
+    jest = "  \u25cf Console\n\n    console.log\n      hi\n\n  \u25cf chunk \u203a keeps the last batch\n\n    expect(received)\n"
+    assert failed_test_names(jest) == ("chunk \u203a keeps the last batch",)
     report = Verification(status="passed", baseline="failed", command="npm test",
                           failed_before=failed_test_names(SPEC))
     assert report.verdict() == ('Verified: with the offered change, `npm test` passes in a scratch copy; before it, '
