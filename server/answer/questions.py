@@ -45,12 +45,20 @@ _CHANGE = re.compile(r"\b(fix|fixes|fixing|change|rename|refactor|implement|add|
 """A question that asks for a change, or about a failure (whose answer a user acts on with a fix)."""
 
 
+_FAILED_NOW = re.compile(r"\b(?:errors?|exceptions?|raises|used to|no longer|stopped|any ?more)\b", re.IGNORECASE)
+"""Words of a question about what its failing run shows ("come back with error=True", "which step stopped handling
+the prefix", "no longer matches"): asked over that run, it is about the failure."""
+
+
 def asks_for_change(prompt: str, edits: ProposedEdits, terminal: str = "") -> bool:
     """A turn verifies when its question asks for a change or is about a bug or a failure (the failing run's fix is
-    what the user needs, even when the answer only explains it), or its answer proposes one to a question that is
-    not only asking to see or to be told how the code works (:func:`explains_only`)."""
+    what the user needs, even when the answer only explains it: a question over a failing run that speaks of an
+    error, a failure or what used to happen verifies though its answer wrote no edit), or its answer proposes one to
+    a question that is not only asking to see or to be told how the code works (:func:`explains_only`)."""
     if not terminal.strip() and asks_questions_only(prompt):  # only where or how: its "add" names no change asked
         return False
+    if terminal.strip() and _FAILED_NOW.search(prompt):  # "these cases come back with error=True" over the failing run
+        return True
     return bool(_CHANGE.search(prompt)) or (bool(edits.edits) and not explains_only(prompt, terminal))
 
 

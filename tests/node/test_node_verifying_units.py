@@ -30,6 +30,10 @@ def test_when_a_turn_verifies() -> None:
     # asked over a failing run, the same kind of question is about the failure: its answer's edit is verified
     trace = "These cases come back with error=True. Trace from the test into the parser: which step stopped?"
     assert not asks_for_change(trace, EDIT) and asks_for_change(trace, EDIT, terminal="$ pytest\n1 failed")
+    # and verifies though its answer wrote no edit: it speaks of the failure ("error=True") over the failing run
+    assert asks_for_change(trace, ProposedEdits(), terminal="$ pytest\n1 failed")
+    assert not asks_for_change(trace, ProposedEdits())
+    assert not asks_for_change("Which step reads the key?", ProposedEdits(), terminal="$ pytest\n1 failed")
     for question in ("Move helper from util.py to core.py.", "How does it work? Then give me the diff."):
         assert asks_for_change(question, EDIT), question
     for question in ("Fix the parser.", "Rename foo to bar", "Where is the bug?", "test_x fails: why?",
