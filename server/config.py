@@ -206,6 +206,10 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     running its whole file after it). A one-token change to a loop's guard (``||`` to ``&&``) loops until memory
     runs out: three such candidates of a JavaScript trial ran 40 s each where the check took 0.3 s. 0: only
     ``timeout_s``."""
+    hang_quiet_s: float = 10.0
+    """Past that limit a run is stopped only once it has printed nothing for this long: a check that stopped at its
+    first failure before the change (``pytest -x``: 2 s) may run a long suite after a right one, printing its
+    progress as it goes; a loop that never ends prints nothing. 0: stopped at the limit whatever it prints."""
     budget_s: float = 900.0
     """No more candidates are drawn once a verification has run this long (the places not yet tried and the
     repair rounds left are named in explain-context); what was checked by then is chosen from as always. A search
@@ -379,7 +383,7 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
                  "verify.infill", "verify.infill_inserts", "verify.infill_places", "verify.mutations",
-                 "verify.hang_factor", "verify.hang_extra_s",
+                 "verify.hang_factor", "verify.hang_extra_s", "verify.hang_quiet_s",
                  "anticipate.tokens", "anticipate.draft_tokens", "anticipate.delay_ms", "anticipate.quiet_ms",
                  "anticipate.focus_ttl_s", "anticipate.piece_tokens", "anticipate.question_tokens",
                  "anticipate.terminal_ttl_s"}

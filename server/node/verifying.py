@@ -156,16 +156,18 @@ async def check_in(tree: Path, command: str, request: TurnRequest, config: Verif
     """``command`` run in the scratch copy ``tree`` by the one command runner, with the request's environment
     (the copy first on the import path); a cancelled turn stops it (its process group killed). ``trace``: a
     folder where the run's calls of the copy's functions are recorded (:mod:`contenox.verify.trace`).
-    ``hang_s``: a candidate's run stopped as hung sooner than ``verify.timeout_s`` (0: not)."""
+    ``hang_s``: a candidate's run stopped as hung sooner than ``verify.timeout_s`` once it is also quiet for
+    ``verify.hang_quiet_s`` (0: not)."""
     env = python_env(tree, {**os.environ, **(request.env or {})})
     if trace is not None:
         env = await asyncio.to_thread(trace_env, env, trace, tree)
     stop = threading.Event()
+    quiet = f", and no output for {config.hang_quiet_s:g} s" if config.hang_quiet_s > 0 else ""
     check = asyncio.ensure_future(asyncio.to_thread(
-        run_check, command, tree, env=env, timeout_s=min(config.timeout_s, hang_s or config.timeout_s),
-        max_output_chars=config.max_output_chars, stop=stop,
-        limit=f"hung: over {config.hang_factor:g}x the check's run without a change + {config.hang_extra_s:g} s "
-              "(verify.hang_factor, verify.hang_extra_s)" if 0 < hang_s < config.timeout_s else "verify.timeout_s"))
+        run_check, command, tree, env=env, timeout_s=config.timeout_s, max_output_chars=config.max_output_chars,
+        stop=stop, hang_s=hang_s if 0 < hang_s < config.timeout_s else 0.0, quiet_s=config.hang_quiet_s,
+        hang_limit=f"hung: over {config.hang_factor:g}x the check's run without a change + {config.hang_extra_s:g} s"
+                   f"{quiet} (verify.hang_factor, verify.hang_extra_s, verify.hang_quiet_s)"))
     try:
         return await asyncio.shield(check)
     except asyncio.CancelledError:

@@ -73,13 +73,17 @@ class _Capped:
 
 def run_check(command: str, cwd: Path, *, env: Mapping[str, str] | None = None, timeout_s: float = 120.0,
               max_output_chars: int = 20_000, stop: threading.Event | None = None,
-              limit: str = "verify.timeout_s") -> CheckRun:
+              limit: str = "verify.timeout_s", hang_s: float = 0.0, quiet_s: float = 0.0,
+              hang_limit: str = "") -> CheckRun:
     """Run ``command`` (a shell line) in ``cwd`` with ``env`` (the whole environment), stdin closed. Past
     ``timeout_s``, or once ``stop`` is set (the turn was cancelled), the process group is killed (TERM, then
     KILL) and the outcome is ``timeout`` (``error`` when stopped); ``limit`` names what set the time in the
-    output."""
+    output. With ``hang_s``, the run is also stopped as hung (``timeout``, ``hang_limit`` named) once it has run
+    that long and printed nothing for ``quiet_s`` (0: at ``hang_s`` whatever it prints): a suite still printing
+    its progress runs on to ``timeout_s``, a loop that never ends is stopped soon."""
     started = time.monotonic()
     capped = _Capped(max_output_chars)
+    last_output = [started]
     try:
         proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=dict(env) if env is not None else None,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -92,20 +96,24 @@ def run_check(command: str, cwd: Path, *, env: Mapping[str, str] | None = None, 
 
     def pump() -> None:
         while chunk := stream.read1(65536):  # type: ignore[attr-defined]
+            last_output[0] = time.monotonic()
             capped.add(chunk.decode("utf-8", errors="replace"))
 
     reader = threading.Thread(target=pump, name="contenox-check-output", daemon=True)
     reader.start()
-    timed_out = stopped = False
+    timed_out = stopped = hung = False
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             proc.wait(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
             break
         except subprocess.TimeoutExpired:
+            now = time.monotonic()
             if stop is not None and stop.is_set():
                 stopped = True
-            elif time.monotonic() < deadline:
+            elif 0 < hang_s <= now - started and now - last_output[0] >= quiet_s:
+                hung = True
+            elif now < deadline:
                 continue
             else:
                 timed_out = True
@@ -120,6 +128,9 @@ def run_check(command: str, cwd: Path, *, env: Mapping[str, str] | None = None, 
         outcome: Outcome = "error"
     elif timed_out:
         capped.add(f"\n[stopped after {timeout_s:g} s: {limit}]")
+        outcome = "timeout"
+    elif hung:
+        capped.add(f"\n[stopped after {seconds:.0f} s: {hang_limit or 'hung'}]")
         outcome = "timeout"
     elif code == 0:
         outcome = "passed"

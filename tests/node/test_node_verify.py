@@ -209,7 +209,7 @@ async def test_a_candidate_whose_check_hangs_is_stopped_soon_after_the_check_s_o
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path)
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
-        node.config.verify, focused=False, timeout_s=120.0, hang_factor=1.0, hang_extra_s=2.0))
+        node.config.verify, focused=False, timeout_s=120.0, hang_factor=1.0, hang_extra_s=2.0, hang_quiet_s=1.0))
     hangs = "util.py\n<<<<<<< SEARCH\n    return x - 1\n=======\n    while x:\n        pass\n    return x\n>>>>>>> REPLACE\n"
     scripted(monkeypatch, hangs, RIGHT, "I am not sure what to change.", WRONG)
     outcome = await node.turn(_request(repo, verify=True))
@@ -218,7 +218,8 @@ async def test_a_candidate_whose_check_hangs_is_stopped_soon_after_the_check_s_o
     hung = report.candidates[0]
     # stopped by the hang limit (its words), not by verify.timeout_s's 120 s (no wall-clock bound asserted here)
     assert hung.outcome == "timeout", hung
-    assert "hung: over 1x the check's run without a change + 2 s (verify.hang_factor" in hung.output_tail
+    assert ("hung: over 1x the check's run without a change + 2 s, and no output for 1 s (verify.hang_factor"
+            in hung.output_tail)
     assert "candidate 1 (round 0, greedy" in "\n".join(outcome.explain.notes)
 
 

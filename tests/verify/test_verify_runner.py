@@ -59,3 +59,18 @@ def test_a_cancelled_turn_stops_its_check(tmp_path: Path) -> None:
     run = run_check("sleep 30", tmp_path, env=dict(os.environ), timeout_s=60, stop=stop)
     assert run.outcome == "error" and "the turn was cancelled" in run.output
     assert time.monotonic() - started < 20
+
+
+def test_a_run_past_the_hang_limit_is_stopped_only_once_it_goes_quiet(tmp_path: Path) -> None:
+    """A suite that prints its progress past the hang limit runs on (a right fix after a check that stopped at its
+    first failure); one that prints nothing past it, from the start or after some output, is stopped as hung."""
+    env = dict(os.environ)
+    progress = "for i in 1 2 3 4 5 6 7 8 9 10; do printf .; sleep 0.3; done; echo ' 10 passed'"
+    run = run_check(progress, tmp_path, env=env, timeout_s=60, hang_s=0.5, quiet_s=2.0, hang_limit="hung: test")
+    assert (run.outcome, run.output.strip()) == ("passed", ".......... 10 passed")
+    for silent in ("sleep 30", "echo collected 3 items; sleep 30"):
+        hung = run_check(silent, tmp_path, env=env, timeout_s=60, hang_s=0.5, quiet_s=1.0, hang_limit="hung: test")
+        assert hung.outcome == "timeout" and hung.output.rstrip().endswith(": hung: test]"), hung.output
+    # quiet_s 0: stopped at the limit whatever it prints
+    loud = run_check(progress, tmp_path, env=env, timeout_s=60, hang_s=0.5, quiet_s=0.0, hang_limit="hung: test")
+    assert loud.outcome == "timeout" and "10 passed" not in loud.output
