@@ -100,7 +100,7 @@ from contenox.planner.prompts import edit_step_request, rename_step_request
 from contenox.planner.segments import chunk_part
 from contenox.planner.toolcheck import TEXT_ONLY_GRAMMAR, Verdict
 from contenox.planner.turn import Anticipated, Question, finish, prepare
-from contenox.verify import edit_blocks_grammar, is_test_path, rename_grammar
+from contenox.verify import edit_blocks_grammar, is_test_path, pasted_run, rename_grammar
 from contenox.workspace import RetrievalQuery, points_at, rename_identifier, retarget_imports
 
 if TYPE_CHECKING:
@@ -643,6 +643,12 @@ class Node:
             open_file = None
         selection_lines = request.selection_lines
         focus = self.anticipator.focus_of(state)
+        if not request.terminal.strip() and (pasted := pasted_run(request.prompt)) is not None:
+            # a failing run pasted after the question (the CLI, Zed): the turn's terminal output, as an editor's
+            # would be (its frames seed retrieval as a trace's, its `$` line is the check command)
+            request = msgspec.structs.replace(request, prompt=pasted[0], terminal=pasted[1])
+            notes.append(f"the failing run pasted in the question ({pasted[1].splitlines()[0][:120]}) went in as "
+                         "its terminal output")
         failing_run = (focus.failing_run(request.thread, time.monotonic(), self.config.anticipate.terminal_ttl_s)
                        if focus is not None and not request.terminal.strip() else "")
         if failing_run:  # the question came with none of its own: the one the editor saw goes with it

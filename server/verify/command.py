@@ -22,7 +22,7 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "resolve_check_command",
+__all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "pasted_run", "resolve_check_command",
            "source_words", "spectrum_command", "test_file_command", "unusable_terminal_command"]
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,35 @@ def command_from_terminal(terminal: str) -> str | None:
         if match:
             found = match.group(1).strip()
     return found or None
+
+
+_FAILED_OUTPUT = re.compile(r"\b(?:FAILED|FAIL|FAILURES|ERROR|Error|Traceback|failed|failures?|not ok|ERR!)\b|"
+                            r"\w+(?:Error|Exception)\b|✖|✗")
+_FENCE = re.compile(r"^\s*(?:```|~~~)[\w-]*\s*$")
+
+
+def pasted_run(prompt: str) -> tuple[str, str] | None:
+    """(the question, the failing run) of a question followed by a command's failing run pasted into it (a
+    ``$ command`` line, then its output showing a failure, fenced or not): what the CLI and Zed send where an
+    editor's terminal segment would carry it. None when the prompt holds no such run, or holds nothing before it."""
+    lines = prompt.split("\n")
+    for index, line in enumerate(lines):
+        if not _PROMPT.match(line):
+            continue
+        before = lines[:index]
+        if before and _FENCE.match(before[-1]):
+            before = before[:-1]
+        run = [*lines[index:]]
+        while run and not run[-1].strip():
+            run.pop()
+        if run and _FENCE.match(run[-1]):
+            run.pop()
+        question = "\n".join(before).strip()
+        output = "\n".join(run[1:])
+        if question and output.strip() and _FAILED_OUTPUT.search(output):
+            return question, "\n".join(run).strip("\n")
+        return None
+    return None
 
 
 def command_from_request(request: str) -> str | None:

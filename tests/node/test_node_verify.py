@@ -205,6 +205,25 @@ async def test_a_fix_is_checked_and_offered_without_its_edit_of_the_failing_test
     assert (repo / "tests/test_util.py").read_text() == TEST and (repo / "util.py").read_text() == UTIL
 
 
+async def test_a_failing_run_pasted_after_the_question_is_the_turn_s_terminal_output(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI and Zed have no terminal segment: the user pastes the run after the question. It goes in as the
+    turn's terminal output (its `$` line the check command, not detection's), and the question is what came
+    before it (read alone for what it asks)."""
+    repo = _repo(tmp_path)
+    script = scripted(monkeypatch, WRONG, RIGHT, "I am not sure what to change.", WRONG)
+    outcome = await node.turn(_request(repo, verify=True, terminal="", prompt=f"{ASK}\n\n```\n{TERMINAL}\n```\n"))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert (report.command, report.command_source) == (
+        "python -m pytest -q -p no:cacheprovider tests/test_util.py", "terminal")
+    notes = "\n".join(outcome.explain.notes)
+    assert "the failing run pasted in the question ($ python -m pytest -q -p no:cacheprovider tests/test_util.py) " \
+           "went in as its terminal output" in notes
+    assert [seg.tokens > 0 for seg in outcome.explain.segments if seg.kind == "terminal"] == [True]
+    assert len(script.requests) == 3  # the candidates, as with the terminal sent apart
+
+
 async def test_a_candidate_whose_check_hangs_is_stopped_soon_after_the_check_s_own_run_time(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path)

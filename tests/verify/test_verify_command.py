@@ -8,6 +8,7 @@ from pathlib import Path
 from contenox.verify import (
     command_from_request,
     command_from_terminal,
+    pasted_run,
     resolve_check_command,
     spectrum_command,
     unusable_terminal_command,
@@ -27,6 +28,18 @@ def test_terminal_prompt_forms() -> None:
     assert command_from_terminal(RUN) == "python -m pytest -q tests/test_signer.py"
     assert command_from_terminal("(venv) me@box:~/proj$ npm test\nfail") == "npm test"
     assert command_from_terminal("no prompt here\n$\n") is None
+
+
+def test_a_failing_run_pasted_after_the_question_is_split_from_it() -> None:
+    ask = "test_sign fails since the refactor. Fix it."
+    assert pasted_run(f"{ask}\n{RUN}") == (ask, RUN.strip())
+    assert pasted_run(f"{ask}\n\n```text\n{RUN}```\n") == (ask, RUN.strip())  # fenced
+    node = "$ node --test\n✖ parses ranges (1.2ms)\nℹ fail 1"
+    assert pasted_run(f"Why?\n(venv) me@box:~/p$ {node[2:]}") == ("Why?", f"(venv) me@box:~/p$ {node[2:]}")
+    # no run, nothing before it, or an output that shows no failure: the prompt stays as it is
+    for prompt in (ask, RUN, "How do I run one test? I use\n$ python -m pytest -q\nand it prints 3 passed",
+                   f"{ask}\n$ python -m pytest -q"):
+        assert pasted_run(prompt) is None, prompt
 
 
 def test_order_terminal_workspace_config_detected(tmp_path: Path) -> None:
