@@ -1514,7 +1514,9 @@ class Node:
                 self.config.anticipate, self.config.planner, focus.draft))
 
             def plan() -> tuple[TurnPlan, list[Chunk], int]:
-                question = Question(prompt=focus.draft, thread=thread, terminal=focus.terminal, open_file=focus.path,
+                # a draft with a failing run pasted after it is split as its turn's question will be
+                draft, terminal = pasted_run(focus.draft) or (focus.draft, focus.terminal)
+                question = Question(prompt=draft, thread=thread, terminal=terminal, open_file=focus.path,
                                     selection_lines=(focus.line, focus.line))
 
                 def prepared(anticipated: Anticipated | None = None) -> TurnPlan:

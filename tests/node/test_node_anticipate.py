@@ -278,3 +278,25 @@ async def test_a_question_being_typed_is_anticipated_with_the_question_s_budget_
         assert typed.focus.draft and typed.tokens > 2 * place.tokens, (place.tokens, typed.tokens)  # all the code
     finally:
         await node.close()
+
+
+async def test_a_draft_with_a_failing_run_pasted_after_it_is_anticipated_as_its_turn_will_be(
+        home: Path, repo: Path) -> None:
+    """A question typed and a failing run pasted after it in the chat box: the draft is split as the turn's
+    question is (the run its terminal output), so the turn finds the run and the code computed."""
+    node = _node(home)
+    run = ("$ python -m pytest -q tests/test_transfer.py\nF\nbank/accounts.py:13: in withdraw\n"
+           "    raise ValueError('insufficient funds')\nE   ValueError: insufficient funds\n1 failed in 0.02s")
+    prompt = f"transfer_all fails with insufficient funds. Why?\n{run}"
+    try:
+        await node.engine()
+        assert await node.focus(str(repo), "bank/transfer.py", 9, thread="t", draft=prompt)
+        await _settled(node)
+        (typed,) = node.anticipator._current.values()
+        outcome = await node.turn(TurnRequest(root=str(repo), prompt=prompt, max_new_tokens=8, thread="t"))
+        segments = {s.kind: s for s in outcome.explain.segments}
+        assert segments["terminal"].tokens > 0 and segments["terminal"].cached == segments["terminal"].tokens
+        anticipated = outcome.explain.anticipated
+        assert anticipated is not None and anticipated.used >= 1 and typed.focus.draft == prompt
+    finally:
+        await node.close()
