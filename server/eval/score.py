@@ -124,7 +124,14 @@ def check_edit(task: Task, tree: Path, answer: str, proposed: str = "") -> EditC
                      detail="" if outcome.passed else outcome.output[-400:])
 
 
-def grade_candidates(task: Task, tree: Path, diffs: Iterable[str]) -> dict[str, bool | None]:
+GRADE_TIMEOUT_S = 60.0
+"""A candidate's grading run past this counts as failed: the tasks' tests run in seconds, and a candidate that
+loops (a parser that no longer advances) would hold the eval for the test's whole 300 s, once per such change
+(one task of 2026-12-07 graded for over 20 minutes)."""
+
+
+def grade_candidates(task: Task, tree: Path, diffs: Iterable[str], *,
+                     timeout: float = GRADE_TIMEOUT_S) -> dict[str, bool | None]:
     """Each distinct candidate change of ``diffs`` (a verification's recorded changes; empty ones are no change)
     and whether it passes the task's grading test (None: it does not apply), each laid alone on one copy of
     ``tree`` and the test run there. One passing means a perfect choice among the candidates drawn (pass@k) passes;
@@ -141,7 +148,7 @@ def grade_candidates(task: Task, tree: Path, diffs: Iterable[str]) -> dict[str, 
                 graded[diff] = None
                 continue
             apply(copy, diff)
-            graded[diff] = run_test(task, copy).passed
+            graded[diff] = run_test(task, copy, timeout=timeout).passed
             git(copy, "checkout", "-q", "--", ".")
             git(copy, "clean", "-qfd")
     return graded

@@ -99,6 +99,10 @@ def test_recorded_candidates_are_graded_against_the_task_s_test_each_on_the_tree
     assert grade_candidates(task, tree, [wrong, "", wrong, right, fix]) == {wrong: False, right: True, fix: None}
     assert grade_candidates(task, tree, [right, wrong]) == {right: True, wrong: False}  # the right one undone
     assert grade_candidates(task, tree, ["", ""]) == {}
+    # a change that hangs the test fails once the grading's time is up (not after the test's 300 s)
+    hangs = ("--- a/src/itsdangerous/signer.py\n+++ b/src/itsdangerous/signer.py\n@@ -1,2 +1,3 @@\n"
+             f" {first}\n+while True: pass\n {second}\n")
+    assert grade_candidates(task, tree, [hangs, right], timeout=3.0) == {hangs: False, right: True}
     assert (tree / "src/itsdangerous/signer.py").read_text() == before
 
 
