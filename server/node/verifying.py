@@ -68,6 +68,7 @@ from contenox.verify import (
     is_test_path,
     line_repair,
     number_grammar,
+    passing_tests,
     python_env,
     resolve_check_command,
     run_check,
@@ -1040,7 +1041,7 @@ class VerifyJob:
         finally:
             await asyncio.to_thread(self.scratch.reset)
         result = msgspec.structs.replace(base, outcome=run.outcome, exit_code=run.exit_code,
-                                         failing=failing_tests(run.output),
+                                         failing=failing_tests(run.output), passing=passing_tests(run.output),
                                          output_tail=broken_tail or repro_tail or run.tail(),
                                          check_s=round(run.seconds, 2), broke=broke, reproduced=reproduced,
                                          written_passed=written_passed)
@@ -1384,7 +1385,9 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
     """Passing candidates first (those leaving tests alone, then fewest changed lines; with a ``guard`` check,
     one that passed before any change, greedy answers before sampled ones, in the order drawn, and sampled ones
     that change only comments or docstrings last: any such change passes a guard), then those whose check ran
-    (fewest failing tests), then the rest; earlier candidates win ties (the greedy answer first). ``asked``: the
+    (fewest failing tests, then most passing: a ``pytest -x`` run counts one failure whether the change fixed
+    nothing or broke the package's import, which it counts with none passed), then the rest; earlier candidates
+    win ties (the greedy answer first). ``asked``: the
     new names a rename question gives; of the passing candidates, those that write them come first. ``added``: the
     definitions the question asks to add; a checked candidate that adds none of them ranks after every checked one
     that does, passing or not (dotenv's "add rename_key": the 1.5B's answer added it and broke one test, and a
@@ -1409,8 +1412,9 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
             return (0, len(r.broke), int(bool(asked) and not renamed_as_asked(r.diff, asked)),
                     int(r.reproduced is False), -r.written_passed, 1 if any(is_test_path(f) for f in r.files) else 0,
                     int(r.arm == "mutation"), order)
-        if r.outcome in ("failed", "timeout", "not_found", "error"):
-            return (1, -r.written_passed, r.failing if r.failing is not None else 10**6, r.index, 0, 0, 0, 0)
+        if r.outcome in ("failed", "timeout", "not_found", "error"):  # then the run that got further (more passed)
+            return (1, -r.written_passed, r.failing if r.failing is not None else 10**6, -(r.passing or 0), r.index,
+                    0, 0, 0)
         if r.outcome in ("does_not_parse", "does_not_apply"):
             return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0, 0, 0)
         return (3, 0, r.index, 0, 0, 0, 0, 0)

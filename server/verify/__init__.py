@@ -38,6 +38,7 @@ from contenox.verify.report import (
     failed_test_ids,
     failed_test_names,
     failing_tests,
+    passing_tests,
 )
 from contenox.verify.runner import CheckRun, run_check
 from contenox.verify.scratch import EditLike, ScratchTree, python_env
@@ -70,6 +71,7 @@ __all__ = [
     "is_test_path",
     "line_repair",
     "number_grammar",
+    "passing_tests",
     "pasted_run",
     "python_env",
     "rename_grammar",

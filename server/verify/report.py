@@ -9,7 +9,8 @@ import msgspec
 
 from contenox.verify.localize import is_test_path
 
-__all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failed_test_names", "failing_tests"]
+__all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failed_test_names", "failing_tests",
+           "passing_tests"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply",
                            "does_not_parse"]
@@ -43,6 +44,10 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     changed_lines: int = 0
     failing: int | None = None
     """Failing tests the check's output counts (None: it does not say)."""
+    passing: int | None = None
+    """Passing tests the check's output counts (None: it does not say): of two failing candidates, the one whose
+    run got further (a ``pytest -x`` run stops at its first failure; an import the change broke stops it at
+    collection, with none passed)."""
     exit_code: int | None = None
     output_tail: str = ""
     check_s: float = 0.0
@@ -267,3 +272,18 @@ def failing_tests(output: str) -> int | None:
     counts = [int(m.group(1)) for m in _FAILED.finditer(output)] or [int(m.group(1))
                                                                      for m in _FAILED_COUNT.finditer(output)]
     return sum(counts[-1:]) if counts else None
+
+
+_PASSED = re.compile(r"\b(\d+) passed\b")
+_PASSED_COUNT = re.compile(r"^(?:#|\u2139) pass (\d+)\s*$", re.MULTILINE)
+
+
+def passing_tests(output: str) -> int | None:
+    """The passing tests the run's last summary counts (pytest's and jest's ``3 passed``, node's ``# pass 3`` or
+    ``ℹ pass 3``); 0 for a pytest summary that counts only failures or errors (``1 error in 0.2s``: stopped at
+    collection); None when the output has no summary."""
+    counts = [int(m.group(1)) for m in _PASSED.finditer(output)] or [int(m.group(1))
+                                                                     for m in _PASSED_COUNT.finditer(output)]
+    if counts:
+        return counts[-1]
+    return 0 if _FAILED.search(output) or _FAILED_COUNT.search(output) else None

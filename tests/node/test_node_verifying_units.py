@@ -819,3 +819,25 @@ def test_a_change_written_at_a_place_gets_the_export_the_question_asks_as_the_tu
     assert "DocExample" in (edits["pkg/__init__.py"] or "") and placed.notes[-1].startswith("`DocExample` (pkg/common.py) "
                                                                                          "exported from its package")
     assert job._rewrite(place, "```python\n    def __init__(self, args):\n        self.args = args\n```").edits == ()
+
+
+def test_of_two_failing_candidates_the_run_that_got_further_ranks_first() -> None:
+    """A trial (the 0.5B, `pytest -x`, nothing passed): the greedy answer deleted the package's imports, its run
+    stopped at collection ("1 error", none passed), the same one failure as a change that left the imports alone,
+    and as the earlier candidate it was offered. More passing tests now break a tie on the failing ones."""
+    from contenox.node.verifying import _ranked, _Tried
+    from contenox.verify.report import CandidateResult, failing_tests, passing_tests
+
+    broken = "ERROR tests/test_slug.py - ImportError: cannot import name 'slugify'\n!!! stopping !!!\n1 error in 0.21s"
+    wrong = "FAILED tests/test_slug.py::test_accents_are_folded - AssertionError\n1 failed, 1 passed in 0.70s"
+    further = "FAILED tests/test_slug.py::test_cut_at_a_dash - AssertionError\n1 failed, 2 passed in 0.72s"
+    assert [(failing_tests(o), passing_tests(o)) for o in (broken, wrong, further)] == [(1, 0), (1, 1), (1, 2)]
+
+    def tried(index: int, output: str) -> _Tried:
+        result = CandidateResult(index=index, round=0, sampled=index > 1, constrained=False, outcome="failed",
+                                 diff="d", changed_lines=2, failing=failing_tests(output),
+                                 passing=passing_tests(output))
+        return _Tried(result=result, draft=Draft(text="", round=0, sampled=index > 1, constrained=False),
+                      edits=ProposedEdits())
+
+    assert [t.result.index for t in _ranked([tried(1, broken), tried(2, wrong), tried(3, further)])] == [3, 2, 1]

@@ -50,6 +50,17 @@ def test_failing_tests_counted() -> None:
     assert failing_tests("all good") is None
 
 
+def test_passing_tests_counted() -> None:
+    from contenox.verify.report import passing_tests
+
+    assert passing_tests("FAILED t.py::x\n1 failed, 16 passed in 0.05s") == 16
+    assert passing_tests("ERROR t.py\n1 error in 0.2s") == 0  # stopped at collection
+    assert passing_tests("# tests 3\n# pass 2\n# fail 1") == 2  # node's TAP
+    assert passing_tests("\u2139 pass 5\n\u2139 fail 0") == 5  # node's spec reporter
+    assert passing_tests("Tests:       1 failed, 4 passed, 5 total") == 4  # jest
+    assert passing_tests("all good") is None
+
+
 def test_a_cancelled_turn_stops_its_check(tmp_path: Path) -> None:
     import threading
 
