@@ -362,13 +362,14 @@ def _print_verification(result: dict[str, Any], every: bool = False) -> None:
         print("  (`contenox ask --explain` lists every candidate)" if not shown else
               "  passing or offered (`contenox ask --explain` lists every candidate):")
     for c in shown:
-        mark = " <- offered" if c.get("index") == chosen else ""
+        mark = (" <- closest, not offered" if report.get("withheld") else " <- offered") if c.get("index") == chosen \
+            else ""
         node = f" (the node's one-token change, line {c.get('line')}: {c.get('change')})" if c.get("change") else ""
         if c.get("outcome") == "no_edit" and c.get("output_tail"):  # why: its one edit was left out
             node += f" ({str(c.get('output_tail')).split(' (')[0]})"
         print(f"  candidate {c.get('index')} (round {c.get('round')}): {c.get('outcome')}"
               f"{' ' + ', '.join(c.get('files') or ()) if c.get('files') else ''}{node}{mark}")
-    if chosen not in (None, 1):
+    if chosen not in (None, 1) and not report.get("withheld"):  # (withheld: no change is offered)
         print(f"(the answer streamed above is candidate 1; the change offered below is candidate {chosen}'s)")
     print()
 

@@ -168,6 +168,16 @@ def test_a_verdict_with_few_candidates_lists_each(capsys: pytest.CaptureFixture[
     assert "from the turn's prompt" not in out
 
 
+def test_a_withheld_change_is_not_called_offered(capsys: pytest.CaptureFixture[str]) -> None:
+    report = _verification([("turn", "failed"), ("turn", "failed")], chosen=2)
+    report["verification"] |= {"status": "failed", "withheld": "the best, candidate 2, leaves 2 failing"}
+    cli._print_verification(report)
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("not verified: `pytest -q` failed for all 2 candidates; none offered: the "
+                                          "best, candidate 2, leaves 2 failing;"), out
+    assert "candidate 2 (round 0): failed <- closest, not offered" in out and "offered below" not in out
+
+
 def test_a_check_that_passed_before_the_change_is_not_called_verified(capsys: pytest.CaptureFixture[str]) -> None:
     report = _verification([("turn", "passed")], chosen=1)
     report["verification"]["baseline"] = "passed"

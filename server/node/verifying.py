@@ -100,6 +100,7 @@ from contenox.verify.focus import (
     with_traced,
 )
 from contenox.verify.mutate import mutants
+from contenox.verify.report import worse_than_before
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
 from contenox.verify.usable import (
     crashed_plugin,
@@ -487,6 +488,9 @@ class VerifyJob:
         # a check that passed before any change, passed with it: guarded, whatever became of the test written for
         # the change (the summary says which)
         passed = chosen.result.clean_pass or (guard and chosen.result.outcome == "passed" and not chosen.result.broke)
+        # none passed: the best is offered as the change closest to passing, unless it does worse than no change
+        withheld = worse_than_before(chosen.result, baseline.output, baseline.outcome) \
+            if not passed and not guard and chosen.result.outcome in ("failed", "timeout") else ""
         report = Verification(
             status="passed" if passed else "failed", baseline=baseline.outcome,
             command=command.command, command_source=command.source,
@@ -500,7 +504,7 @@ class VerifyJob:
             or failed_test_names(before.output),
             reproduction=repro[1] if repro else "", reproduction_path=repro[0] if repro else "",
             written_tests=tuple(self._tests) if len(self._tests) > 1 else (),
-            reproduction_note=self._repro_note,
+            reproduction_note=self._repro_note, withheld=withheld,
             stopped=(f"no more candidates drawn after {self.config.budget_s:.0f} s (verify.budget_s); not tried: "
                      + ", ".join(self._left)) if self._left else "")
         return report, chosen, step_at[chosen.draft.round]

@@ -10,7 +10,7 @@ import msgspec
 from contenox.verify.localize import is_test_path
 
 __all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failed_test_names", "failing_tests",
-           "passing_tests"]
+           "passing_tests", "worse_than_before"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply",
                            "does_not_parse"]
@@ -137,6 +137,10 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     stopped: str = ""
     """Why no more candidates were drawn before the search ran out (``verify.budget_s`` spent: what was left
     untried); empty: it ran its course."""
+    withheld: str = ""
+    """Why no change is offered though candidates were checked (none passed, and the best of them does worse than
+    the code as it is: more tests failing, or as many and fewer passing, or a run stopped as hung); empty: the
+    chosen candidate's change is offered."""
     changed: tuple[str, ...] = ()
     """What the offered change edits, in words: each definition (```LRUCache.__getitem__` in
     src/cachetools/__init__.py``), or the file alone for a change outside any definition."""
@@ -192,7 +196,8 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         else:
             head = (f"verified: `{self.command}` passed ({self.passed_count} of {len(self.candidates)} candidates)"
                     if self.status == "passed" else
-                    f"not verified: `{self.command}` failed for all {len(self.candidates)} candidates")
+                    f"not verified: `{self.command}` failed for all {len(self.candidates)} candidates"
+                    + (f"; none offered: {self.withheld}" if self.withheld else ""))
         return (f"{head}; {self.rounds} repair round(s)"
                 + (f"; the search stopped at verify.budget_s ({self.wall_s:.0f} s)" if self.stopped else "")
                 + f"; decode {self.decode_s:.1f} s, apply {self.apply_s:.1f} s, "
@@ -287,3 +292,20 @@ def passing_tests(output: str) -> int | None:
     if counts:
         return counts[-1]
     return 0 if _FAILED.search(output) or _FAILED_COUNT.search(output) else None
+
+
+def worse_than_before(result: CandidateResult, before: str, before_outcome: str = "failed") -> str:
+    """Why a failing candidate's run does worse than the check's run before any change (``before``, its output;
+    ``before_outcome``, how it ended), in words ('' when it does not, or the outputs do not say): more tests
+    failing, as many and fewer passing (a change that broke the package's import under ``pytest -x``), or stopped
+    as hung where the run before it ended."""
+    if result.outcome == "timeout" and before_outcome != "timeout":
+        return f"the best, candidate {result.index}, was stopped before its check ended, where it ended before"
+    failing, passing = failing_tests(before), passing_tests(before)
+    if result.outcome == "timeout" or result.failing is None or failing is None:
+        return ""
+    if result.failing > failing or (result.failing == failing and None not in (result.passing, passing)
+                                     and (result.passing or 0) < (passing or 0)):
+        return (f"the best, candidate {result.index}, leaves {result.failing} failing and {result.passing or 0} "
+                f"passing where {failing} failed and {passing or 0} passed before any change")
+    return ""

@@ -205,6 +205,35 @@ async def test_a_fix_is_checked_and_offered_without_its_edit_of_the_failing_test
     assert (repo / "tests/test_util.py").read_text() == TEST and (repo / "util.py").read_text() == UTIL
 
 
+async def test_no_change_is_offered_when_every_candidate_does_worse_than_the_code_as_it_is(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """None passed, and the best candidate breaks a test that passed before: offering it (with `--apply` one
+    keystroke away) would leave the user worse off than no change. Its prose stays; the answer says why no change
+    is offered; the candidates are in explain-context as always."""
+    repo = make_repo(tmp_path / "repo", {
+        "util.py": UTIL + "\n\ndef other():\n    return 1\n",
+        "tests/test_util.py": TEST + "\n\ndef test_other():\n    from util import other\n    assert other() == 1\n"})
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, focused=False, rounds=0))
+    breaks = "other returns the wrong value.\n\nutil.py\n<<<<<<< SEARCH\n    return 1\n=======\n    return 2\n>>>>>>> REPLACE\n"
+    scripted(monkeypatch, breaks, breaks, breaks, breaks)
+    terminal = ("$ python -m pytest -q -p no:cacheprovider tests/test_util.py\nF.\n"
+                "FAILED tests/test_util.py::test_helper - assert 0 == 2\n1 failed, 1 passed in 0.01s")
+    outcome = await node.turn(_request(repo, verify=True, terminal=terminal))
+    report = outcome.verification
+    assert report is not None and report.status == "failed", report
+    assert report.withheld == ("the best, candidate 1, leaves 2 failing and 0 passing where 1 failed and 1 passed "
+                               "before any change"), report.withheld
+    assert not outcome.edits.edits and "none offered: the best, candidate 1" in report.summary()
+    assert outcome.text.startswith("other returns the wrong value.") and "<<<<<<< SEARCH" not in outcome.text
+    assert outcome.text.endswith("before any change (`python -m pytest -q -p no:cacheprovider tests/test_util.py`).")
+    # one that does no worse (the same failure, the other test left alone) is still offered, as the closest
+    scripted(monkeypatch, WRONG, WRONG, WRONG, WRONG)
+    offered = await node.turn(_request(repo, verify=True, terminal=terminal, thread="again"))
+    assert offered.verification is not None and not offered.verification.withheld
+    assert [e.path for e in offered.edits.edits] == ["util.py"]
+
+
 async def test_a_failing_run_pasted_after_the_question_is_the_turn_s_terminal_output(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI and Zed have no terminal segment: the user pastes the run after the question. It goes in as the

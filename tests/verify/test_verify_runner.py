@@ -85,3 +85,23 @@ def test_a_run_past_the_hang_limit_is_stopped_only_once_it_goes_quiet(tmp_path: 
     # quiet_s 0: stopped at the limit whatever it prints
     loud = run_check(progress, tmp_path, env=env, timeout_s=60, hang_s=0.5, quiet_s=0.0, hang_limit="hung: test")
     assert loud.outcome == "timeout" and "10 passed" not in loud.output
+
+
+def test_a_failing_candidate_worse_than_no_change_is_told() -> None:
+    from contenox.verify.report import CandidateResult, failing_tests, passing_tests, worse_than_before
+
+    before = "FAILED t.py::test_a\n1 failed, 1 passed in 0.1s"
+
+    def ran(output: str, outcome: str = "failed") -> CandidateResult:
+        return CandidateResult(index=3, round=0, sampled=True, constrained=False, outcome=outcome,  # type: ignore[arg-type]
+                               failing=failing_tests(output), passing=passing_tests(output))
+
+    assert worse_than_before(ran("2 failed in 0.1s"), before).startswith("the best, candidate 3, leaves 2 failing")
+    assert "leaves 1 failing and 0 passing where 1 failed and 1 passed" in worse_than_before(ran("1 error in 0.1s"),
+                                                                                             before)
+    assert worse_than_before(ran("1 failed, 1 passed in 0.1s"), before) == ""  # no worse: still offered
+    assert worse_than_before(ran("1 failed, 2 passed in 0.1s"), before) == ""
+    assert worse_than_before(ran("", "timeout"), before).endswith("was stopped before its check ended, where it "
+                                                                  "ended before")
+    assert worse_than_before(ran("", "timeout"), "", "timeout") == ""  # the check never ended, before it either
+    assert worse_than_before(ran("no summary"), before) == ""  # the output does not say
