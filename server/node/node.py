@@ -1024,8 +1024,9 @@ class Node:
         if report.withheld:  # nothing checked did better than the code as it is: no change offered, the prose kept
             report = msgspec.structs.replace(report, prefill_tokens=final.metrics.measured_recomputed_tokens)
             prose = strip_edit_blocks(final.text).rstrip()
-            text = (f"{prose}\n\n" if prose else "") + f"No change offered: {report.withheld} (`{report.command}`)."
-            await emit(TurnEvent(kind="chunk", text=f"\n\nNo change offered: {report.withheld} (`{report.command}`)."))
+            why = f"No change offered: {report.withheld} (`{report.command}`)."
+            text = f"{prose}\n\n{why}" if prose else why
+            await emit(TurnEvent(kind="chunk", text=f"\n\n{why}"))
             return report, msgspec.structs.replace(final, text=text), ProposedEdits(), []
         report = msgspec.structs.replace(report, prefill_tokens=final.metrics.measured_recomputed_tokens,
                                          changed=await asyncio.to_thread(_changed_definitions, workspace, chosen.edits))

@@ -83,23 +83,22 @@ def pasted_run(prompt: str) -> tuple[str, str] | None:
     ``$ command`` line, then its output showing a failure, fenced or not): what the CLI and Zed send where an
     editor's terminal segment would carry it. None when the prompt holds no such run, or holds nothing before it."""
     lines = prompt.split("\n")
-    for index, line in enumerate(lines):
-        if not _PROMPT.match(line):
-            continue
-        before = lines[:index]
-        if before and _FENCE.match(before[-1]):
-            before = before[:-1]
-        run = [*lines[index:]]
-        while run and not run[-1].strip():
-            run.pop()
-        if run and _FENCE.match(run[-1]):
-            run.pop()
-        question = "\n".join(before).strip()
-        output = "\n".join(run[1:])
-        if question and output.strip() and _FAILED_OUTPUT.search(output):
-            return question, "\n".join(run).strip("\n")
+    index = next((i for i, line in enumerate(lines) if _PROMPT.match(line)), None)
+    if index is None:
         return None
-    return None
+    before = lines[:index]
+    if before and _FENCE.match(before[-1]):
+        before = before[:-1]
+    run = lines[index:]
+    while run and not run[-1].strip():
+        run.pop()
+    if run and _FENCE.match(run[-1]):
+        run.pop()
+    question = "\n".join(before).strip()
+    output = "\n".join(run[1:])
+    if not (question and output.strip() and _FAILED_OUTPUT.search(output)):
+        return None
+    return question, "\n".join(run).strip("\n")
 
 
 def command_from_request(request: str) -> str | None:
