@@ -78,23 +78,40 @@ _FAILED_OUTPUT = re.compile(r"\b(?:FAILED|FAIL|FAILURES|ERROR|Error|Traceback|fa
 _FENCE = re.compile(r"^\s*(?:```|~~~)[\w-]*\s*$")
 
 
+_RUN_END = re.compile(
+    r"^(?:=*\s*\d+ (?:failed|passed|errors?|skipped|xfailed)\b.*"  # pytest's summary
+    r"|(?:#|\u2139) (?:tests|suites|pass|fail|cancelled|skipped|todo|duration_ms)\b.*"  # node's test runner
+    r"|Ran all test suites\b.*|Tests?:\s.*|Time:\s.*"  # jest
+    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b(?::.*)?"  # a traceback's last line
+    r"|npm (?:ERR!|error)\b.*)\s*$")
+"""A line a test runner or an interpreter ends a run with: what a user types after it is no longer the run's."""
+
+
 def pasted_run(prompt: str) -> tuple[str, str] | None:
-    """(the question, the failing run) of a question followed by a command's failing run pasted into it (a
-    ``$ command`` line, then its output showing a failure, fenced or not): what the CLI and Zed send where an
-    editor's terminal segment would carry it. None when the prompt holds no such run, or holds nothing before it."""
+    """(the question, the failing run) of a question with a command's failing run pasted into it (a ``$ command``
+    line, then its output showing a failure, fenced or not), before or after the run: what the CLI and Zed send
+    where an editor's terminal segment would carry it. A run ends at its closing fence, else at the last line a
+    runner ends a run with (pytest's or node's summary, jest's, a traceback's error): the text after it is the
+    question's too. None when the prompt holds no such run, or no question beside it."""
     lines = prompt.split("\n")
     index = next((i for i, line in enumerate(lines) if _PROMPT.match(line)), None)
     if index is None:
         return None
     before = lines[:index]
-    if before and _FENCE.match(before[-1]):
+    fenced = bool(before) and bool(_FENCE.match(before[-1]))
+    if fenced:
         before = before[:-1]
-    run = lines[index:]
+        close = next((i for i in range(index + 1, len(lines)) if _FENCE.match(lines[i])), len(lines))
+        run, after = lines[index:close], lines[close + 1:]
+    else:
+        ends = [i for i in range(index + 1, len(lines)) if _RUN_END.match(lines[i])]
+        tail = lines[ends[-1] + 1:] if ends else []
+        if any(_PROMPT.match(line) for line in tail):  # another command's run follows: the rest stays the run's
+            tail = []
+        run, after = lines[index:len(lines) - len(tail)], tail
     while run and not run[-1].strip():
         run.pop()
-    if run and _FENCE.match(run[-1]):
-        run.pop()
-    question = "\n".join(before).strip()
+    question = "\n\n".join(part for part in ("\n".join(before).strip(), "\n".join(after).strip()) if part)
     output = "\n".join(run[1:])
     if not (question and output.strip() and _FAILED_OUTPUT.search(output)):
         return None

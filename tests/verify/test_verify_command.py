@@ -36,6 +36,14 @@ def test_a_failing_run_pasted_after_the_question_is_split_from_it() -> None:
     assert pasted_run(f"{ask}\n\n```text\n{RUN}```\n") == (ask, RUN.strip())  # fenced
     node = "$ node --test\n✖ parses ranges (1.2ms)\nℹ fail 1"
     assert pasted_run(f"Why?\n(venv) me@box:~/p$ {node[2:]}") == ("Why?", f"(venv) me@box:~/p$ {node[2:]}")
+    # the run first, the question typed after it: after a closing fence, a runner's summary, a traceback's error
+    assert pasted_run(f"{RUN}\nWhy does test_sign fail? Fix it.") == ("Why does test_sign fail? Fix it.", RUN.strip())
+    assert pasted_run(f"{ask}\n```\n{RUN}```\nIt passed yesterday.") == (f"{ask}\n\nIt passed yesterday.", RUN.strip())
+    crash = "$ python app.py\nTraceback (most recent call last):\n  File \"app.py\", line 3\nKeyError: 's'"
+    assert pasted_run(f"{crash}\n\nwhy?") == ("why?", crash)
+    assert pasted_run(f"{node}\nℹ duration_ms 41.2\nfix parse") == ("fix parse", f"{node}\nℹ duration_ms 41.2")
+    two = f"{RUN}$ git status\nnothing to commit"  # a second command after the run: nothing is the question
+    assert pasted_run(two) is None
     # no run, nothing before it, or an output that shows no failure: the prompt stays as it is
     for prompt in (ask, RUN, "How do I run one test? I use\n$ python -m pytest -q\nand it prints 3 passed",
                    f"{ask}\n$ python -m pytest -q"):
