@@ -540,20 +540,48 @@ def pickable_lines(code: str, path: str = "") -> list[int]:
             if line.strip() and not line.strip().startswith("#") and i not in docstring]
 
 
+_ELEMENT_LINES = 6  # the most entries one fill puts in a table
+
+
+def _entry_points(statement: ast.stmt) -> list[tuple[int, int]] | None:
+    """Where an entry may be put in the literal a module value's assignment writes over several lines (a dict, a
+    list, a tuple, a set): ``(after, line)``, the 1-based line an entry ends on (the line before the next one's
+    start, or before the closing bracket's own line: an entry's brackets and comma are its own) and the line it
+    starts on (whose indentation a new entry copies); none after an entry on the opening line or one the closing
+    bracket follows on its line. None for any other statement."""
+    value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+    if value is None or (value.end_lineno or value.lineno) <= value.lineno:
+        return None
+    if isinstance(value, ast.Dict):
+        starts = [key if key is not None else item for key, item in zip(value.keys, value.values, strict=True)]
+    elif isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        starts = list(value.elts)
+    else:
+        return None
+    closing = value.end_lineno or value.lineno
+    ends = [later.lineno - 1 for later in starts[1:]] + [closing - 1]
+    return [(end, start.lineno) for start, end in zip(starts, ends, strict=True)
+            if start.lineno > value.lineno and end >= (start.end_lineno or start.lineno)]
+
+
 def insertion_points(code: str, path: str = "") -> list[tuple[int, int]]:
     """Where a line missing from ``code`` (a Python function) may go: ``(after, indent)``, the 0-based line the new
     line follows and its indentation's width; at the start and after each statement of every block of the body
-    (not inside a statement that spans lines, not before the docstring), in order. Other languages: none (their
-    blocks are not parsed here)."""
+    (not inside a statement that spans lines, not before the docstring), in order. For a module value that is a
+    literal written over several lines (a table: ``UNITS = {...}``), after each of its elements, at the element's
+    column: an entry the table lacks. Other languages: none (their blocks are not parsed here)."""
     if language(path)[1] != "python":
         return []
     try:
         tree = ast.parse(textwrap.dedent(code))
     except SyntaxError:
         return []
+    shift = len(code.splitlines()[0]) - len(code.splitlines()[0].lstrip())  # what the dedent took
+    if tree.body and (entries := _entry_points(tree.body[0])) is not None:
+        lines = code.splitlines()
+        return sorted({(after - 1, len(lines[start - 1]) - len(lines[start - 1].lstrip())) for after, start in entries})
     if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
-    shift = len(code.splitlines()[0]) - len(code.splitlines()[0].lstrip())  # what the dedent took
     points: set[tuple[int, int]] = set()
 
     def block(statements: list[ast.stmt], docstring: bool = False) -> None:
@@ -581,14 +609,24 @@ def insertion_points(code: str, path: str = "") -> list[tuple[int, int]]:
     return sorted(points)
 
 
-def filled_lines(fill: str, indent: int, inserted: bool = False) -> str:
+def filled_lines(fill: str, indent: int, inserted: bool = False, elements: bool = False) -> str:
     """What of a model's fill-in-the-middle fill goes in for one line, written after the line's ``indent`` (its
     width): the fill's first line (a fill that runs on into the code after it is cut there); for a line put in
     (``inserted``) that opens a block (``if ...:``), the block with it: the fill's next lines while they are
-    indented deeper than ``indent`` ('' when none is: a header alone does not parse). The fill's lines after the
-    first carry their own indentation."""
+    indented deeper than ``indent`` ('' when none is: a header alone does not parse); for lines put in among a
+    literal's elements (``elements``: a table's missing entries), the fill's next lines too while each is one more
+    element at the same column (up to the first that closes the literal or sits elsewhere). The fill's lines after
+    the first carry their own indentation."""
     first, _, more = fill.partition("\n")
     first = first.rstrip()
+    if inserted and elements:
+        kept = [first]
+        for line in more.split("\n")[:_ELEMENT_LINES - 1]:
+            body = line.strip()
+            if not body or len(line) - len(line.lstrip()) != indent or body[0] in ")]}":
+                break
+            kept.append(line.rstrip())
+        return "\n".join(kept) if first.strip() and first.strip()[0] not in ")]}" else ""
     if not inserted or not first.endswith(":"):
         return first
     block: list[str] = []

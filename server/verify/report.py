@@ -10,7 +10,7 @@ import msgspec
 from contenox.verify.localize import is_test_path
 
 __all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failed_test_names", "failing_tests",
-           "passing_tests", "worse_than_before"]
+           "no_better_than_before", "passing_tests", "worse_than_before"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply",
                            "does_not_parse"]
@@ -309,3 +309,16 @@ def worse_than_before(result: CandidateResult, before: str, before_outcome: str 
         return (f"the best, candidate {result.index}, leaves {result.failing} failing and {result.passing or 0} "
                 f"passing where {failing} failed and {passing or 0} passed before any change")
     return ""
+
+
+def no_better_than_before(result: CandidateResult, before: str) -> str:
+    """Why a failing candidate's run does no better than the check's run before any change (``before``, its
+    output), in words: as many tests failing and no more passing ('' when it does better, or the outputs do not
+    say). A change the node searched for that does no better fixed nothing the check shows."""
+    failing, passing = failing_tests(before), passing_tests(before)
+    if result.outcome != "failed" or result.failing is None or failing is None or result.failing != failing:
+        return ""
+    if None not in (result.passing, passing) and (result.passing or 0) > (passing or 0):
+        return ""
+    return (f"no candidate did better than the code as it is: the best, candidate {result.index}, leaves "
+            f"{result.failing} failing and {result.passing or 0} passing, as before any change")

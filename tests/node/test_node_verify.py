@@ -807,7 +807,9 @@ async def test_a_line_of_the_localized_function_filled_in_by_the_model_is_a_cand
     assert stops <= set(fills[0]["stops"]) and fills[0]["grammar"] == ""
     assert set(engine.tokenizer.newline_ids()) <= set(fills[0]["stops"])  # a line's fill ends at its line break
     prompt = engine.tokenizer.decode_raw(fills[0]["ids"])
-    assert prompt.startswith("<|repo_name|>repo\n<|file_sep|>util.py\n<|fim_prefix|>def helper(x):\n    <|fim_suffix|>")
+    # the failing test first, as a file of the repository (what the fill is to satisfy), then the file with its gap
+    assert prompt.startswith("<|repo_name|>repo\n<|file_sep|>tests/test_util.py\ndef test_helper():\n"
+                             "    assert helper(1) == 2\n<|file_sep|>util.py\n<|fim_prefix|>def helper(x):\n    <|fim_suffix|>")
     assert prompt.endswith("<|fim_middle|>") and "x - 1" not in prompt  # the line itself is the gap
     assert "lines filled in: 1 of 2" in report.places[0]
 
@@ -902,6 +904,65 @@ async def test_a_line_the_bug_took_out_is_put_back_by_the_model_filling_in_an_em
     breaks = set((await node.engine()).tokenizer.newline_ids())
     assert all(not breaks & set(r["stops"]) for r in script.requests[4:])  # a line put in may open a block
     assert "lines put in: " in report.places[0] and "lines filled in" not in report.places[0]
+
+
+UNITS = 'UNITS = {\n    "h": 3600,\n    "m": 60,\n}\n\n\ndef unit_seconds(unit):\n    return UNITS[unit]\n'
+UNITS_TEST = ('from units import unit_seconds\n\n\ndef test_hours():\n    assert unit_seconds("h") == 3600\n\n\n'
+              'def test_seconds():\n    assert unit_seconds("s") == 1\n\n\n'
+              'def test_days():\n    assert unit_seconds("d") == 86400\n')
+UNITS_RUN = ("$ python -m pytest -q -p no:cacheprovider --tb=short tests/test_units.py\n.FF\n"
+             "tests/test_units.py:9: in test_seconds\n    assert unit_seconds(\"s\") == 1\n"
+             "units.py:8: in unit_seconds\n    return UNITS[unit]\nE   KeyError: 's'\n"
+             "FAILED tests/test_units.py::test_seconds - KeyError: 's'\n"
+             "FAILED tests/test_units.py::test_days - KeyError: 'd'\n2 failed, 1 passed in 0.01s")
+
+
+async def test_entries_a_table_lacks_are_put_in_among_its_own_and_a_search_that_does_no_better_offers_nothing(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trial ("Add support for seconds and days", the 0.5B): the fix is two entries of a table the function
+    reads, which no line of the function, nor any fill of one line, can add; 134 candidates failed and the one
+    offered changed an error message (as many failing as before). Lines are now put in among a multi-line
+    table's entries too, a fill bringing as many entries as it writes at their column; and a change the node's
+    search found that does no better than the code as it is is not offered (the turn's own answer still is)."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, infill=0, infill_inserts=1, localize=False, places=1, lines=0, rounds=0))
+    repo = make_repo(tmp_path / "repo", {"units.py": UNITS, "tests/test_units.py": UNITS_TEST})
+    ask = "Add support for seconds (s) and days (d) to unit_seconds."
+    doubles = "units.py\n<<<<<<< SEARCH\n    return UNITS[unit]\n=======\n    return UNITS[unit] * 2\n>>>>>>> REPLACE\n"
+    entries = '"s": 1,\n    "d": 86400,\n}'  # a fill runs on to the table's end: its entries are kept, not the brace
+    script = scripted(monkeypatch, doubles, doubles, doubles, doubles, *["pass"] * 4, entries, *["}"] * 3)
+    request = msgspec.structs.replace(_request(repo, verify=True, terminal=UNITS_RUN), prompt=ask)
+    outcome = await node.turn(request)
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    chosen = report.candidates[report.chosen - 1]
+    assert (chosen.arm, chosen.line, chosen.files) == ("insert", 3, ("units.py",))
+    added = [line for line in outcome.edits.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ['+    "s": 1,', '+    "d": 86400,'] and (repo / "units.py").read_text() == UNITS
+    prompts = [(await node.engine()).tokenizer.decode_raw(r["ids"]) for r in script.requests[3:]]
+    table = next(p for p in prompts if '    "h": 3600,\n    <|fim_suffix|>\n    "m": 60,' in p)
+    assert table.startswith('<|repo_name|>repo\n<|file_sep|>tests/test_units.py\ndef test_seconds():\n'
+                            '    assert unit_seconds("s") == 1\n\n\ndef test_days():\n    assert unit_seconds("d") == 86400\n'
+                            '<|file_sep|>units.py\n<|fim_prefix|>'), table  # both failing tests, before the file
+    assert report.places[1].startswith("UNITS (units.py:1-4, a module-level value `unit_seconds` uses")
+    assert "lines put in: 1 of 2" in report.places[1]
+
+    # every fill does no better (the same two failing, one passing) and the turn's own answers do worse: the
+    # closest is the node's, and it fixed nothing the check shows: nothing is offered, the turn's prose kept
+    rewrite = "```python\ndef unit_seconds(unit):\n    return UNITS[unit] * 2\n```"
+    table = "```python\nUNITS = {}\n```"
+    scripted(monkeypatch, "It doubles.\n\n" + doubles, doubles, doubles, doubles, *["pass"] * 4,
+             *['"x": 1,'] * 4, *[rewrite] * 4, *[table] * 4)
+    again = await node.turn(msgspec.structs.replace(request, thread="again"))
+    report = again.verification
+    assert report is not None and report.status == "failed", report
+    chosen = report.candidates[report.chosen - 1]
+    assert chosen.arm == "insert" and (chosen.failing, chosen.passing) == (2, 1)
+    assert report.withheld == (f"no candidate did better than the code as it is: the best, candidate {chosen.index}, "
+                               "leaves 2 failing and 1 passing, as before any change"), report.withheld
+    assert not again.edits.edits and again.text.startswith("It doubles.") and "<<<<<<< SEARCH" not in again.text
+    assert again.text.endswith("as before any change (`python -m pytest -q -p no:cacheprovider --tb=short "
+                               "tests/test_units.py`).")
 
 
 VARIABLES = ('import re\n\n_pattern = re.compile(\n    r"""\n    (?P<name>[a-z]+)\n    =\n    (?P<value>[0-9])\n'

@@ -121,6 +121,24 @@ def test_a_missing_line_may_go_after_each_whole_statement_of_each_block_never_in
     assert insertion_points("def broken(:\n    pass\n") == []
 
 
+def test_an_entry_a_table_lacks_may_go_after_each_of_its_entries_and_a_fill_brings_as_many_as_it_writes() -> None:
+    """A trial's feature ("support seconds and days") was two entries of a units table: a line put in goes after
+    each entry (a multi-line one's last line) at the entries' column, never on the opening line; a fill keeps
+    the entries it writes at that column and stops at the table's end or at anything else."""
+    from contenox.verify.focus import filled_lines, insertion_points
+
+    table = 'UNITS = {\n    "h": 3600,\n    "m": (\n        60\n    ),\n    **EXTRA,\n}'
+    assert insertion_points(table, "units.py") == [(1, 4), (4, 4), (5, 4)]  # after "h", "m"'s last line, the spread
+    assert insertion_points("NAMES: list[str] = [\n  'a',\n  'b']\n", "names.py") == [(1, 2)]  # 'b' shares the bracket's line
+    assert insertion_points("PAIR = (1,\n        2)\n", "pair.py") == []  # after the first: on the opening line
+    assert insertion_points("    PAIR = (\n        1,\n    )\n", "pair.py") == [(1, 8)]  # indented as the file has it
+    assert insertion_points('ONE = {"a": 1}\n', "one.py") == [] and insertion_points("X = f(\n    1)\n") == []
+    assert filled_lines('"s": 1,\n    "d": 86400,\n}\n', 4, inserted=True, elements=True) == '"s": 1,\n    "d": 86400,'
+    assert filled_lines('"s": 1,\n        "d": 86400,', 4, inserted=True, elements=True) == '"s": 1,'
+    assert filled_lines('"s": 1,\n    "d": 86400,', 4, inserted=True) == '"s": 1,'  # a function's line: one
+    assert filled_lines("}\n", 4, inserted=True, elements=True) == ""
+
+
 def test_the_frames_of_a_node_stack_are_places_innermost_first(tmp_path: Path) -> None:
     """semver's load crash: V8 prints ``new SemVer`` (where it threw) first, then ``Comparator.parse`` (where the
     bug is), then ``new Comparator``; each is its definition's place, the module's own frame is none."""

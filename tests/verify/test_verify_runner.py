@@ -105,3 +105,21 @@ def test_a_failing_candidate_worse_than_no_change_is_told() -> None:
                                                                   "ended before")
     assert worse_than_before(ran("", "timeout"), "", "timeout") == ""  # the check never ended, before it either
     assert worse_than_before(ran("no summary"), before) == ""  # the output does not say
+
+
+def test_a_failing_candidate_that_does_no_better_than_no_change_is_told() -> None:
+    """Of a search's changes none passed, and the best leaves the check as it was: it fixed nothing the check shows."""
+    from contenox.verify.report import CandidateResult, failing_tests, no_better_than_before, passing_tests
+
+    before = "FAILED t.py::test_a\nFAILED t.py::test_b\n2 failed, 1 passed in 0.1s"
+
+    def ran(output: str, outcome: str = "failed") -> CandidateResult:
+        return CandidateResult(index=12, round=0, sampled=True, constrained=False, outcome=outcome,  # type: ignore[arg-type]
+                               failing=failing_tests(output), passing=passing_tests(output))
+
+    assert no_better_than_before(ran("2 failed, 1 passed in 0.1s"), before) == (
+        "no candidate did better than the code as it is: the best, candidate 12, leaves 2 failing and 1 passing, as "
+        "before any change")
+    assert no_better_than_before(ran("1 failed, 2 passed in 0.1s"), before) == ""  # one fewer failing: better
+    assert no_better_than_before(ran("2 failed, 2 passed in 0.1s"), before) == ""  # as many failing, more passing
+    assert no_better_than_before(ran("no summary"), before) == "" and no_better_than_before(ran("", "timeout"), before) == ""
