@@ -615,8 +615,8 @@ def filled_lines(fill: str, indent: int, inserted: bool = False, elements: bool 
     (``inserted``) that opens a block (``if ...:``), the block with it: the fill's next lines while they are
     indented deeper than ``indent`` ('' when none is: a header alone does not parse); for lines put in among a
     literal's elements (``elements``: a table's missing entries), the fill's next lines too while each is one more
-    element at the same column (up to the first that closes the literal or sits elsewhere). The fill's lines after
-    the first carry their own indentation."""
+    element at the same column (up to the first that closes the literal or sits elsewhere), each with its comma.
+    The fill's lines after the first carry their own indentation."""
     first, _, more = fill.partition("\n")
     first = first.rstrip()
     if inserted and elements:
@@ -626,7 +626,11 @@ def filled_lines(fill: str, indent: int, inserted: bool = False, elements: bool 
             if not body or len(line) - len(line.lstrip()) != indent or body[0] in ")]}":
                 break
             kept.append(line.rstrip())
-        return "\n".join(kept) if first.strip() and first.strip()[0] not in ")]}" else ""
+        if not first.strip() or first.strip()[0] in ")]}":
+            return ""
+        # each entry ends with its comma (one the model left off before the next entry would not parse; a
+        # trailing comma always does)
+        return "\n".join(line if line.endswith((",", "(", "[", "{")) else f"{line}," for line in kept)
     if not inserted or not first.endswith(":"):
         return first
     block: list[str] = []

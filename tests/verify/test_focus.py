@@ -135,6 +135,9 @@ def test_an_entry_a_table_lacks_may_go_after_each_of_its_entries_and_a_fill_brin
     assert insertion_points('ONE = {"a": 1}\n', "one.py") == [] and insertion_points("X = f(\n    1)\n") == []
     assert filled_lines('"s": 1,\n    "d": 86400,\n}\n', 4, inserted=True, elements=True) == '"s": 1,\n    "d": 86400,'
     assert filled_lines('"s": 1,\n        "d": 86400,', 4, inserted=True, elements=True) == '"s": 1,'
+    # the trial's 0.5B wrote "s", "d", "w" and "y", the last without its comma, before the table's "m": none parsed
+    assert filled_lines('"s": 1,\n    "d": 86400\n    "y": 365 * 86400', 4, inserted=True, elements=True) == \
+        '"s": 1,\n    "d": 86400,\n    "y": 365 * 86400,'
     assert filled_lines('"s": 1,\n    "d": 86400,', 4, inserted=True) == '"s": 1,'  # a function's line: one
     assert filled_lines("}\n", 4, inserted=True, elements=True) == ""
 
