@@ -729,8 +729,8 @@ class VerifyJob:
         for k, (place, why) in enumerate(tried):
             if swept and place.kind == "value" and k and not any(s.path == place.path and s.start == place.start
                                                                  for s, _ in swept):
-                user = next((i for i, (s, _) in enumerate(swept) if s is tried[k - 1][0]), len(swept) - 1)
-                swept.insert(user + 1, (place, why))
+                uses = next((i for i, (s, _) in enumerate(swept) if s is tried[k - 1][0]), len(swept) - 1)
+                swept.insert(uses + 1, (place, why))
         for place, why in swept:
             if source := self.read(place.path):
                 self._enter(place, why)
