@@ -260,12 +260,11 @@ _TARGETS = 3
 _CHANGE_BLOCKS = 4
 """Edit blocks a sampled candidate of a new behaviour may write (see :meth:`VerifyJob._grammars`)."""
 _POOL = 10
-
+"""Places a localization offers the model (``[verify] localize``)."""
 _FAILING_CODE_CHARS = 1500
 """The most of the failing tests' code a line's fill-in-the-middle prompt shows (about 400 tokens)."""
 _ANSWER_ARMS = ("turn", "edit-step")
 """The arms whose candidates are the turn's own answer to the question (the rest: the node's search for a change)."""
-"""Places a localization offers the model (``[verify] localize``)."""
 _RELATED, _RELATED_LINES = 3, 30
 """A focused prompt shows up to three other methods of its place's class, each under 30 lines."""
 Emit = Callable[[TurnEvent], Awaitable[None]]
