@@ -94,7 +94,7 @@ from contenox.node.warming import Warmer
 from contenox.node.workspaces import WorkspaceState
 from contenox.planner import toolcheck
 from contenox.planner.anticipate import carried_over
-from contenox.planner.fim import ContextEntry, build_fim_prompt, cursor_window
+from contenox.planner.fim import build_fim_prompt, cursor_window
 from contenox.planner.journal import Journal, ToolStep
 from contenox.planner.prompts import edit_step_request, rename_step_request
 from contenox.planner.segments import chunk_part
@@ -970,8 +970,7 @@ class Node:
             specs = [(i == 0, grammar, 9000 + i + 1) for i in range(count)]
             return [draft for _, draft in await self._draw_specs(engine, state, ids, 0, specs, max_new)]
 
-        async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool,
-                         shown: tuple[tuple[str, str], ...] = ()) -> list[Draft]:
+        async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool) -> list[Draft]:
             support = self.completer.support(engine)
             if not support.available or support.tokens is None:
                 return []
@@ -980,11 +979,8 @@ class Node:
                 window = cursor_window(text, line, column, lambda part: len(engine.tokenizer.encode(part)),
                                        prefix_tokens=_INFILL_PREFIX_TOKENS, suffix_tokens=_INFILL_SUFFIX_TOKENS)
                 assert support.tokens is not None
-                # the failing tests as files of the repository before this one (the repo-level FIM form the
-                # model was trained on), so a fill sees what it is to satisfy
-                context = [ContextEntry(path=p, start_line=1, text=code, why="failing test") for p, code in shown]
-                return build_fim_prompt(support.tokens, engine.tokenizer, window, path, context, state.root.name,
-                                        lambda entry: f"{entry.path}\n{entry.text.rstrip()}\n", named=True).token_ids
+                return build_fim_prompt(support.tokens, engine.tokenizer, window, path, [], state.root.name,
+                                        lambda entry: "", named=True).token_ids
 
             ids = await asyncio.to_thread(prompt)
             specs = [(i == 0, "", 9500 + i + 1) for i in range(count)]

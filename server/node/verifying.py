@@ -246,13 +246,14 @@ DrawFocused = Callable[[str, str, int, str, str], Awaitable[list[Draft]]]
 """(system, user message, how many, grammar, the answer's beginning) -> drafts of a fresh short prompt: a greedy
 one, then sampled ones. The beginning ('' for none) is written into the answer before its first drawn token, so
 it costs prefill, not decoding; the drafts' text is what was drawn after it."""
-Infill = Callable[[str, str, int, int, int, bool, tuple[tuple[str, str], ...]], Awaitable[list[Draft]]]
+Infill = Callable[[str, str, int, int, int, bool], Awaitable[list[Draft]]]
 """(path, the file's text with one line emptied past its indentation, that line (0-based), its indentation's
-width, how many, whether a fill ends with its line, other files' code to show before it: (path, code), the failing
-tests) -> the model's fills of that line (fill-in-the-middle: a greedy one, then sampled ones), each draft's text
-what was drawn; none when the model has no FIM format. A fill that ends with its line stops at its first line break
-(only its first line is used: the decoding after it was waste); a line put in may open a block, whose lines come
-with it."""
+width, how many, whether a fill ends with its line) -> the model's fills of that line (fill-in-the-middle: a greedy
+one, then sampled ones), each draft's text what was drawn; none when the model has no FIM format. A fill that ends
+with its line stops at its first line break (only its first line is used: the decoding after it was waste); a line
+put in may open a block, whose lines come with it. The prompt is the file around the line alone: showing the
+failing tests before it (Qwen2.5-Coder's repo-level form) was tried on 2026-12-07 and cost the 1.5B 1.5-3x the
+verification time on five bug and trace tasks with no pass gained (README, Verified fixes)."""
 Locate = Callable[[str], list[tuple[str, int, int]]]
 """A symbol's definitions: (path, first line, last line)."""
 _TARGETS = 3
@@ -261,8 +262,6 @@ _CHANGE_BLOCKS = 4
 """Edit blocks a sampled candidate of a new behaviour may write (see :meth:`VerifyJob._grammars`)."""
 _POOL = 10
 """Places a localization offers the model (``[verify] localize``)."""
-_FAILING_CODE_CHARS = 1500
-"""The most of the failing tests' code a line's fill-in-the-middle prompt shows (about 400 tokens)."""
 _ANSWER_ARMS = ("turn", "edit-step")
 """The arms whose candidates are the turn's own answer to the question (the rest: the node's search for a change)."""
 _RELATED, _RELATED_LINES = 3, 30
@@ -313,8 +312,6 @@ class VerifyJob:
         self._decode_s = 0.0
         """Wall time of the candidates' rounds of decoding (a round's candidates decode side by side)."""
         self._places: tuple[str, ...] = ()
-        self._failing_code: tuple[tuple[str, str], ...] = ()
-        """The failing tests' code, (path, code) each, shown before the file a line is filled in in."""
         self._found: tuple[str, ...] = ()
         self._traced: int | None = None
         self._spectrum_note = ""
@@ -687,7 +684,6 @@ class VerifyJob:
         found = with_traced(places(outputs, roots, self.locate, self.read, limit=pool, hops=3 if localize else 1),
                             self._ran, self.locate, pool, self.request.prompt, self.read)
         tests = failing_test_frames(baseline.output, self.scratch.tree) or failing_test_frames(self.request.terminal, self.root)
-        self._failing_code = self._tests_code(tests)
         test_code = ""
         if tests:
             path, line, function = tests[0]
@@ -754,24 +750,6 @@ class VerifyJob:
             yield [(msgspec.structs.replace(d, arm="focused"), place) for d in drafts]
             async for batch in self._lines(place, code, command, failing, test_code, related):
                 yield batch
-
-    def _tests_code(self, tests: list[tuple[str, int, str]]) -> tuple[tuple[str, str], ...]:
-        """The failing tests' functions (each file's together, in the run's order), up to ``_FAILING_CODE_CHARS``:
-        what a fill of a line is to satisfy (the trial's ``"s": 1`` fill of the units table passed one test of two;
-        the other, ``parse_duration("2d")``, was in no prompt a fill saw). A test is left out whole, not cut."""
-        code: dict[str, list[str]] = {}
-        size = 0
-        for path, line, function in tests:
-            text = self.read(path) or ""
-            spans = [(a, b) for p, a, b in self.locate(function) if p == path and (not line or a <= line <= b)]
-            if not spans:
-                continue
-            body = "\n".join(text.splitlines()[spans[0][0] - 1:spans[0][1]])
-            if body in code.get(path, []) or size + len(body) > _FAILING_CODE_CHARS:
-                continue
-            code.setdefault(path, []).append(body)
-            size += len(body)
-        return tuple((path, "\n\n\n".join(bodies)) for path, bodies in code.items())
 
     def _enter(self, place: Place, why: str) -> None:
         """The place's entry in the places tried, last (what it was tried with is added to the last entry): a place
@@ -857,7 +835,7 @@ class VerifyJob:
             began = time.monotonic()
             try:
                 fills = await self.infill(place.path, emptied, len(before), len(indent), max(1, self.config.candidates),
-                                          not inserted, self._failing_code)
+                                          not inserted)
             finally:
                 self._decode_s += time.monotonic() - began
             if entry:  # said with the place (its entry ends with how it was found), as the lines are filled

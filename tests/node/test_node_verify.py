@@ -807,9 +807,7 @@ async def test_a_line_of_the_localized_function_filled_in_by_the_model_is_a_cand
     assert stops <= set(fills[0]["stops"]) and fills[0]["grammar"] == ""
     assert set(engine.tokenizer.newline_ids()) <= set(fills[0]["stops"])  # a line's fill ends at its line break
     prompt = engine.tokenizer.decode_raw(fills[0]["ids"])
-    # the failing test first, as a file of the repository (what the fill is to satisfy), then the file with its gap
-    assert prompt.startswith("<|repo_name|>repo\n<|file_sep|>tests/test_util.py\ndef test_helper():\n"
-                             "    assert helper(1) == 2\n<|file_sep|>util.py\n<|fim_prefix|>def helper(x):\n    <|fim_suffix|>")
+    assert prompt.startswith("<|repo_name|>repo\n<|file_sep|>util.py\n<|fim_prefix|>def helper(x):\n    <|fim_suffix|>")
     assert prompt.endswith("<|fim_middle|>") and "x - 1" not in prompt  # the line itself is the gap
     assert "lines filled in: 1 of 2" in report.places[0]
 
@@ -940,10 +938,7 @@ async def test_entries_a_table_lacks_are_put_in_among_its_own_and_a_search_that_
     added = [line for line in outcome.edits.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert added == ['+    "s": 1,', '+    "d": 86400,'] and (repo / "units.py").read_text() == UNITS
     prompts = [(await node.engine()).tokenizer.decode_raw(r["ids"]) for r in script.requests[3:]]
-    table = next(p for p in prompts if '    "h": 3600,\n    <|fim_suffix|>\n    "m": 60,' in p)
-    assert table.startswith('<|repo_name|>repo\n<|file_sep|>tests/test_units.py\ndef test_seconds():\n'
-                            '    assert unit_seconds("s") == 1\n\n\ndef test_days():\n    assert unit_seconds("d") == 86400\n'
-                            '<|file_sep|>units.py\n<|fim_prefix|>'), table  # both failing tests, before the file
+    assert any('    "h": 3600,\n    <|fim_suffix|>\n    "m": 60,' in p for p in prompts), prompts
     assert report.places[1].startswith("UNITS (units.py:1-4, a module-level value `unit_seconds` uses")
     assert "lines put in: 1 of 2" in report.places[1]
 

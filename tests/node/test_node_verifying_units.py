@@ -653,8 +653,7 @@ async def test_the_lines_filled_in_are_the_ones_the_failing_run_ran_most_suspici
     fills = {6: ["return y", "return y + 1", "return y", "return y - 1"], 3: ["if x <= 0:"], 5: ["y = x * factor"],
              1: ["def scaled(x, factor=1):"]}
 
-    async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool,
-                     shown: tuple[tuple[str, str], ...] = ()) -> list[Draft]:
+    async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool) -> list[Draft]:
         assert one_line  # a line's own fill ends at its line break
         asked.append((path, line, column, text.split("\n")[line]))
         assert count == VerifyConfig().candidates and text.count("\n") == SCALED.count("\n")
@@ -695,8 +694,7 @@ async def test_a_line_the_bug_took_out_is_put_in_after_a_whole_statement_and_fil
     fills = {5: ["return y"], 6: ["return y + 1"], 3: ["return 0"],
              2: ["if factor is None:\n        factor = 2\n    y = 1", "x = abs(x)"]}
 
-    async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool,
-                     shown: tuple[tuple[str, str], ...] = ()) -> list[Draft]:
+    async def infill(path: str, text: str, line: int, column: int, count: int, one_line: bool) -> list[Draft]:
         lines = text.split("\n")
         asked.append((line, column, lines[line - 1].strip(), lines[line + 1].strip(), one_line))
         return [Draft(text=f, round=0, sampled=i > 0, constrained=False) for i, f in enumerate(fills[line])]
