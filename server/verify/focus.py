@@ -568,8 +568,8 @@ def insertion_points(code: str, path: str = "") -> list[tuple[int, int]]:
     """Where a line missing from ``code`` (a Python function) may go: ``(after, indent)``, the 0-based line the new
     line follows and its indentation's width; at the start and after each statement of every block of the body
     (not inside a statement that spans lines, not before the docstring), in order. For a module value that is a
-    literal written over several lines (a table: ``UNITS = {...}``), after each of its elements, at the element's
-    column: an entry the table lacks. Other languages: none (their blocks are not parsed here)."""
+    literal written over several lines (a table: ``UNITS = {...}``), after each of its entries, at the entries'
+    indentation: an entry the table lacks. Other languages: none (their blocks are not parsed here)."""
     if language(path)[1] != "python":
         return []
     try:
