@@ -100,7 +100,7 @@ from contenox.verify.focus import (
     with_traced,
 )
 from contenox.verify.mutate import mutants
-from contenox.verify.report import no_better_than_before, worse_than_before
+from contenox.verify.report import worse_than_before
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
 from contenox.verify.usable import (
     crashed_plugin,
@@ -494,8 +494,8 @@ class VerifyJob:
         passed = chosen.result.clean_pass or (guard and chosen.result.outcome == "passed" and not chosen.result.broke)
         # none passed: the best is offered as the change closest to passing, unless it does worse than no change,
         # or it is one the node searched for (not the turn's own answer) and does no better: it fixed nothing
-        withheld = (worse_than_before(chosen.result, baseline.output, baseline.outcome)
-                    or ("" if chosen.draft.arm in _ANSWER_ARMS else no_better_than_before(chosen.result, baseline.output))) \
+        withheld = worse_than_before(chosen.result, baseline.output, baseline.outcome,
+                                     or_no_better=chosen.draft.arm not in _ANSWER_ARMS) \
             if not passed and not guard and chosen.result.outcome in ("failed", "timeout") else ""
         report = Verification(
             status="passed" if passed else "failed", baseline=baseline.outcome,

@@ -10,7 +10,7 @@ import msgspec
 from contenox.verify.localize import is_test_path
 
 __all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failed_test_names", "failing_tests",
-           "no_better_than_before", "passing_tests", "worse_than_before"]
+           "passing_tests", "worse_than_before"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply",
                            "does_not_parse"]
@@ -139,8 +139,9 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     untried); empty: it ran its course."""
     withheld: str = ""
     """Why no change is offered though candidates were checked (none passed, and the best of them does worse than
-    the code as it is: more tests failing, or as many and fewer passing, or a run stopped as hung); empty: the
-    chosen candidate's change is offered."""
+    the code as it is: more tests failing, or as many and fewer passing, or a run stopped as hung; or it is a change
+    the node's search found, not the turn's own answer, and does no better); empty: the chosen candidate's change
+    is offered."""
     changed: tuple[str, ...] = ()
     """What the offered change edits, in words: each definition (```LRUCache.__getitem__` in
     src/cachetools/__init__.py``), or the file alone for a change outside any definition."""
@@ -294,31 +295,23 @@ def passing_tests(output: str) -> int | None:
     return 0 if _FAILED.search(output) or _FAILED_COUNT.search(output) else None
 
 
-def worse_than_before(result: CandidateResult, before: str, before_outcome: str = "failed") -> str:
+def worse_than_before(result: CandidateResult, before: str, before_outcome: str = "failed", *,
+                      or_no_better: bool = False) -> str:
     """Why a failing candidate's run does worse than the check's run before any change (``before``, its output;
     ``before_outcome``, how it ended), in words ('' when it does not, or the outputs do not say): more tests
     failing, as many and fewer passing (a change that broke the package's import under ``pytest -x``), or stopped
-    as hung where the run before it ended."""
+    as hung where the run before it ended. ``or_no_better``: also as many failing and no more passing (a change the
+    node searched for that does no better fixed nothing the check shows)."""
     if result.outcome == "timeout" and before_outcome != "timeout":
         return f"the best, candidate {result.index}, was stopped before its check ended, where it ended before"
     failing, passing = failing_tests(before), passing_tests(before)
     if result.outcome == "timeout" or result.failing is None or failing is None:
         return ""
-    if result.failing > failing or (result.failing == failing and None not in (result.passing, passing)
-                                     and (result.passing or 0) < (passing or 0)):
+    known = None not in (result.passing, passing)
+    if result.failing > failing or (result.failing == failing and known and (result.passing or 0) < (passing or 0)):
         return (f"the best, candidate {result.index}, leaves {result.failing} failing and {result.passing or 0} "
                 f"passing where {failing} failed and {passing or 0} passed before any change")
+    if or_no_better and result.failing == failing and not (known and (result.passing or 0) > (passing or 0)):
+        return (f"no candidate did better than the code as it is: the best, candidate {result.index}, leaves "
+                f"{result.failing} failing and {result.passing or 0} passing, as before any change")
     return ""
-
-
-def no_better_than_before(result: CandidateResult, before: str) -> str:
-    """Why a failing candidate's run does no better than the check's run before any change (``before``, its
-    output), in words: as many tests failing and no more passing ('' when it does better, or the outputs do not
-    say). A change the node searched for that does no better fixed nothing the check shows."""
-    failing, passing = failing_tests(before), passing_tests(before)
-    if result.outcome != "failed" or result.failing is None or failing is None or result.failing != failing:
-        return ""
-    if None not in (result.passing, passing) and (result.passing or 0) > (passing or 0):
-        return ""
-    return (f"no candidate did better than the code as it is: the best, candidate {result.index}, leaves "
-            f"{result.failing} failing and {result.passing or 0} passing, as before any change")

@@ -109,7 +109,7 @@ def test_a_failing_candidate_worse_than_no_change_is_told() -> None:
 
 def test_a_failing_candidate_that_does_no_better_than_no_change_is_told() -> None:
     """Of a search's changes none passed, and the best leaves the check as it was: it fixed nothing the check shows."""
-    from contenox.verify.report import CandidateResult, failing_tests, no_better_than_before, passing_tests
+    from contenox.verify.report import CandidateResult, failing_tests, passing_tests, worse_than_before
 
     before = "FAILED t.py::test_a\nFAILED t.py::test_b\n2 failed, 1 passed in 0.1s"
 
@@ -117,9 +117,12 @@ def test_a_failing_candidate_that_does_no_better_than_no_change_is_told() -> Non
         return CandidateResult(index=12, round=0, sampled=True, constrained=False, outcome=outcome,  # type: ignore[arg-type]
                                failing=failing_tests(output), passing=passing_tests(output))
 
-    assert no_better_than_before(ran("2 failed, 1 passed in 0.1s"), before) == (
+    assert worse_than_before(ran("2 failed, 1 passed in 0.1s"), before) == ""  # not asked: no worse, still offered
+    assert worse_than_before(ran("2 failed, 1 passed in 0.1s"), before, or_no_better=True) == (
         "no candidate did better than the code as it is: the best, candidate 12, leaves 2 failing and 1 passing, as "
         "before any change")
-    assert no_better_than_before(ran("1 failed, 2 passed in 0.1s"), before) == ""  # one fewer failing: better
-    assert no_better_than_before(ran("2 failed, 2 passed in 0.1s"), before) == ""  # as many failing, more passing
-    assert no_better_than_before(ran("no summary"), before) == "" and no_better_than_before(ran("", "timeout"), before) == ""
+    assert worse_than_before(ran("1 failed, 2 passed in 0.1s"), before, or_no_better=True) == ""  # fewer failing
+    assert worse_than_before(ran("2 failed, 2 passed in 0.1s"), before, or_no_better=True) == ""  # more passing
+    assert worse_than_before(ran("no summary"), before, or_no_better=True) == ""  # the output does not say
+    assert worse_than_before(ran("3 failed in 0.1s"), before, or_no_better=True).startswith(
+        "the best, candidate 12, leaves 3 failing")  # worse is said as worse
