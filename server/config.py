@@ -259,6 +259,12 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     none passed). A passing one shows the line: the model fills that line in, and its own passing fix is offered
     first; else the node's change is, said to be the node's. Only against the project's own failing run, never a
     test the model wrote for the change. 0: none."""
+    stack: int = 2
+    """When no candidate passed and the closest one fixed some of the failing tests (fewer failing and more passing
+    than the code as it is), the search runs again on top of it, up to this many times: the failing run with that
+    change laid in the scratch copy is localized again, and each candidate of the new search is checked with that
+    change under it, and offered with it (a trial's fix was two entries of a table: a fill wrote `"s": 1`, which made
+    one of the two failing tests pass, and no fill wrote both). 0: never."""
     infill_places: int = 6
     """Places whose lines are filled in (found along the failing run, in the focused round's order): more than the
     rewrites try (``places``), since a fill decodes one line, not a function (0: none)."""
@@ -382,7 +388,7 @@ _NON_NEGATIVE = {"engine.cache_size_gb", "engine.threads", "engine.retries", "no
                  "planner.max_history_turns", "planner.retrieval_tokens", "planner.call_tree_lines", "planner.answer_calls", "planner.thread_tokens",
                  "planner.repo_map_delta_tokens", "completion.context_tokens",
                  "completion.suffix_tokens", "completion.time_budget_ms", "verify.rounds", "verify.temperature",
-                 "verify.infill", "verify.infill_inserts", "verify.infill_places", "verify.mutations",
+                 "verify.infill", "verify.infill_inserts", "verify.infill_places", "verify.mutations", "verify.stack",
                  "verify.hang_factor", "verify.hang_extra_s", "verify.hang_quiet_s",
                  "anticipate.tokens", "anticipate.draft_tokens", "anticipate.delay_ms", "anticipate.quiet_ms",
                  "anticipate.focus_ttl_s", "anticipate.piece_tokens", "anticipate.question_tokens",

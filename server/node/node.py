@@ -85,6 +85,7 @@ from contenox.node.verifying import (
     asks_only_to_read,
     asks_to_edit,
     held_out,
+    stacked_said,
     strip_edit_blocks,
     verification_error,
 )
@@ -1042,6 +1043,8 @@ class Node:
         else:
             prose = strip_edit_blocks(final.text) if not steps else ""
             text = f"{prose}\n\n{chosen.draft.text.strip()}" if prose else chosen.draft.text
+        if chosen.result.on and (first := stacked_said(report, chosen.result)):  # a change in two steps: both shown
+            text = f"{first}\n\n{text}"
         if beyond := _beyond_blocks(chosen.edits):  # what the node added to the model's blocks is said, not hidden
             if places := await asyncio.to_thread(_rename_places, workspace, chosen.edits):
                 beyond = f"{beyond} {places}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import builtins
+import difflib
 import io
 import logging
 import os
@@ -343,6 +344,11 @@ class VerifyJob:
         self._regression_before: frozenset[str] | None = None
         """The tests the regression run failed on the workspace as it was (the traced spectrum run's, when it ran;
         else run when first needed)."""
+        self._stack: _Tried | None = None
+        """The candidate the search now runs on top of (``[verify] stack``): its change is under every candidate
+        drawn since, which is read, localized and written over its files' texts, and checked and offered with it."""
+        self._stacked: dict[str, str | None] = {}
+        """The texts of the files that candidate's change edits, as it leaves them."""
 
     # -- the workspace, with the test written for the change ----------------------------------------
     def read(self, path: str) -> str | None:
@@ -350,11 +356,17 @@ class VerifyJob:
         copy alone, and its failing run is what the change is localized from)."""
         if self._repro is not None and path == self._repro[0]:
             return self._repro[1]
+        if path in self._stacked:
+            return self._stacked[path]
         return self._read(path)
 
     def locate(self, name: str) -> list[tuple[str, int, int]]:
         """A symbol's definitions in the workspace, and in the test written for the change (its test function)."""
         found = self._locate(name)
+        if self._stack is not None:  # the workspace's index knows its files before the change under the search
+            before = {e.path: e.old_text or "" for e in self._stack.edits.edits}
+            found = [(path, *_moved(before[path], self._stacked[path] or "", a, b)) if path in before else (path, a, b)
+                     for path, a, b in found]
         if self._repro is not None and self._repro[0].endswith(".py"):
             found = [*found, *((self._repro[0], a, b) for a, b in _defined_in(self._repro[1], name))]
         return found
@@ -444,24 +456,7 @@ class VerifyJob:
                 if not _any_clean(tried) and (not guard or by_test):
                     failing = CheckCommand(command=self._repro[2], source="written") if by_test and self._repro \
                         else command
-                    async with aclosing(self._focused(failing, before, command)) as batches:
-                        async for batch in batches:  # place by place, until one passes
-                            for draft, place in batch:
-                                tried.append(await self._try(draft, None, command, len(tried) + 1, place=place))
-                            if _any_clean(tried):
-                                # a one-token change that passes says which line is wrong: the model fills that
-                                # line in before it is offered (its own fix ranks first: a mutant may pass a narrow
-                                # check by a hack, `secret_keys[-2:]` where the loop should try them all)
-                                clean = next(t for t in tried if t.result.clean_pass)
-                                if clean.draft.arm == "mutation" and (source := self.read(place.path)):
-                                    async for fills in self._infilled(place, source, only=clean.draft.line):
-                                        for draft, at in fills:
-                                            tried.append(await self._try(draft, None, command, len(tried) + 1,
-                                                                         place=at))
-                                break
-                            if self._spent():
-                                self._left.append("the focused round's places after the last one drawn")
-                                break
+                    await self._search(failing, before, command, tried)
             asked = asked_names(self.request.prompt)  # a rename question's new names
             added = self._new_names()  # the definitions the question asks to add
             rounds = 0
@@ -485,6 +480,8 @@ class VerifyJob:
                                               self._grammars(best.edits))
                 for draft in [msgspec.structs.replace(d, arm="repair") for d in drafts]:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
+            if not guard:
+                await self._stacked_search(command, baseline, tried, asked, added)
             chosen = _ranked(tried, guard=guard, asked=asked, added=added)[0]
         finally:
             await asyncio.to_thread(self.scratch.remove)
@@ -519,6 +516,62 @@ class VerifyJob:
         """``verify.budget_s`` has run out: no more candidates are drawn."""
         return 0 < self.config.budget_s <= time.monotonic() - self._started
 
+    async def _search(self, failing: CheckCommand, before: CheckRun, command: CheckCommand,
+                      tried: list[_Tried]) -> None:
+        """The focused round: ``failing``'s run (``before``) localized, place by place until a candidate passes
+        ``command``; each candidate is appended to ``tried``."""
+        async with aclosing(self._focused(failing, before, command)) as batches:
+            async for batch in batches:  # place by place, until one passes
+                for draft, place in batch:
+                    tried.append(await self._try(draft, None, command, len(tried) + 1, place=place))
+                if _any_clean(tried):
+                    # a one-token change that passes says which line is wrong: the model fills that line in before
+                    # it is offered (its own fix ranks first: a mutant may pass a narrow check by a hack,
+                    # `secret_keys[-2:]` where the loop should try them all)
+                    clean = next(t for t in tried if t.result.clean_pass)
+                    if clean.draft.arm == "mutation" and (source := self.read(place.path)):
+                        async for fills in self._infilled(place, source, only=clean.draft.line):
+                            for draft, at in fills:
+                                tried.append(await self._try(draft, None, command, len(tried) + 1, place=at))
+                    break
+                if self._spent():
+                    self._left.append("the focused round's places after the last one drawn")
+                    break
+
+    async def _stacked_search(self, command: CheckCommand, baseline: CheckRun, tried: list[_Tried],
+                              asked: Sequence[str], added: Sequence[str]) -> None:
+        """None passed, but the closest candidate made some of the failing tests pass: the search again, on top of
+        its change (``[verify] stack`` times at most, each on the closest so far when it did better than the one
+        before): its run in the scratch copy localized anew, every candidate written over the files as that change
+        leaves them and checked with it. A fix of two entries of a table, or two hunks, is two steps of a search
+        that finds one line at a time."""
+        below = baseline
+        for _ in range(max(0, self.config.stack)):
+            if _any_clean(tried) or self._spent() or self.draw_focused is None or not self.config.focused:
+                return
+            best = _ranked(tried, asked=asked, added=added)[0]
+            if (self._stack is not None and best.result.index == self._stack.result.index) or \
+                    not _improves(best.result, below):
+                return
+            self._stack = best
+            self._stacked = {e.path: e.new_text for e in best.edits.edits}
+            why = await asyncio.to_thread(self.scratch.apply, [EditLike(path=e.path, old_text=e.old_text,
+                                                                        new_text=e.new_text) for e in best.edits.edits])
+            if why:
+                self._stack, self._stacked = None, {}
+                return
+            # the report's, and what a candidate is held to, stay the code's as it was
+            kept = (self._regression_before, self._traced, self._spectrum_note, self._regression, self._held)
+            try:
+                below = await self._baseline(command, f"on top of candidate {best.result.index}")
+            finally:
+                await asyncio.to_thread(self.scratch.reset)
+                (self._regression_before, self._traced, self._spectrum_note, self._regression,
+                 self._held) = kept
+            if below.passed:  # its run passed now (a flaky check): nothing to search for
+                return
+            await self._search(command, below, command, tried)
+
     async def _usable_baseline(self, command: CheckCommand) -> tuple[CheckCommand, CheckRun]:
         """The check and its run on the workspace as it is; a detected pytest command whose test files cannot be
         imported for want of an installed package, or whose tests take a plugin's fixture the environment lacks,
@@ -552,10 +605,12 @@ class VerifyJob:
             baseline = await self._baseline(command)
         return command, baseline
 
-    async def _baseline(self, command: CheckCommand) -> CheckRun:
-        """The check on the workspace as it is (no candidate applied): does it fail to begin with?"""
-        activity = ToolActivity(id="verify-0", name="verify", kind="execute", status="in_progress",
-                                title=f"check the workspace as it is: {command.command}"[:160])
+    async def _baseline(self, command: CheckCommand, over: str = "") -> CheckRun:
+        """The check on the workspace as it is (no candidate applied; ``over``: a candidate laid there, said so):
+        does it fail to begin with?"""
+        activity = ToolActivity(id=f"verify-0{'-' + over.split()[-1] if over else ''}", name="verify", kind="execute",
+                                status="in_progress",
+                                title=f"check the workspace {over or 'as it is'}: {command.command}"[:160])
         await self.emit(TurnEvent(kind="tool", tool=activity))
         trace = self.scratch.folder / "trace" if self.config.trace and self.config.focused else None
         run = await self._check(command, trace)
@@ -569,7 +624,8 @@ class VerifyJob:
             if ran is not None:
                 self._ran, self._traced = ran, len(ran)
         await self.emit(TurnEvent(kind="tool", tool=msgspec.structs.replace(
-            activity, status="completed", output=f"before any change: {run.describe()}\n{run.tail(2000)}")))
+            activity, status="completed",
+            output=f"{over or 'before any change'}: {run.describe()}\n{run.tail(2000)}")))
         if not run.passed:
             files = [path for path, _, _ in failing_test_frames(run.output, self.scratch.tree)] or [
                 test.split("::")[0] for test in failed_test_ids(run.output)]
@@ -1002,8 +1058,12 @@ class VerifyJob:
             edits = await asyncio.to_thread(self._rewrite, place, draft.text) if place is not None else \
                 await asyncio.to_thread(self.propose, draft.text)
         edits, held = _without(edits, self._held)
+        if self._stack is not None and edits.edits:  # written over the change the search runs on: checked with it
+            edits = _on_top(self._stack.edits, edits) or ProposedEdits(problems=(
+                f"not written over candidate {self._stack.result.index}'s change, which it was drawn on",))
         base = CandidateResult(index=index, round=draft.round, sampled=draft.sampled, constrained=draft.constrained,
                                arm=draft.arm, line=draft.line, change=draft.change,
+                               on=self._stack.result.index if self._stack is not None else 0,
                                comments_only=bool(edits.edits) and all(
                                    code_unchanged(e.path, e.old_text, e.new_text) for e in edits.edits),
                                outcome="no_edit", files=tuple(e.path for e in edits.edits), diff=edits.diff,
@@ -1303,6 +1363,47 @@ class VerifyJob:
             self._regression_before = frozenset(failed_test_ids(before.output))
         broke = tuple(test for test in failed_test_ids(after.output) if test not in self._regression_before)
         return broke, (after.tail() if broke else "")
+
+
+def _improves(result: CandidateResult, before: CheckRun) -> bool:
+    """A failing candidate's run got further than ``before``: fewer tests failing and more passing, as the outputs
+    count them (a run that stopped at collection counts fewer failing and none passing)."""
+    failing, passing = failing_tests(before.output), passing_tests(before.output)
+    return (result.outcome == "failed" and None not in (result.failing, failing, result.passing, passing)
+            and (result.failing or 0) < (failing or 0) and (result.passing or 0) > (passing or 0))
+
+
+def _on_top(under: ProposedEdits, edits: ProposedEdits) -> ProposedEdits | None:
+    """``edits``, written over the files as ``under`` leaves them, as one change with ``under``: each file from its
+    text before ``under`` to its text after both (None: an edit of one of ``under``'s files was not written over
+    the text ``under`` leaves, an answer read against the workspace as it is)."""
+    firsts, laters = {e.path: e for e in under.edits}, {e.path: e for e in edits.edits}
+    if any(path in firsts and firsts[path].new_text != later.old_text for path, later in laters.items()):
+        return None
+    both: list[ProposedEdit] = []
+    for path in dict.fromkeys([*firsts, *laters]):
+        first, later = firsts.get(path), laters.get(path)
+        old = first.old_text if first is not None else later.old_text if later is not None else None
+        new = later.new_text if later is not None else first.new_text if first is not None else None
+        if old != new:
+            both.append(ProposedEdit(path=path, old_text=old, new_text=new, diff=unified_diff(path, old, new),
+                                     blocks=(first.blocks if first else 0) + (later.blocks if later else 0)))
+    return ProposedEdits(edits=tuple(both), problems=edits.problems, notes=(*under.notes, *edits.notes))
+
+
+def _moved(before: str, after: str, start: int, end: int) -> tuple[int, int]:
+    """Lines ``start``-``end`` of ``before`` where they are in ``after`` (a change put lines in or took some out
+    above or inside them)."""
+    blocks = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False).get_opcodes()
+
+    def at(line: int) -> int:
+        for _, i1, i2, j1, j2 in blocks:
+            if i1 < line <= i2:
+                return min(j1 + line - i1, max(j2, j1 + 1))
+        return line
+
+    first = at(start)
+    return first, max(first, at(end))
 
 
 _NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER}
@@ -1729,7 +1830,8 @@ def describe(report: Verification) -> list[str]:
     for c in report.candidates:
         how = f"the node's one-token change, no model (line {c.line}: {c.change})" if c.arm == "mutation" else (
             ("greedy" if not c.sampled else "sampled") + (", grammar" if c.constrained else "") + (
-                f", {c.arm} prompt" if c.arm and c.arm != "turn" else "") + (f" (line {c.line})" if c.line else ""))
+                f", {c.arm} prompt" if c.arm and c.arm != "turn" else "") + (f" (line {c.line})" if c.line else "")) + (
+            f", on top of candidate {c.on}" if c.on else "")
         detail = {"no_edit": "no edit" + (f" ({c.output_tail})" if c.output_tail else ""), "does_not_apply": f"does not apply: {c.output_tail}",
                   "does_not_parse": f"does not parse, not checked: {c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s"
@@ -1740,6 +1842,17 @@ def describe(report: Verification) -> list[str]:
         lines.append(f"candidate {c.index} (round {c.round}, {how}, {c.tokens} tokens, {c.recomputed_tokens} "
                      f"prompt tokens computed): {', '.join(c.files) or '-'}: {detail}{chosen}")
     return lines
+
+
+def stacked_said(report: Verification, offered: CandidateResult) -> str:
+    """What the answer says first when the offered change was drawn on top of another candidate's ('' when not)."""
+    under = next((c for c in report.candidates if c.index == offered.on), None)
+    if under is None:
+        return ""
+    before = len(report.failed_before)
+    return (f"Found in two steps. First, candidate {under.index}'s change, with which {under.failing} of the "
+            f"{before or 'failing'} test{'s' if before != 1 else ''} that failed before still failed:\n\n"
+            f"{under.answer.strip()}\n\nThen, drawn on top of it (the change offered holds both):")
 
 
 def _unparsable(edits: ProposedEdits) -> list[str]:

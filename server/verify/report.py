@@ -76,6 +76,9 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     written_passed: int = 0
     """How many of the tests written for the change (each failed before it) this candidate passed: the check's
     own when the check is such a test (``written``), else after the check passed."""
+    on: int = 0
+    """The candidate this one was drawn on top of (0: none): the search ran again over that candidate's change,
+    which made some of the failing tests pass, and this candidate's ``diff`` holds both changes."""
     broke: tuple[str, ...] = ()
     """A passing candidate's regressions: tests of the failing tests' files that passed before the change and
     fail with it (the check passed, but the change may defeat the test rather than fix the code)."""

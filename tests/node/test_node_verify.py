@@ -22,6 +22,7 @@ from contenox.config import VerifyConfig, load_config
 from contenox.errors import Cancelled
 from contenox.node import Node, backend
 from contenox.node.contract import TurnEvent, TurnRequest
+from contenox.node.verifying import describe as describe_verification
 from contenox.runtime_ov import InstalledModel, RequestHandle
 from contenox.runtime_ov.certification import CERTIFICATION_FILE
 from support.agent_kit import CUT, Script, certified_home
@@ -958,6 +959,44 @@ async def test_entries_a_table_lacks_are_put_in_among_its_own_and_a_search_that_
     assert not again.edits.edits and again.text.startswith("It doubles.") and "<<<<<<< SEARCH" not in again.text
     assert again.text.endswith("as before any change (`python -m pytest -q -p no:cacheprovider --tb=short "
                                "tests/test_units.py`).")
+
+
+async def test_a_change_that_fixes_one_of_two_failing_tests_is_built_on_and_offered_with_the_one_drawn_on_it(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trial's last step ("Add support for seconds (s) and days (d)", the 0.5B): a fill wrote `"s": 1`, one
+    of the two failing tests passed with it, and no candidate wrote `"d"` too. The search now runs again on top of
+    the closest candidate when it made some failing tests pass: its run localized anew, each candidate written
+    over the table as that change leaves it, checked with it, and the passing one offered with both entries."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, infill=0, infill_inserts=1, localize=False, places=1, lines=0, rounds=0))
+    repo = make_repo(tmp_path / "repo", {"units.py": UNITS, "tests/test_units.py": UNITS_TEST})
+    ask = "Add support for seconds (s) and days (d) to unit_seconds."
+    doubles = "units.py\n<<<<<<< SEARCH\n    return UNITS[unit]\n=======\n    return UNITS[unit] * 2\n>>>>>>> REPLACE\n"
+    rewrite = "```python\ndef unit_seconds(unit):\n    return UNITS[unit] * 2\n```"
+    # the turn's 4; a line put in in unit_seconds (4) and in the table (4), then both rewritten (4 each); on top of
+    # `"s": 1`, a line put in in each again
+    script = scripted(monkeypatch, doubles, doubles, doubles, doubles, *["pass"] * 4, '"s": 1,', *["}"] * 3,
+                      *[rewrite] * 8, *["pass"] * 4, '"d": 86400,', *["}"] * 3)
+    request = msgspec.structs.replace(_request(repo, verify=True, terminal=UNITS_RUN), prompt=ask)
+    outcome = await node.turn(request)
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    chosen = report.candidates[report.chosen - 1]
+    under = report.candidates[chosen.on - 1]
+    assert (under.arm, under.outcome, under.failing, under.passing) == ("insert", "failed", 1, 2)
+    assert (chosen.arm, chosen.outcome) == ("insert", "passed")
+    ons = [c.on for c in report.candidates]  # the first search's, then the one on top of candidate 6
+    first = ons.index(6)
+    assert under.index == 6 and first > 6 and ons == [0] * first + [6] * (len(ons) - first), ons
+    added = [line for line in outcome.edits.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ['+    "d": 86400,', '+    "s": 1,'] and (repo / "units.py").read_text() == UNITS  # put in after h
+    assert [e.old_text for e in outcome.edits.edits] == [UNITS]  # offered over the user's file as it is
+    # the second fill was asked over the table as the first left it
+    prompts = [(await node.engine()).tokenizer.decode_raw(r["ids"]) for r in script.requests]
+    assert any('"s": 1,\n    <|fim_suffix|>' in p or '<|fim_suffix|>\n    "s": 1,' in p for p in prompts), prompts
+    assert outcome.text.startswith(f"Found in two steps. First, candidate {under.index}'s change, with which 1 of "
+                                   "the 2 tests that failed before still failed"), outcome.text
+    assert f"on top of candidate {under.index}" in "\n".join(describe_verification(report))
 
 
 VARIABLES = ('import re\n\n_pattern = re.compile(\n    r"""\n    (?P<name>[a-z]+)\n    =\n    (?P<value>[0-9])\n'

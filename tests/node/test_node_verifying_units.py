@@ -841,3 +841,55 @@ def test_of_two_failing_candidates_the_run_that_got_further_ranks_first() -> Non
                       edits=ProposedEdits())
 
     assert [t.result.index for t in _ranked([tried(1, broken), tried(2, wrong), tried(3, further)])] == [3, 2, 1]
+
+
+def test_a_change_drawn_on_top_of_another_is_one_change_from_the_files_as_they_were() -> None:
+    """Two steps, one change: each file from its text before the first step to its text after both; a file only
+    one step edits as that step leaves it; an edit not written over the first step's text is no such change."""
+    from contenox.answer.edits import ProposedEdit, ProposedEdits, unified_diff
+    from contenox.node.verifying import _on_top
+
+    def edit(path: str, old: str | None, new: str | None) -> ProposedEdit:
+        return ProposedEdit(path=path, old_text=old, new_text=new, diff=unified_diff(path, old, new), blocks=1)
+
+    a0, a1, a2 = "x = 1\ny = 2\n", "x = 1\ny = 3\n", "x = 0\ny = 3\n"
+    under = ProposedEdits(edits=(edit("a.py", a0, a1), edit("c.py", "c\n", "C\n")))
+    both = _on_top(under, ProposedEdits(edits=(edit("a.py", a1, a2), edit("b.py", None, "new\n"))))
+    assert both is not None
+    assert [(e.path, e.old_text, e.new_text) for e in both.edits] == [
+        ("a.py", a0, a2), ("c.py", "c\n", "C\n"), ("b.py", None, "new\n")]
+    assert both.diff == unified_diff("a.py", a0, a2) + unified_diff("c.py", "c\n", "C\n") + unified_diff("b.py", None, "new\n")
+    # the second step takes the first back: that file is no longer changed
+    assert [e.path for e in _on_top(under, ProposedEdits(edits=(edit("a.py", a1, a0),))).edits] == ["c.py"]
+    # read against the workspace as it is, not over the first step: not one change
+    assert _on_top(under, ProposedEdits(edits=(edit("a.py", a0, a2),))) is None
+
+
+def test_lines_found_in_a_file_before_a_change_are_where_that_change_leaves_them() -> None:
+    from contenox.node.verifying import _moved
+
+    before = "A = {\n    1: 2,\n}\n\n\ndef f():\n    return A\n"
+    after = "A = {\n    1: 2,\n    3: 4,\n}\n\n\ndef f():\n    return A\n"
+    assert _moved(before, after, 6, 7) == (7, 8)  # below the line put in: one down
+    assert _moved(before, after, 1, 3) == (1, 4)  # around it: one longer
+    assert _moved(before, before, 6, 7) == (6, 7)
+
+
+def test_a_search_builds_on_a_candidate_only_when_its_run_got_further() -> None:
+    from contenox.node.verifying import _improves
+    from contenox.verify import CandidateResult, CheckRun
+
+    before = CheckRun(command="pytest", outcome="failed", exit_code=1, output="FAILED a\nFAILED b\n2 failed, 1 passed in 0.1s",
+                      seconds=0.1)
+
+    def run(failing: int | None, passing: int | None, outcome: str = "failed") -> CandidateResult:
+        return CandidateResult(index=2, round=0, sampled=False, constrained=False, outcome=outcome,  # type: ignore[arg-type]
+                               failing=failing, passing=passing)
+
+    assert _improves(run(1, 2), before)
+    assert not _improves(run(2, 1), before)  # as before
+    assert not _improves(run(1, 0), before)  # fewer failing, but stopped at collection: none passing
+    assert not _improves(run(None, None), before)  # its output does not count
+    assert not _improves(run(1, 2, "timeout"), before)
+    assert not _improves(run(1, 2), CheckRun(command="node t.js", outcome="failed", exit_code=1, output="Error: boom",
+                                             seconds=0.1))
