@@ -85,6 +85,7 @@ from contenox.verify.focus import (
     LOCALIZE_SYSTEM,
     Place,
     blind,
+    entry_key,
     failing_test_frames,
     filled_lines,
     focus_prompt,
@@ -547,11 +548,15 @@ class VerifyJob:
         that finds one line at a time."""
         below = baseline
         for _ in range(max(0, self.config.stack)):
-            if _any_clean(tried) or self._spent() or self.draw_focused is None or not self.config.focused:
+            if _any_clean(tried) or self.draw_focused is None or not self.config.focused:
                 return
             best = _ranked(tried, asked=asked, added=added)[0]
             if (self._stack is not None and best.result.index == self._stack.result.index) or \
                     not _improves(best.result, below):
+                return
+            if self._spent():
+                self._left.append(f"a search on top of candidate {best.result.index}, which made some of the failing "
+                                  "tests pass")
                 return
             self._stack = best
             self._stacked = {e.path: e.new_text for e in best.edits.edits}
@@ -901,8 +906,9 @@ class VerifyJob:
                 self._places = (*self._places[:-1], f"{entry[:-1]}; {said})")
             seen: set[str] = set()
             batch: list[tuple[Draft, Place]] = []
+            taken = [key for line in code if (key := entry_key(line)) is not None] if place.kind == "value" else []
             for fill in fills:
-                text = filled_lines(fill.text, len(indent), inserted, elements=place.kind == "value")
+                text = filled_lines(fill.text, len(indent), inserted, elements=place.kind == "value", taken=taken)
                 new = indent + text  # a block's lines after the first carry their own indentation
                 if not text.strip() or new.strip() == current.strip() or new.strip() in neighbours or new in seen:
                     continue

@@ -18,7 +18,7 @@ import builtins
 import keyword
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import msgspec
@@ -32,6 +32,7 @@ __all__ = [
     "LOCALIZE_SYSTEM",
     "Place",
     "blind",
+    "entry_key",
     "failing_test_frames",
     "filled_lines",
     "focus_prompt",
@@ -609,14 +610,32 @@ def insertion_points(code: str, path: str = "") -> list[tuple[int, int]]:
     return sorted(points)
 
 
-def filled_lines(fill: str, indent: int, inserted: bool = False, elements: bool = False) -> str:
+_KEY = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[\w.+-]+)\s*:(?!=)""")
+"""A dict entry's key at a line's start (a string, a name or a number), before its colon."""
+
+
+def entry_key(line: str) -> str | None:
+    """The key of the dict entry ``line`` begins (a string's value, however quoted; a name or number as written);
+    None when it begins none."""
+    match = _KEY.match(line)
+    if match is None:
+        return None
+    key = match.group(1)
+    return key[1:-1] if key[0] in "\"'" else key
+
+
+def filled_lines(fill: str, indent: int, inserted: bool = False, elements: bool = False,
+                 taken: Iterable[str] = ()) -> str:
     """What of a model's fill-in-the-middle fill goes in for one line, written after the line's ``indent`` (its
     width): the fill's first line (a fill that runs on into the code after it is cut there); for a line put in
     (``inserted``) that opens a block (``if ...:``), the block with it: the fill's next lines while they are
     indented deeper than ``indent`` ('' when none is: a header alone does not parse); for lines put in among a
     literal's elements (``elements``: a table's missing entries), the fill's next lines too while each is one more
-    element at the same column (up to the first that closes the literal or sits elsewhere), each with its comma.
-    The fill's lines after the first carry their own indentation."""
+    element at the same column (up to the first that closes the literal or sits elsewhere), each with its comma,
+    less the dict entries whose key the literal holds already (``taken``) or an earlier one of the fill does (a
+    key written twice is a linter's error, and the later entry silently wins: the 0.5B's fill of a units table
+    wrote `"s": 1` and `"m": 60` again around the `"d"` it lacked). The fill's lines after the first carry their
+    own indentation."""
     first, _, more = fill.partition("\n")
     first = first.rstrip()
     if inserted and elements:
@@ -628,9 +647,18 @@ def filled_lines(fill: str, indent: int, inserted: bool = False, elements: bool 
             kept.append(line.rstrip())
         if not first.strip() or first.strip()[0] in ")]}":
             return ""
+        keys = set(taken)
+        new: list[str] = []
+        for number, line in enumerate(kept):
+            if (key := entry_key(line)) is not None:
+                if key in keys:
+                    continue
+                keys.add(key)
+            # the first line goes in after the indentation the caller puts before it
+            new.append(line.lstrip() if number and not new else line)
         # each entry ends with its comma (one the model left off before the next entry would not parse; a
         # trailing comma always does)
-        return "\n".join(line if line.endswith((",", "(", "[", "{")) else f"{line}," for line in kept)
+        return "\n".join(line if line.endswith((",", "(", "[", "{")) else f"{line}," for line in new)
     if not inserted or not first.endswith(":"):
         return first
     block: list[str] = []

@@ -140,6 +140,13 @@ def test_an_entry_a_table_lacks_may_go_after_each_of_its_entries_and_a_fill_brin
         '"s": 1,\n    "d": 86400,\n    "y": 365 * 86400,'
     assert filled_lines('"s": 1,\n    "d": 86400,', 4, inserted=True) == '"s": 1,'  # a function's line: one
     assert filled_lines("}\n", 4, inserted=True, elements=True) == ""
+    # on top of `"s": 1`, the 0.5B's passing fill wrote "s" and "m" again around the "d" the table lacked: a key the
+    # table holds, or the fill wrote before, is left out (however it is quoted)
+    assert filled_lines('"s": 1,\n    "m": 60,\n    "d": 86400,\n    \'s\': 1,', 4, inserted=True, elements=True,
+                        taken=["h", "s", "m"]) == '"d": 86400,'
+    assert filled_lines('"d": 1,\n    "d": 2,', 4, inserted=True, elements=True) == '"d": 1,'
+    assert filled_lines('"h": 1,\n    "m": 2', 4, inserted=True, elements=True, taken=["h", "m"]) == ""
+    assert filled_lines("1,\n    1,", 4, inserted=True, elements=True, taken=["1"]) == "1,\n    1,"  # no keys: a list's
 
 
 def test_the_frames_of_a_node_stack_are_places_innermost_first(tmp_path: Path) -> None:
