@@ -352,13 +352,14 @@ def _print_verification(result: dict[str, Any], every: bool = False) -> None:
     # wrote", "not verified: ... breaks ..."; not a "verified" of the CLI's making
     print(msgspec.convert(report, Verification).summary())
     chosen = report.get("chosen")
+    under = next((c.get("on") for c in candidates if c.get("index") == chosen), 0)  # drawn on top of another's
     if every or len(candidates) <= _LISTED:
         shown = candidates
     else:
         for arm, outcomes in _by_arm(candidates).items():
             counts = ", ".join(f"{n} {outcome}" for outcome, n in outcomes.items())
             print(f"  {sum(outcomes.values())} {_ARMS.get(arm, arm)}: {counts}")
-        shown = [c for c in candidates if c.get("outcome") == "passed" or c.get("index") == chosen][:_LISTED]
+        shown = [c for c in candidates if c.get("outcome") == "passed" or c.get("index") in (chosen, under)][:_LISTED]
         print("  (`contenox ask --explain` lists every candidate)" if not shown else
               "  passing or offered (`contenox ask --explain` lists every candidate):")
     for c in shown:
@@ -367,10 +368,12 @@ def _print_verification(result: dict[str, Any], every: bool = False) -> None:
         node = f" (the node's one-token change, line {c.get('line')}: {c.get('change')})" if c.get("change") else ""
         if c.get("outcome") == "no_edit" and c.get("output_tail"):  # why: its one edit was left out
             node += f" ({str(c.get('output_tail')).split(' (')[0]})"
-        print(f"  candidate {c.get('index')} (round {c.get('round')}): {c.get('outcome')}"
+        print(f"  candidate {c.get('index')} (round {c.get('round')}"
+              f"{', on top of candidate ' + str(c.get('on')) if c.get('on') else ''}): {c.get('outcome')}"
               f"{' ' + ', '.join(c.get('files') or ()) if c.get('files') else ''}{node}{mark}")
     if chosen not in (None, 1) and not report.get("withheld"):  # (withheld: no change is offered)
-        print(f"(the answer streamed above is candidate 1; the change offered below is candidate {chosen}'s)")
+        print(f"(the answer streamed above is candidate 1; the change offered below is candidate {chosen}'s"
+              + (f", drawn on top of candidate {under}'s: it holds both" if under else "") + ")")
     print()
 
 

@@ -157,6 +157,19 @@ def test_a_verdict_with_many_candidates_counts_them_per_prompt(capsys: pytest.Ca
     assert sum(line.startswith("  candidate ") for line in capsys.readouterr().out.splitlines()) == 16
 
 
+def test_a_change_found_in_two_steps_lists_the_candidate_it_was_drawn_on(capsys: pytest.CaptureFixture[str]) -> None:
+    arms = [("turn", "failed")] * 4 + [("insert", "failed")] * 6 + [("insert", "passed")]
+    report = _verification(arms, chosen=11)
+    for c in report["verification"]["candidates"][7:]:
+        c["on"] = 6
+    cli._print_verification(report)
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("  candidate ", "(the"))]
+    assert listed == ["  candidate 6 (round 1): failed",
+                      "  candidate 11 (round 1, on top of candidate 6): passed cart.py <- offered",
+                      "(the answer streamed above is candidate 1; the change offered below is candidate 11's, drawn "
+                      "on top of candidate 6's: it holds both)"]
+
+
 def test_a_verdict_with_few_candidates_lists_each(capsys: pytest.CaptureFixture[str]) -> None:
     report = _verification([("turn", "no_edit"), ("turn", "failed"), ("turn", "passed")], chosen=3)
     report["verification"]["candidates"][0]["output_tail"] = (
