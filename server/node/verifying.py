@@ -70,6 +70,7 @@ from contenox.verify import (
     line_repair,
     number_grammar,
     passing_tests,
+    project_test_command,
     python_env,
     resolve_check_command,
     run_check,
@@ -332,8 +333,11 @@ class VerifyJob:
         self._left: list[str] = []
         """What the search left untried when ``verify.budget_s`` ran out (empty: it ran its course)."""
         self._regression: str | None = None
-        """The failing tests' whole files, run to completion (:func:`spectrum_command`): a candidate that passes
-        the check runs it too, so a change that makes the failing test pass by breaking its neighbours is seen."""
+        """The failing tests' whole files, run to completion (:func:`spectrum_command`), or for a Node one-off
+        check the project's own tests (:func:`project_test_command`): a candidate that passes the check runs it
+        too, so a change that makes the failing test pass by breaking its neighbours is seen."""
+        self._regression_passed: bool | None = None
+        """Whether the regression run passed on the workspace as it was (None: not run by :meth:`_broken`)."""
         self._unchanged_s = 0.0
         """The longest run of the check without a candidate (before any change, the failing tests' files run
         whole) that ended by itself: what a candidate's run is stopped as hung against."""
@@ -634,7 +638,8 @@ class VerifyJob:
         if not run.passed:
             files = [path for path, _, _ in failing_test_frames(run.output, self.scratch.tree)] or [
                 test.split("::")[0] for test in failed_test_ids(run.output)]
-            self._regression = spectrum_command(command.command, files)
+            self._regression = spectrum_command(command.command, files) or project_test_command(
+                command.command, self.scratch.tree)
             if command.source != "written" and not asks_test_change(self.request.prompt):
                 self._held = frozenset(path for path in files if is_test_path(path))
         return run
@@ -1352,7 +1357,9 @@ class VerifyJob:
         there that passed before the change and fail with it, and that run's output tail (none: nothing broke, or
         no such run: the check already runs those files whole, it is no pytest command, or it may not run). A
         change can make a failing test pass by defeating what it compares (the 0.5B made ``Variable.__eq__``
-        return a tuple, always true); the tests beside it still hold the code to what it did."""
+        return a tuple, always true); the tests beside it still hold the code to what it did. For a Node one-off
+        check the run is the project's ``npm test`` (its failing tests named as the runner prints them; a run that
+        passed before and fails with the change names no test: the command is named)."""
         line = self._regression
         if line is None or await consent(line, self.root, self.request, self.consents, self.asker):
             return (), ""
@@ -1366,8 +1373,12 @@ class VerifyJob:
             self._check_s += before.seconds
             if before.outcome not in ("passed", "failed"):
                 return (), ""
-            self._regression_before = frozenset(failed_test_ids(before.output))
-        broke = tuple(test for test in failed_test_ids(after.output) if test not in self._regression_before)
+            self._regression_before = frozenset(failed_test_ids(before.output) or failed_test_names(before.output))
+            self._regression_passed = before.passed
+        failed = failed_test_ids(after.output) or failed_test_names(after.output)
+        broke = tuple(test for test in failed if test not in self._regression_before)
+        if not failed and self._regression_passed:  # it passed before, and fails now with no test named
+            broke = (f"`{line}`",)
         return broke, (after.tail() if broke else "")
 
 

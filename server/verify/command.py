@@ -22,8 +22,9 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "pasted_run", "resolve_check_command",
-           "source_words", "spectrum_command", "test_file_command", "unusable_terminal_command"]
+__all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "pasted_run", "project_test_command",
+           "resolve_check_command", "source_words", "spectrum_command", "test_file_command",
+           "unusable_terminal_command"]
 
 log = logging.getLogger(__name__)
 
@@ -255,6 +256,21 @@ def _resolved(root: Path, *, configured: str, paths: Iterable[str], request: str
 _STOPS_EARLY = {"-x", "--exitfirst", "--lf", "--last-failed", "--sw", "--stepwise", "--ff", "--failed-first"}
 """pytest options that run fewer tests than the files hold, or stop at the first failure (``--maxfail`` and
 ``-k`` too, with their values)."""
+
+
+def project_test_command(command: str, root: Path) -> str | None:
+    """``npm test``, when ``command`` is one Node run (``node -e "..."``, ``node script.js``, ``node --test
+    a.test.js``) in a project whose ``package.json`` has a test script: what a change that passes that check is
+    held to as well (a one-off script checks one case; the 1.5B's change that passed semver's caret check took
+    ``parseRange``'s ``return`` out, and the second call passed on the cache the first one filled). None: another
+    kind of command, or no test script."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or Path(words[0]).name not in ("node", "nodejs") or any(w in ("&&", "||", ";", "|") for w in words):
+        return None
+    return "npm test" if _npm_test(root) else None
 
 
 def spectrum_command(command: str, test_files: Iterable[str]) -> str | None:

@@ -1177,6 +1177,49 @@ async def test_a_javascript_check_is_traced_by_v8_and_the_function_the_question_
     assert sorted(p.name for p in repo.iterdir()) == [".git", "lib"]  # the coverage was written elsewhere
 
 
+LIB_JS = "const add = (a, b) => a + b + 1\nconst neg = (x) => -x\n\nmodule.exports = { add, neg }\n"
+LIB_TEST_JS = ("const test = require('node:test')\nconst assert = require('node:assert')\n"
+               "const { add, neg } = require('../lib')\n\n"
+               "test('neg', () => { assert.strictEqual(neg(2), -2) })\n"
+               "test('add', () => { assert.strictEqual(add(2, 3), 5) })\n")
+
+
+@pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="node/npm not installed")
+async def test_a_change_that_passes_a_node_one_off_check_is_held_to_the_projects_own_tests(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """semver's caret task: the 1.5B's change passed the ``node -e`` check by taking ``parseRange``'s ``return``
+    out, and was offered as verified. A change that passes a Node one-off check now runs the project's own
+    ``npm test`` too: one that breaks a test that passed before is not verified, and names it."""
+    node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
+        node.config.verify, focused=False, rounds=0, reproduce=False))
+    repo = make_repo(tmp_path / "repo", {
+        "lib.js": LIB_JS, "test/lib.test.js": LIB_TEST_JS,
+        "package.json": '{"name": "lib", "version": "1.0.0", "scripts": {"test": "node --test"}}\n'})
+    check = "node -e \"const assert = require('assert'); assert.strictEqual(require('./lib').add(1, 1), 2)\""
+    terminal = (f"$ {check}\nnode:assert:90\n  throw new AssertionError(obj);\n  ^\n\n"
+                "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n3 !== 2\n")
+    wrong = ("lib.js\n<<<<<<< SEARCH\nconst add = (a, b) => a + b + 1\nconst neg = (x) => -x\n=======\n"
+             "const add = (a, b) => a + b\nconst neg = (x) => x\n>>>>>>> REPLACE\n")
+    request = TurnRequest(root=str(repo), prompt="add(1, 1) gives 3. Fix it.", terminal=terminal,
+                          env={"PATH": os.environ.get("PATH", "")}, verify=True)
+    scripted(monkeypatch, "add adds one too many.\n\n" + wrong, *["no idea"] * 3)
+    outcome = await node.turn(request)
+    report = outcome.verification
+    assert report is not None and report.status == "failed", report
+    offered = report.candidates[report.chosen - 1]
+    assert offered.outcome == "passed" and offered.broke == ("neg",), offered
+    assert report.summary().startswith(f"not verified: `{check}` passed with the change, but it breaks neg, "
+                                       "which passed before it"), report.summary()
+    # the right change among them is offered, verified: it breaks nothing the project's tests hold
+    right = "lib.js\n<<<<<<< SEARCH\nconst add = (a, b) => a + b + 1\n=======\nconst add = (a, b) => a + b\n>>>>>>> REPLACE\n"
+    scripted(monkeypatch, "add adds one too many.\n\n" + wrong, right, "no idea", "no idea")
+    again = await node.turn(msgspec.structs.replace(request, thread="again"))
+    report = again.verification
+    assert report is not None and report.status == "passed", report
+    assert report.chosen == 2 and report.candidates[1].broke == () and report.candidates[0].broke == ("neg",)
+    assert (repo / "lib.js").read_text() == LIB_JS
+
+
 GREET = "const greet = (name) => `hello ${name}`\n\nmodule.exports = { greet }\n"
 GREET_PACKAGE = '{"name": "greet", "version": "1.0.0", "scripts": {"test": "tap test/*.js"}}\n'
 SHOUT_ASK = "Give greet an optional second argument, shout, that upper-cases the whole greeting."

@@ -174,3 +174,18 @@ def test_a_test_file_runs_alone_with_the_check_s_runner_and_options() -> None:
         "pytest --tb=short -p no:cacheprovider --noconftest t_c.py")  # an option's value kept, the folder not
     assert alone_command("npm test", "t_c.py") is None
     assert alone_command("pytest a.py && pytest b.py", "t_c.py") is None
+
+
+def test_a_node_one_off_check_is_held_to_the_projects_npm_test(tmp_path: Path) -> None:
+    from contenox.verify import project_test_command
+
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "tap"}}')
+    assert project_test_command("node -e \"require('./')\"", tmp_path) == "npm test"
+    assert project_test_command("node --test test/a.test.js", tmp_path) == "npm test"
+    assert project_test_command("/usr/bin/node repro.js", tmp_path) == "npm test"
+    assert project_test_command("npm test", tmp_path) is None  # the project's tests already
+    assert project_test_command("node a.js && node b.js", tmp_path) is None
+    assert project_test_command("python -m pytest -q", tmp_path) is None
+    assert project_test_command("node -e 'unclosed", tmp_path) is None
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}')
+    assert project_test_command("node -e 1", tmp_path) is None
