@@ -102,7 +102,7 @@ from contenox.verify.focus import (
     values_used,
     with_traced,
 )
-from contenox.verify.mutate import mutants
+from contenox.verify.mutate import literal_words, mutants
 from contenox.verify.report import worse_than_before
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
 from contenox.verify.usable import (
@@ -349,6 +349,9 @@ class VerifyJob:
         self._regression_before: frozenset[str] | None = None
         """The tests the regression run failed on the workspace as it was (the traced spectrum run's, when it ran;
         else run when first needed)."""
+        self._named = literal_words(request.prompt)
+        """The words the question writes as literals ("It should use NFKD"): one-token changes put them in a string
+        literal of their kind."""
         self._stack: _Tried | None = None
         """The candidate the search now runs on top of (``[verify] stack``): its change is under every candidate
         drawn since, which is read, localized and written over its files' texts, and checked and offered with it."""
@@ -839,7 +842,7 @@ class VerifyJob:
         made = 0
         for number in sorted(pickable, key=lambda n: (n == place.start, -suspicion.get(n, 0.0), n)):
             batch: list[tuple[Draft, Place]] = []
-            for mutant in mutants(lines[number - 1], place.path)[:budget[0]]:
+            for mutant in mutants(lines[number - 1], place.path, self._named)[:budget[0]]:
                 budget[0] -= 1
                 function = "\n".join([*code[:number - place.start], mutant.line, *code[number - place.start + 1:]])
                 batch.append((Draft(text=f"```{fence}\n{function}\n```", round=0, sampled=False, constrained=False,

@@ -8,8 +8,11 @@ else: each costs one check run and no decoding. Verification tries them on the l
 trace's most suspicious first (:mod:`contenox.node.verifying`), before the model fills those lines in.
 
 Only code is changed: string literals and comments are left alone (a JavaScript template literal too, text and
-``${}`` alike), as are floats and other number forms. Each mutant changes one token; they come in the order of
-the line's tokens.
+``${}`` alike), as are floats and other number forms, except where the question names the literal's
+replacement: a short string literal becomes each word the question writes as a literal (quoted, in backticks, or
+in capitals or with digits: "It should use NFKD") that is of the literal's own kind (capitals for capitals,
+lower case for lower case), the fix a user tells in words. Each mutant changes one token; they come in the order
+of the line's tokens.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import tokenize
 
 import msgspec
 
-__all__ = ["Mutant", "mutants"]
+__all__ = ["Mutant", "literal_words", "mutants"]
 
 
 class Mutant(msgspec.Struct, frozen=True, kw_only=True):
@@ -41,13 +44,41 @@ _JS_TOKEN = re.compile(r"""(?P<skip>//.*|/\*.*?(?:\*/|$)|'(?:\\.|[^'\\])*'?|"(?:
 """JavaScript's tokens a mutant may change, and what to step over (strings, templates, comments)."""
 
 
-def mutants(line: str, path: str) -> list[Mutant]:
+_LITERAL_WORD = re.compile(r"`([\w.+-]{2,40})`|'([\w.+-]{2,40})'|\"([\w.+-]{2,40})\"|"
+                           r"(?<![\w.+-])([A-Z][A-Z0-9_-]{2,39}|[A-Za-z]+[0-9][A-Za-z0-9]*)(?![\w+-]|\.\w)")
+"""A word a question writes as a literal: quoted, in backticks, in capitals (``NFKD``), or letters with digits
+(``sha256``)."""
+_STRING = re.compile(r"""^([rRbBuU]{0,2})(['"])([\w.+-]{1,40})\2$""")
+"""A short string literal whose text is one word (no f-string: its braces are code)."""
+
+
+def literal_words(question: str) -> tuple[str, ...]:
+    """The words ``question`` writes as literals (:data:`_LITERAL_WORD`), each once, in order."""
+    return tuple(dict.fromkeys(next(g for g in m.groups() if g) for m in _LITERAL_WORD.finditer(question)))
+
+
+def _kind(word: str) -> str:
+    return "upper" if word.isupper() else "lower" if word.islower() else "mixed"
+
+
+def mutants(line: str, path: str, named: tuple[str, ...] = ()) -> list[Mutant]:
     """Each one-token change of ``line`` (a line of the file at ``path``; Python by its suffix, else JavaScript's
-    syntax), in the order of the line's tokens."""
-    spots = _python_spots(line) if path.endswith((".py", ".pyi")) else _js_spots(line)
+    syntax), in the order of the line's tokens; ``named``: the question's literal words (:func:`literal_words`),
+    each of which replaces the text of a one-word string literal of its kind."""
+    python = path.endswith((".py", ".pyi"))
+    spots = _python_spots(line, bool(named)) if python else _js_spots(line, bool(named))
     out: list[Mutant] = []
     seen = {line}
     for start, end, token in spots:
+        if (string := _STRING.match(token)) is not None:
+            prefix, quote, text = string.groups()
+            for word in named:
+                changed = line[:start] + prefix + quote + word + quote + line[end:]
+                if word != text and _kind(word) == _kind(text) and changed not in seen:
+                    seen.add(changed)
+                    out.append(Mutant(line=changed, said=f"`{token}` to `{prefix}{quote}{word}{quote}` (the "
+                                                         "question's word)"))
+            continue
         if _INTEGER.fullmatch(token):
             number = int(token)
             replacements: tuple[str, ...] = (str(number + 1), *((str(number - 1),) if number > 0 else ()))
@@ -61,10 +92,10 @@ def mutants(line: str, path: str) -> list[Mutant]:
     return out
 
 
-def _python_spots(line: str) -> list[tuple[int, int, str]]:
+def _python_spots(line: str, strings: bool = False) -> list[tuple[int, int, str]]:
     """(start, end, token) of the line's comparison, equality and boolean operators, integer constants and
-    ``True``/``False``, read by Python's own tokenizer (a line that opens a bracket it does not close is read as
-    far as it goes)."""
+    ``True``/``False`` (``strings``: its one-word string literals too), read by Python's own tokenizer (a line
+    that opens a bracket it does not close is read as far as it goes)."""
     spots: list[tuple[int, int, str]] = []
     body = line.lstrip()
     offset = len(line) - len(body)
@@ -72,18 +103,21 @@ def _python_spots(line: str) -> list[tuple[int, int, str]]:
         for token in tokenize.generate_tokens(io.StringIO(body + "\n").readline):
             text = token.string
             if (token.type in (tokenize.OP, tokenize.NAME) and text in _SWAPS) or (
-                    token.type == tokenize.NUMBER and _INTEGER.fullmatch(text)):
+                    token.type == tokenize.NUMBER and _INTEGER.fullmatch(text)) or (
+                    strings and token.type == tokenize.STRING and _STRING.match(text)):
                 spots.append((offset + token.start[1], offset + token.end[1], text))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         pass
     return spots
 
 
-def _js_spots(line: str) -> list[tuple[int, int, str]]:
+def _js_spots(line: str, strings: bool = False) -> list[tuple[int, int, str]]:
     """The same for a line of JavaScript (or another language of its syntax), by a small tokenizer."""
     spots: list[tuple[int, int, str]] = []
     for match in _JS_TOKEN.finditer(line):
         if match.group("skip") is not None:
+            if strings and _STRING.match(match.group(0)) and match.group(0)[0] in "'\"":
+                spots.append((match.start(), match.end(), match.group(0)))
             continue
         text = match.group(0)
         if text in _SWAPS or _INTEGER.fullmatch(text):

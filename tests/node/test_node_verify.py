@@ -854,6 +854,36 @@ async def test_a_one_token_change_of_a_line_the_failing_run_ran_is_tried_before_
     assert "one-token changes tried: " in notes
 
 
+SLUG = ('import unicodedata\n\n\ndef slugify(text):\n    text = unicodedata.normalize("NFC", text)\n'
+        '    return text.encode("ascii", "ignore").decode().lower()\n')
+
+
+async def test_the_literal_the_question_names_is_tried_in_place_of_a_string_of_its_kind(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trial: "slugify drops accented letters. It should use NFKD. Fix it.", and none of the 0.5B's 88
+    candidates wrote `NFKD`. The question's literal words are one-token changes too: `"NFC"` to `"NFKD"` passes,
+    the model's fills of that line do not, so the node's change is offered, said to be the node's."""
+    node.config = msgspec.structs.replace(node.config, verify=VerifyConfig(mutations=8))
+    repo = make_repo(tmp_path / "repo", {"slug.py": SLUG, "tests/test_slug.py": (
+        "from slug import slugify\n\n\ndef test_accents():\n    assert slugify('Crème') == 'creme'\n")})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider tests/test_slug.py\nF\n"
+                "FAILED tests/test_slug.py::test_accents - AssertionError: assert 'crme' == 'creme'\n"
+                "1 failed in 0.01s")
+    wrong = ('slug.py\n<<<<<<< SEARCH\n    return text.encode("ascii", "ignore").decode().lower()\n=======\n'
+             '    return text.lower()\n>>>>>>> REPLACE\n')
+    scripted(monkeypatch, wrong, wrong, wrong, wrong, *['text = unicodedata.normalize("NFC", text.lower())'] * 4)
+    outcome = await node.turn(msgspec.structs.replace(
+        _request(repo, verify=True, terminal=terminal),
+        prompt="slugify drops accented letters. It should use NFKD. Fix it."))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    offered = report.candidates[report.chosen - 1]
+    assert (offered.arm, offered.line, offered.change) == ("mutation", 5, '`"NFC"` to `"NFKD"` (the question\'s word)')
+    added = [line for line in outcome.edits.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ['+    text = unicodedata.normalize("NFKD", text)'] and (repo / "slug.py").read_text() == SLUG
+    assert "found by Contenox, not written by the model" in outcome.text
+
+
 async def test_the_model_s_own_fill_of_the_line_a_one_token_change_showed_is_offered_over_the_node_s(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A passing one-token change says which line is wrong; the model's fill of that line that passes too is

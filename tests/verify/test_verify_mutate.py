@@ -31,3 +31,23 @@ def test_javascript_operators_and_constants_but_not_shifts_arrows_strings_or_tem
         "`2` to `3`", "`2` to `1`", "`true` to `false`", "`10` to `11`", "`10` to `9`"]
     assert mutants("    ret = `>=${M}.${m}.0 <${+M + 1}.0.0-0`", "classes/range.js") == []
     assert mutants("    name = other_name", "a.py") == []
+
+
+def test_a_word_the_question_writes_as_a_literal_replaces_a_string_literal_of_its_kind() -> None:
+    """A trial's user said "It should use NFKD" and no candidate in 88 wrote it: the question's literal words
+    (quoted, in backticks, in capitals, letters with digits) each replace a one-word string literal of their kind
+    on a line the failing run ran; other string literals are left alone as before."""
+    from contenox.verify.mutate import literal_words
+
+    named = literal_words("slugify drops accented letters. It should use NFKD. Fix it, see `sha256` and 'utf-8'.")
+    assert named == ("NFKD", "sha256", "utf-8")
+    line = '    return unicodedata.normalize("NFC", text).encode(b"ascii", "ignore")'
+    assert [m.line for m in mutants(line, "slug.py", ("NFKD",))] == [line.replace('"NFC"', '"NFKD"')]
+    assert mutants(line, "slug.py", ("NFKD",))[0].said == '`"NFC"` to `"NFKD"` (the question\'s word)'
+    assert [m.said for m in mutants(line, "slug.py", ("utf-8",))] == [
+        '`b"ascii"` to `b"utf-8"` (the question\'s word)', '`"ignore"` to `"utf-8"` (the question\'s word)']
+    assert mutants(line, "slug.py") == []  # no word named: strings are left alone
+    assert mutants('    key = f"NFC{x}"', "a.py", ("NFKD",)) == []  # an f-string's text is code
+    assert [m.line for m in mutants("  return s.normalize('NFC') // 'NFC'", "lib/slug.js", ("NFKD",))] == [
+        "  return s.normalize('NFKD') // 'NFC'"]
+    assert literal_words("Fix it. I think the cache is wrong.") == ()
