@@ -253,7 +253,8 @@ class VerifyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     mutations: int = 24
     """When the turn's candidates fail, before the lines are filled in, one-token changes of the lines the failing
     run ran in those places (mutation testing's operators: ``>`` to ``>=``, ``==`` to ``!=``, an integer constant
-    one up or down, true/false, and/or; :mod:`contenox.verify.mutate`), the trace's most suspicious lines first, up
+    one up or down, true/false, and/or; and a one-word string literal to a word of its kind the question writes
+    as a literal, "use NFKD"; :mod:`contenox.verify.mutate`), the trace's most suspicious lines first, up
     to this many in all: each costs a check run and no decoding, and the fix a small model misses is often one
     token away (the 0.5B drew 100 candidates for a bulk discount that began one item late, ``>`` for ``>=``, and
     none passed). A passing one shows the line: the model fills that line in, and its own passing fix is offered
