@@ -63,6 +63,11 @@ class VerifiedTask(msgspec.Struct, frozen=True, kw_only=True):
     check_s: float = 0.0
     wall_s: float = 0.0
     outcomes: tuple[str, ...] = ()
+    failing: tuple[int | None, ...] = ()
+    """The failing tests each candidate's check counted (None: not checked, or its output does not count them):
+    which searches had a candidate that fixed some of several failing tests."""
+    on: tuple[int, ...] = ()
+    """The candidate each one was drawn on top of (0: none; ``[verify] stack``)."""
     diffs: tuple[str, ...] = ()
     """Each candidate's change (empty: no edit), in the order drawn."""
     answers: tuple[str, ...] = ()

@@ -234,6 +234,8 @@ def _verification(task: Task, report: Any) -> VerifiedTask | None:
         decode_s=float(report.get("decode_s") or 0.0), apply_s=float(report.get("apply_s") or 0.0),
         check_s=float(report.get("check_s") or 0.0), wall_s=float(report.get("wall_s") or 0.0),
         outcomes=tuple(str(c.get("outcome")) for c in candidates),
+        failing=tuple(c.get("failing") if isinstance(c.get("failing"), int) else None for c in candidates),
+        on=tuple(int(c.get("on") or 0) for c in candidates),
         diffs=tuple(str(c.get("diff") or "") for c in candidates),
         answers=tuple(str(c.get("answer") or "") for c in candidates),
         arms=tuple(str(c.get("arm") or "") for c in candidates),

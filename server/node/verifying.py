@@ -1865,14 +1865,27 @@ def describe(report: Verification) -> list[str]:
 
 
 def stacked_said(report: Verification, offered: CandidateResult) -> str:
-    """What the answer says first when the offered change was drawn on top of another candidate's ('' when not)."""
-    under = next((c for c in report.candidates if c.index == offered.on), None)
-    if under is None:
+    """What the answer says first when the offered change was drawn on top of other candidates' ('' when not):
+    each step under it, first to last."""
+    steps: list[CandidateResult] = []
+    at = offered
+    while at.on and (under := next((c for c in report.candidates if c.index == at.on), None)) is not None \
+            and under not in steps:
+        steps.insert(0, under)
+        at = under
+    if not steps:
         return ""
     before = len(report.failed_before)
-    return (f"Found in two steps. First, candidate {under.index}'s change, with which {under.failing} of the "
-            f"{before or 'failing'} test{'s' if before != 1 else ''} that failed before still failed:\n\n"
-            f"{under.answer.strip()}\n\nThen, drawn on top of it (the change offered holds both):")
+    tests = f"{before or 'failing'} test{'s' if before != 1 else ''}"
+    said = [f"Found in {_COUNTED.get(len(steps) + 1, len(steps) + 1)} steps."]
+    said += [f"{'First' if n == 0 else 'Then'}, candidate {c.index}'s change{', drawn on top of it' if n else ''}, "
+             f"with which {c.failing} of the {tests} that failed before still failed:\n\n{c.answer.strip()}"
+             for n, c in enumerate(steps)]
+    said.append(f"Then, drawn on top of it (the change offered holds {'both' if len(steps) == 1 else 'all of them'}):")
+    return "\n\n".join(said)
+
+
+_COUNTED = {2: "two", 3: "three"}
 
 
 def _unparsable(edits: ProposedEdits) -> list[str]:

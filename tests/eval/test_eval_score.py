@@ -256,3 +256,18 @@ def test_the_own_words_grade_counts_neither_the_locations_sentence_nor_the_call_
     assert (own.passed, own.passed_own) == (True, True)
     located = graded(task, f"`load` calls `parse`.\n\n{LOCATIONS_LEAD}`load` (src/m.py:3).", [], (), None)
     assert (located.passed, located.passed_own, located.named) == (True, False, ("src/m.py",))
+
+
+def test_a_verified_tasks_report_keeps_each_candidates_failing_count_and_the_one_it_was_drawn_on() -> None:
+    """Which searches had a candidate that fixed some of several failing tests (where the search on top of it can
+    help) is read from the report: each candidate's failing count, and the candidate it was drawn on."""
+    from contenox.eval.runner import _verification
+    from contenox.eval.tasks import Check, Task
+
+    task = Task(id="t", repo="r", commit="v1", ask="Fix it.", kind="bug_localization", must_cite_files=("a.py",),
+                must_cite_symbols=(), check=Check(test_command="pytest -q"))
+    report = {"status": "passed", "command": "pytest -q", "candidates": [
+        {"index": 1, "outcome": "failed", "failing": 2}, {"index": 2, "outcome": "no_edit"},
+        {"index": 3, "outcome": "failed", "failing": 1}, {"index": 4, "outcome": "passed", "failing": None, "on": 3}]}
+    verified = _verification(task, report)
+    assert verified is not None and verified.failing == (2, None, 1, None) and verified.on == (0, 0, 0, 3)

@@ -1024,7 +1024,7 @@ async def test_a_change_that_fixes_one_of_two_failing_tests_is_built_on_and_offe
     # the second fill was asked over the table as the first left it
     prompts = [(await node.engine()).tokenizer.decode_raw(r["ids"]) for r in script.requests]
     assert any('"s": 1,\n    <|fim_suffix|>' in p or '<|fim_suffix|>\n    "s": 1,' in p for p in prompts), prompts
-    assert outcome.text.startswith(f"Found in two steps. First, candidate {under.index}'s change, with which 1 of "
+    assert outcome.text.startswith(f"Found in two steps.\n\nFirst, candidate {under.index}'s change, with which 1 of "
                                    "the 2 tests that failed before still failed"), outcome.text
     assert f"on top of candidate {under.index}" in "\n".join(describe_verification(report))
 

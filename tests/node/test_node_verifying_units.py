@@ -893,3 +893,22 @@ def test_a_search_builds_on_a_candidate_only_when_its_run_got_further() -> None:
     assert not _improves(run(1, 2, "timeout"), before)
     assert not _improves(run(1, 2), CheckRun(command="node t.js", outcome="failed", exit_code=1, output="Error: boom",
                                              seconds=0.1))
+
+
+def test_a_change_found_in_steps_says_each_step_under_it_first_to_last() -> None:
+    from contenox.node.verifying import stacked_said
+    from contenox.verify import CandidateResult, Verification
+
+    def candidate(index: int, failing: int | None, on: int = 0) -> CandidateResult:
+        return CandidateResult(index=index, round=0, sampled=False, constrained=False,
+                               outcome="failed" if failing else "passed", failing=failing, on=on,
+                               answer=f"step {index}")
+
+    report = Verification(status="passed", failed_before=("t::a", "t::b", "t::c"),
+                          candidates=(candidate(1, 3), candidate(2, 2), candidate(3, 1, on=2), candidate(4, None, on=3)))
+    assert stacked_said(report, report.candidates[3]) == (
+        "Found in three steps.\n\nFirst, candidate 2's change, with which 2 of the 3 tests that failed before still "
+        "failed:\n\nstep 2\n\nThen, candidate 3's change, drawn on top of it, with which 1 of the 3 tests that failed "
+        "before still failed:\n\nstep 3\n\nThen, drawn on top of it (the change offered holds all of them):")
+    assert stacked_said(report, report.candidates[2]).startswith("Found in two steps.\n\nFirst, candidate 2's change")
+    assert stacked_said(report, report.candidates[1]) == ""
