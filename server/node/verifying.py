@@ -1549,9 +1549,12 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
             return (0, len(r.broke), int(bool(asked) and not renamed_as_asked(r.diff, asked)),
                     int(r.reproduced is False), -r.written_passed, 1 if any(is_test_path(f) for f in r.files) else 0,
                     int(r.arm == "mutation"), order)
-        if r.outcome in ("failed", "timeout", "not_found", "error"):  # then the run that got further (more passed)
-            return (1, -r.written_passed, r.failing if r.failing is not None else 10**6, -(r.passing or 0), r.index,
-                    0, 0, 0)
+        if r.outcome in ("failed", "timeout", "not_found", "error"):  # then the run that got further (more passed;
+            # one that passed none, stopped at collection by a change that broke an import, after any that passed
+            # some: the 0.5B's fill renamed dotenv's `parse_value`, and its run's one error counted fewer failing than
+            # the two failing tests before)
+            return (1, -r.written_passed, int(r.passing == 0), r.failing if r.failing is not None else 10**6,
+                    -(r.passing or 0), r.index, 0, 0)
         if r.outcome in ("does_not_parse", "does_not_apply"):
             return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0, 0, 0)
         return (3, 0, r.index, 0, 0, 0, 0, 0)

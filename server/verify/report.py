@@ -302,7 +302,9 @@ def worse_than_before(result: CandidateResult, before: str, before_outcome: str 
                       or_no_better: bool = False) -> str:
     """Why a failing candidate's run does worse than the check's run before any change (``before``, its output;
     ``before_outcome``, how it ended), in words ('' when it does not, or the outputs do not say): more tests
-    failing, as many and fewer passing (a change that broke the package's import under ``pytest -x``), or stopped
+    failing, as many and fewer passing (a change that broke the package's import under ``pytest -x``), none passing
+    where some passed (a run stopped at collection by a change that broke an import, whatever failures its errors
+    count: the 0.5B's rename of dotenv's ``parse_value`` counted one error against two failing tests), or stopped
     as hung where the run before it ended. ``or_no_better``: also as many failing and no more passing (a change the
     node searched for that does no better fixed nothing the check shows)."""
     if result.outcome == "timeout" and before_outcome != "timeout":
@@ -311,7 +313,8 @@ def worse_than_before(result: CandidateResult, before: str, before_outcome: str 
     if result.outcome == "timeout" or result.failing is None or failing is None:
         return ""
     known = None not in (result.passing, passing)
-    if result.failing > failing or (result.failing == failing and known and (result.passing or 0) < (passing or 0)):
+    if result.failing > failing or (result.failing == failing and known and (result.passing or 0) < (passing or 0)) \
+            or (known and result.passing == 0 < (passing or 0)):  # none passing: stopped at collection
         return (f"the best, candidate {result.index}, leaves {result.failing} failing and {result.passing or 0} "
                 f"passing where {failing} failed and {passing or 0} passed before any change")
     if or_no_better and result.failing == failing and not (known and (result.passing or 0) > (passing or 0)):

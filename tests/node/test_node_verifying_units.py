@@ -912,3 +912,20 @@ def test_a_change_found_in_steps_says_each_step_under_it_first_to_last() -> None
         "before still failed:\n\nstep 3\n\nThen, drawn on top of it (the change offered holds all of them):")
     assert stacked_said(report, report.candidates[2]).startswith("Found in two steps.\n\nFirst, candidate 2's change")
     assert stacked_said(report, report.candidates[1]) == ""
+
+
+def test_a_failing_run_that_passed_no_test_ranks_after_one_that_passed_some() -> None:
+    """dotenv's inline comment with the 0.5B: a fill renamed ``parse_value``, the run stopped at collection with
+    one error, which counted fewer failing than the two failing tests before; it was offered as the closest. A run
+    that passed none now ranks after every run that passed some, whatever it counts failing."""
+    from contenox.node.verifying import _ranked, _Tried
+    from contenox.verify.report import CandidateResult
+
+    def tried(index: int, failing: int, passing: int | None) -> _Tried:
+        result = CandidateResult(index=index, round=0, sampled=True, constrained=False, outcome="failed",
+                                 failing=failing, passing=passing)
+        return _Tried(result=result, draft=Draft(text="", round=0, sampled=True, constrained=False),
+                      edits=ProposedEdits())
+
+    runs = [tried(1, 2, 40), tried(2, 1, 0), tried(3, 1, 41), tried(4, 3, None)]
+    assert [t.result.index for t in _ranked(runs)] == [3, 1, 4, 2]

@@ -105,6 +105,10 @@ def test_a_failing_candidate_worse_than_no_change_is_told() -> None:
                                                                   "ended before")
     assert worse_than_before(ran("", "timeout"), "", "timeout") == ""  # the check never ended, before it either
     assert worse_than_before(ran("no summary"), before) == ""  # the output does not say
+    # fewer failing, but none passing: a run stopped at collection (an import the change broke), whatever it counts
+    two = "FAILED t.py::test_a\nFAILED t.py::test_b\n2 failed, 40 passed in 0.1s"
+    assert "leaves 1 failing and 0 passing where 2 failed and 40 passed" in worse_than_before(ran("1 error in 0.1s"), two)
+    assert worse_than_before(ran("1 failed in 0.1s"), "2 failed in 0.1s") == ""  # none passed before either
 
 
 def test_a_failing_candidate_that_does_no_better_than_no_change_is_told() -> None:
