@@ -357,6 +357,8 @@ class VerifyJob:
         drawn since, which is read, localized and written over its files' texts, and checked and offered with it."""
         self._stacked: dict[str, str | None] = {}
         """The texts of the files that candidate's change edits, as it leaves them."""
+        self._moves: dict[str, Callable[[int], int]] = {}
+        """For each of those files, where a line of its text before that change is in the text after it."""
 
     # -- the workspace, with the test written for the change ----------------------------------------
     def read(self, path: str) -> str | None:
@@ -371,9 +373,8 @@ class VerifyJob:
     def locate(self, name: str) -> list[tuple[str, int, int]]:
         """A symbol's definitions in the workspace, and in the test written for the change (its test function)."""
         found = self._locate(name)
-        if self._stack is not None:  # the workspace's index knows its files before the change under the search
-            before = {e.path: e.old_text or "" for e in self._stack.edits.edits}
-            found = [(path, *_moved(before[path], self._stacked[path] or "", a, b)) if path in before else (path, a, b)
+        if self._moves:  # the workspace's index knows its files before the change under the search
+            found = [(path, move(a), max(move(a), move(b))) if (move := self._moves.get(path)) else (path, a, b)
                      for path, a, b in found]
         if self._repro is not None and self._repro[0].endswith(".py"):
             found = [*found, *((self._repro[0], a, b) for a, b in _defined_in(self._repro[1], name))]
@@ -567,15 +568,16 @@ class VerifyJob:
                 return
             self._stack = best
             self._stacked = {e.path: e.new_text for e in best.edits.edits}
+            self._moves = {e.path: _mover(e.old_text or "", e.new_text or "") for e in best.edits.edits}
             why = await asyncio.to_thread(self.scratch.apply, [EditLike(path=e.path, old_text=e.old_text,
                                                                         new_text=e.new_text) for e in best.edits.edits])
             if why:
-                self._stack, self._stacked = None, {}
+                self._stack, self._stacked, self._moves = None, {}, {}
                 return
             # the report's, and what a candidate is held to, stay the code's as it was
             kept = (self._regression_before, self._traced, self._spectrum_note, self._regression, self._held)
             try:
-                below = await self._baseline(command, f"on top of candidate {best.result.index}")
+                below = await self._baseline(command, on=best.result.index)
             finally:
                 await asyncio.to_thread(self.scratch.reset)
                 (self._regression_before, self._traced, self._spectrum_note, self._regression,
@@ -617,10 +619,11 @@ class VerifyJob:
             baseline = await self._baseline(command)
         return command, baseline
 
-    async def _baseline(self, command: CheckCommand, over: str = "") -> CheckRun:
-        """The check on the workspace as it is (no candidate applied; ``over``: a candidate laid there, said so):
+    async def _baseline(self, command: CheckCommand, on: int = 0) -> CheckRun:
+        """The check on the workspace as it is (no candidate applied; ``on``: that candidate laid there, said so):
         does it fail to begin with?"""
-        activity = ToolActivity(id=f"verify-0{'-' + over.split()[-1] if over else ''}", name="verify", kind="execute",
+        over = f"on top of candidate {on}" if on else ""
+        activity = ToolActivity(id=f"verify-0-{on}" if on else "verify-0", name="verify", kind="execute",
                                 status="in_progress",
                                 title=f"check the workspace {over or 'as it is'}: {command.command}"[:160])
         await self.emit(TurnEvent(kind="tool", tool=activity))
@@ -1411,9 +1414,9 @@ def _on_top(under: ProposedEdits, edits: ProposedEdits) -> ProposedEdits | None:
     return ProposedEdits(edits=tuple(both), problems=edits.problems, notes=(*under.notes, *edits.notes))
 
 
-def _moved(before: str, after: str, start: int, end: int) -> tuple[int, int]:
-    """Lines ``start``-``end`` of ``before`` where they are in ``after`` (a change put lines in or took some out
-    above or inside them)."""
+def _mover(before: str, after: str) -> Callable[[int], int]:
+    """Where a line of ``before`` is in ``after`` (a change put lines in or took some out above it; a line it
+    changed: the lines that took its place), read once from the two texts."""
     blocks = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False).get_opcodes()
 
     def at(line: int) -> int:
@@ -1422,8 +1425,7 @@ def _moved(before: str, after: str, start: int, end: int) -> tuple[int, int]:
                 return min(j1 + line - i1, max(j2, j1 + 1))
         return line
 
-    first = at(start)
-    return first, max(first, at(end))
+    return at
 
 
 _NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER}

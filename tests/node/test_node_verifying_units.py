@@ -866,13 +866,14 @@ def test_a_change_drawn_on_top_of_another_is_one_change_from_the_files_as_they_w
 
 
 def test_lines_found_in_a_file_before_a_change_are_where_that_change_leaves_them() -> None:
-    from contenox.node.verifying import _moved
+    from contenox.node.verifying import _mover
 
     before = "A = {\n    1: 2,\n}\n\n\ndef f():\n    return A\n"
     after = "A = {\n    1: 2,\n    3: 4,\n}\n\n\ndef f():\n    return A\n"
-    assert _moved(before, after, 6, 7) == (7, 8)  # below the line put in: one down
-    assert _moved(before, after, 1, 3) == (1, 4)  # around it: one longer
-    assert _moved(before, before, 6, 7) == (6, 7)
+    move = _mover(before, after)
+    assert (move(6), move(7)) == (7, 8)  # below the line put in: one down
+    assert (move(1), move(3)) == (1, 4)  # around it: one longer
+    assert [_mover(before, before)(n) for n in (1, 6, 7)] == [1, 6, 7]
 
 
 def test_a_search_builds_on_a_candidate_only_when_its_run_got_further() -> None:
