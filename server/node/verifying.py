@@ -77,6 +77,7 @@ from contenox.verify import (
     source_words,
     spectrum_command,
     test_file_command,
+    undefined_names,
     unparsable,
     unusable_terminal_command,
 )
@@ -421,6 +422,8 @@ class VerifyJob:
                 # the user is told if its edit leaves a file that no longer parses: that much is known without it)
                 if broken := await asyncio.to_thread(_unparsable, greedy_edits):
                     why += f"; the answer's edit does not parse: {broken[0]}"
+                elif unbound := await asyncio.to_thread(_undefined, greedy_edits):
+                    why += f"; the answer's edit reads a name nothing defines: {unbound[0]}"
                 report = Verification(status="skipped", reason=why, baseline=baseline.outcome,
                                       command=command.command, command_source=command.source,
                                       command_detail=command.detail, check_s=round(self._check_s, 2),
@@ -1103,6 +1106,12 @@ class VerifyJob:
             result = msgspec.structs.replace(base, outcome="does_not_parse", output_tail="\n".join(broken))
             self._checked[key] = result
             return _Tried(result=result, draft=draft, edits=edits)
+        # nor one that reads a name nothing defines where it reads it: it raises NameError where it runs, which the
+        # check may never reach (Aider's lint step; the 1.5B's `rename_key` under tests that passed before)
+        if unbound := await asyncio.to_thread(_undefined, edits):
+            result = msgspec.structs.replace(base, outcome="undefined_name", output_tail="\n".join(unbound))
+            self._checked[key] = result
+            return _Tried(result=result, draft=draft, edits=edits)
         began = time.monotonic()
         try:
             why = await asyncio.to_thread(self.scratch.apply, [EditLike(path=e.path, old_text=e.old_text,
@@ -1557,7 +1566,7 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
             # the two failing tests before)
             return (1, -r.written_passed, int(r.passing == 0), r.failing if r.failing is not None else 10**6,
                     -(r.passing or 0), r.index, 0, 0)
-        if r.outcome in ("does_not_parse", "does_not_apply"):
+        if r.outcome in ("undefined_name", "does_not_parse", "does_not_apply"):
             return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0, 0, 0)
         return (3, 0, r.index, 0, 0, 0, 0, 0)
     return sorted(tried, key=key)
@@ -1820,6 +1829,11 @@ def _repair_message(command: CheckCommand, result: CandidateResult) -> str:
         return (f"I applied that edit in a scratch copy: the file no longer parses, so `{command.command}` was not "
                 f"run.\n```\n{result.output_tail}\n```\nThe edit was not kept: the files are as before. Write one "
                 "corrected edit block that parses and makes the check pass.")
+    if result.outcome == "undefined_name":
+        return (f"I applied that edit in a scratch copy: it reads a name that nothing defines or imports where it is "
+                f"read, which raises NameError when that line runs, so `{command.command}` was not run.\n```\n"
+                f"{result.output_tail}\n```\nThe edit was not kept: the files are as before. Write one corrected "
+                "edit block that defines, passes in or imports every name it uses and makes the check pass.")
     return (f"I applied that edit in a scratch copy and ran `{command.command}`: it "
             f"{'timed out' if result.outcome == 'timeout' else 'failed'}. The output ends with:\n```\n"
             f"{result.output_tail}\n```\nThe edit was not kept: the files are as before. Write one corrected edit "
@@ -1858,7 +1872,8 @@ def describe(report: Verification) -> list[str]:
                 f", {c.arm} prompt" if c.arm and c.arm != "turn" else "") + (f" (line {c.line})" if c.line else "")) + (
             f", on top of candidate {c.on}" if c.on else "")
         detail = {"no_edit": "no edit" + (f" ({c.output_tail})" if c.output_tail else ""), "does_not_apply": f"does not apply: {c.output_tail}",
-                  "does_not_parse": f"does not parse, not checked: {c.output_tail}"}.get(
+                  "does_not_parse": f"does not parse, not checked: {c.output_tail}",
+                  "undefined_name": f"reads a name nothing defines, not checked: {c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s"
             + (f", but it breaks {', '.join(c.broke)} (passed before it)" if c.broke else "")
             + (_written_said(c.written_passed, report.reproductions) if c.reproduced is not None or (
@@ -1891,6 +1906,11 @@ def stacked_said(report: Verification, offered: CandidateResult) -> str:
 
 
 _COUNTED = {2: "two", 3: "three"}
+
+
+def _undefined(edits: ProposedEdits) -> list[str]:
+    """The names each Python file the edits leave reads where nothing binds them and did not before."""
+    return [problem for e in edits.edits if (problem := undefined_names(e.path, e.old_text, e.new_text))]
 
 
 def _unparsable(edits: ProposedEdits) -> list[str]:

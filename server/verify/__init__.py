@@ -43,7 +43,7 @@ from contenox.verify.report import (
 )
 from contenox.verify.runner import CheckRun, run_check
 from contenox.verify.scratch import EditLike, ScratchTree, python_env
-from contenox.verify.syntax import code_unchanged, unparsable
+from contenox.verify.syntax import code_unchanged, undefined_names, unparsable
 
 __all__ = [
     "CandidateResult",
@@ -82,6 +82,7 @@ __all__ = [
     "source_words",
     "spectrum_command",
     "test_file_command",
+    "undefined_names",
     "unparsable",
     "unusable_terminal_command",
 ]

@@ -13,7 +13,7 @@ __all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids"
            "passing_tests", "worse_than_before"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply",
-                           "does_not_parse"]
+                           "does_not_parse", "undefined_name"]
 
 _FAILED = re.compile(r"\b(\d+) (?:failed|failing|errors?)\b")
 _FAILED_COUNT = re.compile(r"^(?:#|\u2139) fail (\d+)\s*$", re.MULTILINE)

@@ -2,19 +2,27 @@
 cannot pass, and the user's check command may take minutes; what the parser says is what a repair needs.
 
 Python is parsed in process (``ast``); JavaScript by ``node --check`` on a temporary copy (it parses and runs
-nothing), where ``node`` is installed: without it, the check decides."""
+nothing), where ``node`` is installed: without it, the check decides.
+
+A Python file that parses is also read for the names its code reads where nothing binds them (pyflakes' F821,
+which Aider's lint step treats as fatal and sends back to the model): a candidate that adds one raises
+``NameError`` where it runs, and the project's tests may never run it (the 1.5B's ``rename_key`` wrote
+``dest.write(line_out)``, a local of ``set_key``, under tests that passed before and after)."""
 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import shutil
 import subprocess
+import symtable
 import tempfile
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["code_unchanged", "unparsable"]
+__all__ = ["code_unchanged", "undefined_names", "unparsable"]
 
 _PYTHON = (".py", ".pyi")
 _JAVASCRIPT = (".js", ".cjs", ".mjs")
@@ -76,6 +84,98 @@ def unparsable(path: str, before: str | None, after: str | None) -> str | None:
     where = f", line {error.lineno}" if error.lineno else ""
     text = (error.text or "").rstrip("\n")
     return f"{path}{where}: {error.msg}" + (f"\n    {text.strip()}" if text.strip() else "")
+
+
+_IMPLICIT = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__",
+                                        "__builtins__", "__path__", "__annotations__", "__dict__", "__class__",
+                                        "__module__", "__qualname__"}
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _unbound(text: str, path: str) -> dict[str, tuple[int, str]] | None:
+    """The names the module reads where nothing binds them: not a local, parameter or enclosing function's name
+    where read, not bound at the module's top level (an assignment, ``def``, ``class``, import, or a ``global``
+    assigned in a function), not a builtin; each with the first line that reads it and that line's text. Names
+    read only in annotations are left out (they may never be evaluated), and a module with a ``*`` import binds
+    what it cannot say: none. None when it does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
+            table = symtable.symtable(text, path, "exec")
+    except (SyntaxError, ValueError):
+        return None
+    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree)):
+        return {}
+    tables: list[symtable.SymbolTable] = []
+    pending = [table]
+    while pending:
+        current = pending.pop()
+        tables.append(current)
+        pending.extend(current.get_children())
+    bound = {s.get_name() for t in tables for s in t.get_symbols()
+             if (t is table and (s.is_assigned() or s.is_imported() or s.is_namespace()))
+             or (s.is_declared_global() and s.is_assigned())}
+    wanted: dict[str, list[int]] = {}  # name -> the lines of the scopes that read it unbound (0: the module)
+    for t in tables:
+        for s in t.get_symbols():
+            name = s.get_name()
+            if not s.is_referenced() or name in bound or name in _IMPLICIT or name.startswith("."):
+                continue
+            if t is table or s.is_global():
+                wanted.setdefault(name, []).append(0 if t is table else t.get_lineno())
+    if not wanted:
+        return {}
+    lines = text.split("\n")
+    out: dict[str, tuple[int, str]] = {}
+    for name, scopes in wanted.items():
+        reads = sorted(_reads(tree, name))
+        if 0 not in scopes:  # read in a function or class: a read inside one of those scopes' definitions
+            spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+                     if isinstance(n, _SCOPES) and n.lineno in scopes]
+            reads = [r for r in reads if any(a <= r <= b for a, b in spans)]
+        if reads:
+            out[name] = (reads[0], lines[reads[0] - 1].strip() if reads[0] <= len(lines) else "")
+    return out
+
+
+def _reads(tree: ast.AST, name: str) -> Iterable[int]:
+    """The lines where ``name`` is read, outside annotations."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        notes: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            notes.append(node.returns)
+        elif isinstance(node, ast.arg):
+            notes.append(node.annotation)
+        elif isinstance(node, ast.AnnAssign):
+            notes.append(node.annotation)
+        for note in notes:
+            if note is not None:
+                skip.update(id(n) for n in ast.walk(note))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in skip:
+            yield node.lineno
+
+
+def undefined_names(path: str, before: str | None, after: str | None) -> str | None:
+    """The names a Python file's text ``after`` a candidate's edit reads where nothing binds them and that
+    ``before`` did not read so (as pyflakes' "undefined name"), with their lines; None when it adds none, is not
+    Python (a ``.pyi`` stub included), was deleted, or either text does not parse (:func:`unparsable` says so)."""
+    if after is None or not path.endswith(".py"):
+        return None
+    now = _unbound(after, path)
+    if not now:
+        return None
+    old = _unbound(before, path) if before is not None else {}
+    if old is None:  # it did not parse before: nothing to tell the edit's names from the file's own
+        return None
+    new = {name: where for name, where in now.items() if name not in old}
+    if not new:
+        return None
+    said = [f"{path}, line {line}: undefined name '{name}' (not defined or imported where it is read)"
+            + (f"\n    {text}" if text else "") for name, (line, text) in sorted(new.items(), key=lambda i: i[1])]
+    return "\n".join(said)
 
 
 def _code(text: str, path: str) -> str | None:

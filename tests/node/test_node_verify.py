@@ -1671,6 +1671,34 @@ async def test_a_check_that_passed_before_the_change_only_guards_the_answer(
     assert "not verified: the change breaks" not in report.summary()
 
 
+async def test_a_change_that_reads_a_name_nothing_defines_is_not_checked_and_the_repair_is_told_the_name(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 1.5B's ``rename_key`` read ``line_out``, a local of the function it copied, under tests that passed
+    before and after it, and was offered as checked: such a change raises NameError where it runs. It is not
+    checked; the repair round is told the name and its line, and the repaired change is the one offered."""
+    source = "def helper(x):\n    return x + 1\n\n\ndef twice(x):\n    y = x * 2\n    return y\n"
+    repo = make_repo(tmp_path / "repo", {"util.py": source, "tests/test_util.py": TEST})
+    add = "util.py\n<<<<<<< SEARCH\n    y = x * 2\n    return y\n=======\n    y = x * 2\n    return y\n\n\n" \
+          "def thrice(x):\n    return {}\n>>>>>>> REPLACE\n"
+    unbound, right = add.format("y + x"), add.format("x * 3")
+    script = scripted(monkeypatch, unbound, *NO_TESTS, right, right, unbound, right)
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt="Add thrice(x) after twice: three times x.",
+                                          verify=True, env=_request(repo).env))
+    report = outcome.verification
+    assert report is not None and (report.status, report.baseline, report.rounds) == ("passed", "passed", 1)
+    first = report.candidates[0]
+    assert (first.outcome, first.check_s) == ("undefined_name", 0.0)
+    assert first.output_tail == ("util.py, line 11: undefined name 'y' (not defined or imported where it is read)\n"
+                                 "    return y + x")
+    assert report.chosen == 2 and report.candidates[1].outcome == "passed"
+    repair = (await node.engine()).tokenizer.decode(script.requests[DRAWN]["ids"])
+    assert "it reads a name that nothing defines or imports where it is read" in repair
+    assert "undefined name 'y'" in repair and "    return y + x" in repair
+    notes = "\n".join(outcome.explain.notes)
+    assert "candidate 1 (round 0, greedy, " in notes and "reads a name nothing defines, not checked: util.py, line 11" in notes
+    assert (repo / "util.py").read_text() == source
+
+
 async def test_a_grammar_candidate_that_changes_nothing_is_drawn_again(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path)

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from contenox.verify import code_unchanged, unparsable
+from contenox.verify import code_unchanged, undefined_names, unparsable
 
 BEFORE = "def f(x):\n    return x - 1\n"
 
@@ -53,3 +53,42 @@ def test_an_edit_of_comments_docstrings_or_layout_alone_changes_no_code() -> Non
     assert not code_unchanged("a.js", "f()\n", "f()\n// note\n")  # not Python: not known
     assert not code_unchanged("a.py", None, "x = 1\n") and not code_unchanged("a.py", "x = 1\n", None)
     assert not code_unchanged("a.py", before, "def (")
+
+
+SET_KEY = ("import os\n\nLIMIT = 3\n\n\ndef set_key(path, key):\n    line_out = f'{key}=1'\n    with open(path) as dest:\n"
+           "        dest.write(line_out)\n    return LIMIT\n")
+
+
+def test_a_name_the_edit_reads_where_nothing_binds_it_is_named_with_its_line() -> None:
+    """The 1.5B's ``rename_key`` wrote ``dest.write(line_out)``: ``line_out`` is a local of ``set_key``, not of the
+    function that reads it, so a module-wide search for the name would find it bound; the scope says it is not."""
+    after = SET_KEY + ("\n\ndef rename_key(path, old):\n    with open(path) as dest:\n        dest.write(line_out)\n"
+                       "    return os.path.exists(path) and LIMIT\n")
+    said = undefined_names("src/dotenv/main.py", SET_KEY, after)
+    assert said == ("src/dotenv/main.py, line 15: undefined name 'line_out' (not defined or imported where it is read)"
+                    "\n    dest.write(line_out)")
+    method = SET_KEY + "\n\nclass C:\n    size = 1\n\n    def grow(self):\n        return size + 1\n"
+    said = undefined_names("m.py", SET_KEY, method)  # a class attribute is no name inside its methods
+    assert said is not None and said.startswith("m.py, line 17: undefined name 'size'")
+
+
+def test_names_bound_anywhere_they_can_be_are_not_undefined() -> None:
+    after = SET_KEY + (
+        "\n\ndef counter():\n    global TOTAL\n    TOTAL = 0\n\n\ndef outer(a):\n    k = [x for x in a if x]\n"
+        "    def inner():\n        return k, TOTAL, len(a), __name__, (lambda q: q)(1)\n    return inner\n\n\n"
+        "def typed(a: Missing) -> AlsoMissing:\n    v: Unknown = a\n    return v\n\n\ntry:\n    import json\n"
+        "except ImportError:\n    json = None\n\n\nclass K:\n    def m(self):\n        return super().m(), json\n")
+    assert undefined_names("m.py", SET_KEY, after) is None  # globals, closures, builtins; annotations left out
+
+
+def test_only_what_the_edit_adds_is_named_and_where_nothing_can_be_said_nothing_is() -> None:
+    dynamic = "exec('VERSION = 1')\n\n\ndef version():\n    return VERSION\n"
+    assert undefined_names("setup.py", dynamic, dynamic.replace("return VERSION", "return VERSION + 1")) is None
+    added = undefined_names("new.py", None, "def f():\n    return g()\n")  # a new file: all of it is the edit's
+    assert added is not None and "undefined name 'g'" in added
+    star = "from os.path import *\n\n\ndef f(p):\n    return join(p, 'x')\n"
+    assert undefined_names("s.py", "", star) is None  # a * import binds what no reader can say
+    assert undefined_names("s.pyi", "", "def f() -> X: ...\nY = Z\n") is None  # a stub: not Python that runs
+    assert undefined_names("s.py", "def (", "def f():\n    return g()\n") is None  # did not parse before
+    assert undefined_names("s.py", SET_KEY, "def (") is None  # does not parse: unparsable's to say
+    assert undefined_names("s.py", SET_KEY, None) is None
