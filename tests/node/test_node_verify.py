@@ -813,6 +813,29 @@ async def test_a_line_of_the_localized_function_filled_in_by_the_model_is_a_cand
     assert "lines filled in: 1 of 2" in report.places[0]
 
 
+async def test_a_fill_of_the_def_line_that_renames_the_function_is_no_candidate(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The def line is filled in last; a fill that names the function otherwise breaks every caller (the failing
+    test's import first: the 0.5B's fill of dotenv's ``parse_value``), and is never offered: it is not checked,
+    and the place's entry says how many were left out. A fill that keeps the name is checked."""
+    node.config = msgspec.structs.replace(node.config, verify=VerifyConfig(mutations=0, infill_inserts=0))
+    repo = make_repo(tmp_path / "repo", {"util.py": "def helper(x, step=-1):\n    return x + step\n",
+                                         "tests/test_util.py": TEST})
+    wrong = "util.py\n<<<<<<< SEARCH\n    return x + step\n=======\n    return x + step * 2\n>>>>>>> REPLACE\n"
+    script = scripted(monkeypatch, wrong, wrong, wrong, wrong, *["return x + step"] * 4,
+                      "def helper_fixed(x, step=1):", "def helper2(x, step=1):", "def helper(x, step=1):",
+                      "def helper(x, step=1):")
+    outcome = await node.turn(_request(repo, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    assert len(script.requests) == 11  # three sampled, four fills of the body's line, four of the def line
+    filled = [c for c in report.candidates if c.arm == "infill"]
+    assert [(c.line, c.outcome) for c in filled] == [(1, "passed")]
+    assert "helper_fixed" not in "".join(c.diff for c in report.candidates)
+    assert "2 fill(s) of the def line that renamed it left out" in report.places[0]
+    assert "+def helper(x, step=1):" in outcome.edits.diff
+
+
 CART = ("BULK = 10\n\n\ndef line_price(price, quantity):\n    total = price * quantity\n"
         "    if quantity > BULK:\n        total = total * 0.9\n    return round(total, 2)\n")
 CART_TEST = ("from cart import line_price\n\n\ndef test_small():\n    assert line_price(1.0, 3) == 3.0\n\n\n"
