@@ -471,6 +471,13 @@ class VerifyJob:
                     await self._search(failing, before, command, tried)
             asked = asked_names(self.request.prompt)  # a rename question's new names
             added = self._new_names()  # the definitions the question asks to add
+            if not guard:
+                # before the repair rounds, which under a failing check almost never pass (2 of 852 repair
+                # candidates over the recorded evals' bug and trace tasks) and spend most of `verify.budget_s` (the
+                # 1.5B's searches stopped there before any search on top of a candidate); the rounds then repair
+                # over the files as they are
+                await self._stacked_search(command, baseline, tried, asked, added)
+                self._stack, self._stacked, self._moves = None, {}, {}
             rounds = 0
             repaired: set[int] = set()
             while not _any_clean(tried) and rounds < self.config.rounds:
@@ -492,8 +499,6 @@ class VerifyJob:
                                               self._grammars(best.edits))
                 for draft in [msgspec.structs.replace(d, arm="repair") for d in drafts]:
                     tried.append(await self._try(draft, None, command, len(tried) + 1))
-            if not guard:
-                await self._stacked_search(command, baseline, tried, asked, added)
             chosen = _ranked(tried, guard=guard, asked=asked, added=added)[0]
         finally:
             await asyncio.to_thread(self.scratch.remove)

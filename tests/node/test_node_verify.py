@@ -977,7 +977,7 @@ async def test_entries_a_table_lacks_are_put_in_among_its_own_and_a_search_that_
     table's entries too, a fill bringing as many entries as it writes at their column; and a change the node's
     search found that does no better than the code as it is is not offered (the turn's own answer still is)."""
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
-        node.config.verify, infill=0, infill_inserts=1, localize=False, places=1, lines=0, rounds=0))
+        node.config.verify, infill=0, infill_inserts=1, localize=False, places=1, lines=0, rounds=2))
     repo = make_repo(tmp_path / "repo", {"units.py": UNITS, "tests/test_units.py": UNITS_TEST})
     ask = "Add support for seconds (s) and days (d) to unit_seconds."
     doubles = "units.py\n<<<<<<< SEARCH\n    return UNITS[unit]\n=======\n    return UNITS[unit] * 2\n>>>>>>> REPLACE\n"
@@ -1019,9 +1019,10 @@ async def test_a_change_that_fixes_one_of_two_failing_tests_is_built_on_and_offe
     """The trial's last step ("Add support for seconds (s) and days (d)", the 0.5B): a fill wrote `"s": 1`, one
     of the two failing tests passed with it, and no candidate wrote `"d"` too. The search now runs again on top of
     the closest candidate when it made some failing tests pass: its run localized anew, each candidate written
-    over the table as that change leaves it, checked with it, and the passing one offered with both entries."""
+    over the table as that change leaves it, checked with it, and the passing one offered with both entries; all
+    of it before the repair rounds."""
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
-        node.config.verify, infill=0, infill_inserts=1, localize=False, places=1, lines=0, rounds=0))
+        node.config.verify, infill=0, infill_inserts=1, localize=False, places=1, lines=0, rounds=2))
     repo = make_repo(tmp_path / "repo", {"units.py": UNITS, "tests/test_units.py": UNITS_TEST})
     ask = "Add support for seconds (s) and days (d) to unit_seconds."
     doubles = "units.py\n<<<<<<< SEARCH\n    return UNITS[unit]\n=======\n    return UNITS[unit] * 2\n>>>>>>> REPLACE\n"
@@ -1038,6 +1039,8 @@ async def test_a_change_that_fixes_one_of_two_failing_tests_is_built_on_and_offe
     under = report.candidates[chosen.on - 1]
     assert (under.arm, under.outcome, under.failing, under.passing) == ("insert", "failed", 1, 2)
     assert (chosen.arm, chosen.outcome) == ("insert", "passed")
+    # before any repair round (under a failing check they almost never pass, and they spent the 1.5B's budget)
+    assert report.rounds == 0 and not any(c.arm == "repair" for c in report.candidates)
     ons = [c.on for c in report.candidates]  # the first search's, then the one on top of candidate 6
     first = ons.index(6)
     assert under.index == 6 and first > 6 and ons == [0] * first + [6] * (len(ons) - first), ons
