@@ -480,7 +480,7 @@ class VerifyJob:
                 self._stack, self._stacked, self._moves = None, {}, {}
             rounds = 0
             repaired: set[int] = set()
-            while not _any_clean(tried) and rounds < self.config.rounds:
+            while not _any_clean(tried, added) and rounds < self.config.rounds:
                 if self._spent():
                     self._left.append(f"{self.config.rounds - rounds} repair round(s)")
                     break
@@ -1562,14 +1562,18 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
     new names a rename question gives; of the passing candidates, those that write them come first. ``added``: the
     definitions the question asks to add; a checked candidate that adds none of them ranks after every checked one
     that does, passing or not (dotenv's "add rename_key": the 1.5B's answer added it and broke one test, and a
-    repair candidate that only made ``dict()`` return a copy passed the guard and was offered). A one-token change
+    repair candidate that only made ``dict()`` return a copy passed the guard and was offered), and after one
+    that adds one but reads a name nothing defines (not checked: the closer change, and the one to repair). A one-token change
     the node made (``mutation``) that did not pass cleanly ranks after every candidate the model wrote: no model
     proposed it, and a failed one is nothing to offer or repair (the 0.5B's first bug task offered one); one that
     does ranks after the model's passing candidates."""
-    def key(t: _Tried) -> tuple[int, int, int, int, int, int, int, int, int, int, int]:
+    def key(t: _Tried) -> tuple[int, int, int, int, int, int, int, int, int, int]:
         r = t.result
-        missing = int(bool(added) and r.outcome in _CHECKED and not set(added) & added_definitions(r.diff))
-        return (int(r.arm == "mutation" and not r.clean_pass), 0 if r.outcome in _CHECKED else 1, missing, *tier(t))
+        checked = r.outcome in _CHECKED
+        concrete = checked or r.outcome == "undefined_name"  # a change that parses and applies
+        missing = bool(added) and concrete and not set(added) & added_definitions(r.diff)
+        group = 2 * int(missing) + int(not checked) if concrete else 4
+        return (int(r.arm == "mutation" and not r.clean_pass), group, *tier(t))
 
     def tier(t: _Tried) -> tuple[int, int, int, int, int, int, int, int]:
         r = t.result
@@ -1832,9 +1836,12 @@ def _written_said(passed: int, of: int) -> str:
     return f"; the test written for the change {'passed' if passed else 'failed'}"
 
 
-def _any_clean(tried: list[_Tried]) -> bool:
-    """Whether a candidate passed the check and broke no test that passed before."""
-    return any(t.result.clean_pass for t in tried)
+def _any_clean(tried: list[_Tried], added: Sequence[str] = ()) -> bool:
+    """Whether a candidate passed the check and broke no test that passed before (and, where the question asks
+    to add definitions, ``added``, adds one of them: under a check that passed before, a harmless change that adds
+    none passes too, and ended the search: the 1.5B's repair of its `rename_key`, which read a name nothing defined,
+    was a one-line change elsewhere that passed)."""
+    return any(t.result.clean_pass and (not added or set(added) & added_definitions(t.result.diff)) for t in tried)
 
 
 def _repair_message(command: CheckCommand, result: CandidateResult) -> str:

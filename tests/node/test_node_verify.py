@@ -977,7 +977,7 @@ async def test_entries_a_table_lacks_are_put_in_among_its_own_and_a_search_that_
     table's entries too, a fill bringing as many entries as it writes at their column; and a change the node's
     search found that does no better than the code as it is is not offered (the turn's own answer still is)."""
     node.config = msgspec.structs.replace(node.config, verify=msgspec.structs.replace(
-        node.config.verify, infill=0, infill_inserts=1, localize=False, places=1, lines=0, rounds=2))
+        node.config.verify, infill=0, infill_inserts=1, localize=False, places=1, lines=0, rounds=0))
     repo = make_repo(tmp_path / "repo", {"units.py": UNITS, "tests/test_units.py": UNITS_TEST})
     ask = "Add support for seconds (s) and days (d) to unit_seconds."
     doubles = "units.py\n<<<<<<< SEARCH\n    return UNITS[unit]\n=======\n    return UNITS[unit] * 2\n>>>>>>> REPLACE\n"
@@ -1723,6 +1723,40 @@ async def test_a_change_that_reads_a_name_nothing_defines_is_not_checked_and_the
     notes = "\n".join(outcome.explain.notes)
     assert "candidate 1 (round 0, greedy, " in notes and "reads a name nothing defines, not checked: util.py, line 11" in notes
     assert (repo / "util.py").read_text() == source
+
+
+async def test_a_harmless_change_that_passes_a_guard_without_the_definition_asked_for_does_not_end_the_search(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 1.5B's repair of its `rename_key` (which read a name nothing defined) held a one-line change elsewhere
+    that passed the check, which passed before too, and ended the search: offered, it added no `rename_key`. Such
+    a pass does not end the search, the change that adds the definition ranks before it (the one repaired), and
+    when none does both, the closest is offered with why it was not checked."""
+    source = "def helper(x):\n    return x + 1\n\n\ndef twice(x):\n    y = x * 2\n    return y\n"
+    repo = make_repo(tmp_path / "repo", {"util.py": source, "tests/test_util.py": TEST})
+    add = "util.py\n<<<<<<< SEARCH\n    y = x * 2\n    return y\n=======\n    y = x * 2\n    return y\n\n\n" \
+          "def thrice(x):\n    return {}\n>>>>>>> REPLACE\n"
+    unbound, right = add.format("y + x"), add.format("x * 3")
+    harmless = 'util.py\n<<<<<<< SEARCH\ndef helper(x):\n=======\ndef helper(x):\n    """One more."""\n>>>>>>> REPLACE\n'
+    ask = "Add thrice(x) after twice: three times x."
+    script = scripted(monkeypatch, unbound, *NO_TESTS, unbound, harmless, unbound, harmless, right, unbound, unbound,
+                      unbound)
+    outcome = await node.turn(TurnRequest(root=str(repo), prompt=ask, verify=True, env=_request(repo).env))
+    report = outcome.verification
+    assert report is not None and (report.status, report.rounds) == ("passed", 2), report
+    assert [c.outcome for c in report.candidates] == ["undefined_name", "undefined_name", "passed", "undefined_name",
+                                                      "passed", "passed", "undefined_name", "undefined_name",
+                                                      "undefined_name"]
+    assert report.chosen == 6 and "+def thrice(x):" in outcome.edits.diff and "One more" not in outcome.edits.diff
+    assert len(script.requests) == DRAWN + 8
+    # none that adds it passes: the closest that adds it is offered, said not checked
+    scripted(monkeypatch, unbound, *NO_TESTS, unbound, harmless, unbound, harmless, unbound, harmless, harmless, unbound)
+    again = await node.turn(TurnRequest(root=str(repo), prompt=ask, verify=True, env=_request(repo).env))
+    report = again.verification
+    assert report is not None and report.status == "failed" and report.chosen == 1
+    assert report.summary().startswith("not verified: the change offered was not checked: it reads a name nothing "
+                                       "defines (util.py, line 11: undefined name 'y' (not defined or imported where "
+                                       "it is read)), and no candidate of 9 that does what was asked passed")
+    assert "+def thrice(x):" in again.edits.diff and (repo / "util.py").read_text() == source
 
 
 async def test_a_grammar_candidate_that_changes_nothing_is_drawn_again(
