@@ -28,10 +28,12 @@ from pathlib import PurePosixPath
 
 from contenox.answer.edits import Located, ProposedEdits, remade
 
-__all__ = ["complete_imports", "export_asked", "unbound_names"]
+__all__ = ["IMPLICIT_NAMES", "complete_imports", "export_asked", "unbound_names"]
 
-_IMPLICIT = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__",
-                                        "__builtins__", "__path__", "__annotations__", "__dict__", "__class__"}
+IMPLICIT_NAMES = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__",
+                                             "__package__", "__builtins__", "__path__", "__annotations__", "__dict__",
+                                             "__class__", "__module__", "__qualname__"}
+"""Names Python code reads without binding them: the builtins, a module's dunders, a class body's own."""
 _EXPORT = re.compile(r"\bexport(?:s|ed|ing)?\b|\bimportable from\b|\bpublic API\b|\bimport \*|\bpackage root\b",
                      re.IGNORECASE)
 _CODE_WORD = re.compile(r"`([^`\n]+)`|\b([A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_])\b")
@@ -69,7 +71,7 @@ def unbound_names(code: str) -> set[str]:
             bound.add(node.rest)
         elif isinstance(node, ast.Global | ast.Nonlocal):
             bound.update(node.names)
-    return used - bound - _IMPLICIT
+    return used - bound - IMPLICIT_NAMES
 
 
 def _top_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:

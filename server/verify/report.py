@@ -167,8 +167,10 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
             head = f"not verified: no candidate proposed a change to check ({len(self.candidates)} tried)"
         elif offered is not None and offered.outcome == "undefined_name":
             head = (f"not verified: the change offered was not checked: it reads a name nothing defines "
-                    f"({offered.output_tail.splitlines()[0] if offered.output_tail else 'undefined name'}), and no "
-                    f"candidate of {len(self.candidates)} that does what was asked passed `{self.command}`")
+                    f"({offered.output_tail.splitlines()[0] if offered.output_tail else 'undefined name'}); "
+                    + (f"of {len(self.candidates)} candidates, none that passed `{self.command}` makes the change "
+                       "asked for" if self.passed_count else
+                       f"none of {len(self.candidates)} candidates passed `{self.command}`"))
         elif self.baseline == "passed" and self.reproduction and offered is not None and offered.clean_pass:
             head = (f"verified: `{self.command}` still passes, and {self._written(offered)} "
                     f"({self.passed_count} of {len(self.candidates)} candidates)")

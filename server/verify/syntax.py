@@ -12,15 +12,16 @@ which Aider's lint step treats as fatal and sends back to the model): a candidat
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 import shutil
 import subprocess
 import symtable
 import tempfile
 import warnings
-from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
+
+from contenox.answer.imports import IMPLICIT_NAMES
 
 __all__ = ["code_unchanged", "undefined_names", "unparsable"]
 
@@ -86,12 +87,10 @@ def unparsable(path: str, before: str | None, after: str | None) -> str | None:
     return f"{path}{where}: {error.msg}" + (f"\n    {text.strip()}" if text.strip() else "")
 
 
-_IMPLICIT = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__",
-                                        "__builtins__", "__path__", "__annotations__", "__dict__", "__class__",
-                                        "__module__", "__qualname__"}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
+@lru_cache(maxsize=16)  # the file as it is, read again for every candidate that edits it
 def _unbound(text: str, path: str) -> dict[str, tuple[int, str]] | None:
     """The names the module reads where nothing binds them: not a local, parameter or enclosing function's name
     where read, not bound at the module's top level (an assignment, ``def``, ``class``, import, or a ``global``
@@ -116,46 +115,40 @@ def _unbound(text: str, path: str) -> dict[str, tuple[int, str]] | None:
     bound = {s.get_name() for t in tables for s in t.get_symbols()
              if (t is table and (s.is_assigned() or s.is_imported() or s.is_namespace()))
              or (s.is_declared_global() and s.is_assigned())}
-    wanted: dict[str, list[int]] = {}  # name -> the lines of the scopes that read it unbound (0: the module)
+    wanted: dict[str, set[int]] = {}  # name -> the first lines of the scopes that read it unbound (0: the module)
     for t in tables:
         for s in t.get_symbols():
             name = s.get_name()
-            if not s.is_referenced() or name in bound or name in _IMPLICIT or name.startswith("."):
-                continue
-            if t is table or s.is_global():
-                wanted.setdefault(name, []).append(0 if t is table else t.get_lineno())
+            if s.is_referenced() and name not in bound and name not in IMPLICIT_NAMES and not name.startswith(".") \
+                    and (t is table or s.is_global()):
+                wanted.setdefault(name, set()).add(0 if t is table else t.get_lineno())
     if not wanted:
         return {}
+    reads = _reads(tree, set(wanted))
+    spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, _SCOPES)]
     lines = text.split("\n")
     out: dict[str, tuple[int, str]] = {}
     for name, scopes in wanted.items():
-        reads = sorted(_reads(tree, name))
-        if 0 not in scopes:  # read in a function or class: a read inside one of those scopes' definitions
-            spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
-                     if isinstance(n, _SCOPES) and n.lineno in scopes]
-            reads = [r for r in reads if any(a <= r <= b for a, b in spans)]
-        if reads:
-            out[name] = (reads[0], lines[reads[0] - 1].strip() if reads[0] <= len(lines) else "")
+        # read at the module's level, or inside the definition of a scope that reads it unbound
+        inside = [(a, b) for a, b in spans if a in scopes]
+        at = [r for r in reads.get(name, []) if 0 in scopes or any(a <= r <= b for a, b in inside)]
+        if at:
+            out[name] = (at[0], lines[at[0] - 1].strip() if at[0] <= len(lines) else "")
     return out
 
 
-def _reads(tree: ast.AST, name: str) -> Iterable[int]:
-    """The lines where ``name`` is read, outside annotations."""
+def _reads(tree: ast.AST, names: set[str]) -> dict[str, list[int]]:
+    """For each of ``names``, the lines where it is read, in order, outside annotations."""
     skip: set[int] = set()
     for node in ast.walk(tree):
-        notes: list[ast.expr | None] = []
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            notes.append(node.returns)
-        elif isinstance(node, ast.arg):
-            notes.append(node.annotation)
-        elif isinstance(node, ast.AnnAssign):
-            notes.append(node.annotation)
-        for note in notes:
-            if note is not None:
-                skip.update(id(n) for n in ast.walk(note))
+        notes = [node.returns] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else \
+            [node.annotation] if isinstance(node, (ast.arg, ast.AnnAssign)) else []
+        skip.update(id(n) for note in notes if note is not None for n in ast.walk(note))
+    out: dict[str, list[int]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in skip:
-            yield node.lineno
+        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load) and id(node) not in skip:
+            out.setdefault(node.id, []).append(node.lineno)
+    return {name: sorted(found) for name, found in out.items()}
 
 
 def undefined_names(path: str, before: str | None, after: str | None) -> str | None:

@@ -1755,7 +1755,8 @@ async def test_a_harmless_change_that_passes_a_guard_without_the_definition_aske
     assert report is not None and report.status == "failed" and report.chosen == 1
     assert report.summary().startswith("not verified: the change offered was not checked: it reads a name nothing "
                                        "defines (util.py, line 11: undefined name 'y' (not defined or imported where "
-                                       "it is read)), and no candidate of 9 that does what was asked passed")
+                                       "it is read)); of 9 candidates, none that passed `python -m pytest -q -x "
+                                       "tests/test_util.py` makes the change asked for")
     assert "+def thrice(x):" in again.edits.diff and (repo / "util.py").read_text() == source
 
 
