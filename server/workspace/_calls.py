@@ -61,7 +61,7 @@ class CallNode:
     def __init__(self, name: str, path: str, line: int, *, among: int = 1) -> None:
         self.name, self.path, self.line = name, path, line
         self.again: list[str] = []
-        """Calls to definitions the tree already shows (named on one line, not repeated)."""
+        """Calls to definitions the tree already shows (named on this definition's line, not repeated)."""
         self.among = among
         """How many definitions the call could reach (more than one: ``obj.x()`` whose object decides)."""
         self.children: list[CallNode] = []
@@ -303,9 +303,8 @@ def _grow(r: _Resolver, starts: Sequence[tuple[str, Definition, str | None]],
                 lines += 1
                 seen.add((cpath, cd.line))
                 below.append((child, cpath, cd, cctx, top))
-            if again and lines < max_lines:
+            if again:  # (on the caller's own line: a call to what is shown already costs no line of the budget)
                 node.again = list(dict.fromkeys(again))
-                lines += 1
         level = below
     return trees, reach
 
@@ -328,16 +327,15 @@ def _root(r: _Resolver, name: str, dotted: str) -> tuple[str, Definition, str | 
 
 
 def render_tree(trees: Sequence[CallNode]) -> str:
-    """The trees as indented lines: ``name (path:line)``; calls to what is already shown named on one line."""
+    """The trees as indented lines: ``name (path:line)``; calls to what is already shown named on the caller's line."""
     out: list[str] = []
 
     def walk(node: CallNode, depth: int) -> None:
         mark = f" (one of {node.among} methods of that name: the object decides)" if node.among > 1 else ""
-        out.append(f"{'  ' * depth}{'-> ' if depth else ''}{node.name} ({node.path}:{node.line}){mark}")
+        again = f"; also calls {', '.join(node.again)} (shown in the tree)" if node.again else ""
+        out.append(f"{'  ' * depth}{'-> ' if depth else ''}{node.name} ({node.path}:{node.line}){mark}{again}")
         for child in node.children:
             walk(child, depth + 1)
-        if node.again:
-            out.append(f"{'  ' * (depth + 1)}-> also {', '.join(node.again)} (shown in the tree)")
 
     for tree in trees:
         walk(tree, 0)
