@@ -76,6 +76,7 @@ from contenox.verify import (
     run_check,
     source_words,
     spectrum_command,
+    suite_command,
     test_file_command,
     undefined_names,
     unparsable,
@@ -337,8 +338,10 @@ class VerifyJob:
         """The failing tests' whole files, run to completion (:func:`spectrum_command`), or for a Node one-off
         check the project's own tests (:func:`project_test_command`): a candidate that passes the check runs it
         too, so a change that makes the failing test pass by breaking its neighbours is seen."""
-        self._regression_passed: bool | None = None
-        """Whether the regression run passed on the workspace as it was (None: not run by :meth:`_broken`)."""
+        self._suite: str | None = None
+        """The project's whole pytest suite (:func:`suite_command`), when the check names test files or ids: run
+        after the regression run for a candidate that passed both, so a change that breaks a test elsewhere is
+        seen too."""
         self._unchanged_s = 0.0
         """The longest run of the check without a candidate (before any change, the failing tests' files run
         whole) that ended by itself: what a candidate's run is stopped as hung against."""
@@ -347,9 +350,9 @@ class VerifyJob:
         test to change: a candidate's edits of them are left out (checked and offered without them), as a fix is
         checked against the tests as they are (SWE-bench resets them too; the 0.5B's first candidate to an invoice
         question rewrote the failing test to drop its quantity, and it passed)."""
-        self._regression_before: frozenset[str] | None = None
-        """The tests the regression run failed on the workspace as it was (the traced spectrum run's, when it ran;
-        else run when first needed)."""
+        self._before: dict[str, tuple[frozenset[str], bool]] = {}
+        """For the regression run and the suite's: the tests each failed on the workspace as it was, and whether it
+        passed (the traced spectrum run's, when it ran; else run when first needed)."""
         self._named = literal_words(request.prompt)
         """The words the question writes as literals ("It should use NFKD"): one-token changes put them in a string
         literal of their kind."""
@@ -583,13 +586,12 @@ class VerifyJob:
                 self._stack, self._stacked, self._moves = None, {}, {}
                 return
             # the report's, and what a candidate is held to, stay the code's as it was
-            kept = (self._regression_before, self._traced, self._spectrum_note, self._regression, self._held)
+            kept = (dict(self._before), self._traced, self._spectrum_note, self._regression, self._suite, self._held)
             try:
                 below = await self._baseline(command, on=best.result.index)
             finally:
                 await asyncio.to_thread(self.scratch.reset)
-                (self._regression_before, self._traced, self._spectrum_note, self._regression,
-                 self._held) = kept
+                (self._before, self._traced, self._spectrum_note, self._regression, self._suite, self._held) = kept
             if below.passed:  # its run passed now (a flaky check): nothing to search for
                 return
             await self._search(command, below, command, tried)
@@ -623,7 +625,7 @@ class VerifyJob:
             command = msgspec.structs.replace(command, command=narrowed, detail="; ".join(
                 filter(None, [detail, "left out " + ", ".join(left_out)])))
             self._ran, self._traced, self._spectrum_note = [], None, ""  # the run that could not collect told nothing
-            self._regression_before = None
+            self._before = {}
             baseline = await self._baseline(command)
         return command, baseline
 
@@ -654,6 +656,7 @@ class VerifyJob:
                 test.split("::")[0] for test in failed_test_ids(run.output)]
             self._regression = spectrum_command(command.command, files) or project_test_command(
                 command.command, self.scratch.tree)
+            self._suite = suite_command(command.command)
             if command.source != "written" and not asks_test_change(self.request.prompt):
                 self._held = frozenset(path for path in files if is_test_path(path))
         return run
@@ -680,7 +683,7 @@ class VerifyJob:
         calls = await asyncio.to_thread(read_trace, folder) if run.outcome in ("passed", "failed") else None
         failed = failed_test_ids(run.output)
         if run.outcome in ("passed", "failed"):
-            self._regression_before = frozenset(failed)
+            self._before[line] = (frozenset(failed), run.passed)
         ran = ran_functions(calls, failed, run_failed=False) if calls else []
         tests = sum(1 for test in calls or () if test)
         self._spectrum_note = f"`{line}`: {run.describe()}, {len(failed)} of {tests} tests failing" + (
@@ -1125,9 +1128,9 @@ class VerifyJob:
             self._checked[key] = result
             return _Tried(result=result, draft=draft, edits=edits)
         began = time.monotonic()
+        laid = [EditLike(path=e.path, old_text=e.old_text, new_text=e.new_text) for e in edits.edits]
         try:
-            why = await asyncio.to_thread(self.scratch.apply, [EditLike(path=e.path, old_text=e.old_text,
-                                                                        new_text=e.new_text) for e in edits.edits])
+            why = await asyncio.to_thread(self.scratch.apply, laid)
         except VerifyError as exc:  # a path outside the workspace: this candidate, not the verification
             why = exc.message
         self._apply_s += time.monotonic() - began
@@ -1151,7 +1154,7 @@ class VerifyJob:
                 written_passed, repro_tail = await self._written_runs()
                 reproduced = 2 * written_passed >= len(self._tests)
                 repro_tail = "" if reproduced else repro_tail
-            broke, broken_tail = (await self._broken() if run.passed and not self._guard else ((), ""))
+            broke, broken_tail = (await self._broken(laid) if run.passed and not self._guard else ((), ""))
         finally:
             await asyncio.to_thread(self.scratch.reset)
         result = msgspec.structs.replace(base, outcome=run.outcome, exit_code=run.exit_code,
@@ -1379,32 +1382,75 @@ class VerifyJob:
         return (f"it never uses {' or '.join(f'`{name}`' for name in new[:3])}, which the change is to add: it fails "
                 "for another reason, with any change")
 
-    async def _broken(self) -> tuple[tuple[str, ...], str]:
-        """A passing candidate (applied in the scratch copy) against the failing tests' whole files: the tests
-        there that passed before the change and fail with it, and that run's output tail (none: nothing broke, or
-        no such run: the check already runs those files whole, it is no pytest command, or it may not run). A
-        change can make a failing test pass by defeating what it compares (the 0.5B made ``Variable.__eq__``
-        return a tuple, always true); the tests beside it still hold the code to what it did. For a Node one-off
-        check the run is the project's ``npm test`` (its failing tests named as the runner prints them; a run that
-        passed before and fails with the change names no test: the command is named)."""
-        line = self._regression
-        if line is None or await consent(line, self.root, self.request, self.consents, self.asker):
+    async def _broken(self, laid: list[EditLike]) -> tuple[tuple[str, ...], str]:
+        """A passing candidate (applied in the scratch copy) against the failing tests' whole files, then the
+        project's whole suite: the tests that passed before the change and fail with it, and that run's output tail
+        (none: nothing broke, or no such run: the check already runs them whole, it is no pytest command, or it
+        may not run). A change can make a failing test pass by defeating what it compares (the 0.5B made
+        ``Variable.__eq__`` return a tuple, always true); the tests beside it still hold the code to what it did, and
+        the suite the rest of it. For a Node one-off check the run is the project's ``npm test`` (its failing tests
+        named as the runner prints them; a run that passed before and fails with the change names no test: the
+        command is named). ``laid``: the candidate's edits, laid in the scratch copy again after a run without them."""
+        for line in dict.fromkeys(filter(None, (self._regression, self._suite))):
+            usable = await self._usable_suite(line, laid) if line == self._suite and line not in self._before \
+                else line
+            if usable is None:
+                continue
+            broke, tail = await self._broken_in(usable, laid)
+            if broke:
+                return broke, tail
+        return (), ""
+
+    async def _usable_suite(self, line: str, laid: list[EditLike]) -> str | None:
+        """The suite run on the code as it was, once, less the test files that cannot be imported for want of an
+        installed package (as the check is narrowed: python-dotenv's suite imports ``sh`` in three of its files),
+        recorded as what it failed before; the line that runs, kept as the suite's. None: it may not run, or it
+        neither passed nor failed (a timeout: a suite that long is not held against a candidate)."""
+        if await consent(line, self.root, self.request, self.consents, self.asker):
+            return None
+        before = None
+        for _ in range(_NARROWINGS):
+            await asyncio.to_thread(self.scratch.reset)
+            before = await check_in(self.scratch.tree, line, self.request, self.config)
+            self._check_s += before.seconds
+            missing = missing_dependencies(before.output, self.scratch.tree) if before.outcome == "failed" else {}
+            narrowed = without_files(line, list(missing)) if missing else None
+            if narrowed is None or await consent(narrowed, self.root, self.request, self.consents, self.asker):
+                break
+            line = narrowed
+        if await asyncio.to_thread(self.scratch.apply, laid):  # (it applied a moment ago: never seen)
+            return None
+        if before is None or before.outcome not in ("passed", "failed"):
+            self._suite = None
+            return None
+        self._suite = line
+        self._before[line] = (frozenset(failed_test_ids(before.output) or failed_test_names(before.output)),
+                              before.passed)
+        return line
+
+    async def _broken_in(self, line: str, laid: list[EditLike]) -> tuple[tuple[str, ...], str]:
+        """:meth:`_broken` for one run (``line``), consented on its own; the candidate is laid in the scratch copy
+        again after that run without it (the first time)."""
+        if await consent(line, self.root, self.request, self.consents, self.asker):
             return (), ""
         after = await check_in(self.scratch.tree, line, self.request, self.config)
         self._check_s += after.seconds
         if after.outcome != "failed":  # passed, or could not judge (a timeout): nothing to hold against it
             return (), ""
-        if self._regression_before is None:  # what those files failed before the change, once
+        if line not in self._before:  # what that run failed before the change, once
             await asyncio.to_thread(self.scratch.reset)
             before = await check_in(self.scratch.tree, line, self.request, self.config)
             self._check_s += before.seconds
+            if why := await asyncio.to_thread(self.scratch.apply, laid):  # (it applied a moment ago: not offered)
+                return (f"(the change could not be laid in the scratch copy again: {why})",), ""
             if before.outcome not in ("passed", "failed"):
                 return (), ""
-            self._regression_before = frozenset(failed_test_ids(before.output) or failed_test_names(before.output))
-            self._regression_passed = before.passed
+            self._before[line] = (frozenset(failed_test_ids(before.output) or failed_test_names(before.output)),
+                                  before.passed)
+        failed_before, passed_before = self._before[line]
         failed = failed_test_ids(after.output) or failed_test_names(after.output)
-        broke = tuple(test for test in failed if test not in self._regression_before)
-        if not failed and self._regression_passed:  # it passed before, and fails now with no test named
+        broke = tuple(test for test in failed if test not in failed_before)
+        if not failed and passed_before:  # it passed before, and fails now with no test named
             broke = (f"`{line}`",)
         return broke, (after.tail() if broke else "")
 

@@ -16,6 +16,7 @@ from contenox.verify.command import (
     resolve_check_command,
     source_words,
     spectrum_command,
+    suite_command,
     test_file_command,
     unusable_terminal_command,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "run_check",
     "source_words",
     "spectrum_command",
+    "suite_command",
     "test_file_command",
     "undefined_names",
     "unparsable",

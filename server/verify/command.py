@@ -23,7 +23,7 @@ from typing import Literal
 import msgspec
 
 __all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "pasted_run", "project_test_command",
-           "resolve_check_command", "source_words", "spectrum_command", "test_file_command",
+           "resolve_check_command", "source_words", "spectrum_command", "suite_command", "test_file_command",
            "unusable_terminal_command"]
 
 log = logging.getLogger(__name__)
@@ -322,6 +322,21 @@ def _pytest_parts(command: str) -> tuple[list[str], list[str], list[str]] | None
             options.append(word)
             value = word in _VALUED
     return words[:runner + 1], options, named
+
+
+def suite_command(command: str) -> str | None:
+    """The pytest command that runs the project's whole suite, to completion: ``command``'s runner and options
+    (less what stops early or selects), without the test files, ids or folders it names, so pytest collects what
+    the project's configuration says (``testpaths``, or from the root). A change that passes the failing tests and
+    their files can still break a test elsewhere (the 1.5B's change for itsdangerous' failing base64 round trip made
+    the encoder keep its padding and drop the URL-safe alphabet: every test of the encoding module passed, a pinned
+    signature in the serializer's tests did not).
+    None: not one pytest command, one that names nothing (already the whole suite), or one that names a folder (the
+    user chose that part of the suite: the rest may be a run that long)."""
+    parts = _pytest_parts(command)
+    if parts is None or not parts[2] or not all("::" in word or word.endswith(".py") for word in parts[2]):
+        return None
+    return shlex.join([*parts[0], *parts[1]])
 
 
 def test_file_command(command: str, path: str) -> str | None:

@@ -388,6 +388,32 @@ async def test_a_candidate_that_passes_by_breaking_the_failing_test_s_neighbours
     assert (repo / "util.py").read_text() == UTIL
 
 
+ELSEWHERE = "from util import helper\n\n\ndef test_helper_keeps_its_sign():\n    assert helper(-5) < 0\n"
+"""A test in another file that passes before the fix (and with the right one): the failing file never runs it."""
+UNIMPORTABLE = "import no_such_package_here\n\n\ndef test_never_collected():\n    assert no_such_package_here\n"
+
+
+async def test_a_candidate_that_breaks_a_test_in_another_file_of_the_suite_ranks_after_a_real_fix(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``return abs(x) + 1`` passes ``test_helper`` and every test of its file, and breaks
+    ``tests/test_sign.py``, which the check never runs: the project's whole suite, run once without the change
+    (less a test file that cannot be imported for want of a package) and with each candidate that passed, holds
+    it to that test as well. The real fix is offered."""
+    repo = make_repo(tmp_path / "repo", {"util.py": UTIL, "tests/test_util.py": TEST, "tests/test_sign.py": ELSEWHERE,
+                                          "tests/test_extra.py": UNIMPORTABLE})
+    scripted(monkeypatch, "helper must be positive.\n\n" + block("abs(x) + 1"), RIGHT, WRONG, block("x - 3"))
+    outcome = await node.turn(_request(repo, verify=True))
+    report = outcome.verification
+    assert report is not None and report.command.endswith("tests/test_util.py"), report
+    assert [c.outcome for c in report.candidates] == ["passed", "passed", "failed", "failed"]
+    assert report.candidates[0].broke == ("tests/test_sign.py::test_helper_keeps_its_sign",)
+    assert report.candidates[1].broke == () and report.chosen == 2 and report.status == "passed"
+    assert "+    return x + 1" in outcome.edits.diff
+    notes = "\n".join(outcome.explain.notes)
+    assert "but it breaks tests/test_sign.py::test_helper_keeps_its_sign (passed before it)" in notes
+    assert (repo / "util.py").read_text() == UTIL
+
+
 GOOD_UTIL = "def helper(x):\n    return x + 1\n"
 
 
@@ -1622,7 +1648,8 @@ async def test_consent_is_asked_once_and_remembered(node: Node, tmp_path: Path,
     yes = Asker(True)
     scripted(monkeypatch, WRONG, RIGHT, WRONG, WRONG)
     allowed = await node.turn(_request(repo), commands=yes)
-    assert yes.asked == 1 and allowed.verification is not None and allowed.verification.status == "passed"
+    # asked for the check, then for the project's whole suite a passing candidate is held to: each its own command
+    assert yes.asked == 2 and allowed.verification is not None and allowed.verification.status == "passed"
     no = Asker(False)
     scripted(monkeypatch, WRONG, RIGHT, WRONG, WRONG)
     again = await node.turn(_request(repo), commands=no)
@@ -1782,7 +1809,8 @@ async def test_an_agent_turn_checks_its_edit_in_the_scratch_copy_under_the_same_
         tmp_path: Path, fim_model: InstalledModel, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tool loop and verified fixes share the scratch copy, the consent and the command runner: a command
     the model runs after proposing an edit tests that edit in the scratch copy (asked once, as a check command
-    is), never the user's files; the edit it proposed is then verified with the remembered consent."""
+    is), never the user's files; the edit it proposed is then verified with the remembered consent (and the whole
+    suite it is held to once it passed, asked once on its own)."""
     from contenox.node.contract import CommandResult
     from support.agent_kit import call
 
@@ -1818,8 +1846,9 @@ async def test_an_agent_turn_checks_its_edit_in_the_scratch_copy_under_the_same_
         outcome = await node.turn(_request(repo), on_event, commands=client)
     finally:
         await node.close()
-    # before any edit: the client's terminal; after the edit: the scratch copy, with the edit, asked once
-    assert client.terminal == [CHECK] and client.asked == [CHECK]
+    # before any edit: the client's terminal; after the edit: the scratch copy, with the edit, asked once; the whole
+    # suite the verified edit is held to after it passed, asked once too
+    assert client.terminal == [CHECK] and client.asked == [CHECK, "python -m pytest -q -p no:cacheprovider"]
     ended = [e.tool for e in events if e.kind == "tool" and e.tool is not None and e.tool.status != "in_progress"]
     scratch_run = next(t for t in ended if "scratch copy" in t.title)
     assert scratch_run.status == "completed" and scratch_run.title.endswith("(exit code 0)"), scratch_run

@@ -11,6 +11,7 @@ from contenox.verify import (
     pasted_run,
     resolve_check_command,
     spectrum_command,
+    suite_command,
     unusable_terminal_command,
 )
 from contenox.verify import (
@@ -165,6 +166,17 @@ def test_the_spectrum_command_runs_the_failing_tests_whole_files_to_completion()
     assert spectrum_command("python -m pytest tests/a.py && echo ok", ["tests/a.py"]) is None  # a shell line
     assert spectrum_command("python -m pytest 'unclosed", ["tests/a.py"]) is None
     assert spectrum_command("python -m pytest -x tests/a.py", []) is None  # no failing test file known
+
+
+def test_the_suite_command_is_the_check_s_runner_and_options_with_no_test_named() -> None:
+    one = "python -m pytest -q -x --tb=short -p no:cacheprovider --noconftest tests/test_a.py::test_b tests/test_c.py"
+    assert suite_command(one) == "python -m pytest -q --tb=short -p no:cacheprovider --noconftest"
+    assert suite_command(".venv/bin/pytest -k slow tests/test_a.py") == ".venv/bin/pytest"
+    assert suite_command("python -m pytest -q") is None  # already the whole suite
+    assert suite_command("pytest tests/unit") is None  # a folder the user chose
+    assert suite_command("pytest tests/unit tests/test_a.py") is None
+    assert suite_command("npm test") is None and suite_command("node -e 'x'") is None  # not pytest
+    assert suite_command("python -m pytest tests/a.py && echo ok") is None  # a shell line
 
 
 def test_a_test_file_runs_alone_with_the_check_s_runner_and_options() -> None:
