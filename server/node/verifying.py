@@ -339,6 +339,8 @@ class VerifyJob:
         check the project's own tests (:func:`project_test_command`): a candidate that passes the check runs it
         too, so a change that makes the failing test pass by breaking its neighbours is seen."""
         self._suite: str | None = None
+        self._suite_note = ""
+        """How the suite ran before any change, what it left out, or why it is not held against candidates."""
         """The project's whole pytest suite (:func:`suite_command`), when the check names test files or ids: run
         after the regression run for a candidate that passed both, so a change that breaks a test elsewhere is
         seen too."""
@@ -519,7 +521,7 @@ class VerifyJob:
             command=command.command, command_source=command.source,
             command_detail=command.detail, candidates=tuple(t.result for t in tried), chosen=chosen.result.index,
             rounds=rounds, places=self._places, found=self._found, traced=self._traced,
-            spectrum=self._spectrum_note,
+            spectrum=self._spectrum_note, suite=self._suite_note,
             decode_s=round(greedy.decode_s + self._decode_s, 2),
             apply_s=round(self._apply_s, 2), check_s=round(self._check_s, 2), wall_s=round(time.monotonic() - started, 2),
             failed_before=failed_test_ids(before.output) or tuple(
@@ -1406,9 +1408,10 @@ class VerifyJob:
         installed package (as the check is narrowed: python-dotenv's suite imports ``sh`` in three of its files),
         recorded as what it failed before; the line that runs, kept as the suite's. None: it may not run, or it
         neither passed nor failed (a timeout: a suite that long is not held against a candidate)."""
-        if await consent(line, self.root, self.request, self.consents, self.asker):
+        if why := await consent(line, self.root, self.request, self.consents, self.asker):
+            self._suite, self._suite_note = None, f"`{line}` not run: {why}"
             return None
-        before = None
+        before, left_out = None, []
         for _ in range(_NARROWINGS):
             await asyncio.to_thread(self.scratch.reset)
             before = await check_in(self.scratch.tree, line, self.request, self.config)
@@ -1418,12 +1421,18 @@ class VerifyJob:
             if narrowed is None or await consent(narrowed, self.root, self.request, self.consents, self.asker):
                 break
             line = narrowed
+            left_out += [f"{path} (its `{module}` is not installed)" for path, module in missing.items()]
         if await asyncio.to_thread(self.scratch.apply, laid):  # (it applied a moment ago: never seen)
             return None
         if before is None or before.outcome not in ("passed", "failed"):
             self._suite = None
+            self._suite_note = f"`{line}` {before.describe() if before else 'not run'} before any change: not held " \
+                               "against candidates"
             return None
         self._suite = line
+        failing = failed_test_ids(before.output) or failed_test_names(before.output)
+        self._suite_note = (f"`{line}`: {before.describe()} before any change, {len(failing)} test(s) failing"
+                            + (f"; left out {', '.join(left_out)}" if left_out else ""))
         self._before[line] = (frozenset(failed_test_ids(before.output) or failed_test_names(before.output)),
                               before.passed)
         return line
@@ -1939,6 +1948,8 @@ def describe(report: Verification) -> list[str]:
                      "failing test(s)")
     if report.spectrum:
         lines.append(f"the failing tests' files run traced (passing tests beside failing ones): {report.spectrum}")
+    if report.suite:
+        lines.append(f"the project's whole suite, run with each candidate that passed the check: {report.suite}")
     if len(report.found) > len(report.places):
         lines.append(f"places found along the failing run: {', '.join(report.found)}")
     lines += [f"focused place {number}: {place}" for number, place in enumerate(report.places, 1)]

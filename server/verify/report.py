@@ -114,6 +114,10 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     spectrum: str = ""
     """The traced run of the failing tests' whole files (``-x`` and test ids dropped) and how it ended, or why it
     did not run; empty: not needed (the check already runs those files to completion) or not traced."""
+    suite: str = ""
+    """The project's whole suite a candidate that passed the check was held to as well: its command, how it ran
+    before any change and what it left out, or why it was not held against any; empty: no candidate passed the
+    check, or the check already runs the whole suite (or a folder of it)."""
     found: tuple[str, ...] = ()
     """Every function the focused round found along the failing run (``name (path:start-end)``), in the order
     found: the ones offered to the model's pick, of which ``places`` were rewritten."""

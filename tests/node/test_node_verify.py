@@ -411,6 +411,10 @@ async def test_a_candidate_that_breaks_a_test_in_another_file_of_the_suite_ranks
     assert "+    return x + 1" in outcome.edits.diff
     notes = "\n".join(outcome.explain.notes)
     assert "but it breaks tests/test_sign.py::test_helper_keeps_its_sign (passed before it)" in notes
+    assert ("the project's whole suite, run with each candidate that passed the check: `python -m pytest -q "
+            "-p no:cacheprovider --ignore=tests/test_extra.py`: failed (exit 1) in ") in notes
+    assert report.suite.endswith(" before any change, 1 test(s) failing; left out tests/test_extra.py (its "
+                                 "`no_such_package_here` is not installed)"), report.suite
     assert (repo / "util.py").read_text() == UTIL
 
 
