@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
+from contenox.eval.tasks import Task
+
+
+def replay_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments every replay of recorded reports takes (the reports, in order; ``--cache``, the eval
+    repositories; ``--out``, the JSON written), described by the first line of ``doc``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("reports", nargs="+", type=Path)
+    parser.add_argument("--cache", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    return parser
+
+
+def eval_tasks(cache: Path) -> tuple[dict[str, Task], dict[str, Path]]:
+    """The eval's tasks by id and its repositories by name, materialized in ``cache``."""
+    task_set, repos = prepare([DEFAULT_TASKS_DIR], cache)
+    return {task.id: task for task in task_set.tasks}, repos
 
 
 def results(path: Path) -> list[dict]:

@@ -17,17 +17,15 @@ From the repository root: ``.venv/bin/python bench/probes/calls_replay.py --cach
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 
-from _recorded import latest, write
+from _recorded import eval_tasks, latest, replay_parser, write
 
 from contenox.answer.citations import cited_paths
 from contenox.answer.locations import calls_section, without_calls, without_node_sentences
 from contenox.config import PlannerConfig, WorkspaceConfig
 from contenox.eval.checkout import checkout
-from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
 from contenox.eval.score import EditCheck, graded
 from contenox.workspace import RetrievalQuery, Workspace
 
@@ -61,18 +59,14 @@ def replay(task, repo: Path, result: dict, lines: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("reports", nargs="+", type=Path)
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
+    parser = replay_parser(__doc__)
     parser.add_argument("--lines", type=int, default=PlannerConfig().answer_calls)
     parser.add_argument("--kind", action="append", choices=KINDS,
                         help="the tasks replayed (repeatable; default architecture): a task of another kind is graded "
                              "with its recorded change and test outcome")
     args = parser.parse_args(argv)
     args.kind = args.kind or ["architecture"]
-    task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
-    tasks = {task.id: task for task in task_set.tasks}
+    tasks, repos = eval_tasks(args.cache)
     answers = latest(args.reports, lambda r: r["id"] in tasks and tasks[r["id"]].kind in args.kind)
     rows = [{**replay(tasks[i], repos[tasks[i].repo], result, args.lines), "report": name}
             for i, (name, result) in answers.items()]

@@ -17,16 +17,14 @@ reports, read in the order given).
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 
-from _recorded import latest, write
+from _recorded import eval_tasks, latest, replay_parser, write
 
 from contenox.answer.citations import cited_paths
 from contenox.config import WorkspaceConfig
 from contenox.eval.checkout import checkout
-from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
 from contenox.eval.score import check_edit, files_named, graded
 from contenox.node.node import _proposed_edits
 from contenox.workspace import Workspace
@@ -56,14 +54,10 @@ def replay(task, repo: Path, result: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("reports", nargs="+", type=Path)
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
+    parser = replay_parser(__doc__)
     parser.add_argument("--task", action="append", help="only these task ids (repeat it); default: every task")
     args = parser.parse_args(argv)
-    task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
-    tasks = {task.id: task for task in task_set.tasks}
+    tasks, repos = eval_tasks(args.cache)
 
     def keep(result: dict) -> bool:
         task = tasks.get(result["id"])

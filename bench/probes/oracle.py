@@ -15,7 +15,6 @@ Needs the eval repositories in ``--cache`` (any ``contenox eval`` run builds the
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -24,8 +23,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from _recorded import eval_tasks, replay_parser
+
 from contenox.eval.checkout import checkout
-from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
 from contenox.eval.score import grade_candidates
 
 
@@ -69,13 +69,9 @@ def probe_task(task, repo: Path, verification: dict, offered_passed: bool | None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("reports", nargs="+", type=Path)
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
+    parser = replay_parser(__doc__)
     args = parser.parse_args(argv)
-    task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
-    tasks = {task.id: task for task in task_set.tasks}
+    tasks, repos = eval_tasks(args.cache)
     out: dict = {"reports": {}, "host": {"python": sys.version.split()[0], "git": shutil.which("git")}}
     if args.out.exists():
         out = json.loads(args.out.read_text())

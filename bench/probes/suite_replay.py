@@ -14,7 +14,6 @@ bench/results/*-eval-verified-*.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -22,10 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _recorded import results
+from _recorded import eval_tasks, replay_parser, results
 
 from contenox.eval.checkout import checkout
-from contenox.eval.prepare import DEFAULT_TASKS_DIR, prepare
 from contenox.verify import suite_command
 from contenox.verify.report import failed_test_ids
 from contenox.verify.usable import missing_dependencies, without_files
@@ -60,13 +58,9 @@ def _run(tree: Path, line: str, env: dict[str, str]) -> tuple[str, frozenset[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("reports", nargs="+", type=Path)
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
+    parser = replay_parser(__doc__)
     args = parser.parse_args(argv)
-    task_set, repos = prepare([DEFAULT_TASKS_DIR], args.cache)
-    tasks = {task.id: task for task in task_set.tasks}
+    tasks, repos = eval_tasks(args.cache)
     offered: dict[tuple[str, str], list[str]] = {}  # (task, diff) -> the reports (and model) that offered it
     suites: dict[str, str] = {}  # task -> the suite its check widens to
     graded: dict[tuple[str, str], bool] = {}
