@@ -339,11 +339,11 @@ class VerifyJob:
         check the project's own tests (:func:`project_test_command`): a candidate that passes the check runs it
         too, so a change that makes the failing test pass by breaking its neighbours is seen."""
         self._suite: str | None = None
-        self._suite_note = ""
-        """How the suite ran before any change, what it left out, or why it is not held against candidates."""
         """The project's whole pytest suite (:func:`suite_command`), when the check names test files or ids: run
         after the regression run for a candidate that passed both, so a change that breaks a test elsewhere is
         seen too."""
+        self._suite_note = ""
+        """How the suite ran before any change, what it left out, or why it is not held against candidates."""
         self._unchanged_s = 0.0
         """The longest run of the check without a candidate (before any change, the failing tests' files run
         whole) that ended by itself: what a candidate's run is stopped as hung against."""
@@ -1433,8 +1433,7 @@ class VerifyJob:
         failing = failed_test_ids(before.output) or failed_test_names(before.output)
         self._suite_note = (f"`{line}`: {before.describe()} before any change, {len(failing)} test(s) failing"
                             + (f"; left out {', '.join(left_out)}" if left_out else ""))
-        self._before[line] = (frozenset(failed_test_ids(before.output) or failed_test_names(before.output)),
-                              before.passed)
+        self._before[line] = (frozenset(failing), before.passed)
         return line
 
     async def _broken_in(self, line: str, laid: list[EditLike]) -> tuple[tuple[str, ...], str]:
