@@ -607,18 +607,11 @@ class VerifyJob:
         baseline = await self._baseline(command)
         detail, left_out = command.detail, []
         for _ in range(_NARROWINGS):
-            detected = command.source == "detected"
-            missing = {path: f"its `{module}` is not installed" for path, module in
-                       (missing_dependencies(baseline.output, self.scratch.tree) if detected else {}).items()}
-            missing |= {path: f"its fixture `{fixture}` is defined by no installed plugin" for path, fixture in
-                        (missing_fixtures(baseline.output, self.scratch.tree) if detected else {}).items()
-                        if path not in missing}
-            narrowed = without_files(command.command, list(missing)) if missing else None
-            plugin = crashed_plugin(baseline.output) if detected and not missing and baseline.exit_code == 3 else None
-            if plugin is not None and (narrowed := without_plugin(command.command, plugin)) is not None:
-                missing = {f"the plugin `{plugin}`": "it stopped pytest with an internal error of its own"}
-            if narrowed is None:
+            narrowing = _narrowing(command.command, baseline, self.scratch.tree) \
+                if command.source == "detected" else None
+            if narrowing is None:
                 break
+            narrowed, missing = narrowing
             if why := await consent(narrowed, self.root, self.request, self.consents, self.asker):
                 command = msgspec.structs.replace(command, detail="; ".join(
                     filter(None, [command.detail, f"not run without {', '.join(missing)}: {why}"])))
@@ -1404,37 +1397,42 @@ class VerifyJob:
         return (), ""
 
     async def _usable_suite(self, line: str, laid: list[EditLike]) -> str | None:
-        """The suite run on the code as it was, once, less the test files that cannot be imported for want of an
-        installed package (as the check is narrowed: python-dotenv's suite imports ``sh`` in three of its files),
+        """The suite run on the code as it was, once, less what it cannot run for want of the environment (as a
+        detected check is narrowed, :func:`_narrowing`: python-dotenv's suite imports ``sh`` in three of its files),
         recorded as what it failed before; the line that runs, kept as the suite's. None: it may not run, or it
         neither passed nor failed (a timeout: a suite that long is not held against a candidate)."""
         if why := await consent(line, self.root, self.request, self.consents, self.asker):
             self._suite, self._suite_note = None, f"`{line}` not run: {why}"
             return None
-        before, left_out = None, []
+        left_out: list[str] = []
+        before = await self._without_change(line, laid)
         for _ in range(_NARROWINGS):
-            await asyncio.to_thread(self.scratch.reset)
-            before = await check_in(self.scratch.tree, line, self.request, self.config)
-            self._check_s += before.seconds
-            missing = missing_dependencies(before.output, self.scratch.tree) if before.outcome == "failed" else {}
-            narrowed = without_files(line, list(missing)) if missing else None
-            if narrowed is None or await consent(narrowed, self.root, self.request, self.consents, self.asker):
+            narrowing = _narrowing(line, before, self.scratch.tree) if before and before.outcome == "failed" else None
+            if narrowing is None or await consent(narrowing[0], self.root, self.request, self.consents, self.asker):
                 break
-            line = narrowed
-            left_out += [f"{path} (its `{module}` is not installed)" for path, module in missing.items()]
-        if await asyncio.to_thread(self.scratch.apply, laid):  # (it applied a moment ago: never seen)
+            line = narrowing[0]
+            left_out += [f"{path} ({why})" for path, why in narrowing[1].items()]
+            before = await self._without_change(line, laid)
+        if before is None:  # (it applied a moment ago: never seen)
             return None
-        if before is None or before.outcome not in ("passed", "failed"):
+        if before.outcome not in ("passed", "failed"):
             self._suite = None
-            self._suite_note = f"`{line}` {before.describe() if before else 'not run'} before any change: not held " \
-                               "against candidates"
+            self._suite_note = f"`{line}` {before.describe()} before any change: not held against candidates"
             return None
         self._suite = line
-        failing = failed_test_ids(before.output) or failed_test_names(before.output)
+        failing = _failing(before)
         self._suite_note = (f"`{line}`: {before.describe()} before any change, {len(failing)} test(s) failing"
                             + (f"; left out {', '.join(left_out)}" if left_out else ""))
-        self._before[line] = (frozenset(failing), before.passed)
+        self._before[line] = (failing, before.passed)
         return line
+
+    async def _without_change(self, line: str, laid: list[EditLike]) -> CheckRun | None:
+        """``line`` run on the code as it was (the candidate taken out of the scratch copy, then laid there again);
+        None: it could not be laid again."""
+        await asyncio.to_thread(self.scratch.reset)
+        run = await check_in(self.scratch.tree, line, self.request, self.config)
+        self._check_s += run.seconds
+        return None if await asyncio.to_thread(self.scratch.apply, laid) else run
 
     async def _broken_in(self, line: str, laid: list[EditLike]) -> tuple[tuple[str, ...], str]:
         """:meth:`_broken` for one run (``line``), consented on its own; the candidate is laid in the scratch copy
@@ -1446,21 +1444,41 @@ class VerifyJob:
         if after.outcome != "failed":  # passed, or could not judge (a timeout): nothing to hold against it
             return (), ""
         if line not in self._before:  # what that run failed before the change, once
-            await asyncio.to_thread(self.scratch.reset)
-            before = await check_in(self.scratch.tree, line, self.request, self.config)
-            self._check_s += before.seconds
-            if why := await asyncio.to_thread(self.scratch.apply, laid):  # (it applied a moment ago: not offered)
-                return (f"(the change could not be laid in the scratch copy again: {why})",), ""
+            before = await self._without_change(line, laid)
+            if before is None:  # (it applied a moment ago: not offered)
+                return ("(the change could not be laid in the scratch copy again)",), ""
             if before.outcome not in ("passed", "failed"):
                 return (), ""
-            self._before[line] = (frozenset(failed_test_ids(before.output) or failed_test_names(before.output)),
-                                  before.passed)
+            self._before[line] = (_failing(before), before.passed)
         failed_before, passed_before = self._before[line]
         failed = failed_test_ids(after.output) or failed_test_names(after.output)
         broke = tuple(test for test in failed if test not in failed_before)
         if not failed and passed_before:  # it passed before, and fails now with no test named
             broke = (f"`{line}`",)
         return broke, (after.tail() if broke else "")
+
+
+def _failing(run: CheckRun) -> frozenset[str]:
+    """The tests ``run`` failed, by id (or by name, as a Node runner prints them)."""
+    return frozenset(failed_test_ids(run.output) or failed_test_names(run.output))
+
+
+def _narrowing(line: str, run: CheckRun, tree: Path) -> tuple[str, dict[str, str]] | None:
+    """``line`` (a pytest command) without what kept ``run`` from collecting or running for want of the
+    environment, and why each was left out: test files whose imports need a package that is not installed, tests
+    that take a plugin's fixture the environment lacks, or (when nothing else is) the installed plugin that stopped
+    pytest with an internal error of its own. None: nothing to leave out, or no command without it."""
+    missing = {path: f"its `{module}` is not installed" for path, module in
+               missing_dependencies(run.output, tree).items()}
+    missing |= {path: f"its fixture `{fixture}` is defined by no installed plugin" for path, fixture in
+                missing_fixtures(run.output, tree).items() if path not in missing}
+    if missing:
+        narrowed = without_files(line, list(missing))
+        return None if narrowed is None else (narrowed, missing)
+    plugin = crashed_plugin(run.output) if run.exit_code == 3 else None
+    narrowed = without_plugin(line, plugin) if plugin is not None else None
+    return None if narrowed is None else (narrowed, {f"the plugin `{plugin}`": "it stopped pytest with an internal "
+                                                                               "error of its own"})
 
 
 def _improves(result: CandidateResult, before: CheckRun) -> bool:
