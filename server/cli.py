@@ -286,7 +286,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             return None
         if method == "allow_check":
             view.pause()
-            return {"allowed": check_allowed(str(params.get("command", "")), str(params.get("cwd", cwd)))}
+            return {"allowed": check_allowed(str(params.get("command", "")), str(params.get("cwd", cwd)),
+                                             scope=str(params.get("scope") or ""))}
         if method != "run_command":
             return None
         view.pause()
@@ -320,9 +321,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_allowed(command: str, cwd: str, answer: Callable[[str], str] = input) -> bool:
-    """The user's word on running a verification's check command in ``cwd`` (remembered by the node)."""
-    print(f"\ncontenox wants to check its change by running, in a scratch copy of {cwd}:\n  $ {command}\n"
+def check_allowed(command: str, cwd: str, answer: Callable[[str], str] = input, *, scope: str = "") -> bool:
+    """The user's word on running a verification's check command in ``cwd`` (remembered by the node); ``scope``:
+    what else the answer covers, said with the question."""
+    also = f"\nallowing it also allows {scope}" if scope else ""
+    print(f"\ncontenox wants to check its change by running, in a scratch copy of {cwd}:\n  $ {command}{also}\n"
           "(your files are not touched; the answer is remembered for this workspace: `contenox verify off`)",
           flush=True)
     try:
@@ -458,8 +461,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     elif not consents:
         print(f"no check command allowed or declined in {root} yet (a change turn asks; `ask --verify` allows "
               "one question)")
+    from contenox.verify import consent_scope
+
     for consent in [] if args.json else consents:
-        print(f"{'allowed ' if consent.allowed else 'declined'}  {consent.command}")
+        scope = consent_scope(consent.command) if consent.allowed else ""
+        print(f"{'allowed ' if consent.allowed else 'declined'}  {consent.command}"
+              + (f"\n          and {scope}" if scope else ""))
     return 0
 
 

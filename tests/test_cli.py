@@ -198,3 +198,24 @@ def test_a_check_that_passed_before_the_change_is_not_called_verified(capsys: py
     head = capsys.readouterr().out.splitlines()[0]
     assert head.startswith("checked: `pytest -q` still passes with the change (it passed before it too: nothing "
                            "broke, but the check cannot tell whether the change does what was asked)"), head
+
+
+def test_contenox_verify_lists_what_an_allowed_pytest_check_also_allows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from contenox.config import load_config
+    from contenox.node.paths import workspace_root
+    from contenox.verify import ConsentStore, consent_scope
+
+    monkeypatch.setenv("CONTENOX_HOME", str(tmp_path / "home"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    store = ConsentStore(load_config().state_dir / "verify-consent.json")
+    store.set(str(workspace_root(repo)), "python -m pytest -q tests/test_a.py", True)
+    store.set(str(workspace_root(repo)), "make check", True)
+    store.set(str(workspace_root(repo)), "pytest -q", False)
+    assert cli.cmd_verify(argparse.Namespace(cwd=str(repo), action="list", json=False)) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["allowed   python -m pytest -q tests/test_a.py",
+                   f"          and {consent_scope('python -m pytest -q tests/test_a.py')}",
+                   "allowed   make check",  # not pytest: that command alone
+                   "declined  pytest -q"]  # a declined one allows nothing more

@@ -141,14 +141,18 @@ class ClientTerminal:
         self.offered = bool(getattr(capabilities, "terminal", False))
         self.timeout_s = timeout_s
 
-    async def allow_check(self, command: str, cwd: str) -> bool | None:
+    async def allow_check(self, command: str, cwd: str, scope: str = "") -> bool | None:
         """A verified fix's check command: allowed (remembered by the node for the workspace) or not, asked with
-        ``session/request_permission``; None when the client cancelled the question."""
+        ``session/request_permission`` (what else the answer covers, ``scope``, in the tool call's content); None
+        when the client cancelled the question."""
         response = await self.conn.request_permission(
             session_id=self.session_id, options=_CHECK_OPTIONS,
             tool_call=ToolCallUpdate(tool_call_id=f"contenox-check-consent-{self.prompt_key}",
                                      title=f"Check the proposed change by running `{command}` in a scratch copy"[:160],
-                                     kind="execute", status="pending", raw_input={"command": command, "cwd": cwd}))
+                                     kind="execute", status="pending",
+                                     content=[tool_content(text_block(f"Allowing it also allows {scope}."))]
+                                     if scope else None,
+                                     raw_input={"command": command, "cwd": cwd, **({"scope": scope} if scope else {})}))
         outcome = response.outcome
         if isinstance(outcome, AllowedOutcome):
             return outcome.option_id == "allow"

@@ -49,10 +49,10 @@ class EditorCommands:
     def __init__(self, ls: ContenoxLanguageServer, chat_id: str | None) -> None:
         self.ls, self.chat_id = ls, chat_id
 
-    async def allow_check(self, command: str, cwd: str) -> bool | None:
+    async def allow_check(self, command: str, cwd: str, scope: str = "") -> bool | None:
         try:
             reply = await asyncio.wait_for(self.ls.protocol.send_request_async(ALLOW_CHECK, {
-                "chatId": self.chat_id, "command": command, "cwd": cwd}), 600.0)
+                "chatId": self.chat_id, "command": command, "cwd": cwd, "scope": scope}), 600.0)
         except Exception as exc:  # an editor without the request, or no answer: nobody could be asked
             log.info("the editor did not answer %s: %s", ALLOW_CHECK, exc)
             return None

@@ -119,9 +119,10 @@ class CommandHost(Protocol):
 @runtime_checkable
 class ConsentAsker(Protocol):
     """A client that can ask its user whether a check command may run (a dialog, a ``[y/N]`` question, ACP
-    ``session/request_permission``): True, False, or None when nobody can be asked."""
+    ``session/request_permission``): True, False, or None when nobody can be asked. ``scope``: what else the
+    answer covers, in words, said with the question ('' for nothing more)."""
 
-    async def allow_check(self, command: str, cwd: str) -> bool | None: ...
+    async def allow_check(self, command: str, cwd: str, scope: str = "") -> bool | None: ...
 
 
 class TurnEvent(msgspec.Struct, frozen=True, kw_only=True):

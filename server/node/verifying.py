@@ -59,6 +59,8 @@ from contenox.verify import (
     changed_lines,
     choice_grammar,
     code_unchanged,
+    consent_scope,
+    covered_by,
     edit_block_grammar,
     edit_blocks_grammar,
     failed_test_ids,
@@ -140,7 +142,9 @@ async def consent(command: str, root: Path, request: TurnRequest, consents: Cons
                   asker: object | None) -> str | None:
     """The one consent to run a project command in a scratch copy (a verification's check, or an agent turn's
     command after it proposed an edit): None when ``command`` may run in ``root``, else why not (in words).
-    The request's word first, then the workspace's remembered answer, then the client's question (remembered)."""
+    The request's word first, then the workspace's remembered answer (a pytest command allowed covers the ones the
+    node derives from it: the failing tests' whole files, the whole suite, the check less what cannot run;
+    :func:`covered_by`), then the client's question, which says what else it covers (remembered)."""
     if request.verify is False:
         return "running commands is off for this request"
     if request.verify is True:
@@ -150,8 +154,11 @@ async def consent(command: str, root: Path, request: TurnRequest, consents: Cons
         return None
     if remembered is False:
         return f"you declined running `{command}` in this workspace (`contenox verify off` asks again)"
+    allowed = await asyncio.to_thread(consents.list, str(root))
+    if any(c.allowed and covered_by(command, c.command) for c in allowed):  # the check's own tests, run another way
+        return None
     if isinstance(asker, ConsentAsker):
-        answer = await asker.allow_check(command, str(root))
+        answer = await asker.allow_check(command, str(root), consent_scope(command))
         if answer is not None:
             await asyncio.to_thread(consents.set, str(root), command, answer)
             return None if answer else f"you declined running `{command}`"

@@ -342,9 +342,9 @@ class _ClientCommands:
     def __init__(self, conn: RpcConnection) -> None:
         self.conn = conn
 
-    async def allow_check(self, command: str, cwd: str) -> bool | None:
+    async def allow_check(self, command: str, cwd: str, scope: str = "") -> bool | None:
         try:
-            reply = await self.conn.request("allow_check", {"command": command, "cwd": cwd}, 600.0)
+            reply = await self.conn.request("allow_check", {"command": command, "cwd": cwd, "scope": scope}, 600.0)
         except (TimeoutError, ContenoxError, ConnectionError):
             return None
         allowed = reply.get("allowed") if isinstance(reply, dict) else None

@@ -22,9 +22,9 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "pasted_run", "project_test_command",
-           "resolve_check_command", "source_words", "spectrum_command", "suite_command", "test_file_command",
-           "unusable_terminal_command"]
+__all__ = ["CheckCommand", "command_from_request", "command_from_terminal", "consent_scope", "covered_by", "pasted_run",
+           "project_test_command", "resolve_check_command", "source_words", "spectrum_command", "suite_command",
+           "test_file_command", "unusable_terminal_command"]
 
 log = logging.getLogger(__name__)
 
@@ -337,6 +337,43 @@ def suite_command(command: str) -> str | None:
     if parts is None or not parts[2] or not all("::" in word or word.endswith(".py") for word in parts[2]):
         return None
     return shlex.join([*parts[0], *parts[1]])
+
+
+def covered_by(command: str, allowed: str) -> bool:
+    """``command`` is one the node derives from ``allowed``, a pytest command the user allowed: the same runner
+    (the same words up to ``pytest``), options only of ``allowed``'s or ones that leave tests out (``--ignore``,
+    ``--deselect``, ``-p no:plugin``), and test files, ids or folders of the project (relative, not above it): the
+    failing tests' whole files (:func:`spectrum_command`), the whole suite (:func:`suite_command`), the check less
+    what the environment cannot run. One consent covers them (:func:`consent_scope` says so when it is asked); a
+    command that adds any other option, another runner or chained commands are asked on their own."""
+    mine, theirs = _pytest_parts(command), _pytest_parts(allowed)
+    if mine is None or theirs is None or mine[0] != theirs[0]:
+        return False
+    kept = set(_option_groups(theirs[1]))
+    leaves_out = all(group in kept or group[0].startswith(("--ignore", "--deselect"))
+                     or (group[0] == "-p" and group[1].startswith("no:")) for group in _option_groups(mine[1]))
+    return leaves_out and all(not word.startswith("/") and ".." not in Path(word.split("::")[0]).parts
+                              for word in mine[2])
+
+
+def consent_scope(command: str) -> str:
+    """What a consent to run ``command`` also covers (:func:`covered_by`), in words for the question asked: the
+    project's other tests run with its runner and options (``python -m pytest -q``). '' for a command that covers
+    nothing more (not a pytest command)."""
+    parts = _pytest_parts(command)
+    if parts is None:
+        return ""
+    return (f"the project's other tests run the same way (`{shlex.join([*parts[0], *parts[1]])}` with other test "
+            "files, or the whole suite): the failing tests' whole files and the suite a passing change is held to")
+
+
+def _option_groups(options: list[str]) -> list[tuple[str, str]]:
+    """pytest options (:func:`_pytest_parts`' second part) as (option, value) pairs; ``''`` for no value."""
+    groups: list[tuple[str, str]] = []
+    words = iter(options)
+    for word in words:
+        groups.append((word, next(words, "") if word in _VALUED else ""))
+    return groups
 
 
 def test_file_command(command: str, path: str) -> str | None:

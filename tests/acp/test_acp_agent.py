@@ -24,7 +24,7 @@ from contenox.acp.sessions import LegacyUnanswered, SessionRecord, SessionStore,
 from contenox.answer.edits import ProposedEdit, ProposedEdits, unified_diff
 from contenox.jsonrpc import MAX_MESSAGE_BYTES as MAX_LINE_BYTES
 from contenox.node.contract import Exchange
-from contenox.verify import CandidateResult, Verification
+from contenox.verify import CandidateResult, Verification, consent_scope
 from support.acp_recorder import Recorder
 from support.lsp_fake_node import FakeNode
 
@@ -469,6 +469,11 @@ async def test_a_check_command_is_asked_with_request_permission_and_the_verdict_
         assert node.check_answers == [answer]
         [(asked, options)] = s.recorder.permission_requests
         assert asked.kind == "execute" and "python -m pytest -q" in asked.title
+        # what else the answer allows, said in the question (the node's words: the same runner's other tests)
+        assert asked.content is not None and asked.content[0].content.text == (
+            f"Allowing it also allows {consent_scope('python -m pytest -q')}.")
+        assert asked.raw_input == {"command": "python -m pytest -q", "cwd": str(workspace),
+                                   "scope": consent_scope("python -m pytest -q")}
         assert [(o.option_id, o.kind) for o in options] == [("allow", "allow_always"), ("deny", "reject_always")]
         text = s.recorder.text(new.session_id)
         assert "verified: `python -m pytest -q` passed (1 of 2 candidates)" in text

@@ -8,9 +8,12 @@ import socket
 import sys
 from pathlib import Path
 
+import pytest
+
 from contenox.cli import check_allowed, run_command_asked
 from contenox.node.contract import CommandResult
 from contenox.rpc import RpcConnection
+from contenox.verify import consent_scope
 from support.lsp_fake_node import FakeNode
 from support.lsp_rpc_peer import RpcPeer
 
@@ -64,7 +67,9 @@ async def test_a_check_command_is_allowed_by_the_client_that_asked(tmp_path: Pat
         await peer.request("ask", {"cwd": str(tmp_path), "prompt": "Fix it.", "run_commands": True,
                                    "env": {"PATH": "/opt/venv/bin"}})
         [asked] = [r for r in peer.server_requests if r["method"] == "allow_check"]
-        assert asked["params"] == {"command": "python -m pytest -q", "cwd": str(tmp_path)}
+        assert asked["params"] == {"command": "python -m pytest -q", "cwd": str(tmp_path),
+                                   "scope": consent_scope("python -m pytest -q")}
+        assert "`python -m pytest -q` with other test files" in asked["params"]["scope"]
         assert node.check_answers == [True]
         assert node.requests[-1].env == {"PATH": "/opt/venv/bin"}
         peer.answers["allow_check"] = {"allowed": "maybe"}  # nothing usable: nobody decided
@@ -79,8 +84,9 @@ async def test_a_check_command_is_allowed_by_the_client_that_asked(tmp_path: Pat
         await asyncio.wait_for(server, 10)
 
 
-def test_the_cli_allows_a_check_only_when_the_user_says_yes(capsys: object) -> None:
-    assert check_allowed("pytest -q", "/w", answer=lambda _q: "y") is True
+def test_the_cli_allows_a_check_only_when_the_user_says_yes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert check_allowed("pytest -q", "/w", answer=lambda _q: "y", scope="the project's other tests") is True
+    assert "allowing it also allows the project's other tests" in capsys.readouterr().out
     assert check_allowed("pytest -q", "/w", answer=lambda _q: "") is False
 
     def closed(_q: str) -> str:

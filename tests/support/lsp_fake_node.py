@@ -30,7 +30,7 @@ from contenox.node.contract import (
     TurnRequest,
 )
 from contenox.planner import Citations, Explain, ExplainSegment, ExplainTotals
-from contenox.verify import Verification
+from contenox.verify import Verification, consent_scope
 from contenox.workspace import RelatedHit, SymbolInfo, SymbolLocation, rename_identifier
 
 
@@ -119,7 +119,7 @@ class FakeNode:
             await emit(TurnEvent(kind="tool", tool=tool))
         self.command_hosts.append(commands)
         if self.check is not None and isinstance(commands, ConsentAsker):
-            self.check_answers.append(await commands.allow_check(self.check, request.root))
+            self.check_answers.append(await commands.allow_check(self.check, request.root, consent_scope(self.check)))
         if self.command is not None and commands is not None:  # an agent turn's run_command
             self.command_results.append(await commands.run_command("step1-0", self.command, request.root))
         await emit(TurnEvent(kind="state", state="decode"))

@@ -179,6 +179,34 @@ def test_the_suite_command_is_the_check_s_runner_and_options_with_no_test_named(
     assert suite_command("python -m pytest tests/a.py && echo ok") is None  # a shell line
 
 
+def test_one_consent_covers_the_runs_derived_from_the_allowed_check_and_nothing_that_adds_to_it() -> None:
+    from contenox.verify import consent_scope, covered_by
+    from contenox.verify.usable import without_files
+
+    check = "python -m pytest -q -x -p no:cacheprovider tests/test_a.py::test_b"
+    derived = [suite_command(check), spectrum_command(check, ["tests/test_a.py", "tests/sub/test_c.py"]),
+               without_files("python -m pytest -q -x -p no:cacheprovider tests/test_a.py tests/test_d.py",
+                             ["tests/test_d.py"]),
+               "python -m pytest -q -p no:cacheprovider --ignore=tests/test_e.py --deselect tests/test_a.py::t",
+               "python -m pytest -q -p no:cacheprovider -p no:randomly tests"]
+    for line in derived:
+        assert line is not None and covered_by(line, check), line
+    assert covered_by(check, check)
+    for line in ["pytest -q tests/test_a.py",  # another runner's words (the PATH's pytest, not the module)
+                 "python3 -m pytest -q -p no:cacheprovider",
+                 "python -m pytest -q -p no:cacheprovider -p xdist",  # loads a plugin the check did not
+                 "python -m pytest -q -p no:cacheprovider --rootdir /",  # an option the check did not give
+                 "python -m pytest -q -p no:cacheprovider /etc/test_x.py",  # outside the project
+                 "python -m pytest -q -p no:cacheprovider ../other/test_x.py",
+                 "python -m pytest -q tests/test_a.py && rm -rf build",  # a shell line
+                 "npm test"]:
+        assert not covered_by(line, check), line
+    assert not covered_by("npm test", "npm test") and not covered_by("node -e 'x'", "node -e 'x'")  # pytest only
+    assert consent_scope(check).startswith(
+        "the project's other tests run the same way (`python -m pytest -q -p no:cacheprovider` with other test files")
+    assert consent_scope("npm test") == "" and consent_scope("make check") == ""
+
+
 def test_a_test_file_runs_alone_with_the_check_s_runner_and_options() -> None:
     assert alone_command("python -m pytest -q -x -m slow tests/a.py tests/b.py::t", "tests/t_c.py") == (
         "python -m pytest -q tests/t_c.py")  # its own files, ids, stops and selections left out

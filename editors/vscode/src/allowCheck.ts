@@ -9,7 +9,8 @@ export const ALLOW_CHECK = Methods.allowCheck;
 export const ALLOW = 'Allow in this workspace';
 export const DECLINE = "Don't run";
 
-export interface AllowCheckParams { chatId: string | null; command: string; cwd: string }
+/** `scope`: what else the answer covers, in the node's words ('' or absent: nothing more). */
+export interface AllowCheckParams { chatId: string | null; command: string; cwd: string; scope?: string }
 /** true: run it; false: never (in this workspace); null: nobody decided (the dialog was dismissed). */
 export interface AllowCheckResult { allowed: boolean | null }
 
@@ -19,8 +20,9 @@ export type AskModal = (message: string, detail: string, ...choices: string[]) =
 export const ALLOW_CHECK_MESSAGE = 'Contenox wants to test its proposed fix by running a command';
 
 /** What the dialog says under its message. */
-export function allowCheckDetail(command: string, cwd: string): string {
-  return `${command}\n\nin a scratch copy of ${cwd}\n\n` +
+export function allowCheckDetail(command: string, cwd: string, scope = ''): string {
+  const also = scope.trim() ? `Allowing it also allows ${scope.trim()}.\n\n` : '';
+  return `${command}\n\nin a scratch copy of ${cwd}\n\n${also}` +
     'Contenox tries its candidate fixes in a scratch copy of the workspace and runs this command there to ' +
     "check them: it runs your project's code, but your files are not touched. " +
     'The answer is remembered for this workspace (`contenox verify off` in a terminal forgets it).';
@@ -33,7 +35,8 @@ export async function allowCheckAfterAsking(params: unknown, ask: AskModal): Pro
     typeof p.cwd !== 'string') {
     return { allowed: null }; // nothing a user could decide on
   }
-  const choice = await ask(ALLOW_CHECK_MESSAGE, allowCheckDetail(p.command, p.cwd), ALLOW, DECLINE);
+  const scope = typeof p.scope === 'string' ? p.scope : '';
+  const choice = await ask(ALLOW_CHECK_MESSAGE, allowCheckDetail(p.command, p.cwd, scope), ALLOW, DECLINE);
   return { allowed: choice === ALLOW ? true : choice === DECLINE ? false : null };
 }
 

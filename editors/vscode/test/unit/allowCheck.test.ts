@@ -34,6 +34,17 @@ describe('allowCheckAfterAsking', () => {
     expect(detail).toContain('`contenox verify off`');
   });
 
+  it('says what else the answer covers when the node names it', async () => {
+    const asked: { message: string; detail: string; choices: string[] }[] = [];
+    const scope = "the project's other tests run the same way (`python -m pytest -q` with other test files)";
+    expect(await allowCheckAfterAsking({ ...PARAMS, scope }, dialog(ALLOW, asked))).toEqual({ allowed: true });
+    expect(asked[0]!.detail).toContain(`Allowing it also allows ${scope}.`);
+    expect(asked[0]!.detail.startsWith(`${PARAMS.command}\n\n`)).toBe(true);
+    await allowCheckAfterAsking({ ...PARAMS, scope: 7 }, dialog(ALLOW, asked)); // not words: nothing said
+    expect(asked[1]!.detail).toBe(allowCheckDetail(PARAMS.command, PARAMS.cwd));
+    expect(asked[1]!.detail).not.toContain('also allows');
+  });
+
   it("answers false for Don't run and null when the dialog is dismissed (the node asks again)", async () => {
     expect(await allowCheckAfterAsking(PARAMS, dialog(DECLINE, []))).toEqual({ allowed: false });
     expect(await allowCheckAfterAsking({ ...PARAMS, chatId: null }, dialog(undefined, []))).toEqual({ allowed: null });
