@@ -26,35 +26,35 @@ from _recorded import eval_tasks, replay_parser, results
 from contenox.eval.checkout import checkout
 from contenox.verify import suite_command
 from contenox.verify.report import failed_test_ids
-from contenox.verify.usable import missing_dependencies, without_files
+from contenox.verify.usable import narrowed_command
 
 TIMEOUT_S = 300
 
 
 def _usable(tree: Path, line: str, env: dict[str, str]) -> tuple[str, tuple[str, frozenset[str]]]:
-    """The suite's line less the test files that cannot be imported for want of an installed package (as the node
-    narrows it), and its run on ``tree``."""
+    """The suite's line less what it cannot run for want of the environment (the node's own narrowing: test files
+    whose imports need a package that is not installed, tests that take a fixture no installed plugin defines, a
+    plugin that crashes pytest), and its run on ``tree``."""
     for _ in range(4):
         ran = _run(tree, line, env)
-        missing = missing_dependencies(ran[2], tree) if ran[0] == "failed" else {}
-        narrowed = without_files(line, list(missing)) if missing else None
+        narrowed = narrowed_command(line, ran[2], ran[3], tree) if ran[0] == "failed" else None
         if narrowed is None:
             return line, ran[:2]
-        line = narrowed
+        line = narrowed[0]
     return line, ran[:2]
 
 
-def _run(tree: Path, line: str, env: dict[str, str]) -> tuple[str, frozenset[str], str]:
-    """The suite's outcome (passed, failed, timeout), the tests it failed, and its output."""
+def _run(tree: Path, line: str, env: dict[str, str]) -> tuple[str, frozenset[str], str, int | None]:
+    """The suite's outcome (passed, failed, timeout), the tests it failed, its output and exit code."""
     bin_dir = str(Path(sys.executable).parent)
     full = {**os.environ, **env, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
     try:
         done = subprocess.run(line, shell=True, cwd=tree, env=full, capture_output=True, text=True,
                               timeout=TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
-        return "timeout", frozenset(), ""
+        return "timeout", frozenset(), "", None
     output = done.stdout + done.stderr
-    return ("passed" if done.returncode == 0 else "failed"), frozenset(failed_test_ids(output)), output
+    return ("passed" if done.returncode == 0 else "failed"), frozenset(failed_test_ids(output)), output, done.returncode
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             if applied.returncode != 0:
                 rows.append({"id": task_id, "reports": names, "applies": False, "graded_pass": graded[(task_id, diff)]})
                 continue
-            outcome, failed, _ = _run(tree, v_line, env)
+            outcome, failed, _, _ = _run(tree, v_line, env)
         broke = sorted(failed - before_failed)
         rows.append({"id": task_id, "reports": names, "applies": True, "suite": v_line,
                      "before": before_outcome, "failing_before": len(before_failed), "after": outcome,

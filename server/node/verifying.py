@@ -109,15 +109,7 @@ from contenox.verify.focus import (
 from contenox.verify.mutate import literal_words, mutants
 from contenox.verify.report import worse_than_before
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
-from contenox.verify.usable import (
-    crashed_plugin,
-    missing_dependencies,
-    missing_fixtures,
-    unknown_fixtures,
-    unusable,
-    without_files,
-    without_plugin,
-)
+from contenox.verify.usable import narrowed_command, unknown_fixtures, unusable
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "asks_questions_only",
            "asks_to_edit", "consent", "explains_only", "strip_edit_blocks"]
@@ -614,7 +606,7 @@ class VerifyJob:
         baseline = await self._baseline(command)
         detail, left_out = command.detail, []
         for _ in range(_NARROWINGS):
-            narrowing = _narrowing(command.command, baseline, self.scratch.tree) \
+            narrowing = narrowed_command(command.command, baseline.output, baseline.exit_code, self.scratch.tree) \
                 if command.source == "detected" else None
             if narrowing is None:
                 break
@@ -1405,7 +1397,7 @@ class VerifyJob:
 
     async def _usable_suite(self, line: str, laid: list[EditLike]) -> str | None:
         """The suite run on the code as it was, once, less what it cannot run for want of the environment (as a
-        detected check is narrowed, :func:`_narrowing`: python-dotenv's suite imports ``sh`` in three of its files),
+        detected check is narrowed, :func:`~contenox.verify.usable.narrowed_command`: python-dotenv's suite imports ``sh`` in three of its files),
         recorded as what it failed before; the line that runs, kept as the suite's. None: it may not run, or it
         neither passed nor failed (a timeout: a suite that long is not held against a candidate)."""
         if why := await consent(line, self.root, self.request, self.consents, self.asker):
@@ -1414,7 +1406,7 @@ class VerifyJob:
         left_out: list[str] = []
         before = await self._without_change(line, laid)
         for _ in range(_NARROWINGS):
-            narrowing = _narrowing(line, before, self.scratch.tree) if before and before.outcome == "failed" else None
+            narrowing = narrowed_command(line, before.output, before.exit_code, self.scratch.tree) if before and before.outcome == "failed" else None
             if narrowing is None or await consent(narrowing[0], self.root, self.request, self.consents, self.asker):
                 break
             line = narrowing[0]
@@ -1468,24 +1460,6 @@ class VerifyJob:
 def _failing(run: CheckRun) -> frozenset[str]:
     """The tests ``run`` failed, by id (or by name, as a Node runner prints them)."""
     return frozenset(failed_test_ids(run.output) or failed_test_names(run.output))
-
-
-def _narrowing(line: str, run: CheckRun, tree: Path) -> tuple[str, dict[str, str]] | None:
-    """``line`` (a pytest command) without what kept ``run`` from collecting or running for want of the
-    environment, and why each was left out: test files whose imports need a package that is not installed, tests
-    that take a plugin's fixture the environment lacks, or (when nothing else is) the installed plugin that stopped
-    pytest with an internal error of its own. None: nothing to leave out, or no command without it."""
-    missing = {path: f"its `{module}` is not installed" for path, module in
-               missing_dependencies(run.output, tree).items()}
-    missing |= {path: f"its fixture `{fixture}` is defined by no installed plugin" for path, fixture in
-                missing_fixtures(run.output, tree).items() if path not in missing}
-    if missing:
-        narrowed = without_files(line, list(missing))
-        return None if narrowed is None else (narrowed, missing)
-    plugin = crashed_plugin(run.output) if run.exit_code == 3 else None
-    narrowed = without_plugin(line, plugin) if plugin is not None else None
-    return None if narrowed is None else (narrowed, {f"the plugin `{plugin}`": "it stopped pytest with an internal "
-                                                                               "error of its own"})
 
 
 def _improves(result: CandidateResult, before: CheckRun) -> bool:

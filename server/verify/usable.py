@@ -26,8 +26,8 @@ import re
 import shlex
 from pathlib import Path
 
-__all__ = ["crashed_plugin", "missing_dependencies", "missing_fixtures", "unknown_fixtures", "unusable", "without_files",
-           "without_plugin"]
+__all__ = ["crashed_plugin", "missing_dependencies", "missing_fixtures", "narrowed_command", "unknown_fixtures", "unusable",
+           "without_files", "without_plugin"]
 
 _PYTEST_CANNOT_JUDGE = {3: "pytest stopped on an internal error", 4: "pytest could not run it (a usage error)",
                         5: "pytest collected no test"}
@@ -215,3 +215,21 @@ def unknown_fixtures(code: str, rel: str, root: Path) -> list[str]:
             unknown += [a.arg for a in node.args.args if a.arg not in ("self", "cls") and a.arg not in defined
                         and a.arg not in unknown]
     return unknown
+
+
+def narrowed_command(line: str, output: str, exit_code: int | None, tree: Path) -> tuple[str, dict[str, str]] | None:
+    """``line`` (a pytest command) without what kept its run (``output``, ``exit_code``) from collecting or running
+    for want of the environment, and why each was left out: test files whose imports need a package that is not installed, tests
+    that take a plugin's fixture the environment lacks, or (when nothing else is) the installed plugin that stopped
+    pytest with an internal error of its own. None: nothing to leave out, or no command without it."""
+    missing = {path: f"its `{module}` is not installed" for path, module in
+               missing_dependencies(output, tree).items()}
+    missing |= {path: f"its fixture `{fixture}` is defined by no installed plugin" for path, fixture in
+                missing_fixtures(output, tree).items() if path not in missing}
+    if missing:
+        narrowed = without_files(line, list(missing))
+        return None if narrowed is None else (narrowed, missing)
+    plugin = crashed_plugin(output) if exit_code == 3 else None
+    narrowed = without_plugin(line, plugin) if plugin is not None else None
+    return None if narrowed is None else (narrowed, {f"the plugin `{plugin}`": "it stopped pytest with an internal "
+                                                                               "error of its own"})

@@ -16,6 +16,7 @@ from contenox.verify.usable import (
     crashed_plugin,
     missing_dependencies,
     missing_fixtures,
+    narrowed_command,
     unknown_fixtures,
     unusable,
     without_files,
@@ -85,6 +86,9 @@ def test_test_files_whose_packages_are_missing_are_named_and_left_out(tmp_path: 
     assert without_files(f"{PYTEST} tests/test_cli.py", ["tests/test_cli.py"]) is None  # nothing would be left
     assert without_files("npm test", ["tests/test_cli.py"]) is None
     assert without_files(f"{PYTEST} tests && echo done", ["tests/test_cli.py"]) is None
+    # the one narrowing the check, the suite and the suite replay share: what the run names, and why
+    assert narrowed_command(f"{PYTEST} tests", run.output, run.exit_code, root) == (
+        f"{PYTEST} tests --ignore=tests/test_cli.py", {"tests/test_cli.py": "its `contenox_not_installed_pkg` is not installed"})
 
 
 def test_test_files_whose_fixtures_no_installed_plugin_defines_are_named(tmp_path: Path) -> None:
@@ -97,6 +101,8 @@ def test_test_files_whose_fixtures_no_installed_plugin_defines_are_named(tmp_pat
     run = run_check(f"{PYTEST} tests/test_bench.py tests/test_ok.py", root, env=_env(root))
     assert run.outcome == "failed"
     assert missing_fixtures(run.output, root) == {"tests/test_bench.py": "benchmark"}
+    assert narrowed_command(f"{PYTEST} tests/test_bench.py tests/test_ok.py", run.output, run.exit_code, root) == (
+        f"{PYTEST} tests/test_ok.py", {"tests/test_bench.py": "its fixture `benchmark` is defined by no installed plugin"})
     narrowed = without_files(f"{PYTEST} tests/test_bench.py tests/test_ok.py", list(missing_fixtures(run.output, root)))
     assert narrowed is not None and run_check(narrowed, root, env=_env(root)).outcome == "passed"
     # the workspace's conftest.py lost the fixture's decorator: the code's fault, not narrowed away
@@ -126,6 +132,9 @@ def test_a_plugin_that_stops_pytest_with_its_own_internal_error_is_named_and_blo
     assert run.exit_code == 3 and "INTERNALERROR" in run.output, run.output
     assert unusable(PYTEST, run.outcome, run.exit_code, run.output) is not None
     assert crashed_plugin(run.output) == "boom"
+    assert narrowed_command(PYTEST, run.output, run.exit_code, root) == (
+        f"{PYTEST} -p no:boom", {"the plugin `boom`": "it stopped pytest with an internal error of its own"})
+    assert narrowed_command(PYTEST, run.output, 1, root) is None  # a crash is read only from pytest's exit 3
     blocked = without_plugin(PYTEST, "boom")
     assert blocked is not None and blocked.endswith("-p no:boom") and without_plugin(blocked, "boom") is None
     again = run_check(blocked, root, env=env, timeout_s=120)
