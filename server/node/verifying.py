@@ -110,6 +110,7 @@ from contenox.verify.mutate import literal_words, mutants
 from contenox.verify.report import worse_than_before
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
 from contenox.verify.usable import narrowed_command, unknown_fixtures, unusable
+from contenox.workspace import dropped_returns
 
 __all__ = ["Draft", "ScratchCommands", "VerifyJob", "asks_for_change", "asks_only_to_read", "asks_questions_only",
            "asks_to_edit", "consent", "explains_only", "strip_edit_blocks"]
@@ -428,6 +429,8 @@ class VerifyJob:
                     why += f"; the answer's edit does not parse: {broken[0]}"
                 elif unbound := await asyncio.to_thread(_undefined, greedy_edits):
                     why += f"; the answer's edit reads a name nothing defines: {unbound[0]}"
+                elif dropped := await asyncio.to_thread(_dropped_returns, greedy_edits):
+                    why += f"; the answer's edit leaves a function able to end without the value it returns: {dropped[0]}"
                 report = Verification(status="skipped", reason=why, baseline=baseline.outcome,
                                       command=command.command, command_source=command.source,
                                       command_detail=command.detail, check_s=round(self._check_s, 2),
@@ -1121,6 +1124,13 @@ class VerifyJob:
             result = msgspec.structs.replace(base, outcome="undefined_name", output_tail="\n".join(unbound))
             self._checked[key] = result
             return _Tried(result=result, draft=draft, edits=edits)
+        # nor one that leaves a function returning a value on some paths and reaching its end on others (ESLint's
+        # consistent-return, pylint's R1710): its callers get undefined or None; the 1.5B's three candidates that
+        # passed semver's one-off caret check each took `return result` out of `parseRange`
+        if dropped := await asyncio.to_thread(_dropped_returns, edits):
+            result = msgspec.structs.replace(base, outcome="drops_return", output_tail="\n".join(dropped))
+            self._checked[key] = result
+            return _Tried(result=result, draft=draft, edits=edits)
         began = time.monotonic()
         laid = [EditLike(path=e.path, old_text=e.old_text, new_text=e.new_text) for e in edits.edits]
         try:
@@ -1623,7 +1633,7 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
     def key(t: _Tried) -> tuple[int, int, int, int, int, int, int, int, int, int]:
         r = t.result
         checked = r.outcome in _CHECKED
-        concrete = checked or r.outcome == "undefined_name"  # a change that parses and applies
+        concrete = checked or r.outcome in _LINTED  # a change that parses and applies
         missing = bool(added) and concrete and not set(added) & added_definitions(r.diff)
         group = 2 * int(missing) + int(not checked) if concrete else 4
         return (int(r.arm == "mutation" and not r.clean_pass), group, *tier(t))
@@ -1646,7 +1656,7 @@ def _ranked(tried: list[_Tried], *, guard: bool = False, asked: Sequence[str] = 
             # the two failing tests before)
             return (1, -r.written_passed, int(r.passing == 0), r.failing if r.failing is not None else 10**6,
                     -(r.passing or 0), r.index, 0, 0)
-        if r.outcome in ("undefined_name", "does_not_parse", "does_not_apply"):
+        if r.outcome in (*_LINTED, "does_not_parse", "does_not_apply"):
             return (2, int(r.outcome == "does_not_apply"), r.index, 0, 0, 0, 0, 0)
         return (3, 0, r.index, 0, 0, 0, 0, 0)
     return sorted(tried, key=key)
@@ -1912,6 +1922,11 @@ def _repair_message(command: CheckCommand, result: CandidateResult) -> str:
         return (f"I applied that edit in a scratch copy: the file no longer parses, so `{command.command}` was not "
                 f"run.\n```\n{result.output_tail}\n```\nThe edit was not kept: the files are as before. Write one "
                 "corrected edit block that parses and makes the check pass.")
+    if result.outcome == "drops_return":
+        return (f"I applied that edit in a scratch copy: it leaves a function that returns a value able to reach its "
+                f"end without returning one, so its callers get nothing there, and `{command.command}` was not "
+                f"run.\n```\n{result.output_tail}\n```\nThe edit was not kept: the files are as before. Write one "
+                "corrected edit block that keeps every return the function needs and makes the check pass.")
     if result.outcome == "undefined_name":
         return (f"I applied that edit in a scratch copy: it reads a name that nothing defines or imports where it is "
                 f"read, which raises NameError when that line runs, so `{command.command}` was not run.\n```\n"
@@ -1958,7 +1973,9 @@ def describe(report: Verification) -> list[str]:
             f", on top of candidate {c.on}" if c.on else "")
         detail = {"no_edit": "no edit" + (f" ({c.output_tail})" if c.output_tail else ""), "does_not_apply": f"does not apply: {c.output_tail}",
                   "does_not_parse": f"does not parse, not checked: {c.output_tail}",
-                  "undefined_name": f"reads a name nothing defines, not checked: {c.output_tail}"}.get(
+                  "undefined_name": f"reads a name nothing defines, not checked: {c.output_tail}",
+                  "drops_return": f"leaves a function able to end without the value it returns, not checked: "
+                                  f"{c.output_tail}"}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s"
             + (f", but it breaks {', '.join(c.broke)} (passed before it)" if c.broke else "")
             + (_written_said(c.written_passed, report.reproductions) if c.reproduced is not None or (
@@ -1996,6 +2013,16 @@ _COUNTED = {2: "two", 3: "three"}
 def _undefined(edits: ProposedEdits) -> list[str]:
     """The names each Python file the edits leave reads where nothing binds them and did not before."""
     return [problem for e in edits.edits if (problem := undefined_names(e.path, e.old_text, e.new_text))]
+
+
+def _dropped_returns(edits: ProposedEdits) -> list[str]:
+    """The functions of each file the edits leave returning a value on some paths and able to reach their end on
+    others, where they did not before (:func:`~contenox.workspace.dropped_returns`)."""
+    return [problem for e in edits.edits if (problem := dropped_returns(e.path, e.old_text, e.new_text))]
+
+
+_LINTED = ("undefined_name", "drops_return")
+"""Outcomes of a change that parses and applies but was not checked: a lint rule stopped it first."""
 
 
 def _unparsable(edits: ProposedEdits) -> list[str]:

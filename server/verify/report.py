@@ -13,7 +13,7 @@ __all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids"
            "passing_tests", "worse_than_before"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply",
-                           "does_not_parse", "undefined_name"]
+                           "does_not_parse", "undefined_name", "drops_return"]
 
 _FAILED = re.compile(r"\b(\d+) (?:failed|failing|errors?)\b")
 _FAILED_COUNT = re.compile(r"^(?:#|\u2139) fail (\d+)\s*$", re.MULTILINE)
@@ -169,9 +169,11 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         offered = next((c for c in self.candidates if c.index == self.chosen), None)
         if offered is not None and offered.outcome == "no_edit":
             head = f"not verified: no candidate proposed a change to check ({len(self.candidates)} tried)"
-        elif offered is not None and offered.outcome == "undefined_name":
-            head = (f"not verified: the change offered was not checked: it reads a name nothing defines "
-                    f"({offered.output_tail.splitlines()[0] if offered.output_tail else 'undefined name'}); "
+        elif offered is not None and offered.outcome in ("undefined_name", "drops_return"):
+            what = "it reads a name nothing defines" if offered.outcome == "undefined_name" else \
+                "it leaves a function that returns a value able to end without one"
+            head = (f"not verified: the change offered was not checked: {what} "
+                    f"({offered.output_tail.splitlines()[0] if offered.output_tail else offered.outcome}); "
                     + (f"of {len(self.candidates)} candidates, none that passed `{self.command}` makes the change "
                        "asked for" if self.passed_count else
                        f"none of {len(self.candidates)} candidates passed `{self.command}`"))

@@ -26,6 +26,7 @@ from contenox.workspace._model import (
 )
 from contenox.workspace._rename import rename_identifier, retarget_imports
 from contenox.workspace._retrieve import points_at
+from contenox.workspace._returns import dropped_returns
 from contenox.workspace._state import INSTRUCTION_FILES
 from contenox.workspace._workspace import Workspace
 
@@ -48,6 +49,7 @@ __all__ = [
     "Workspace",
     "asks_how_it_works",
     "changed_lines",
+    "dropped_returns",
     "points_at",
     "rename_identifier",
     "retarget_imports",

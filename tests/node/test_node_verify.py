@@ -1761,6 +1761,48 @@ async def test_a_change_that_reads_a_name_nothing_defines_is_not_checked_and_the
     assert (repo / "util.py").read_text() == source
 
 
+async def test_a_change_that_leaves_a_function_ending_without_its_value_is_not_checked_and_the_repair_is_told(
+        node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 1.5B's three candidates that passed semver's one-off caret check each took ``return result`` out of
+    ``parseRange`` (the check's second call was served by the cache the first one filled). A change that leaves a
+    function returning a value on some paths and reaching its end on others (ESLint's consistent-return) is not
+    checked; the repair is told the function, and the change that keeps the return is the one offered."""
+    source = ("calls = []\n\n\ndef record(x):\n    if x is None:\n        return None\n    calls.append(x - 1)\n"
+              "    return calls[-1]\n")
+    test = "from util import calls, record\n\n\ndef test_record():\n    record(3)\n    assert calls == [4]\n"
+    repo = make_repo(tmp_path / "repo", {"util.py": source, "tests/test_util.py": test})
+    terminal = ("$ python -m pytest -q -p no:cacheprovider tests/test_util.py\nF\n"
+                "FAILED tests/test_util.py::test_record - assert [2] == [4]\n1 failed in 0.01s")
+    old = "    calls.append(x - 1)\n    return calls[-1]\n"
+    drops = f"util.py\n<<<<<<< SEARCH\n{old}=======\n    calls.append(x + 1)\n>>>>>>> REPLACE\n"
+    keeps = f"util.py\n<<<<<<< SEARCH\n{old}=======\n    calls.append(x + 1)\n    return calls[-1]\n>>>>>>> REPLACE\n"
+    ask = "test_record fails: record(3) should record 4. Fix it."
+    scripted(monkeypatch, drops, drops, drops, drops, keeps, keeps, keeps, keeps)
+    outcome = await node.turn(_request(repo, prompt=ask, terminal=terminal, verify=True))
+    report = outcome.verification
+    assert report is not None and report.status == "passed", report
+    first = report.candidates[0]
+    assert (first.outcome, first.check_s) == ("drops_return", 0.0)
+    assert first.output_tail == ("util.py: `record` (line 4) returns a value on some paths and now reaches its end "
+                                 "without one")
+    assert report.candidates[report.chosen - 1].outcome == "passed" and "return calls[-1]" in outcome.text
+    assert "+    return calls[-1]" not in outcome.edits.diff and "-    return calls[-1]" not in outcome.edits.diff
+    notes = "\n".join(outcome.explain.notes)
+    assert "leaves a function able to end without the value it returns, not checked: util.py: `record`" in notes
+    assert (repo / "util.py").read_text() == source
+    # none that keeps it: the repair rounds are told the function; the closest is offered, said not checked
+    script = scripted(monkeypatch, *(drops,) * 60)
+    again = await node.turn(_request(repo, prompt=ask, terminal=terminal, verify=True))
+    report = again.verification
+    assert report is not None and report.status == "failed" and report.chosen == 1 and report.rounds >= 1, report
+    repairs = [text for r in script.requests if "I applied that edit" in (
+        text := (await node.engine()).tokenizer.decode(r["ids"]))]
+    assert repairs and "it leaves a function that returns a value able to reach its end without returning one" in \
+        repairs[-1] and "`record` (line 4)" in repairs[-1]
+    assert report.summary().startswith("not verified: the change offered was not checked: it leaves a function "
+                                       "that returns a value able to end without one (util.py: `record` (line 4)")
+
+
 async def test_a_harmless_change_that_passes_a_guard_without_the_definition_asked_for_does_not_end_the_search(
         node: Node, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The 1.5B's repair of its `rename_key` (which read a name nothing defined) held a one-line change elsewhere
