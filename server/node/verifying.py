@@ -430,7 +430,8 @@ class VerifyJob:
                 elif unbound := await asyncio.to_thread(_undefined, greedy_edits):
                     why += f"; the answer's edit reads a name nothing defines: {unbound[0]}"
                 elif dropped := await asyncio.to_thread(_dropped_returns, greedy_edits):
-                    why += f"; the answer's edit leaves a function able to end without the value it returns: {dropped[0]}"
+                    why += ("; the answer's edit leaves a function able to end without the value it returns: "
+                            f"{dropped[0]}")
                 report = Verification(status="skipped", reason=why, baseline=baseline.outcome,
                                       command=command.command, command_source=command.source,
                                       command_detail=command.detail, check_s=round(self._check_s, 2),
@@ -1407,7 +1408,8 @@ class VerifyJob:
 
     async def _usable_suite(self, line: str, laid: list[EditLike]) -> str | None:
         """The suite run on the code as it was, once, less what it cannot run for want of the environment (as a
-        detected check is narrowed, :func:`~contenox.verify.usable.narrowed_command`: python-dotenv's suite imports ``sh`` in three of its files),
+        detected check is narrowed, :func:`~contenox.verify.usable.narrowed_command`: python-dotenv's suite imports
+        ``sh`` in three of its files),
         recorded as what it failed before; the line that runs, kept as the suite's. None: it may not run, or it
         neither passed nor failed (a timeout: a suite that long is not held against a candidate)."""
         if why := await consent(line, self.root, self.request, self.consents, self.asker):
@@ -1416,7 +1418,8 @@ class VerifyJob:
         left_out: list[str] = []
         before = await self._without_change(line, laid)
         for _ in range(_NARROWINGS):
-            narrowing = narrowed_command(line, before.output, before.exit_code, self.scratch.tree) if before and before.outcome == "failed" else None
+            narrowing = narrowed_command(line, before.output, before.exit_code, self.scratch.tree) \
+                if before and before.outcome == "failed" else None
             if narrowing is None or await consent(narrowing[0], self.root, self.request, self.consents, self.asker):
                 break
             line = narrowing[0]
