@@ -54,14 +54,18 @@ def _after(repo: Path, commit: str, inject: str, diff: str,
             if shown.returncode == 0:
                 (tree / path).parent.mkdir(parents=True, exist_ok=True)
                 (tree / path).write_text(shown.stdout)
-        for change in (inject, diff) if inject.strip() else (diff,):
-            if change is diff:
-                before = {p: (tree / p).read_text() if (tree / p).exists() else None for p in paths}
-            applied = subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=tree, input=change.lstrip("\n"),
-                                     capture_output=True, text=True)
-            if applied.returncode != 0:
-                return None
+        if inject.strip() and not _applied(tree, inject):
+            return None
+        before = {p: (tree / p).read_text() if (tree / p).exists() else None for p in paths}
+        if not _applied(tree, diff):
+            return None
         return [(p, before[p], (tree / p).read_text() if (tree / p).exists() else None) for p in paths]
+
+
+def _applied(tree: Path, change: str) -> bool:
+    """``change`` (a diff) applied to the files under ``tree``."""
+    return subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=tree, input=change.lstrip("\n"),
+                          capture_output=True, text=True).returncode == 0
 
 
 def main() -> int:

@@ -107,7 +107,7 @@ from contenox.verify.focus import (
     with_traced,
 )
 from contenox.verify.mutate import literal_words, mutants
-from contenox.verify.report import worse_than_before
+from contenox.verify.report import LINT_SAID, CandidateOutcome, worse_than_before
 from contenox.verify.trace import Ran, ran_functions, read_trace, span_of, trace_env
 from contenox.verify.usable import narrowed_command, unknown_fixtures, unusable
 from contenox.workspace import dropped_returns
@@ -427,11 +427,8 @@ class VerifyJob:
                 # the user is told if its edit leaves a file that no longer parses: that much is known without it)
                 if broken := await asyncio.to_thread(_unparsable, greedy_edits):
                     why += f"; the answer's edit does not parse: {broken[0]}"
-                elif unbound := await asyncio.to_thread(_undefined, greedy_edits):
-                    why += f"; the answer's edit reads a name nothing defines: {unbound[0]}"
-                elif dropped := await asyncio.to_thread(_dropped_returns, greedy_edits):
-                    why += ("; the answer's edit leaves a function able to end without the value it returns: "
-                            f"{dropped[0]}")
+                elif linted := await asyncio.to_thread(_linted, greedy_edits):
+                    why += f"; the answer's edit {LINT_SAID[linted[0]]}: {linted[1][0]}"
                 report = Verification(status="skipped", reason=why, baseline=baseline.outcome,
                                       command=command.command, command_source=command.source,
                                       command_detail=command.detail, check_s=round(self._check_s, 2),
@@ -1119,17 +1116,9 @@ class VerifyJob:
             result = msgspec.structs.replace(base, outcome="does_not_parse", output_tail="\n".join(broken))
             self._checked[key] = result
             return _Tried(result=result, draft=draft, edits=edits)
-        # nor one that reads a name nothing defines where it reads it: it raises NameError where it runs, which the
-        # check may never reach (Aider's lint step; the 1.5B's `rename_key` under tests that passed before)
-        if unbound := await asyncio.to_thread(_undefined, edits):
-            result = msgspec.structs.replace(base, outcome="undefined_name", output_tail="\n".join(unbound))
-            self._checked[key] = result
-            return _Tried(result=result, draft=draft, edits=edits)
-        # nor one that leaves a function returning a value on some paths and reaching its end on others (ESLint's
-        # consistent-return, pylint's R1710): its callers get undefined or None; the 1.5B's three candidates that
-        # passed semver's one-off caret check each took `return result` out of `parseRange`
-        if dropped := await asyncio.to_thread(_dropped_returns, edits):
-            result = msgspec.structs.replace(base, outcome="drops_return", output_tail="\n".join(dropped))
+        # nor one a lint rule stops (:data:`_LINT_RULES`): it fails where it runs, which the check may never reach
+        if linted := await asyncio.to_thread(_linted, edits):
+            result = msgspec.structs.replace(base, outcome=linted[0], output_tail="\n".join(linted[1]))
             self._checked[key] = result
             return _Tried(result=result, draft=draft, edits=edits)
         began = time.monotonic()
@@ -1976,9 +1965,7 @@ def describe(report: Verification) -> list[str]:
             f", on top of candidate {c.on}" if c.on else "")
         detail = {"no_edit": "no edit" + (f" ({c.output_tail})" if c.output_tail else ""), "does_not_apply": f"does not apply: {c.output_tail}",
                   "does_not_parse": f"does not parse, not checked: {c.output_tail}",
-                  "undefined_name": f"reads a name nothing defines, not checked: {c.output_tail}",
-                  "drops_return": f"leaves a function able to end without the value it returns, not checked: "
-                                  f"{c.output_tail}"}.get(
+                  **{outcome: f"{said}, not checked: {c.output_tail}" for outcome, said in LINT_SAID.items()}}.get(
             c.outcome, f"{c.outcome}" + (f", {c.failing} failing" if c.failing else "") + f" in {c.check_s:.1f} s"
             + (f", but it breaks {', '.join(c.broke)} (passed before it)" if c.broke else "")
             + (_written_said(c.written_passed, report.reproductions) if c.reproduced is not None or (
@@ -2013,19 +2000,24 @@ def stacked_said(report: Verification, offered: CandidateResult) -> str:
 _COUNTED = {2: "two", 3: "three"}
 
 
-def _undefined(edits: ProposedEdits) -> list[str]:
-    """The names each Python file the edits leave reads where nothing binds them and did not before."""
-    return [problem for e in edits.edits if (problem := undefined_names(e.path, e.old_text, e.new_text))]
+_LINT_RULES: tuple[tuple[CandidateOutcome, Callable[[str, str | None, str | None], str | None]], ...] = (
+    ("undefined_name", undefined_names),
+    ("drops_return", dropped_returns),
+)
+"""What a change is read for before its check runs, each rule only for what the change brings: a name read where
+nothing binds it (pyflakes' "undefined name", fatal in Aider's lint step: the 1.5B's `rename_key` read a local of
+the function it copied, under tests that passed before and after), and a function left returning a value on some
+paths and reaching its end on others (ESLint's consistent-return, pylint's R1710: the 1.5B's three candidates
+that passed semver's one-off caret check each took `return result` out of `parseRange`)."""
+_LINTED = tuple(outcome for outcome, _ in _LINT_RULES)
 
 
-def _dropped_returns(edits: ProposedEdits) -> list[str]:
-    """The functions of each file the edits leave returning a value on some paths and able to reach their end on
-    others, where they did not before (:func:`~contenox.workspace.dropped_returns`)."""
-    return [problem for e in edits.edits if (problem := dropped_returns(e.path, e.old_text, e.new_text))]
-
-
-_LINTED = ("undefined_name", "drops_return")
-"""Outcomes of a change that parses and applies but was not checked: a lint rule stopped it first."""
+def _linted(edits: ProposedEdits) -> tuple[CandidateOutcome, list[str]] | None:
+    """The first rule of :data:`_LINT_RULES` the edits break, and what it says of each file that breaks it."""
+    for outcome, rule in _LINT_RULES:
+        if problems := [problem for e in edits.edits if (problem := rule(e.path, e.old_text, e.new_text))]:
+            return outcome, problems
+    return None
 
 
 def _unparsable(edits: ProposedEdits) -> list[str]:

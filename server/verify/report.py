@@ -9,11 +9,15 @@ import msgspec
 
 from contenox.verify.localize import is_test_path
 
-__all__ = ["CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failed_test_names", "failing_tests",
+__all__ = ["LINT_SAID", "CandidateResult", "Verification", "changed_lines", "failed_test_ids", "failed_test_names", "failing_tests",
            "passing_tests", "worse_than_before"]
 
 CandidateOutcome = Literal["passed", "failed", "timeout", "not_found", "error", "no_edit", "does_not_apply",
                            "does_not_parse", "undefined_name", "drops_return"]
+
+LINT_SAID: dict[str, str] = {"undefined_name": "reads a name nothing defines",
+                             "drops_return": "leaves a function that returns a value able to end without one"}
+"""The outcomes of a change that parses and applies but that a lint rule stopped before its check, in words."""
 
 _FAILED = re.compile(r"\b(\d+) (?:failed|failing|errors?)\b")
 _FAILED_COUNT = re.compile(r"^(?:#|\u2139) fail (\d+)\s*$", re.MULTILINE)
@@ -169,10 +173,8 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
         offered = next((c for c in self.candidates if c.index == self.chosen), None)
         if offered is not None and offered.outcome == "no_edit":
             head = f"not verified: no candidate proposed a change to check ({len(self.candidates)} tried)"
-        elif offered is not None and offered.outcome in ("undefined_name", "drops_return"):
-            what = "it reads a name nothing defines" if offered.outcome == "undefined_name" else \
-                "it leaves a function that returns a value able to end without one"
-            head = (f"not verified: the change offered was not checked: {what} "
+        elif offered is not None and offered.outcome in LINT_SAID:
+            head = (f"not verified: the change offered was not checked: it {LINT_SAID[offered.outcome]} "
                     f"({offered.output_tail.splitlines()[0] if offered.output_tail else offered.outcome}); "
                     + (f"of {len(self.candidates)} candidates, none that passed `{self.command}` makes the change "
                        "asked for" if self.passed_count else

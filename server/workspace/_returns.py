@@ -93,30 +93,32 @@ def _py_ends(body: list[ast.stmt]) -> bool:
     return any(_py_stmt_ends(statement) for statement in body)
 
 
-def _py_stmt_ends(last: ast.stmt) -> bool:
-    if isinstance(last, ast.Return | ast.Raise):
+def _py_stmt_ends(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Return | ast.Raise):
         return True
-    if isinstance(last, ast.If):
-        return _py_ends(last.body) and _py_ends(last.orelse)
-    if isinstance(last, ast.With | ast.AsyncWith):
-        return _py_ends(last.body)
-    if isinstance(last, ast.Try):
-        if last.finalbody and _py_ends(last.finalbody):
+    if isinstance(statement, ast.If):
+        return _py_ends(statement.body) and _py_ends(statement.orelse)
+    if isinstance(statement, ast.With | ast.AsyncWith):
+        return _py_ends(statement.body)
+    if isinstance(statement, ast.Try):
+        if _py_ends(statement.finalbody):
             return True
-        body_ends = _py_ends(last.orelse) if last.orelse else _py_ends(last.body)
-        return body_ends and all(_py_ends(h.body) for h in last.handlers)
-    if isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and last.test.value is True:
-        return not any(isinstance(n, ast.Break) for n in _own_loop(last))
+        body_ends = _py_ends(statement.body) or _py_ends(statement.orelse)  # (``else`` runs when the body ends not)
+        return body_ends and all(_py_ends(h.body) for h in statement.handlers)
+    if isinstance(statement, ast.While) and isinstance(statement.test, ast.Constant) and statement.test.value is True:
+        return not _breaks(statement)
     return False
 
 
-def _own_loop(loop: ast.While) -> Iterator[ast.AST]:
-    """The nodes of a loop's body, not those of loops or functions nested in it (their ``break`` is theirs)."""
+def _breaks(loop: ast.AST) -> bool:
+    """A ``break`` of ``loop`` itself in its body (one in a loop or function nested in it is that one's)."""
     for child in ast.iter_child_nodes(loop):
+        if isinstance(child, ast.Break):
+            return True
         if not isinstance(child, ast.For | ast.AsyncFor | ast.While | ast.FunctionDef | ast.AsyncFunctionDef
-                          | ast.Lambda | ast.ClassDef):
-            yield child
-            yield from _own(child)
+                          | ast.Lambda | ast.ClassDef) and _breaks(child):
+            return True
+    return False
 
 
 # -- JavaScript --------------------------------------------------------------------------------------------------------

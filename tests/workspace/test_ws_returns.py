@@ -97,6 +97,14 @@ def test_python_changes_that_keep_every_path_returning_or_never_did_are_not_name
     proc = PY.replace("        if key in self.data:\n            return self.data[key]\n", "").replace(
         "        return value\n", "")
     assert dropped_returns("cache.py", PY, proc) is None
+    # a `while True` left only by its returns (a nested loop's `break` is that loop's), a `try` whose `else` returns
+    loop = ("def first(xs):\n    while True:\n        for x in xs:\n            break\n        return x\n"
+            "\n\ndef load(p):\n    try:\n        f = open(p)\n    except OSError:\n        return None\n"
+            "    else:\n        return f.read()\n")
+    assert dropped_returns("l.py", loop, loop.replace("        return f.read()\n", "        f.read()\n")) == (
+        "l.py: `load` (line 8) returns a value on some paths and now reaches its end without one")
+    assert dropped_returns("l.py", loop, loop.replace("            break\n", "            pass\n        break\n")) == (
+        "l.py: `first` (line 1) returns a value on some paths and now reaches its end without one")
     # a generator's return ends its iteration; nested functions are their own
     gen = "def g(xs):\n    for x in xs:\n        yield x\n    return 1\n"
     assert dropped_returns("g.py", gen, gen.replace("    return 1\n", "")) is None
